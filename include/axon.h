@@ -1,0 +1,335 @@
+/* axon.h: the one public header of libaxon, and its manual.
+ *
+ * axon trains dense (fully connected) neural networks on the CPU (and, where
+ * built, the GPU) and reports how fast: every run counts its FLOPs with the
+ * performance model of TMVA's deep-learning backend (seed 001).
+ *
+ * Conventions used throughout:
+ * - Matrices are row-major; shapes are written (rows, cols), e.g. inputs are
+ *   (rows, features), a layer's weights are (out, in).
+ * - Every fallible call returns ax_status. AX_STATUS_OK is zero; on any other
+ *   value ax_error_message() holds a sentence for the user naming the file,
+ *   line or option at fault. The library never prints, exits or aborts on bad
+ *   input.
+ * - Objects come in create/free pairs; every _free accepts NULL. Pointers
+ *   returned by accessors are owned by the object they came from.
+ * - Dimensions are int64_t, sizes in bytes are size_t.
+ */
+#ifndef AXON_H
+#define AXON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AX_VERSION "0.1.0"
+
+#if defined(__GNUC__)
+#define AX_NODISCARD __attribute__((warn_unused_result))
+#else
+#define AX_NODISCARD
+#endif
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum ax_status {
+    AX_STATUS_OK = 0,
+    AX_STATUS_BAD_ARGUMENT,   /* an option or argument is out of range or malformed */
+    AX_STATUS_BAD_FILE,       /* a file is missing, truncated or not in the format claimed */
+    AX_STATUS_BAD_DATA,       /* well-formed data that cannot be used: NaN, label out of range, shape mismatch */
+    AX_STATUS_IO_ERROR,       /* reading or writing failed (disk full, permissions) */
+    AX_STATUS_OUT_OF_MEMORY,  /* an allocation failed or would exceed available memory */
+    AX_STATUS_DIVERGED,       /* training produced NaN or Inf */
+    AX_STATUS_UNSUPPORTED,    /* a combination this build or backend does not offer */
+    AX_STATUS_INTERRUPTED,    /* the progress callback asked to stop */
+} ax_status;
+
+/* The message describing the last failure on this thread ("" if none). */
+const char *ax_error_message(void);
+/* A short constant name for a status, e.g. "bad file". */
+const char *ax_status_name(ax_status status);
+
+/* ------------------------------------------------------------ enumerations */
+
+typedef enum ax_precision {
+    AX_PRECISION_F32 = 0, /* float, the default */
+    AX_PRECISION_F64 = 1, /* double */
+} ax_precision;
+
+typedef enum ax_activation {
+    AX_ACT_IDENTITY = 0,
+    AX_ACT_SIGMOID,
+    AX_ACT_TANH,
+    AX_ACT_RELU,
+    AX_ACT_SOFTMAX, /* output layer only; goes with AX_LOSS_CROSS_ENTROPY */
+} ax_activation;
+
+typedef enum ax_loss {
+    AX_LOSS_AUTO = 0,              /* from the output activation: softmax -> cross-entropy,
+                                      sigmoid -> binary cross-entropy, else MSE */
+    AX_LOSS_CROSS_ENTROPY,         /* softmax output, integer class labels; mean over rows */
+    AX_LOSS_BINARY_CROSS_ENTROPY,  /* sigmoid outputs, summed over outputs, mean over rows (seed 000) */
+    AX_LOSS_MSE,                   /* mean over all elements of (output - target)^2 (PyTorch's MSELoss) */
+} ax_loss;
+
+typedef enum ax_init {
+    AX_INIT_AUTO = 0, /* He for ReLU layers, Xavier otherwise */
+    AX_INIT_HE,       /* normal(0, sqrt(2 / in)) */
+    AX_INIT_XAVIER,   /* uniform(-a, a), a = sqrt(6 / (in + out)) */
+    AX_INIT_UNIFORM,  /* uniform(-r, r), r = init_range (seed 000: 0.2) */
+} ax_init;
+
+typedef enum ax_optimizer_kind {
+    AX_OPTIMIZER_SGD = 0, /* SGD with optional (Nesterov) momentum */
+    AX_OPTIMIZER_ADAM,
+} ax_optimizer_kind;
+
+const char *ax_activation_name(ax_activation activation);
+const char *ax_loss_name(ax_loss loss);
+const char *ax_init_name(ax_init init);
+const char *ax_optimizer_name(ax_optimizer_kind kind);
+/* Parse a name ("relu", "cross-entropy", "he", "sgd", ...) into the enum. */
+AX_NODISCARD ax_status ax_activation_parse(const char *name, ax_activation *out);
+AX_NODISCARD ax_status ax_loss_parse(const char *name, ax_loss *out);
+AX_NODISCARD ax_status ax_init_parse(const char *name, ax_init *out);
+AX_NODISCARD ax_status ax_optimizer_parse(const char *name, ax_optimizer_kind *out);
+
+/* ----------------------------------------------------------------- runtime */
+
+/* Sets the threads used by OpenMP loops and the BLAS; n <= 0 means the
+ * default (OMP_NUM_THREADS, else the number of cores). */
+AX_NODISCARD ax_status ax_set_threads(int n);
+/* The threads currently in use. */
+int ax_threads(void);
+
+typedef struct ax_build_info {
+    const char *version;       /* AX_VERSION */
+    const char *blas;          /* BLAS library linked, e.g. "BLIS 0.9.0" */
+    const char *blas_kernels;  /* kernel set it runs, e.g. "skx" or "Haswell" */
+    const char *cpu_features;  /* e.g. "avx2 fma avx512f" */
+    const char *backends;      /* e.g. "cpu" or "cpu cuda" */
+    const char *compiler;      /* compiler and flags summary */
+    bool openmp;               /* built with OpenMP */
+} ax_build_info;
+
+/* Facts about this build and machine; the strings are static. */
+ax_build_info ax_build_info_get(void);
+
+/* ----------------------------------------------------------------- dataset */
+
+/* A table of rows: float32 features (rows, features) and either integer
+ * class labels (rows) or float targets (rows, targets). */
+typedef struct ax_dataset ax_dataset;
+
+/* A dataset of the given shape, zero-filled. classes > 0 makes it a
+ * classification set with labels; targets > 0 makes it a regression set. */
+AX_NODISCARD ax_status ax_dataset_create(int64_t rows, int64_t features, int64_t classes,
+                                         int64_t targets, ax_dataset **out);
+void ax_dataset_free(ax_dataset *dataset);
+
+int64_t ax_dataset_rows(const ax_dataset *dataset);
+int64_t ax_dataset_features(const ax_dataset *dataset);
+/* Number of classes (max label + 1), or 0 for a regression set. */
+int64_t ax_dataset_classes(const ax_dataset *dataset);
+/* Width of the float targets, or 0 for a classification set. */
+int64_t ax_dataset_targets(const ax_dataset *dataset);
+/* Where the data came from, for messages (a path or "synth:linear"). */
+const char *ax_dataset_source(const ax_dataset *dataset);
+/* (rows, features), owned by the dataset, writable. */
+float *ax_dataset_features_data(ax_dataset *dataset);
+/* (rows) class labels, or NULL for a regression set. */
+int32_t *ax_dataset_labels_data(ax_dataset *dataset);
+/* (rows, targets), or NULL for a classification set. */
+float *ax_dataset_targets_data(ax_dataset *dataset);
+
+/* MNIST-format IDX files (gzipped or not); pixels scaled to [0, 1]. */
+AX_NODISCARD ax_status ax_dataset_load_idx(const char *images_path, const char *labels_path,
+                                           ax_dataset **out);
+/* The standard pair in a folder: train-images-idx3-ubyte[.gz] and
+ * train-labels-idx1-ubyte[.gz], or the t10k pair when test is true. */
+AX_NODISCARD ax_status ax_dataset_load_idx_dir(const char *dir, bool test, ax_dataset **out);
+
+typedef struct ax_csv_options {
+    int64_t label_column;  /* 0-based column of the label; -1 = last column */
+    bool header;           /* skip the first line */
+    bool regression;       /* label is a float target, not a class */
+    double scale;          /* features are multiplied by this (e.g. 1/255) */
+    char delimiter;        /* ',' by default */
+} ax_csv_options;
+
+ax_csv_options ax_csv_defaults(void);
+/* A CSV file of numbers, one row per line. Errors name the line and column. */
+AX_NODISCARD ax_status ax_dataset_load_csv(const char *path, const ax_csv_options *options,
+                                           ax_dataset **out);
+/* NumPy .npy features (float32, float64 or uint8; 2-D (rows, features)) and
+ * optional labels (1-D integers) or targets (1-D/2-D floats); labels_path may
+ * be NULL when the label is the first column of the features file. Features
+ * are multiplied by scale. */
+AX_NODISCARD ax_status ax_dataset_load_npy(const char *features_path, const char *labels_path,
+                                           double scale, ax_dataset **out);
+/* Seed 001's benchmark data: rows x features drawn from N(0, 1), target
+ * x . w for a fixed random w drawn from the same seed. */
+AX_NODISCARD ax_status ax_dataset_synth_linear(int64_t rows, int64_t features, uint64_t seed,
+                                               ax_dataset **out);
+/* Splits rows at random (from seed) into train and holdout, holdout getting
+ * round(fraction * rows) rows. The source is unchanged. */
+AX_NODISCARD ax_status ax_dataset_split(const ax_dataset *source, double fraction, uint64_t seed,
+                                        ax_dataset **train, ax_dataset **holdout);
+/* Fails with AX_STATUS_BAD_DATA naming the row and column of the first NaN
+ * or Inf feature or target. */
+AX_NODISCARD ax_status ax_dataset_check_finite(const ax_dataset *dataset);
+
+/* ----------------------------------------------------------------- network */
+
+#define AX_MAX_LAYERS 64
+
+typedef struct ax_layer_spec {
+    int64_t width;            /* neurons in the layer */
+    ax_activation activation;
+} ax_layer_spec;
+
+typedef struct ax_net_config {
+    int64_t input_width;      /* features per row */
+    int layer_count;          /* dense layers, the last one being the output */
+    ax_layer_spec layers[AX_MAX_LAYERS];
+    ax_loss loss;
+    ax_init init;
+    double init_range;        /* r of AX_INIT_UNIFORM */
+    ax_precision precision;
+    uint64_t seed;            /* initial weights */
+} ax_net_config;
+
+/* Defaults: no layers, AX_LOSS_AUTO, AX_INIT_AUTO, r = 0.2, float32, seed 1. */
+ax_net_config ax_net_defaults(void);
+/* Parses "128:relu,128:relu,10:softmax" into config->layers. A width without
+ * an activation gets relu for a hidden layer and identity for the output. */
+AX_NODISCARD ax_status ax_layers_parse(const char *text, ax_net_config *config);
+/* Writes the layout of config as text, e.g. "784-128:relu-10:softmax". */
+void ax_layers_format(const ax_net_config *config, char *text, size_t capacity);
+
+typedef struct ax_net ax_net;
+
+/* A network with freshly initialised weights. */
+AX_NODISCARD ax_status ax_net_create(const ax_net_config *config, ax_net **out);
+void ax_net_free(ax_net *net);
+/* The configuration the network was built from (with loss and init resolved). */
+const ax_net_config *ax_net_config_get(const ax_net *net);
+/* Number of parameters: weights and biases of all layers. */
+int64_t ax_net_parameter_count(const ax_net *net);
+/* Copies all parameters, layer by layer as [W (out, in) row-major, b (out)],
+ * to or from a double array of ax_net_parameter_count() values. */
+void ax_net_parameters_get(const ax_net *net, double *values);
+void ax_net_parameters_set(ax_net *net, const double *values);
+
+/* Saves weights and architecture as safetensors ("layers.N.weight" (out, in),
+ * "layers.N.bias" (out); architecture in the metadata). Written to a
+ * temporary file and renamed, so a failed save leaves no partial file. */
+AX_NODISCARD ax_status ax_net_save(const ax_net *net, const char *path);
+/* Loads a model written by ax_net_save (or by any tool writing the same
+ * tensor names and metadata), validating every field; precision selects the
+ * compute precision whatever the stored dtype. */
+AX_NODISCARD ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out);
+
+/* Forward pass in inference mode: inputs (rows, input_width), outputs
+ * (rows, output width) as probabilities or values. */
+AX_NODISCARD ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *outputs);
+
+typedef struct ax_regularization {
+    double l2;            /* loss += l2/2 * sum of squared weights (not biases) */
+    double dropout;       /* probability of dropping a hidden unit, 0 = off */
+    uint64_t dropout_key; /* selects the mask; the same key gives the same mask */
+} ax_regularization;
+
+/* Loss and gradient over rows [first, first + rows) of data, in float64
+ * outside the network's own precision: gradient (nullable) gets
+ * ax_net_parameter_count() values in the layout of ax_net_parameters_get. */
+AX_NODISCARD ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t first,
+                                            int64_t rows, const ax_regularization *regularization,
+                                            double *loss, double *gradient);
+
+typedef struct ax_evaluation {
+    double loss;            /* mean data loss (no regularisation) */
+    double accuracy;        /* fraction correct, classification only */
+    int64_t rows;
+    int64_t classes;        /* 0 for regression */
+    int64_t *confusion;     /* (classes, classes): [true][predicted]; free with ax_evaluation_free */
+} ax_evaluation;
+
+/* Loss, accuracy and confusion matrix of the network on a dataset. */
+AX_NODISCARD ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *out);
+void ax_evaluation_free(ax_evaluation *evaluation);
+
+/* ---------------------------------------------------------------- training */
+
+typedef struct ax_progress {
+    int epoch;                 /* 1-based */
+    int epochs;
+    int64_t batch;             /* batches done in this epoch */
+    int64_t batches;           /* batches per epoch */
+    bool epoch_done;           /* true once per epoch, with the epoch's figures filled */
+    double samples_per_second;
+    double train_loss;         /* running mean over the epoch so far */
+    double validation_loss;    /* NAN when no validation set */
+    double validation_accuracy;
+    double test_loss;          /* NAN when no test set */
+    double test_accuracy;
+    double epoch_seconds;      /* training time of the epoch (evaluation excluded) */
+    double gflops;             /* achieved, by seed 001's FLOP count */
+    double eta_seconds;
+} ax_progress;
+
+/* Called during training; returning false stops training (AX_STATUS_INTERRUPTED). */
+typedef bool (*ax_progress_fn)(const ax_progress *progress, void *user);
+
+typedef struct ax_train_config {
+    ax_optimizer_kind optimizer;
+    double learning_rate;
+    double momentum;           /* SGD */
+    bool nesterov;             /* SGD */
+    double beta1, beta2, epsilon; /* Adam */
+    int64_t batch_size;        /* 0 = full batch: one step per epoch over all rows */
+    int epochs;
+    double l2;
+    double dropout;            /* on hidden layers */
+    int early_stop;            /* stop when validation loss has not improved for this many
+                                  epochs and restore the best weights; 0 = off */
+    uint64_t seed;             /* shuffling and dropout */
+    bool shuffle;              /* reshuffle every epoch (default true) */
+    double progress_interval;  /* seconds between progress calls within an epoch */
+    ax_progress_fn progress;   /* may be NULL */
+    void *progress_user;
+} ax_train_config;
+
+/* Defaults: SGD, lr 0.1, momentum 0.9, batch 128, 10 epochs, Adam betas
+ * 0.9/0.999, eps 1e-8, seed 1, shuffle on, progress every 0.2 s. */
+ax_train_config ax_train_defaults(void);
+
+typedef struct ax_train_summary {
+    int epochs_run;
+    int best_epoch;            /* epoch whose weights were kept (early stopping) or the last */
+    double seconds;            /* training time, evaluation excluded */
+    double gflop;              /* FLOPs done, by seed 001's count */
+    double final_train_loss;
+    double final_test_accuracy;   /* NAN without a test set */
+} ax_train_summary;
+
+/* Trains net on train. validation (nullable) drives early stopping; test
+ * (nullable) is evaluated after each epoch. Labels are checked against the
+ * output width and features against the input width before any work. */
+AX_NODISCARD ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
+                                const ax_dataset *test, const ax_train_config *config,
+                                ax_train_summary *summary);
+
+/* FLOPs of one forward + backward pass over `rows` rows, by seed 001's model:
+ * sum over layers of 6 n_b n_l n_{l-1} + 4 n_l n_b - n_l (n_{l-1} + 1) - n_b n_{l-1}. */
+double ax_net_train_flops(const ax_net *net, int64_t rows);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AXON_H */

@@ -1,0 +1,117 @@
+/* backend.h: the private table of operations every backend provides.
+ *
+ * Network, loss and optimizer code calls only these; a CPU backend (BLAS +
+ * OpenMP) and a CUDA backend (cuBLAS + kernels) each fill the table. All
+ * buffers are backend memory ("device" pointers; on the CPU plain memory)
+ * holding `real` values of the backend's precision (float or double);
+ * matrices are row-major. Shapes in comments: (rows, cols).
+ */
+#ifndef AX_BACKEND_H
+#define AX_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "axon.h"
+
+typedef struct ax_backend ax_backend;
+
+typedef struct ax_backend_ops {
+    const char *name;
+
+    /* Memory. alloc returns zeroed, 64-byte aligned memory or NULL. */
+    void *(*alloc)(ax_backend *backend, size_t bytes);
+    void (*free)(ax_backend *backend, void *memory);
+    /* Copies count reals between host doubles and backend memory. */
+    void (*upload_f64)(ax_backend *backend, void *dst, const double *src, int64_t count);
+    void (*download_f64)(ax_backend *backend, double *dst, const void *src, int64_t count);
+    /* Copies count reals to host floats (for outputs). */
+    void (*download_f32)(ax_backend *backend, float *dst, const void *src, int64_t count);
+    void (*copy)(ax_backend *backend, void *dst, const void *src, int64_t count);
+
+    /* dst (count, width) = rows order[first .. first+count) of a host float
+     * matrix src (rows, width) (rows first.. when order is NULL), converted
+     * to the backend's precision. */
+    void (*gather_rows)(ax_backend *backend, void *dst, const float *src, int64_t width,
+                        const int64_t *order, int64_t first, int64_t count);
+    /* dst (count) int32 backend memory = host labels[order[first + r]]. */
+    void (*gather_labels)(ax_backend *backend, int32_t *dst, const int32_t *labels,
+                          const int64_t *order, int64_t first, int64_t count);
+
+    /* C (m, n) = alpha op(A) op(B) + beta C, op = transpose when trans_*. */
+    void (*gemm)(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                 double alpha, const void *a, int64_t lda, const void *b, int64_t ldb, double beta,
+                 void *c, int64_t ldc);
+
+    /* z (rows, cols) = act(z + bias (cols)), in place; softmax is row-wise. */
+    void (*bias_activation)(ax_backend *backend, ax_activation activation, void *z,
+                            const void *bias, int64_t rows, int64_t cols);
+    /* In one pass: delta (rows, cols) *= act'(y), y = a * a_scale, where a
+     * holds the layer's outputs (a_scale undoes dropout's 1/(1-rate) on the
+     * units kept; dropped ones have delta 0 already); bias_gradient (cols) =
+     * column sums of the resulting delta. */
+    void (*activation_backward)(ax_backend *backend, ax_activation activation, void *delta,
+                                const void *a, double a_scale, void *bias_gradient, int64_t rows,
+                                int64_t cols);
+    /* bias_gradient (cols) = column sums of delta (rows, cols). */
+    void (*column_sums)(ax_backend *backend, const void *delta, void *bias_gradient,
+                        int64_t rows, int64_t cols);
+
+    /* Output layer losses. outputs (rows, cols) hold the activated outputs.
+     * Each returns the summed (not averaged) loss in float64 and writes
+     * delta = d(loss * scale)/d(pre-activation) for the matching activation
+     * (softmax + cross-entropy, sigmoid + binary cross-entropy) or
+     * d(loss * scale)/d(output) for MSE, when delta is non-NULL. */
+    double (*cross_entropy)(ax_backend *backend, const void *outputs, const int32_t *labels,
+                            void *delta, double scale, int64_t rows, int64_t cols);
+    /* targets (rows, cols) in backend memory, or when labels is non-NULL the
+     * one-hot rows of labels (rows) in backend memory. */
+    double (*binary_cross_entropy)(ax_backend *backend, const void *outputs, const int32_t *labels,
+                                   const void *targets, void *delta, double scale, int64_t rows,
+                                   int64_t cols);
+    double (*squared_error)(ax_backend *backend, const void *outputs, const int32_t *labels,
+                            const void *targets, void *delta, double scale, int64_t rows,
+                            int64_t cols);
+
+    /* Inverted dropout on a (rows, cols): each element is kept with
+     * probability 1 - rate and scaled by 1 / (1 - rate); the mask is a pure
+     * function of (key, row_offset + row, col). backward applies the same
+     * mask to delta. */
+    void (*dropout)(ax_backend *backend, void *a, double rate, uint64_t key, int64_t row_offset,
+                    int64_t rows, int64_t cols);
+
+    /* Vector operations on flat parameter-shaped arrays of count reals. */
+    void (*axpy)(ax_backend *backend, int64_t count, double alpha, const void *x, void *y);
+    double (*dot)(ax_backend *backend, int64_t count, const void *x, const void *y);
+    void (*scale)(ax_backend *backend, int64_t count, double alpha, void *x);
+    /* False when any of count values is NaN or infinite. */
+    bool (*all_finite)(ax_backend *backend, int64_t count, const void *x);
+
+    /* Optimizer updates (PyTorch semantics), elementwise over count reals. */
+    void (*sgd_update)(ax_backend *backend, int64_t count, void *params, const void *grads,
+                       void *velocity, double learning_rate, double momentum, bool nesterov);
+    void (*adam_update)(ax_backend *backend, int64_t count, void *params, const void *grads,
+                        void *first_moment, void *second_moment, double learning_rate,
+                        double beta1, double beta2, double epsilon, int64_t step);
+
+    /* For each row of outputs (rows, cols), the index of the largest value. */
+    void (*argmax_rows)(ax_backend *backend, const void *outputs, int32_t *host_indices,
+                        int64_t rows, int64_t cols);
+
+    /* Waits until queued work is done (timing and host reads). */
+    void (*synchronize)(ax_backend *backend);
+    void (*destroy)(ax_backend *backend);
+} ax_backend_ops;
+
+struct ax_backend {
+    const ax_backend_ops *ops;
+    ax_precision precision;
+    size_t real_size; /* sizeof(float) or sizeof(double) */
+    bool host_memory; /* buffers are plain host memory (the CPU backend) */
+};
+
+/* The CPU backend for a precision; NULL when out of memory. */
+ax_backend *ax_backend_cpu_create(ax_precision precision);
+
+#endif

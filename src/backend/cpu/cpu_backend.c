@@ -1,0 +1,125 @@
+/* cpu_backend.c: the CPU backend: GEMMs through CBLAS (multithreaded BLAS,
+ * as TMVA's CPU backend in seed 001), everything else in the OpenMP kernels
+ * of cpu_kernels.inc, instantiated here for float and double. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "backend/backend.h"
+#include "core/random.h"
+
+/* glibc's libmvec has vector versions of these; declaring them `simd` lets
+ * the compiler call them from `omp simd` loops without -ffast-math (which
+ * would also drop NaN checks we rely on). */
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__)
+float expf(float) __attribute__((simd("notinbranch")));
+double exp(double) __attribute__((simd("notinbranch")));
+float tanhf(float) __attribute__((simd("notinbranch")));
+double tanh(double) __attribute__((simd("notinbranch")));
+#endif
+
+static void *cpu_alloc(ax_backend *backend, size_t bytes)
+{
+    size_t rounded = (bytes + 63) / 64 * 64;
+    if (rounded == 0)
+        rounded = 64;
+    void *memory = aligned_alloc(64, rounded);
+    if (memory)
+        memset(memory, 0, rounded);
+    return memory;
+}
+
+static void cpu_free(ax_backend *backend, void *memory) { free(memory); }
+
+static void cpu_synchronize(ax_backend *backend) {}
+
+static void cpu_destroy(ax_backend *backend) { free(backend); }
+
+static void gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                     int64_t k, double alpha, const void *a, int64_t lda, const void *b,
+                     int64_t ldb, double beta, void *c, int64_t ldc)
+{
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, (float)alpha, a,
+                (int)lda, b, (int)ldb, (float)beta, c, (int)ldc);
+}
+
+static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                     int64_t k, double alpha, const void *a, int64_t lda, const void *b,
+                     int64_t ldb, double beta, void *c, int64_t ldc)
+{
+    cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda,
+                b, (int)ldb, beta, c, (int)ldc);
+}
+
+#define REAL float
+#define SUFFIX f32
+#define EXP expf
+#define TANH tanhf
+#define SQRT sqrtf
+#include "backend/cpu/cpu_kernels.inc"
+#undef REAL
+#undef SUFFIX
+#undef EXP
+#undef TANH
+#undef SQRT
+
+#define REAL double
+#define SUFFIX f64
+#define EXP exp
+#define TANH tanh
+#define SQRT sqrt
+#include "backend/cpu/cpu_kernels.inc"
+#undef REAL
+#undef SUFFIX
+#undef EXP
+#undef TANH
+#undef SQRT
+
+#define CPU_OPS(suffix)                                     \
+    {                                                       \
+        .name = "cpu",                                      \
+        .alloc = cpu_alloc,                                 \
+        .free = cpu_free,                                   \
+        .upload_f64 = upload_f64_##suffix,                  \
+        .download_f64 = download_f64_##suffix,              \
+        .download_f32 = download_f32_##suffix,              \
+        .copy = copy_##suffix,                              \
+        .gather_rows = gather_rows_##suffix,                \
+        .gather_labels = gather_labels_##suffix,            \
+        .gemm = gemm_##suffix,                              \
+        .bias_activation = bias_activation_##suffix,        \
+        .activation_backward = activation_backward_##suffix, \
+        .column_sums = column_sums_##suffix,                \
+        .cross_entropy = cross_entropy_##suffix,            \
+        .binary_cross_entropy = binary_cross_entropy_##suffix, \
+        .squared_error = squared_error_##suffix,            \
+        .dropout = dropout_##suffix,                        \
+        .axpy = axpy_##suffix,                              \
+        .dot = dot_##suffix,                                \
+        .scale = scale_##suffix,                            \
+        .all_finite = all_finite_##suffix,                  \
+        .sgd_update = sgd_update_##suffix,                  \
+        .adam_update = adam_update_##suffix,                \
+        .argmax_rows = argmax_rows_##suffix,                \
+        .synchronize = cpu_synchronize,                     \
+        .destroy = cpu_destroy,                             \
+    }
+
+static const ax_backend_ops cpu_ops_f32 = CPU_OPS(f32);
+static const ax_backend_ops cpu_ops_f64 = CPU_OPS(f64);
+
+ax_backend *ax_backend_cpu_create(ax_precision precision)
+{
+    ax_backend *backend = calloc(1, sizeof *backend);
+    if (!backend)
+        return NULL;
+    backend->precision = precision;
+    backend->ops = precision == AX_PRECISION_F64 ? &cpu_ops_f64 : &cpu_ops_f32;
+    backend->real_size = precision == AX_PRECISION_F64 ? sizeof(double) : sizeof(float);
+    backend->host_memory = true;
+    return backend;
+}

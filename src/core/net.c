@@ -1,0 +1,311 @@
+/* net.c: creating a network from its configuration: checking the layout,
+ * resolving the loss and initialisation, laying out the parameter arena and
+ * drawing the initial weights from the seeded generator. */
+#include "core/net.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "data/dataset.h"
+
+enum { MAX_LAYER_WIDTH = 1 << 24 };
+
+ax_net_config ax_net_defaults(void)
+{
+    ax_net_config config;
+    memset(&config, 0, sizeof config);
+    config.loss = AX_LOSS_AUTO;
+    config.init = AX_INIT_AUTO;
+    config.init_range = 0.2;
+    config.precision = AX_PRECISION_F32;
+    config.seed = 1;
+    return config;
+}
+
+/* Fills in AX_LOSS_AUTO and refuses combinations whose gradient we do not
+ * define: softmax goes with cross-entropy only, binary cross-entropy needs
+ * sigmoid outputs. */
+static ax_status resolve_config(ax_net_config *config)
+{
+    if (config->input_width < 1 || config->input_width > MAX_LAYER_WIDTH)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "input width %lld is out of range (1 to %d)",
+                       (long long)config->input_width, MAX_LAYER_WIDTH);
+    if (config->layer_count < 1 || config->layer_count > AX_MAX_LAYERS)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "a network needs 1 to %d layers, not %d",
+                       AX_MAX_LAYERS, config->layer_count);
+    if (config->precision != AX_PRECISION_F32 && config->precision != AX_PRECISION_F64)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown precision %d", (int)config->precision);
+    for (int l = 0; l < config->layer_count; l++) {
+        const ax_layer_spec *layer = &config->layers[l];
+        if (layer->width < 1 || layer->width > MAX_LAYER_WIDTH)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT, "layer %d: width %lld is out of range (1 to %d)",
+                           l + 1, (long long)layer->width, MAX_LAYER_WIDTH);
+        if ((unsigned)layer->activation > AX_ACT_SOFTMAX)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT, "layer %d: unknown activation %d", l + 1,
+                           (int)layer->activation);
+        if (layer->activation == AX_ACT_SOFTMAX && l != config->layer_count - 1)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "layer %d: softmax is only allowed on the output layer", l + 1);
+    }
+    ax_activation output = config->layers[config->layer_count - 1].activation;
+    if (config->loss == AX_LOSS_AUTO)
+        config->loss = output == AX_ACT_SOFTMAX   ? AX_LOSS_CROSS_ENTROPY
+                       : output == AX_ACT_SIGMOID ? AX_LOSS_BINARY_CROSS_ENTROPY
+                                                  : AX_LOSS_MSE;
+    switch (config->loss) {
+    case AX_LOSS_CROSS_ENTROPY:
+        if (output != AX_ACT_SOFTMAX)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "cross-entropy needs a softmax output layer, not %s",
+                           ax_activation_name(output));
+        break;
+    case AX_LOSS_BINARY_CROSS_ENTROPY:
+        if (output != AX_ACT_SIGMOID)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "binary cross-entropy needs a sigmoid output layer, not %s",
+                           ax_activation_name(output));
+        break;
+    case AX_LOSS_MSE:
+        if (output == AX_ACT_SOFTMAX)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "a softmax output goes with cross-entropy, not mean-squared error");
+        break;
+    default:
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown loss %d", (int)config->loss);
+    }
+    if ((unsigned)config->init > AX_INIT_UNIFORM)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown initialisation %d", (int)config->init);
+    if (config->init == AX_INIT_UNIFORM && !(config->init_range > 0 && isfinite(config->init_range)))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the uniform initialisation range must be positive, not %g",
+                       config->init_range);
+    return AX_STATUS_OK;
+}
+
+/* Initial weights in the arena layout, drawn in layer order from one
+ * generator so a seed fixes them whatever the precision or thread count. */
+static void draw_initial_parameters(const ax_net *net, double *values)
+{
+    ax_rng rng;
+    ax_rng_seed(&rng, net->config.seed);
+    for (int l = 0; l < net->layer_count; l++) {
+        const ax_layer *layer = &net->layers[l];
+        ax_init init = net->config.init;
+        if (init == AX_INIT_AUTO)
+            init = layer->activation == AX_ACT_RELU ? AX_INIT_HE : AX_INIT_XAVIER;
+        double *weights = values + layer->weight_offset;
+        double *bias = values + layer->bias_offset;
+        int64_t count = layer->in * layer->out;
+        switch (init) {
+        case AX_INIT_HE: {
+            double deviation = sqrt(2.0 / (double)layer->in);
+            for (int64_t i = 0; i < count; i++)
+                weights[i] = deviation * ax_rng_normal(&rng);
+            break;
+        }
+        case AX_INIT_UNIFORM: {
+            /* Seed 000 keeps the bias as a weight column, drawn the same way. */
+            double r = net->config.init_range;
+            for (int64_t i = 0; i < count; i++)
+                weights[i] = r * (2.0 * ax_rng_uniform(&rng) - 1.0);
+            for (int64_t i = 0; i < layer->out; i++)
+                bias[i] = r * (2.0 * ax_rng_uniform(&rng) - 1.0);
+            continue;
+        }
+        case AX_INIT_XAVIER:
+        default: {
+            double a = sqrt(6.0 / (double)(layer->in + layer->out));
+            for (int64_t i = 0; i < count; i++)
+                weights[i] = a * (2.0 * ax_rng_uniform(&rng) - 1.0);
+            break;
+        }
+        }
+        for (int64_t i = 0; i < layer->out; i++)
+            bias[i] = 0.0;
+    }
+}
+
+ax_status ax_net_create(const ax_net_config *config, ax_net **out)
+{
+    *out = NULL;
+    ax_net_config resolved = *config;
+    AX_TRY(resolve_config(&resolved));
+
+    ax_net *net = calloc(1, sizeof *net);
+    if (!net)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating a network");
+    net->config = resolved;
+    net->layer_count = resolved.layer_count;
+    int64_t offset = 0, in = resolved.input_width;
+    net->max_width = in;
+    for (int l = 0; l < net->layer_count; l++) {
+        ax_layer *layer = &net->layers[l];
+        layer->in = in;
+        layer->out = resolved.layers[l].width;
+        layer->activation = resolved.layers[l].activation;
+        layer->weight_offset = offset;
+        offset += layer->in * layer->out;
+        layer->bias_offset = offset;
+        offset += layer->out;
+        in = layer->out;
+        if (layer->out > net->max_width)
+            net->max_width = layer->out;
+    }
+    net->parameter_count = offset;
+
+    ax_status status = AX_STATUS_OK;
+    size_t real = resolved.precision == AX_PRECISION_F64 ? sizeof(double) : sizeof(float);
+    double *initial = malloc((size_t)offset * sizeof(double));
+    net->backend = ax_backend_cpu_create(resolved.precision);
+    if (!initial || !net->backend) {
+        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating a network");
+        goto done;
+    }
+    net->parameters = net->backend->ops->alloc(net->backend, (size_t)offset * real);
+    net->gradients = net->backend->ops->alloc(net->backend, (size_t)offset * real);
+    if (!net->parameters || !net->gradients) {
+        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for %lld parameters",
+                         (long long)offset);
+        goto done;
+    }
+    draw_initial_parameters(net, initial);
+    net->backend->ops->upload_f64(net->backend, net->parameters, initial, offset);
+done:
+    free(initial);
+    if (status != AX_STATUS_OK) {
+        ax_net_free(net);
+        return status;
+    }
+    *out = net;
+    return AX_STATUS_OK;
+}
+
+static void release_workspace(ax_net *net)
+{
+    ax_backend *backend = net->backend;
+    backend->ops->free(backend, net->input);
+    for (int l = 0; l < net->layer_count; l++) {
+        backend->ops->free(backend, net->outputs[l]);
+        net->outputs[l] = NULL;
+    }
+    backend->ops->free(backend, net->delta[0]);
+    backend->ops->free(backend, net->delta[1]);
+    backend->ops->free(backend, net->targets);
+    backend->ops->free(backend, net->labels);
+    free(net->predicted);
+    net->input = net->delta[0] = net->delta[1] = net->targets = NULL;
+    net->labels = net->predicted = NULL;
+    net->capacity = 0;
+}
+
+void ax_net_free(ax_net *net)
+{
+    if (!net)
+        return;
+    if (net->backend) {
+        release_workspace(net);
+        net->backend->ops->free(net->backend, net->parameters);
+        net->backend->ops->free(net->backend, net->gradients);
+        net->backend->ops->destroy(net->backend);
+    }
+    free(net);
+}
+
+ax_status ax_net_reserve(ax_net *net, int64_t rows)
+{
+    if (rows <= net->capacity)
+        return AX_STATUS_OK;
+    release_workspace(net);
+    ax_backend *backend = net->backend;
+    size_t real = backend->real_size;
+    size_t row_bytes = (size_t)(net->config.input_width + 2 * net->max_width + 1) * real;
+    for (int l = 0; l < net->layer_count; l++)
+        row_bytes += (size_t)net->layers[l].out * real;
+    if ((double)rows * (double)row_bytes > 1e18)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "a batch of %lld rows is too large", (long long)rows);
+    char what[128];
+    snprintf(what, sizeof what, "the workspace for a batch of %lld rows", (long long)rows);
+    AX_TRY(ax_memory_check((size_t)rows * row_bytes, what));
+
+    int64_t output_width = net->layers[net->layer_count - 1].out;
+    net->input = backend->ops->alloc(backend, (size_t)rows * (size_t)net->config.input_width * real);
+    bool ok = net->input != NULL;
+    for (int l = 0; l < net->layer_count && ok; l++) {
+        net->outputs[l] = backend->ops->alloc(backend, (size_t)rows * (size_t)net->layers[l].out * real);
+        ok = net->outputs[l] != NULL;
+    }
+    if (ok) {
+        net->delta[0] = backend->ops->alloc(backend, (size_t)rows * (size_t)net->max_width * real);
+        net->delta[1] = backend->ops->alloc(backend, (size_t)rows * (size_t)net->max_width * real);
+        net->targets = backend->ops->alloc(backend, (size_t)rows * (size_t)output_width * real);
+        net->labels = backend->ops->alloc(backend, (size_t)rows * sizeof(int32_t));
+        net->predicted = malloc((size_t)rows * sizeof(int32_t));
+        ok = net->delta[0] && net->delta[1] && net->targets && net->labels && net->predicted;
+    }
+    if (!ok) {
+        release_workspace(net);
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for a batch of %lld rows",
+                       (long long)rows);
+    }
+    net->capacity = rows;
+    return AX_STATUS_OK;
+}
+
+void *ax_layer_weights(const ax_net *net, void *arena, int layer)
+{
+    return (char *)arena + (size_t)net->layers[layer].weight_offset * net->backend->real_size;
+}
+
+void *ax_layer_bias(const ax_net *net, void *arena, int layer)
+{
+    return (char *)arena + (size_t)net->layers[layer].bias_offset * net->backend->real_size;
+}
+
+const ax_net_config *ax_net_config_get(const ax_net *net) { return &net->config; }
+
+int64_t ax_net_parameter_count(const ax_net *net) { return net->parameter_count; }
+
+void ax_net_parameters_get(const ax_net *net, double *values)
+{
+    net->backend->ops->download_f64(net->backend, values, net->parameters, net->parameter_count);
+}
+
+void ax_net_parameters_set(ax_net *net, const double *values)
+{
+    net->backend->ops->upload_f64(net->backend, net->parameters, values, net->parameter_count);
+}
+
+ax_status ax_net_check_data(const ax_net *net, const ax_dataset *data, const char *role)
+{
+    const char *source = ax_dataset_source(data);
+    int64_t outputs = net->layers[net->layer_count - 1].out;
+    if (ax_dataset_rows(data) < 1)
+        return ax_fail(AX_STATUS_BAD_DATA, "%s data %s has no rows", role, source);
+    if (ax_dataset_features(data) != net->config.input_width)
+        return ax_fail(AX_STATUS_BAD_DATA,
+                       "%s data %s has %lld features per row but the network's input width is %lld",
+                       role, source, (long long)ax_dataset_features(data),
+                       (long long)net->config.input_width);
+    if (ax_dataset_classes(data) > 0) {
+        const int32_t *labels = ax_dataset_labels_data((ax_dataset *)data);
+        int64_t classes_allowed = outputs;
+        for (int64_t r = 0; r < ax_dataset_rows(data); r++)
+            if (labels[r] < 0 || labels[r] >= classes_allowed)
+                return ax_fail(AX_STATUS_BAD_DATA,
+                               "%s data %s: row %lld has label %d but the output layer has %lld units "
+                               "(labels 0 to %lld)",
+                               role, source, (long long)r + 1, labels[r], (long long)outputs,
+                               (long long)outputs - 1);
+    } else if (ax_dataset_targets(data) != outputs) {
+        return ax_fail(AX_STATUS_BAD_DATA,
+                       "%s data %s has %lld target values per row but the output layer has %lld units",
+                       role, source, (long long)ax_dataset_targets(data), (long long)outputs);
+    } else if (net->config.loss == AX_LOSS_CROSS_ENTROPY) {
+        return ax_fail(AX_STATUS_BAD_DATA,
+                       "%s data %s has float targets; cross-entropy needs class labels", role, source);
+    }
+    return AX_STATUS_OK;
+}

@@ -1,0 +1,73 @@
+/* net.h: the network object. All parameters live in one backend allocation
+ * (the arena), layer by layer as [W (out, in) row-major, b (out)]; the
+ * gradient arena has the same layout, so optimizers are flat loops over
+ * `parameter_count` reals (as llm.c). Activations live in a workspace sized
+ * once for the largest batch, so training allocates nothing per step. */
+#ifndef AX_CORE_NET_H
+#define AX_CORE_NET_H
+
+#include "axon.h"
+#include "backend/backend.h"
+
+typedef struct ax_layer {
+    int64_t in, out;
+    ax_activation activation;
+    int64_t weight_offset; /* into the arena, in reals: W (out, in) */
+    int64_t bias_offset;   /* b (out) */
+} ax_layer;
+
+struct ax_net {
+    ax_net_config config; /* loss and init resolved */
+    ax_backend *backend;
+    ax_layer layers[AX_MAX_LAYERS];
+    int layer_count;
+    int64_t parameter_count;
+    int64_t max_width;
+    void *parameters; /* arena (parameter_count) */
+    void *gradients;  /* same layout */
+
+    /* Workspace for up to `capacity` rows (ax_net_reserve). */
+    int64_t capacity;
+    void *input;                     /* (capacity, input_width) */
+    const void *current_input;       /* the loaded batch: input, or a view of the data set */
+    void *outputs[AX_MAX_LAYERS];    /* (capacity, out_l): activated outputs */
+    void *delta[2];                  /* (capacity, max_width) ping-pong */
+    void *targets;                   /* (capacity, output width) for regression */
+    int32_t *labels;                 /* (capacity) backend memory */
+    bool batch_has_labels;           /* the loaded answers are labels, not targets */
+    int32_t *predicted;              /* (capacity) host memory */
+};
+
+/* Pointers to a layer's weights and bias inside an arena. */
+void *ax_layer_weights(const ax_net *net, void *arena, int layer);
+void *ax_layer_bias(const ax_net *net, void *arena, int layer);
+
+/* Makes the workspace hold at least rows rows (allocates only when it grows). */
+ax_status ax_net_reserve(ax_net *net, int64_t rows);
+
+/* The rows of a dataset a pass works on: rows order[first + r] (or first + r
+ * when order is NULL), r < count. */
+typedef struct ax_batch {
+    const ax_dataset *data;
+    const int64_t *order;
+    int64_t first;
+    int64_t count;
+} ax_batch;
+
+/* Copies a batch's inputs (and labels/targets) into the workspace. */
+void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers);
+/* Forward pass over the workspace input; dropout on hidden layers when
+ * regularization is non-NULL and its rate > 0. */
+void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization);
+/* Loss of the last forward pass (mean data loss + L2 term) and, when
+ * with_gradient, the gradient arena. */
+double ax_net_backward(ax_net *net, int64_t rows, const ax_regularization *regularization,
+                       bool with_gradient);
+/* Mean data loss only (no gradient, no regularisation) of the last forward pass. */
+double ax_net_data_loss(ax_net *net, int64_t rows);
+
+/* Checks a dataset fits the network: input width, labels within the output
+ * width, targets of the output width. */
+ax_status ax_net_check_data(const ax_net *net, const ax_dataset *data, const char *role);
+
+#endif

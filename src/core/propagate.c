@@ -1,0 +1,280 @@
+/* propagate.c: forward and backward passes through the dense layers, the
+ * loss at the output, and the public calls built on them (predict,
+ * evaluate, loss and gradient). Backprop as in seed 000 and seed 001: per
+ * layer one GEMM forward, two backward, one fused pass for bias and
+ * activation, one fused pass for the derivative and the bias gradient. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/net.h"
+#include "core/random.h"
+#include "data/dataset.h"
+
+#define OPS (net->backend->ops)
+
+/* Distinct masks per layer from one key per step. */
+static uint64_t layer_key(const ax_regularization *regularization, int layer)
+{
+    return ax_hash64(regularization->dropout_key ^ ((uint64_t)(layer + 1) << 56));
+}
+
+static bool dropout_on(const ax_regularization *regularization)
+{
+    return regularization && regularization->dropout > 0.0;
+}
+
+static void load_inputs(ax_net *net, const float *features, const int64_t *order, int64_t first,
+                        int64_t count)
+{
+    int64_t width = net->config.input_width;
+    /* float32 rows in order are used where they lie: no copy (full batch, predict). */
+    if (!order && net->backend->host_memory && net->config.precision == AX_PRECISION_F32) {
+        net->current_input = features + first * width;
+        return;
+    }
+    OPS->gather_rows(net->backend, net->input, features, width, order, first, count);
+    net->current_input = net->input;
+}
+
+void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
+{
+    const ax_dataset *data = batch->data;
+    load_inputs(net, data->feature_values, batch->order, batch->first, batch->count);
+    if (!with_answers)
+        return;
+    net->batch_has_labels = data->labels != NULL;
+    if (data->labels)
+        OPS->gather_labels(net->backend, net->labels, data->labels, batch->order, batch->first,
+                           batch->count);
+    else
+        OPS->gather_rows(net->backend, net->targets, data->target_values, data->targets,
+                         batch->order, batch->first, batch->count);
+}
+
+void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization)
+{
+    const void *x = net->current_input;
+    for (int l = 0; l < net->layer_count; l++) {
+        const ax_layer *layer = &net->layers[l];
+        void *z = net->outputs[l];
+        /* z (rows, out) = x (rows, in) W^T, W (out, in) */
+        OPS->gemm(net->backend, false, true, rows, layer->out, layer->in, 1.0, x, layer->in,
+                  ax_layer_weights(net, net->parameters, l), layer->in, 0.0, z, layer->out);
+        OPS->bias_activation(net->backend, layer->activation, z,
+                             ax_layer_bias(net, net->parameters, l), rows, layer->out);
+        if (dropout_on(regularization) && l < net->layer_count - 1)
+            OPS->dropout(net->backend, z, regularization->dropout, layer_key(regularization, l), 0,
+                         rows, layer->out);
+        x = z;
+    }
+}
+
+/* Summed loss over rows; with delta, writes the gradient of loss * scale at
+ * the output (pre-activation for the fused losses, output for MSE). */
+static double output_loss(ax_net *net, int64_t rows, void *delta, double scale)
+{
+    int64_t cols = net->layers[net->layer_count - 1].out;
+    const void *y = net->outputs[net->layer_count - 1];
+    const int32_t *labels = net->batch_has_labels ? net->labels : NULL;
+    switch (net->config.loss) {
+    case AX_LOSS_CROSS_ENTROPY:
+        return OPS->cross_entropy(net->backend, y, net->labels, delta, scale, rows, cols);
+    case AX_LOSS_BINARY_CROSS_ENTROPY:
+        return OPS->binary_cross_entropy(net->backend, y, labels, net->targets, delta, scale, rows,
+                                         cols);
+    default:
+        return OPS->squared_error(net->backend, y, labels, net->targets, delta, scale, rows, cols);
+    }
+}
+
+/* Losses are means: over rows (cross-entropies) or over all elements (MSE). */
+static double loss_scale(const ax_net *net, int64_t rows)
+{
+    int64_t cols = net->layers[net->layer_count - 1].out;
+    return net->config.loss == AX_LOSS_MSE ? 1.0 / ((double)rows * (double)cols) : 1.0 / (double)rows;
+}
+
+double ax_net_data_loss(ax_net *net, int64_t rows)
+{
+    return output_loss(net, rows, NULL, 1.0) * loss_scale(net, rows);
+}
+
+static double l2_penalty(ax_net *net, double l2)
+{
+    double sum = 0.0;
+    for (int l = 0; l < net->layer_count; l++) {
+        const void *w = ax_layer_weights(net, net->parameters, l);
+        sum += OPS->dot(net->backend, net->layers[l].in * net->layers[l].out, w, w);
+    }
+    return 0.5 * l2 * sum;
+}
+
+double ax_net_backward(ax_net *net, int64_t rows, const ax_regularization *regularization,
+                       bool with_gradient)
+{
+    const int last = net->layer_count - 1;
+    const double scale = loss_scale(net, rows);
+    const double l2 = regularization ? regularization->l2 : 0.0;
+    int current = 0;
+    double loss = output_loss(net, rows, with_gradient ? net->delta[current] : NULL, scale) * scale;
+    if (l2 > 0.0)
+        loss += l2_penalty(net, l2);
+    if (!with_gradient)
+        return loss;
+
+    const ax_layer *output = &net->layers[last];
+    void *output_bias_gradient = ax_layer_bias(net, net->gradients, last);
+    if (net->config.loss == AX_LOSS_MSE && output->activation != AX_ACT_IDENTITY)
+        OPS->activation_backward(net->backend, output->activation, net->delta[current],
+                                 net->outputs[last], 1.0, output_bias_gradient, rows, output->out);
+    else
+        OPS->column_sums(net->backend, net->delta[current], output_bias_gradient, rows, output->out);
+
+    for (int l = last; l >= 0; l--) {
+        const ax_layer *layer = &net->layers[l];
+        const void *x = l > 0 ? net->outputs[l - 1] : net->current_input;
+        const void *w = ax_layer_weights(net, net->parameters, l);
+        void *weight_gradient = ax_layer_weights(net, net->gradients, l);
+        /* dW (out, in) = delta^T (out, rows) x (rows, in) */
+        OPS->gemm(net->backend, true, false, layer->out, layer->in, rows, 1.0, net->delta[current],
+                  layer->out, x, layer->in, 0.0, weight_gradient, layer->in);
+        if (l2 > 0.0)
+            OPS->axpy(net->backend, layer->in * layer->out, l2, w, weight_gradient);
+        if (l == 0)
+            break;
+        /* delta_prev (rows, in) = delta (rows, out) W (out, in) */
+        void *previous = net->delta[1 - current];
+        OPS->gemm(net->backend, false, false, rows, layer->in, layer->out, 1.0, net->delta[current],
+                  layer->out, w, layer->in, 0.0, previous, layer->in);
+        double kept_scale = 1.0;
+        if (dropout_on(regularization)) {
+            OPS->dropout(net->backend, previous, regularization->dropout,
+                         layer_key(regularization, l - 1), 0, rows, layer->in);
+            kept_scale = 1.0 - regularization->dropout;
+        }
+        OPS->activation_backward(net->backend, net->layers[l - 1].activation, previous,
+                                 net->outputs[l - 1], kept_scale,
+                                 ax_layer_bias(net, net->gradients, l - 1), rows, layer->in);
+        current = 1 - current;
+    }
+    return loss;
+}
+
+static ax_status check_regularization(const ax_regularization *regularization)
+{
+    if (!regularization)
+        return AX_STATUS_OK;
+    if (!(regularization->l2 >= 0.0 && isfinite(regularization->l2)))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "l2 must be a finite number >= 0, not %g",
+                       regularization->l2);
+    if (!(regularization->dropout >= 0.0 && regularization->dropout < 1.0))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "dropout must be in [0, 1), not %g",
+                       regularization->dropout);
+    return AX_STATUS_OK;
+}
+
+ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t first, int64_t rows,
+                               const ax_regularization *regularization, double *loss,
+                               double *gradient)
+{
+    AX_TRY(check_regularization(regularization));
+    AX_TRY(ax_net_check_data(net, data, "the"));
+    if (first < 0 || rows < 1 || first + rows > data->rows)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "rows %lld to %lld are outside %s (%lld rows)",
+                       (long long)first + 1, (long long)(first + rows), data->source,
+                       (long long)data->rows);
+    AX_TRY(ax_net_reserve(net, rows));
+    ax_batch batch = {.data = data, .order = NULL, .first = first, .count = rows};
+    ax_net_load_batch(net, &batch, true);
+    ax_net_forward(net, rows, regularization);
+    *loss = ax_net_backward(net, rows, regularization, gradient != NULL);
+    if (gradient)
+        OPS->download_f64(net->backend, gradient, net->gradients, net->parameter_count);
+    return AX_STATUS_OK;
+}
+
+/* Rows per forward pass when predicting or evaluating. */
+static int64_t chunk_rows(const ax_net *net, int64_t rows)
+{
+    int64_t chunk = net->capacity > 0 ? net->capacity : 4096;
+    return rows < chunk ? rows : chunk;
+}
+
+ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *outputs)
+{
+    if (rows < 0 || (rows > 0 && (!inputs || !outputs)))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "predict needs inputs and outputs for %lld rows",
+                       (long long)rows);
+    if (rows == 0)
+        return AX_STATUS_OK;
+    int64_t chunk = chunk_rows(net, rows);
+    AX_TRY(ax_net_reserve(net, chunk));
+    int64_t width = net->layers[net->layer_count - 1].out;
+    for (int64_t first = 0; first < rows; first += chunk) {
+        int64_t count = rows - first < chunk ? rows - first : chunk;
+        load_inputs(net, inputs, NULL, first, count);
+        ax_net_forward(net, count, NULL);
+        OPS->download_f32(net->backend, outputs + first * width, net->outputs[net->layer_count - 1],
+                          count * width);
+    }
+    return AX_STATUS_OK;
+}
+
+ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *out)
+{
+    memset(out, 0, sizeof *out);
+    AX_TRY(ax_net_check_data(net, data, "the"));
+    int64_t rows = data->rows;
+    int64_t chunk = chunk_rows(net, rows);
+    AX_TRY(ax_net_reserve(net, chunk));
+    int64_t classes = data->labels ? net->layers[net->layer_count - 1].out : 0;
+    if (classes > 0) {
+        out->confusion = calloc((size_t)(classes * classes), sizeof(int64_t));
+        if (!out->confusion)
+            return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for a confusion matrix");
+    }
+    double loss_sum = 0.0;
+    int64_t correct = 0;
+    for (int64_t first = 0; first < rows; first += chunk) {
+        int64_t count = rows - first < chunk ? rows - first : chunk;
+        ax_batch batch = {.data = data, .order = NULL, .first = first, .count = count};
+        ax_net_load_batch(net, &batch, true);
+        ax_net_forward(net, count, NULL);
+        loss_sum += ax_net_data_loss(net, count) * (double)count;
+        if (classes > 0) {
+            OPS->argmax_rows(net->backend, net->outputs[net->layer_count - 1], net->predicted,
+                             count, classes);
+            for (int64_t r = 0; r < count; r++) {
+                int32_t truth = data->labels[first + r], guess = net->predicted[r];
+                out->confusion[truth * classes + guess]++;
+                correct += truth == guess;
+            }
+        }
+    }
+    out->rows = rows;
+    out->classes = classes;
+    out->loss = loss_sum / (double)rows;
+    out->accuracy = classes > 0 ? (double)correct / (double)rows : NAN;
+    return AX_STATUS_OK;
+}
+
+void ax_evaluation_free(ax_evaluation *evaluation)
+{
+    if (!evaluation)
+        return;
+    free(evaluation->confusion);
+    evaluation->confusion = NULL;
+}
+
+double ax_net_train_flops(const ax_net *net, int64_t rows)
+{
+    /* Seed 001's count per layer: 6 nb nl nl-1 + 4 nl nb - nl (nl-1 + 1) - nb nl-1. */
+    double total = 0.0, nb = (double)rows;
+    for (int l = 0; l < net->layer_count; l++) {
+        double nl = (double)net->layers[l].out, nprev = (double)net->layers[l].in;
+        total += 6.0 * nb * nl * nprev + 4.0 * nl * nb - nl * (nprev + 1.0) - nb * nprev;
+    }
+    return total;
+}

@@ -1,0 +1,204 @@
+/* dataset.c: allocation, accessors, splitting and checks of ax_dataset. */
+#include "data/dataset.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/random.h"
+
+ax_status ax_memory_check(size_t bytes, const char *what)
+{
+    long pages = sysconf(_SC_AVPHYS_PAGES);
+    long page_size = sysconf(_SC_PAGESIZE);
+    FILE *meminfo = fopen("/proc/meminfo", "r");
+    double available = pages > 0 && page_size > 0 ? (double)pages * (double)page_size : 0.0;
+    if (meminfo) {
+        /* MemAvailable counts reclaimable cache too; it is what the kernel would give us. */
+        char line[256];
+        while (fgets(line, sizeof line, meminfo)) {
+            unsigned long long kib;
+            if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+                available = (double)kib * 1024.0;
+                break;
+            }
+        }
+        fclose(meminfo);
+    }
+    if (available > 0 && (double)bytes > available)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY,
+                       "%s needs %.1f GiB but only %.1f GiB of memory is available",
+                       what, (double)bytes / 1073741824.0, available / 1073741824.0);
+    return AX_STATUS_OK;
+}
+
+static void *allocate_zeroed(size_t bytes)
+{
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *memory = aligned_alloc(64, rounded ? rounded : 64);
+    if (memory)
+        memset(memory, 0, rounded ? rounded : 64);
+    return memory;
+}
+
+ax_status ax_dataset_allocate(int64_t rows, int64_t features, int64_t classes, int64_t targets,
+                              const char *source, ax_dataset **out)
+{
+    *out = NULL;
+    if (rows < 0 || features < 0 || classes < 0 || targets < 0 || (classes > 0 && targets > 0))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s: invalid dataset shape: %lld rows, %lld features, %lld classes, %lld targets",
+                       source, (long long)rows, (long long)features, (long long)classes,
+                       (long long)targets);
+    /* Sizes from files are checked here before any allocation: 2^40 rows is refused, not tried. */
+    const double limit = 9.0e18;
+    double cells = (double)rows * (double)(features + targets + 1);
+    if (cells * 4.0 > limit)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: %lld rows x %lld features is too large",
+                       source, (long long)rows, (long long)features);
+    size_t feature_bytes = (size_t)rows * (size_t)features * sizeof(float);
+    size_t label_bytes = classes > 0 ? (size_t)rows * sizeof(int32_t) : 0;
+    size_t target_bytes = (size_t)rows * (size_t)targets * sizeof(float);
+    char what[600];
+    snprintf(what, sizeof what, "the data set %s", source);
+    AX_TRY(ax_memory_check(feature_bytes + label_bytes + target_bytes, what));
+
+    ax_dataset *dataset = calloc(1, sizeof *dataset);
+    if (!dataset)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", source);
+    dataset->rows = rows;
+    dataset->features = features;
+    dataset->classes = classes;
+    dataset->targets = targets;
+    snprintf(dataset->source, sizeof dataset->source, "%s", source);
+    dataset->feature_values = allocate_zeroed(feature_bytes);
+    if (classes > 0)
+        dataset->labels = allocate_zeroed(label_bytes);
+    if (targets > 0)
+        dataset->target_values = allocate_zeroed(target_bytes);
+    if (!dataset->feature_values || (classes > 0 && !dataset->labels) ||
+        (targets > 0 && !dataset->target_values)) {
+        ax_dataset_free(dataset);
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory for %lld rows", source,
+                       (long long)rows);
+    }
+    *out = dataset;
+    return AX_STATUS_OK;
+}
+
+ax_status ax_dataset_create(int64_t rows, int64_t features, int64_t classes, int64_t targets,
+                            ax_dataset **out)
+{
+    return ax_dataset_allocate(rows, features, classes, targets, "(in memory)", out);
+}
+
+void ax_dataset_free(ax_dataset *dataset)
+{
+    if (!dataset)
+        return;
+    free(dataset->feature_values);
+    free(dataset->labels);
+    free(dataset->target_values);
+    free(dataset);
+}
+
+int64_t ax_dataset_rows(const ax_dataset *dataset) { return dataset->rows; }
+int64_t ax_dataset_features(const ax_dataset *dataset) { return dataset->features; }
+int64_t ax_dataset_classes(const ax_dataset *dataset) { return dataset->classes; }
+int64_t ax_dataset_targets(const ax_dataset *dataset) { return dataset->targets; }
+const char *ax_dataset_source(const ax_dataset *dataset) { return dataset->source; }
+float *ax_dataset_features_data(ax_dataset *dataset) { return dataset->feature_values; }
+int32_t *ax_dataset_labels_data(ax_dataset *dataset) { return dataset->labels; }
+float *ax_dataset_targets_data(ax_dataset *dataset) { return dataset->target_values; }
+
+static void copy_row(const ax_dataset *from, int64_t from_row, ax_dataset *to, int64_t to_row)
+{
+    memcpy(to->feature_values + to_row * to->features, from->feature_values + from_row * from->features,
+           (size_t)from->features * sizeof(float));
+    if (from->labels)
+        to->labels[to_row] = from->labels[from_row];
+    if (from->target_values)
+        memcpy(to->target_values + to_row * to->targets,
+               from->target_values + from_row * from->targets, (size_t)from->targets * sizeof(float));
+}
+
+ax_status ax_dataset_split(const ax_dataset *source, double fraction, uint64_t seed,
+                           ax_dataset **train, ax_dataset **holdout)
+{
+    *train = NULL;
+    *holdout = NULL;
+    if (!(fraction > 0.0 && fraction < 1.0))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the split fraction must be between 0 and 1, not %g",
+                       fraction);
+    int64_t held = (int64_t)llround(fraction * (double)source->rows);
+    if (held < 1 || held >= source->rows)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s: a fraction %g of %lld rows leaves an empty part", source->source,
+                       fraction, (long long)source->rows);
+    int64_t *order = malloc((size_t)source->rows * sizeof *order);
+    if (!order)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory splitting %s", source->source);
+    ax_rng rng;
+    ax_rng_seed(&rng, seed ^ 0x5eed5011ULL);
+    ax_rng_permutation(&rng, order, source->rows);
+
+    char name[600];
+    snprintf(name, sizeof name, "%s (training part)", source->source);
+    ax_status status = ax_dataset_allocate(source->rows - held, source->features, source->classes,
+                                           source->targets, name, train);
+    if (status == AX_STATUS_OK) {
+        snprintf(name, sizeof name, "%s (held-out part)", source->source);
+        status = ax_dataset_allocate(held, source->features, source->classes, source->targets,
+                                     name, holdout);
+    }
+    if (status != AX_STATUS_OK) {
+        free(order);
+        ax_dataset_free(*train);
+        *train = NULL;
+        return status;
+    }
+    /* Keep each part in the source's order so the split is easy to inspect. */
+    int64_t *is_held = order; /* reuse: mark held rows */
+    char *held_mask = calloc((size_t)source->rows, 1);
+    if (!held_mask) {
+        free(order);
+        ax_dataset_free(*train);
+        ax_dataset_free(*holdout);
+        *train = *holdout = NULL;
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory splitting %s", source->source);
+    }
+    for (int64_t i = 0; i < held; i++)
+        held_mask[is_held[i]] = 1;
+    int64_t next_train = 0, next_held = 0;
+    for (int64_t row = 0; row < source->rows; row++) {
+        if (held_mask[row])
+            copy_row(source, row, *holdout, next_held++);
+        else
+            copy_row(source, row, *train, next_train++);
+    }
+    free(held_mask);
+    free(order);
+    return AX_STATUS_OK;
+}
+
+ax_status ax_dataset_check_finite(const ax_dataset *dataset)
+{
+    const int64_t width = dataset->features;
+    for (int64_t row = 0; row < dataset->rows; row++) {
+        const float *values = dataset->feature_values + row * width;
+        for (int64_t column = 0; column < width; column++)
+            if (!isfinite(values[column]))
+                return ax_fail(AX_STATUS_BAD_DATA, "%s: row %lld, feature %lld is %s",
+                               dataset->source, (long long)row + 1, (long long)column + 1,
+                               isnan(values[column]) ? "NaN" : "infinite");
+    }
+    for (int64_t i = 0; i < dataset->rows * dataset->targets; i++)
+        if (!isfinite(dataset->target_values[i]))
+            return ax_fail(AX_STATUS_BAD_DATA, "%s: row %lld, target %lld is not finite",
+                           dataset->source, (long long)(i / dataset->targets) + 1,
+                           (long long)(i % dataset->targets) + 1);
+    return AX_STATUS_OK;
+}

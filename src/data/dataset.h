@@ -1,0 +1,29 @@
+/* dataset.h: the dataset object shared by the loaders (idx.c, csv.c, npy.c,
+ * synth.c) and the trainer. Features are always float32 (rows, features):
+ * the smallest faithful copy of every source we read; the trainer converts
+ * batches to the compute precision as it copies them. */
+#ifndef AX_DATA_DATASET_H
+#define AX_DATA_DATASET_H
+
+#include "axon.h"
+
+struct ax_dataset {
+    int64_t rows;
+    int64_t features;
+    int64_t classes;   /* > 0: labels is (rows) */
+    int64_t targets;   /* > 0: target_values is (rows, targets) */
+    float *feature_values; /* (rows, features), 64-byte aligned */
+    int32_t *labels;       /* (rows) or NULL */
+    float *target_values;  /* (rows, targets) or NULL */
+    char source[512];      /* path or description, for messages */
+};
+
+/* Allocates a dataset (see ax_dataset_create) and records its source. */
+ax_status ax_dataset_allocate(int64_t rows, int64_t features, int64_t classes, int64_t targets,
+                              const char *source, ax_dataset **out);
+
+/* Refuses a dataset whose memory would exceed what the machine has
+ * available, before allocating it. */
+ax_status ax_memory_check(size_t bytes, const char *what);
+
+#endif

@@ -1,0 +1,352 @@
+/* idx.c: loads MNIST-format IDX files (LeCun's MNIST, Zalando's
+ * Fashion-MNIST): an images file (magic 0x00000803, uint8 (n, rows, cols))
+ * and a labels file (magic 0x00000801, uint8 (n)), either gzipped or plain.
+ *
+ * Every number in a header is checked before it is trusted: a plain file
+ * must hold exactly the bytes its header promises (checked against the file
+ * size before anything is allocated); a gzipped file cannot tell its size up
+ * front, so its data is read in chunks into a buffer that grows only as data
+ * actually arrives, and truncation is reported at the image where it ran out.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "core/error.h"
+#include "data/dataset.h"
+
+enum {
+    IDX_MAGIC_LABELS = 0x00000801,
+    IDX_MAGIC_IMAGES = 0x00000803,
+};
+
+/* Large reads let zlib inflate straight into our buffer (no extra copy). */
+static const size_t idx_chunk_bytes = (size_t)16 << 20;
+/* A gzipped body starts with a buffer of at most this size and doubles. */
+static const size_t idx_initial_capacity = (size_t)64 << 20;
+
+typedef struct idx_file {
+    const char *path;
+    gzFile gz;
+    int64_t body_bytes; /* bytes after the header for a plain file, -1 when unknown (gzip) */
+} idx_file;
+
+static void idx_close(idx_file *file)
+{
+    if (file->gz)
+        gzclose(file->gz);
+    file->gz = NULL;
+}
+
+static bool looks_gzipped(int fd)
+{
+    unsigned char head[2];
+    return pread(fd, head, 2, 0) == 2 && head[0] == 0x1f && head[1] == 0x8b;
+}
+
+static ax_status idx_open(const char *path, idx_file *file)
+{
+    file->path = path;
+    file->gz = NULL;
+    file->body_bytes = -1;
+    /* open() ourselves rather than gzopen() so that errno is reliably the reason. */
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: cannot open: %s", path, strerror(errno));
+    struct stat info;
+    if (fstat(fd, &info) != 0) {
+        int error = errno;
+        close(fd);
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: cannot read: %s", path, strerror(error));
+    }
+    if (S_ISDIR(info.st_mode)) {
+        close(fd);
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: is a folder, not an IDX file", path);
+    }
+    if (info.st_size == 0) {
+        close(fd);
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: the file is empty", path);
+    }
+    if (S_ISREG(info.st_mode) && !looks_gzipped(fd))
+        file->body_bytes = (int64_t)info.st_size; /* header size subtracted by the caller */
+    file->gz = gzdopen(fd, "rb");
+    if (!file->gz) {
+        close(fd);
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: cannot start decompression", path);
+    }
+    gzbuffer(file->gz, 256 * 1024);
+    return AX_STATUS_OK;
+}
+
+/* Reads up to `bytes`, returning how many arrived; a zlib failure sets *error. */
+static size_t idx_read(idx_file *file, void *buffer, size_t bytes, const char **error)
+{
+    size_t done = 0;
+    *error = NULL;
+    while (done < bytes) {
+        size_t want = bytes - done < idx_chunk_bytes ? bytes - done : idx_chunk_bytes;
+        int got = gzread(file->gz, (unsigned char *)buffer + done, (unsigned)want);
+        if (got < 0) {
+            int code;
+            *error = gzerror(file->gz, &code);
+            return done;
+        }
+        if (got == 0) {
+            int code;
+            const char *message = gzerror(file->gz, &code);
+            /* Z_BUF_ERROR: the gzip stream itself was cut short. */
+            if (code != Z_OK)
+                *error = message;
+            return done;
+        }
+        done += (size_t)got;
+    }
+    return done;
+}
+
+static const char *magic_hint(uint32_t magic)
+{
+    switch (magic) {
+    case IDX_MAGIC_IMAGES: return " (this is an images file)";
+    case IDX_MAGIC_LABELS: return " (this is a labels file)";
+    default: return "";
+    }
+}
+
+/* Reads the magic number and `dims` big-endian uint32 dimensions. */
+static ax_status idx_read_header(idx_file *file, uint32_t expected_magic, int dims,
+                                 uint32_t *shape)
+{
+    unsigned char header[16];
+    const size_t header_bytes = 4 + 4 * (size_t)dims;
+    const char *zlib_error;
+    size_t got = idx_read(file, header, header_bytes, &zlib_error);
+    if (got < 4 && zlib_error)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: cannot decompress: %s", file->path, zlib_error);
+    if (got < 4)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: too short for an IDX file (%zu bytes)",
+                       file->path, got);
+    uint32_t magic = (uint32_t)header[0] << 24 | (uint32_t)header[1] << 16 |
+                     (uint32_t)header[2] << 8 | header[3];
+    if (magic != expected_magic)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: not an IDX %s file: magic number 0x%08x%s, expected 0x%08x",
+                       file->path, expected_magic == IDX_MAGIC_IMAGES ? "images" : "labels",
+                       magic, magic_hint(magic), expected_magic);
+    if (got < header_bytes)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: truncated header: it needs %zu bytes but the file holds only %zu",
+                       file->path, header_bytes, got);
+    for (int i = 0; i < dims; i++) {
+        const unsigned char *p = header + 4 + 4 * i;
+        shape[i] = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+    }
+    if (file->body_bytes >= 0)
+        file->body_bytes -= (int64_t)header_bytes;
+    return AX_STATUS_OK;
+}
+
+/* Reads count items of item_bytes each after the header into a new buffer
+ * (freed by the caller), refusing truncated files and trailing data. */
+static ax_status idx_read_body(idx_file *file, uint64_t count, uint64_t item_bytes,
+                               const char *items, uint8_t **out)
+{
+    *out = NULL;
+    const uint64_t total = count * item_bytes; /* the caller has ruled out overflow */
+    if (file->body_bytes >= 0) {
+        if ((uint64_t)file->body_bytes < total)
+            return ax_fail(AX_STATUS_BAD_FILE,
+                           "%s: truncated: header promises %llu %s (%llu bytes) but the file "
+                           "holds only %llu",
+                           file->path, (unsigned long long)count, items,
+                           (unsigned long long)total, (unsigned long long)file->body_bytes);
+        if ((uint64_t)file->body_bytes > total)
+            return ax_fail(AX_STATUS_BAD_FILE,
+                           "%s: trailing data: %llu bytes more than the %llu %s its header "
+                           "promises (%llu bytes)",
+                           file->path, (unsigned long long)file->body_bytes - total,
+                           (unsigned long long)count, items, (unsigned long long)total);
+    }
+    AX_TRY(ax_memory_check((size_t)total, file->path));
+
+    size_t capacity = file->body_bytes >= 0 || total < idx_initial_capacity
+                          ? (size_t)total
+                          : idx_initial_capacity;
+    uint8_t *data = malloc(capacity ? capacity : 1);
+    if (!data)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory for %llu bytes", file->path,
+                       (unsigned long long)capacity);
+    size_t filled = 0;
+    for (;;) {
+        const char *zlib_error;
+        size_t got = idx_read(file, data + filled, capacity - filled, &zlib_error);
+        filled += got;
+        if (filled < capacity) {
+            /* The data ran out: say at which item, the unit the user knows. */
+            char why[160] = "";
+            if (zlib_error)
+                snprintf(why, sizeof why, " (zlib: %s)", zlib_error);
+            free(data);
+            return ax_fail(AX_STATUS_BAD_FILE,
+                           "%s: truncated: header promises %llu %s (%llu bytes) but the data "
+                           "runs out at %s %llu (0-based) after %zu bytes%s",
+                           file->path, (unsigned long long)count, items,
+                           (unsigned long long)total, items[0] == 'i' ? "image" : "label",
+                           (unsigned long long)(filled / item_bytes), filled, why);
+        }
+        if (filled == total)
+            break;
+        size_t grown = capacity * 2 < total ? capacity * 2 : (size_t)total;
+        uint8_t *bigger = realloc(data, grown);
+        if (!bigger) {
+            free(data);
+            return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory for %zu bytes",
+                           file->path, grown);
+        }
+        data = bigger;
+        capacity = grown;
+    }
+    if (file->body_bytes < 0) {
+        /* Reading on to the end of the gzip stream also verifies its CRC and length. */
+        unsigned char extra;
+        const char *zlib_error;
+        size_t more = idx_read(file, &extra, 1, &zlib_error);
+        if (more != 0 || zlib_error) {
+            free(data);
+            if (more != 0)
+                return ax_fail(AX_STATUS_BAD_FILE,
+                               "%s: trailing data after the %llu %s its header promises "
+                               "(%llu bytes)",
+                               file->path, (unsigned long long)count, items,
+                               (unsigned long long)total);
+            return ax_fail(AX_STATUS_BAD_FILE,
+                           "%s: damaged gzip stream after all %llu %s (zlib: %s)", file->path,
+                           (unsigned long long)count, items, zlib_error);
+        }
+    }
+    *out = data;
+    return AX_STATUS_OK;
+}
+
+/* Both headers are read before any body, so that a mismatched pair fails at once. */
+static ax_status load_pair(idx_file *images, idx_file *labels, ax_dataset **out)
+{
+    uint32_t image_shape[3] = {0}, label_shape[1] = {0};
+    AX_TRY(idx_read_header(images, IDX_MAGIC_IMAGES, 3, image_shape));
+    AX_TRY(idx_read_header(labels, IDX_MAGIC_LABELS, 1, label_shape));
+    const uint64_t count = image_shape[0];
+    const uint64_t pixels = (uint64_t)image_shape[1] * image_shape[2]; /* < 2^64 */
+    if (count == 0)
+        return ax_fail(AX_STATUS_BAD_DATA, "%s: the header says it holds no images",
+                       images->path);
+    if (pixels == 0)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: absurd image size %u x %u in the header",
+                       images->path, image_shape[1], image_shape[2]);
+    /* Image bytes, then 4 bytes per float: both must fit in 63 bits. */
+    if (pixels > (uint64_t)INT64_MAX / 4 / count)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: header promises %llu images of %u x %u pixels: too large to exist",
+                       images->path, (unsigned long long)count, image_shape[1],
+                       image_shape[2]);
+    if (label_shape[0] != count)
+        return ax_fail(AX_STATUS_BAD_DATA, "%s holds %llu images but %s holds %u labels",
+                       images->path, (unsigned long long)count, labels->path, label_shape[0]);
+    if (images->body_bytes < 0) {
+        /* A gzipped header may promise anything: refuse what could never fit first. */
+        char what[600];
+        snprintf(what, sizeof what, "%s (%llu images of %u x %u)", images->path,
+                 (unsigned long long)count, image_shape[1], image_shape[2]);
+        AX_TRY(ax_memory_check((size_t)(count * pixels * (1 + sizeof(float))), what));
+    }
+
+    uint8_t *label_bytes = NULL, *pixel_bytes = NULL;
+    AX_TRY(idx_read_body(images, count, pixels, "images", &pixel_bytes));
+    ax_status status = idx_read_body(labels, count, 1, "labels", &label_bytes);
+    if (status == AX_STATUS_OK)
+        status = ax_dataset_allocate((int64_t)count, (int64_t)pixels, 1, 0, images->path, out);
+    if (status != AX_STATUS_OK) {
+        free(label_bytes);
+        free(pixel_bytes);
+        return status;
+    }
+    ax_dataset *dataset = *out;
+    int32_t *labels_out = dataset->labels;
+    int32_t largest = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        labels_out[i] = label_bytes[i];
+        largest = label_bytes[i] > largest ? label_bytes[i] : largest;
+    }
+    dataset->classes = (int64_t)largest + 1;
+    /* A plain loop over restrict pointers: the compiler vectorises it. */
+    float *restrict features = dataset->feature_values;
+    const uint8_t *restrict raw = pixel_bytes;
+    const size_t values = (size_t)(count * pixels);
+    for (size_t i = 0; i < values; i++)
+        features[i] = (float)raw[i] / 255.0f;
+    free(label_bytes);
+    free(pixel_bytes);
+    return AX_STATUS_OK;
+}
+
+ax_status ax_dataset_load_idx(const char *images_path, const char *labels_path, ax_dataset **out)
+{
+    *out = NULL;
+    if (!images_path || !labels_path)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "IDX loading needs both an images and a labels file");
+    idx_file images, labels = {0};
+    AX_TRY(idx_open(images_path, &images));
+    ax_status status = idx_open(labels_path, &labels);
+    if (status == AX_STATUS_OK)
+        status = load_pair(&images, &labels, out);
+    idx_close(&images);
+    idx_close(&labels);
+    return status;
+}
+
+/* Finds dir/name or dir/name.gz, preferring the plain file (faster to read). */
+static bool find_member(const char *dir, const char *name, char *path, size_t capacity,
+                        char *looked_for, size_t looked_capacity)
+{
+    static const char *const suffixes[] = {"", ".gz"};
+    struct stat info;
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, capacity, "%s/%s%s", dir, name, suffixes[i]);
+        if (stat(path, &info) == 0 && !S_ISDIR(info.st_mode))
+            return true;
+    }
+    size_t used = strlen(looked_for);
+    snprintf(looked_for + used, looked_capacity - used, "%s%s, %s.gz", used ? ", " : "", name,
+             name);
+    return false;
+}
+
+ax_status ax_dataset_load_idx_dir(const char *dir, bool test, ax_dataset **out)
+{
+    *out = NULL;
+    struct stat info;
+    if (!dir || stat(dir, &info) != 0)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: cannot open folder: %s", dir ? dir : "(null)",
+                       dir ? strerror(errno) : "no folder given");
+    if (!S_ISDIR(info.st_mode))
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: is not a folder", dir);
+    const char *prefix = test ? "t10k" : "train";
+    char images_name[64], labels_name[64];
+    snprintf(images_name, sizeof images_name, "%s-images-idx3-ubyte", prefix);
+    snprintf(labels_name, sizeof labels_name, "%s-labels-idx1-ubyte", prefix);
+    char images_path[4096], labels_path[4096], looked_for[512] = "";
+    bool have_images = find_member(dir, images_name, images_path, sizeof images_path,
+                                   looked_for, sizeof looked_for);
+    bool have_labels = find_member(dir, labels_name, labels_path, sizeof labels_path,
+                                   looked_for, sizeof looked_for);
+    if (!have_images || !have_labels)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: no MNIST-format %s set: looked for %s", dir,
+                       test ? "test" : "training", looked_for);
+    return ax_dataset_load_idx(images_path, labels_path, out);
+}

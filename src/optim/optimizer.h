@@ -1,0 +1,50 @@
+/* optimizer.h: what an optimizer sees of training: a flat parameter vector,
+ * the matching gradient, and an objective it may evaluate as often as it
+ * needs (once per step for SGD and Adam; several times per iteration for a
+ * line search in nonlinear CG or L-BFGS). Optimizers never see layers. */
+#ifndef AX_OPTIM_OPTIMIZER_H
+#define AX_OPTIM_OPTIMIZER_H
+
+#include "axon.h"
+#include "backend/backend.h"
+
+/* Computes the loss at the current parameters and writes the gradient
+ * arena. The batch it covers is set by the trainer before each step. */
+typedef struct ax_objective {
+    ax_status (*evaluate)(void *context, double *loss);
+    void *context;
+} ax_objective;
+
+typedef struct ax_optimizer ax_optimizer;
+
+typedef struct ax_optimizer_ops {
+    const char *name;
+    /* One step; *loss gets the loss at the parameters the step started from. */
+    ax_status (*step)(ax_optimizer *optimizer, const ax_objective *objective, double *loss);
+    void (*destroy)(ax_optimizer *optimizer);
+} ax_optimizer_ops;
+
+struct ax_optimizer {
+    const ax_optimizer_ops *ops;
+    ax_backend *backend;
+    int64_t count;       /* parameters */
+    void *parameters;    /* backend arena (count) */
+    void *gradients;     /* backend arena (count) */
+    ax_train_config config;
+    void *state[2];      /* optimizer state arenas (count each), as needed */
+    int64_t steps;
+};
+
+/* The optimizer named by config->optimizer, with zeroed state. */
+ax_status ax_optimizer_create(const ax_train_config *config, ax_backend *backend, void *parameters,
+                              void *gradients, int64_t count, ax_optimizer **out);
+void ax_optimizer_free(ax_optimizer *optimizer);
+
+/* Constructors of each kind (one file each). */
+ax_status ax_optimizer_sgd_init(ax_optimizer *optimizer);
+ax_status ax_optimizer_adam_init(ax_optimizer *optimizer);
+
+/* Allocates state arena i (zeroed). */
+ax_status ax_optimizer_allocate_state(ax_optimizer *optimizer, int index);
+
+#endif

@@ -1,0 +1,112 @@
+/* common.c: helpers shared by the subcommands (see common.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int report_failure(ax_status status, const char *subject)
+{
+    const char *message = ax_error_message();
+    fprintf(stderr, "axon: ");
+    /* Library messages normally name their file already; add it only where
+     * one does not, so that every message says what it is about. */
+    if (subject && subject[0] && !strstr(message, subject))
+        fprintf(stderr, "%s: ", subject);
+    if (message[0])
+        fprintf(stderr, "%s\n", message);
+    else
+        fprintf(stderr, "%s\n", ax_status_name(status));
+    return status == AX_STATUS_INTERRUPTED ? CLI_EXIT_INTERRUPTED : CLI_EXIT_RUNTIME;
+}
+
+int apply_threads(const cli_args *args)
+{
+    int64_t threads = 0;
+    if (!cli_get_int64_or(args, "threads", "auto", 0, 0, 4096, &threads))
+        return CLI_EXIT_USAGE;
+    ax_status status = ax_set_threads((int)threads);
+    if (status != AX_STATUS_OK)
+        return report_failure(status, "--threads");
+    return CLI_EXIT_OK;
+}
+
+bool read_precision(const cli_args *args, ax_precision *precision)
+{
+    static const char *const names[] = {"f32", "f64", NULL};
+    int index = 0;
+    if (!cli_get_choice(args, "precision", names, &index))
+        return false;
+    *precision = index == 1 ? AX_PRECISION_F64 : AX_PRECISION_F32;
+    return true;
+}
+
+const char *precision_name(ax_precision precision)
+{
+    return precision == AX_PRECISION_F64 ? "f64 (double)" : "f32 (float)";
+}
+
+int load_model(const char *path, ax_precision precision, ax_net **out)
+{
+    *out = NULL;
+    struct stat info;
+    if (stat(path, &info) != 0) {
+        fprintf(stderr, "axon: --model %s: %s\n", path,
+                errno == ENOENT ? "no such file" : strerror(errno));
+        return CLI_EXIT_RUNTIME;
+    }
+    if (S_ISDIR(info.st_mode)) {
+        fprintf(stderr, "axon: --model %s: is a folder, not a model file\n", path);
+        return CLI_EXIT_RUNTIME;
+    }
+    ax_status status = ax_net_load(path, precision, out);
+    if (status != AX_STATUS_OK)
+        return report_failure(status, path);
+    return CLI_EXIT_OK;
+}
+
+bool output_is_classification(const ax_net_config *config)
+{
+    if (config->layer_count < 1)
+        return false;
+    ax_activation last = config->layers[config->layer_count - 1].activation;
+    return last == AX_ACT_SOFTMAX || last == AX_ACT_SIGMOID;
+}
+
+int check_data_fits(const ax_net_config *config, const ax_dataset *data, const char *model_name)
+{
+    const char *source = ax_dataset_source(data);
+    int64_t features = ax_dataset_features(data);
+    if (features != config->input_width) {
+        fprintf(stderr, "axon: %s has %lld features per row but %s takes %lld inputs\n", source,
+                (long long)features, model_name, (long long)config->input_width);
+        return CLI_EXIT_RUNTIME;
+    }
+    if (config->layer_count < 1)
+        return CLI_EXIT_OK;
+    const ax_layer_spec *output = &config->layers[config->layer_count - 1];
+    int64_t classes = ax_dataset_classes(data), targets = ax_dataset_targets(data);
+    if (classes > 0 && output->activation == AX_ACT_SOFTMAX && classes > output->width) {
+        fprintf(stderr,
+                "axon: %s has labels up to %lld (%lld classes) but the output layer of %s has "
+                "%lld units; the last layer needs one unit per class\n",
+                source, (long long)classes - 1, (long long)classes, model_name,
+                (long long)output->width);
+        return CLI_EXIT_RUNTIME;
+    }
+    if (targets > 0 && targets != output->width) {
+        fprintf(stderr, "axon: %s has %lld target%s per row but the output layer of %s has %lld "
+                        "units\n",
+                source, (long long)targets, targets == 1 ? "" : "s", model_name,
+                (long long)output->width);
+        return CLI_EXIT_RUNTIME;
+    }
+    if (targets > 0 && output->activation == AX_ACT_SOFTMAX) {
+        fprintf(stderr, "axon: %s holds numbers to predict (regression) but %s ends in softmax, "
+                        "which needs class labels\n", source, model_name);
+        return CLI_EXIT_RUNTIME;
+    }
+    return CLI_EXIT_OK;
+}

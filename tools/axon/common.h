@@ -1,0 +1,46 @@
+/* common.h: the subcommands of `axon` and what they share: reporting a
+ * library failure, --threads and --precision, loading a model and checking
+ * that data fit it. */
+#ifndef AXON_CLI_COMMON_H
+#define AXON_CLI_COMMON_H
+
+#include <stdbool.h>
+
+#include "axon.h"
+#include "options.h"
+
+/* Each subcommand: argv[0] is its name, the options follow; returns the
+ * exit status (see options.h). */
+int command_train(int argc, char **argv);
+int command_eval(int argc, char **argv);
+int command_predict(int argc, char **argv);
+int command_info(int argc, char **argv);
+
+/* Prints "axon: <message>" for a failed library call, prefixed with subject
+ * (a file name) when the message does not name it already. Returns
+ * CLI_EXIT_INTERRUPTED for AX_STATUS_INTERRUPTED, else CLI_EXIT_RUNTIME. */
+int report_failure(ax_status status, const char *subject);
+
+/* Option-table entries shared by several subcommands. */
+#define THREADS_OPTION                                                                  \
+    {"threads", CLI_INT, "N", "auto",                                                   \
+     "threads for OpenMP and the BLAS; auto = OMP_NUM_THREADS, else all cores"}
+#define PRECISION_OPTION \
+    {"precision", CLI_STRING, "P", "f32", "compute precision: f32 or f64"}
+
+/* Reads --threads and applies it with ax_set_threads; returns an exit
+ * status (usage error for a bad value). */
+int apply_threads(const cli_args *args);
+/* Reads --precision; false after printing a usage message. */
+bool read_precision(const cli_args *args, ax_precision *precision);
+const char *precision_name(ax_precision precision);
+
+/* Loads a model file (ax_net_load), naming the file in any failure. */
+int load_model(const char *path, ax_precision precision, ax_net **out);
+/* Checks that data can go through net: features = input width, labels
+ * below the output width of a softmax, targets = output width. */
+int check_data_fits(const ax_net_config *config, const ax_dataset *data, const char *model_name);
+/* True when the output layer gives class probabilities (softmax or sigmoid). */
+bool output_is_classification(const ax_net_config *config);
+
+#endif

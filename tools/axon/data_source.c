@@ -1,0 +1,227 @@
+/* data_source.c: resolves a --data / --test argument (a data set name, an
+ * IDX folder, a .csv or .npy file, or synth:linear) and loads it through the
+ * library's loaders. The checks made here, before the library is called, are
+ * the ones whose message can be better at this level: a missing file named
+ * with the option that gave it, an uninstalled data set with the command that
+ * installs it, an unknown extension with the formats that are known. */
+#define _POSIX_C_SOURCE 200809L
+#include "data_source.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "common.h"
+
+static const char datasets_dir[] = "/usr/share/datasets";
+
+bool data_settings_read(const cli_args *args, data_settings *settings)
+{
+    memset(settings, 0, sizeof *settings);
+    settings->csv = ax_csv_defaults();
+    settings->scale = 1.0;
+    settings->synth_rows = 500000;
+    settings->synth_features = 20;
+    settings->seed = 1;
+    int64_t label_column = 0, seed = 1;
+    const char *delimiter = ",";
+    bool ok = cli_get_int64_or(args, "label-column", "last", -1, -1, 1000000000, &label_column) &&
+              cli_get_flag(args, "header", &settings->csv.header) &&
+              cli_get_flag(args, "regression", &settings->csv.regression) &&
+              cli_get_nonempty(args, "delimiter", &delimiter) &&
+              cli_get_double(args, "scale", 0.0, INFINITY, CLI_MIN_OPEN, &settings->scale) &&
+              cli_get_nonempty(args, "labels", &settings->labels) &&
+              cli_get_nonempty(args, "test-labels", &settings->test_labels) &&
+              cli_get_int64(args, "rows", 1, INT64_MAX, &settings->synth_rows) &&
+              cli_get_int64(args, "features", 1, 1000000, &settings->synth_features) &&
+              cli_get_int64(args, "seed", 0, INT64_MAX, &seed);
+    if (!ok)
+        return false;
+    if (strcmp(delimiter, "tab") == 0 || strcmp(delimiter, "\\t") == 0)
+        delimiter = "\t";
+    if (strlen(delimiter) != 1 || strchr("0123456789.-+eE\n\r\"", delimiter[0])) {
+        cli_error(args, "--delimiter: expected one character that cannot be part of a number, "
+                        "or 'tab', got '%s'", delimiter);
+        return false;
+    }
+    settings->csv.delimiter = delimiter[0];
+    settings->csv.label_column = label_column;
+    settings->csv.scale = settings->scale;
+    settings->seed = (uint64_t)seed;
+    return true;
+}
+
+static bool is_directory(const char *path)
+{
+    struct stat info;
+    return stat(path, &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+static bool exists(const char *path)
+{
+    struct stat info;
+    return stat(path, &info) == 0;
+}
+
+static bool ends_with(const char *text, const char *suffix)
+{
+    size_t length = strlen(text), suffix_length = strlen(suffix);
+    return length >= suffix_length && strcasecmp(text + length - suffix_length, suffix) == 0;
+}
+
+/* The IDX images file of a part, with or without .gz. */
+static bool idx_part_present(const char *dir, data_part part)
+{
+    const char *prefix = part == DATA_PART_TEST ? "t10k" : "train";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte", dir, prefix);
+    if (exists(path))
+        return true;
+    snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", dir, prefix);
+    return exists(path);
+}
+
+/* Where a name like "fashion-mnist" lives, if it is a bare name. */
+static bool installed_path(const char *spec, char *path, size_t capacity)
+{
+    if (strchr(spec, '/') || spec[0] == '.' || strlen(spec) > 200)
+        return false;
+    snprintf(path, capacity, "%s/%s", datasets_dir, spec);
+    return true;
+}
+
+/* Resolves spec to a path that exists, or prints why not. */
+static int resolve(const char *option, const char *spec, char *path, size_t capacity)
+{
+    if (exists(spec)) {
+        snprintf(path, capacity, "%s", spec);
+        return CLI_EXIT_OK;
+    }
+    int saved_errno = errno;
+    if (installed_path(spec, path, capacity)) {
+        if (is_directory(path))
+            return CLI_EXIT_OK;
+        if (strcmp(spec, "fashion-mnist") == 0 || strcmp(spec, "mnist") == 0) {
+            fprintf(stderr,
+                    "axon: %s %s: the data set is not installed (no %s); install it with: "
+                    "apt-get install dataset-%s\n",
+                    option, spec, path, spec);
+            return CLI_EXIT_RUNTIME;
+        }
+    }
+    fprintf(stderr, "axon: %s %s: %s\n", option, spec,
+            saved_errno == ENOENT ? "no such file or directory" : strerror(saved_errno));
+    return CLI_EXIT_RUNTIME;
+}
+
+static void scale_features(ax_dataset *dataset, double scale)
+{
+    if (scale == 1.0)
+        return;
+    float *values = ax_dataset_features_data(dataset);
+    int64_t count = ax_dataset_rows(dataset) * ax_dataset_features(dataset);
+    for (int64_t i = 0; i < count; i++)
+        values[i] = (float)(values[i] * scale);
+}
+
+int data_source_load(const char *option, const char *spec, const char *labels_path,
+                     data_part part, const data_settings *settings, ax_dataset **out)
+{
+    *out = NULL;
+    ax_status status;
+    char path[4096];
+    if (strncmp(spec, "synth:", 6) == 0) {
+        if (strcmp(spec + 6, "linear") != 0) {
+            fprintf(stderr, "axon: %s %s: unknown synthetic data set (known: synth:linear)\n",
+                    option, spec);
+            return CLI_EXIT_USAGE;
+        }
+        uint64_t seed = settings->seed + (part == DATA_PART_TEST ? 1 : 0);
+        status = ax_dataset_synth_linear(settings->synth_rows, settings->synth_features, seed, out);
+        if (status != AX_STATUS_OK)
+            return report_failure(status, spec);
+        scale_features(*out, settings->scale);
+    } else {
+        int resolved = resolve(option, spec, path, sizeof path);
+        if (resolved != CLI_EXIT_OK)
+            return resolved;
+        if (is_directory(path)) {
+            if (!idx_part_present(path, part)) {
+                const char *prefix = part == DATA_PART_TEST ? "t10k" : "train";
+                fprintf(stderr,
+                        "axon: %s %s: the folder has no %s-images-idx3-ubyte[.gz]; a folder "
+                        "must hold MNIST-format IDX files (%s-images-idx3-ubyte and "
+                        "%s-labels-idx1-ubyte, gzipped or not)\n",
+                        option, spec, prefix, prefix, prefix);
+                return CLI_EXIT_RUNTIME;
+            }
+            status = ax_dataset_load_idx_dir(path, part == DATA_PART_TEST, out);
+            if (status != AX_STATUS_OK)
+                return report_failure(status, path);
+            scale_features(*out, settings->scale);
+        } else if (ends_with(path, ".csv")) {
+            status = ax_dataset_load_csv(path, &settings->csv, out);
+            if (status != AX_STATUS_OK)
+                return report_failure(status, path);
+        } else if (ends_with(path, ".npy")) {
+            if (labels_path && !exists(labels_path)) {
+                fprintf(stderr, "axon: %s labels %s: no such file or directory\n", option,
+                        labels_path);
+                return CLI_EXIT_RUNTIME;
+            }
+            status = ax_dataset_load_npy(path, labels_path, settings->scale, out);
+            if (status != AX_STATUS_OK)
+                return report_failure(status, path);
+        } else {
+            fprintf(stderr,
+                    "axon: %s %s: unknown kind of data; expected a folder of IDX files, a .csv "
+                    "or .npy file, a data set name such as fashion-mnist, or synth:linear\n",
+                    option, spec);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    status = ax_dataset_check_finite(*out);
+    if (status != AX_STATUS_OK) {
+        int result = report_failure(status, ax_dataset_source(*out));
+        ax_dataset_free(*out);
+        *out = NULL;
+        return result;
+    }
+    if (ax_dataset_rows(*out) == 0) {
+        fprintf(stderr, "axon: %s %s: no rows\n", option, spec);
+        ax_dataset_free(*out);
+        *out = NULL;
+        return CLI_EXIT_RUNTIME;
+    }
+    return CLI_EXIT_OK;
+}
+
+bool data_source_has_test_part(const char *spec)
+{
+    char path[4096];
+    if (strncmp(spec, "synth:", 6) == 0)
+        return false;
+    if (exists(spec))
+        snprintf(path, sizeof path, "%s", spec);
+    else if (!installed_path(spec, path, sizeof path))
+        return false;
+    return is_directory(path) && idx_part_present(path, DATA_PART_TEST);
+}
+
+void data_describe(const ax_dataset *dataset, char *text, size_t capacity)
+{
+    int64_t classes = ax_dataset_classes(dataset), targets = ax_dataset_targets(dataset);
+    int written = snprintf(text, capacity, "%lld rows, %lld features",
+                           (long long)ax_dataset_rows(dataset),
+                           (long long)ax_dataset_features(dataset));
+    if (written < 0 || (size_t)written >= capacity)
+        return;
+    if (classes > 0)
+        snprintf(text + written, capacity - (size_t)written, ", %lld classes", (long long)classes);
+    else if (targets > 0)
+        snprintf(text + written, capacity - (size_t)written, ", %lld target%s",
+                 (long long)targets, targets == 1 ? "" : "s");
+}

@@ -1,0 +1,72 @@
+/* data_source.h: turning a --data or --test argument into a dataset.
+ *
+ *   fashion-mnist        /usr/share/datasets/fashion-mnist (any NAME there works)
+ *   DIR                  a folder of MNIST-format IDX files: train-* for
+ *                        training, t10k-* as the test set
+ *   FILE.csv             one row per line, the label in column --label-column
+ *   FILE.npy             NumPy features; labels from --labels FILE.npy (or
+ *                        --test-labels for --test), else the first column
+ *   synth:linear         seed 001's benchmark: --rows x --features from N(0,1)
+ *
+ * Every dataset is checked for NaN and Inf before it is used. */
+#ifndef AXON_CLI_DATA_SOURCE_H
+#define AXON_CLI_DATA_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "axon.h"
+#include "options.h"
+
+/* The option-table entries every subcommand that reads data includes. */
+#define DATA_SOURCE_OPTIONS                                                                   \
+    {"label-column", CLI_INT, "N", "0",                                                       \
+     "CSV: 0-based column holding the label; -1 = the last column"},                          \
+    {"header", CLI_FLAG, NULL, NULL, "CSV: the first line holds column names; skip it"},     \
+    {"delimiter", CLI_STRING, "C", ",", "CSV: the field separator, one character or 'tab'"}, \
+    {"regression", CLI_FLAG, NULL, NULL,                                                      \
+     "CSV: the label column is a number to predict, not a class"},                            \
+    {"scale", CLI_NUMBER, "X", "1",                                                           \
+     "multiply every feature by X, e.g. 1/255 for 0..255 pixels\n"                            \
+     "(IDX folders are already scaled to [0, 1])"},                                           \
+    {"labels", CLI_STRING, "FILE", NULL, ".npy: labels (integers) or targets of --data"},     \
+    {"test-labels", CLI_STRING, "FILE", NULL, ".npy: labels or targets of --test"},          \
+    {"rows", CLI_INT, "N", "500000", "synth:linear: number of rows"},                        \
+    {"features", CLI_INT, "N", "20", "synth:linear: number of features"}
+
+typedef enum data_part {
+    DATA_PART_TRAIN, /* an IDX folder's train-* files */
+    DATA_PART_TEST,  /* an IDX folder's t10k-* files */
+} data_part;
+
+typedef struct data_settings {
+    ax_csv_options csv;
+    double scale;
+    const char *labels;       /* --labels, or NULL */
+    const char *test_labels;  /* --test-labels, or NULL */
+    int64_t synth_rows;
+    int64_t synth_features;
+    uint64_t seed;            /* synth:linear draws from this */
+} data_settings;
+
+/* Reads the DATA_SOURCE_OPTIONS (and --seed) from args; false after printing
+ * a usage message. */
+bool data_settings_read(const cli_args *args, data_settings *settings);
+
+/* Loads spec (the value of `option`, "--data" or "--test") into *out:
+ * labels_path is the .npy labels file (or NULL), part picks an IDX folder's
+ * train or t10k files, and synth:linear as a test set (part TEST) draws from
+ * seed + 1 so it differs from the training set. Returns CLI_EXIT_OK or, after
+ * printing "axon: ..." to stderr, CLI_EXIT_RUNTIME (unreadable or bad data) or
+ * CLI_EXIT_USAGE (a spec that names no known kind of data). */
+int data_source_load(const char *option, const char *spec, const char *labels_path,
+                     data_part part, const data_settings *settings, ax_dataset **out);
+
+/* True when spec is an IDX folder that also holds the t10k test files. */
+bool data_source_has_test_part(const char *spec);
+
+/* "60000 rows, 784 features, 10 classes" */
+void data_describe(const ax_dataset *dataset, char *text, size_t capacity);
+
+#endif

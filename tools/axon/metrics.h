@@ -1,0 +1,36 @@
+/* metrics.h: machine-readable output. `axon train --metrics FILE` writes one
+ * JSON object per line per epoch (JSON Lines), flushed as each epoch ends so
+ * that a run can be followed with `tail -f` and a crash loses nothing; the
+ * JSON helpers also serve `axon eval --json`. Absent or non-finite figures
+ * are written as null, since JSON has no NaN. */
+#ifndef AXON_CLI_METRICS_H
+#define AXON_CLI_METRICS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "axon.h"
+
+/* Writes text as a JSON string literal, escaping quotes, backslashes and
+ * control characters. */
+void json_write_string(FILE *stream, const char *text);
+/* Writes a number with enough digits to round-trip, or null when not finite. */
+void json_write_number(FILE *stream, double value);
+
+typedef struct metrics_file {
+    FILE *file;        /* NULL when no --metrics was given */
+    const char *path;
+} metrics_file;
+
+/* Creates (truncates) the metrics file; prints "axon: ..." and returns false
+ * when it cannot. path NULL means no metrics: every call is then a no-op. */
+bool metrics_open(metrics_file *metrics, const char *path);
+/* Appends the line of a finished epoch:
+ * {"epoch":1,"train_loss":..,"val_loss":..,"test_loss":..,"test_accuracy":..,
+ *  "seconds":..,"gflops":..} (test_accuracy null for regression); false
+ * (after printing why) when writing failed. */
+bool metrics_write_epoch(metrics_file *metrics, const ax_progress *progress, bool classification);
+/* Closes the file; false (after printing why) when the last write failed. */
+bool metrics_close(metrics_file *metrics);
+
+#endif

@@ -1,0 +1,149 @@
+/* progress.c: the live line and the per-epoch lines of `axon train`, the
+ * per-epoch --metrics record, and Ctrl-C handling. The live line goes to
+ * stderr only when stderr is a terminal, so logs and pipes get the plain
+ * epoch lines alone, without carriage returns. */
+#define _POSIX_C_SOURCE 200809L
+#include "progress.h"
+
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t interrupt_requested;
+
+static void on_interrupt(int signal_number)
+{
+    (void)signal_number;
+    interrupt_requested = 1;
+}
+
+void progress_catch_interrupt(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    /* One-shot: the first Ctrl-C stops training cleanly, a second one kills
+     * the process as the user would expect if the clean stop is slow. */
+    action.sa_flags = (int)SA_RESETHAND;
+    interrupt_requested = 0;
+    sigaction(SIGINT, &action, NULL);
+}
+
+void progress_release_interrupt(void)
+{
+    signal(SIGINT, SIG_DFL);
+}
+
+bool progress_interrupted(void) { return interrupt_requested != 0; }
+
+void format_duration(double seconds, char *text, size_t capacity)
+{
+    if (!isfinite(seconds) || seconds < 0) {
+        snprintf(text, capacity, "?");
+        return;
+    }
+    long long total = (long long)(seconds + 0.5);
+    if (seconds > 1e9)
+        snprintf(text, capacity, "a long time");
+    else if (total < 60)
+        snprintf(text, capacity, "%llds", total);
+    else if (total < 3600)
+        snprintf(text, capacity, "%lldm%02llds", total / 60, total % 60);
+    else
+        snprintf(text, capacity, "%lldh%02lldm", total / 3600, total % 3600 / 60);
+}
+
+void format_loss(double loss, char *text, size_t capacity)
+{
+    if (!isfinite(loss))
+        snprintf(text, capacity, "%s", isnan(loss) ? "nan" : "inf");
+    else if (fabs(loss) < 1000.0)
+        snprintf(text, capacity, "%.4f", loss);
+    else
+        snprintf(text, capacity, "%.4g", loss);
+}
+
+void progress_init(progress_display *display, bool quiet, bool classification,
+                   metrics_file *metrics)
+{
+    memset(display, 0, sizeof *display);
+    display->out = stdout;
+    display->quiet = quiet;
+    display->live = !quiet && isatty(fileno(stderr));
+    display->classification = classification;
+    display->metrics = metrics;
+}
+
+void progress_clear_line(progress_display *display)
+{
+    if (display->line_shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        display->line_shown = false;
+    }
+}
+
+static void show_live_line(progress_display *display, const ax_progress *progress)
+{
+    char loss[32], eta[32];
+    format_loss(progress->train_loss, loss, sizeof loss);
+    format_duration(progress->eta_seconds, eta, sizeof eta);
+    fprintf(stderr, "\repoch %d/%d  batch %lld/%lld  %.0f samples/s  loss %s  ETA %s\033[K",
+            progress->epoch, progress->epochs, (long long)progress->batch,
+            (long long)progress->batches, progress->samples_per_second, loss, eta);
+    fflush(stderr);
+    display->line_shown = true;
+}
+
+static void show_epoch_line(progress_display *display, const ax_progress *progress)
+{
+    char line[512];
+    char number[32];
+    size_t used = 0;
+#define APPEND(...)                                                                      \
+    do {                                                                                 \
+        if (used < sizeof line)                                                          \
+            used += (size_t)snprintf(line + used, sizeof line - used, __VA_ARGS__);       \
+    } while (0)
+    format_loss(progress->train_loss, number, sizeof number);
+    APPEND("epoch %d/%d  loss %s", progress->epoch, progress->epochs, number);
+    if (!isnan(progress->validation_loss)) {
+        format_loss(progress->validation_loss, number, sizeof number);
+        APPEND("  val_loss %s", number);
+        if (display->classification && isfinite(progress->validation_accuracy))
+            APPEND("  val_acc %.2f%%", 100.0 * progress->validation_accuracy);
+    }
+    if (!isnan(progress->test_loss)) {
+        format_loss(progress->test_loss, number, sizeof number);
+        APPEND("  test_loss %s", number);
+        if (display->classification && isfinite(progress->test_accuracy))
+            APPEND("  test_acc %.2f%%", 100.0 * progress->test_accuracy);
+    }
+    APPEND("  %.2f s", progress->epoch_seconds);
+    if (isfinite(progress->gflops))
+        APPEND("  %.1f GFLOP/s", progress->gflops);
+#undef APPEND
+    progress_clear_line(display);
+    fprintf(display->out, "%s\n", line);
+    fflush(display->out);
+}
+
+bool progress_callback(const ax_progress *progress, void *user)
+{
+    progress_display *display = user;
+    if (progress->epoch_done) {
+        display->last_epoch = *progress;
+        display->have_epoch = true;
+        if (!display->quiet)
+            show_epoch_line(display, progress);
+        if (!metrics_write_epoch(display->metrics, progress, display->classification)) {
+            display->metrics_failed = true;
+            return false;
+        }
+    } else if (display->live) {
+        show_live_line(display, progress);
+    }
+    return !progress_interrupted();
+}
