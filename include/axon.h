@@ -272,7 +272,8 @@ typedef struct ax_progress {
     int64_t batches;           /* batches per epoch */
     bool epoch_done;           /* true once per epoch, with the epoch's figures filled */
     double samples_per_second;
-    double train_loss;         /* running mean over the epoch so far */
+    double train_loss;         /* running mean over the epoch so far of the optimised
+                                  objective: data loss plus the L2 term */
     double validation_loss;    /* NAN when no validation set */
     double validation_accuracy;
     double test_loss;          /* NAN when no test set */
@@ -313,7 +314,7 @@ typedef struct ax_train_summary {
     int best_epoch;            /* epoch whose weights were kept (early stopping) or the last */
     double seconds;            /* training time, evaluation excluded */
     double gflop;              /* FLOPs done, by seed 001's count */
-    double final_train_loss;
+    double final_train_loss;      /* last epoch's mean objective (L2 term included) */
     double final_test_accuracy;   /* NAN without a test set */
 } ax_train_summary;
 

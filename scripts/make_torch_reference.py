@@ -33,6 +33,8 @@ layer W (out, in) row-major, then b (out), which is nn.Linear's layout):
   loss0          (1)        loss of batch 0 at params0, l2/2 ||W||^2 included
   gradient0      (P)        its gradient
   losses         (S)        data loss (no l2) of each step's batch before its update
+  objectives     (S)        the same plus l2/2 ||W||^2 of the parameters before the
+                            update: the loss the step minimises
   params_steps   (S, P)     parameters after each step
 
 Loss definitions follow include/axon.h: cross-entropy is the mean over rows;
@@ -144,17 +146,19 @@ def run_case(spec, params0, inputs, labels, targets):
     else:
         optimizer = torch.optim.Adam(groups, lr=spec["lr"], betas=(spec["beta1"], spec["beta2"]),
                                      eps=spec["epsilon"])
-    losses, snapshots = [], []
+    losses, objectives, snapshots = [], [], []
     for k in range(steps):
         x, lab, tgt = batch_of(k)
         optimizer.zero_grad()
         z, y = forward(tensors, layers, x)
         loss = data_loss(spec["loss"], z, y, lab, tgt)
         loss.backward()  # weight decay is added by the optimizer
-        optimizer.step()
         losses.append(loss.item())
+        objectives.append(loss.item() + l2_term(tensors, spec["l2"]).item())
+        optimizer.step()
         snapshots.append(torch.cat([t.detach().reshape(-1) for t in tensors]).to(torch.float64))
     out["losses"] = np.array(losses)
+    out["objectives"] = np.array(objectives)
     out["params_steps"] = torch.stack(snapshots).numpy().reshape(-1)
     return out
 

@@ -47,8 +47,13 @@ typedef struct variant {
 
 static const char *activation_names[] = {"identity", "sigmoid", "tanh", "relu", "softmax"};
 
-/* splitmix64: the test's own random numbers, independent of the library's. */
-static uint64_t random_state = 20240611;
+/* splitmix64: the test's own random numbers, independent of the library's.
+ * Seed 4 is the first for which no ReLU pre-activation comes within
+ * KINK_MARGIN of zero under any dropout mask (checked below, every run). */
+static uint64_t random_state = 4;
+
+/* The largest errors seen, for the summary line. */
+static double worst_loss_error, worst_float32_error;
 static double random_uniform(double low, double high)
 {
     uint64_t x = (random_state += 0x9e3779b97f4a7c15ULL);
@@ -262,7 +267,9 @@ static void check_loss(const combination *c, const variant *v, ax_net *net, ax_d
     ax_net_parameters_set(net, params);
     CHECK_OK(ax_net_loss_gradient(net, data, v->first, v->rows, &regularization, &loss, NULL));
     double expected = reference_loss(c, params, data, v->first, v->rows, v->l2, &min_relu);
-    if (!(fabs(loss - expected) <= LOSS_TOLERANCE * fmax(1.0, fabs(expected)))) {
+    double loss_error = fabs(loss - expected) / fmax(1.0, fabs(expected));
+    worst_loss_error = fmax(worst_loss_error, loss_error);
+    if (!(loss_error <= LOSS_TOLERANCE)) {
         fprintf(stderr, "loss %s hidden, %s output, %s: axon %.17g, reference %.17g\n",
                 activation_names[c->hidden], activation_names[c->output], v->name, loss, expected);
         test_failures++;
@@ -310,6 +317,7 @@ static void check_float32(const combination *c, const variant *v, ax_net *net64,
     double largest = 0, worst = 0;
     for (int64_t i = 0; i < PARAMETERS; i++) largest = fmax(largest, fabs(g64[i]));
     for (int64_t i = 0; i < PARAMETERS; i++) worst = fmax(worst, fabs(g32[i] - g64[i]));
+    worst_float32_error = fmax(worst_float32_error, worst / fmax(largest, DBL_MIN));
     if (!(worst <= F32_TOLERANCE * largest) || !(fabs(loss32 - loss64) <= 1e-5 * fmax(1.0, fabs(loss64)))) {
         fprintf(stderr, "float32 %s hidden, %s output, %s: gradient off by %.3g (max |g| %.3g), "
                 "loss %.17g vs float64 %.17g\n", activation_names[c->hidden],
@@ -457,8 +465,10 @@ int main(void)
         }
     }
     check_cross_entropy_by_hand(classes);
-    printf("%d gradients checked against finite differences; worst relative error %.3g\n",
-           checked, worst_overall);
+    printf("%d gradients checked against finite differences: worst relative error %.3g "
+           "(tolerance %g); losses vs the reference pass: %.3g (tolerance %g); float32 vs "
+           "float64 gradients: %.3g (tolerance %g)\n", checked, worst_overall, FD_TOLERANCE,
+           worst_loss_error, LOSS_TOLERANCE, worst_float32_error, F32_TOLERANCE);
     ax_dataset_free(classes);
     ax_dataset_free(values);
     return test_finish("test_gradients");

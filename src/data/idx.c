@@ -2,11 +2,15 @@
  * Fashion-MNIST): an images file (magic 0x00000803, uint8 (n, rows, cols))
  * and a labels file (magic 0x00000801, uint8 (n)), either gzipped or plain.
  *
- * Every number in a header is checked before it is trusted: a plain file
- * must hold exactly the bytes its header promises (checked against the file
- * size before anything is allocated); a gzipped file cannot tell its size up
- * front, so its data is read in chunks into a buffer that grows only as data
- * actually arrives, and truncation is reported at the image where it ran out.
+ * Every number in a header is checked before it is trusted. A plain file
+ * must hold exactly the bytes its header promises, checked against the file
+ * size before anything is allocated. A gzipped file cannot tell its size up
+ * front: when its trailer's size agrees with the header, pixels are
+ * inflated in 1 MiB chunks and scaled straight into the dataset; otherwise
+ * they are first read into a buffer that grows only as data actually
+ * arrives, so a lying header commits no memory. Either way truncation is
+ * reported at the image where the data ran out, and trailing data is an
+ * error too.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -27,15 +31,16 @@ enum {
     IDX_MAGIC_IMAGES = 0x00000803,
 };
 
-/* Large reads let zlib inflate straight into our buffer (no extra copy). */
-static const size_t idx_chunk_bytes = (size_t)16 << 20;
-/* A gzipped body starts with a buffer of at most this size and doubles. */
-static const size_t idx_initial_capacity = (size_t)64 << 20;
+/* Reads this large let zlib inflate straight into our buffer (no extra
+ * copy) while the chunk stays in cache for the conversion to float. */
+static const size_t idx_staging_bytes = (size_t)1 << 20;
 
 typedef struct idx_file {
     const char *path;
     gzFile gz;
-    int64_t body_bytes; /* bytes after the header for a plain file, -1 when unknown (gzip) */
+    int64_t body_bytes;   /* bytes after the header for a plain file, -1 when unknown (gzip) */
+    int64_t gzip_size;    /* a gzip trailer's uncompressed size (mod 2^32), -1 if none */
+    int64_t header_bytes; /* set by idx_read_header */
 } idx_file;
 
 static void idx_close(idx_file *file)
@@ -51,11 +56,25 @@ static bool looks_gzipped(int fd)
     return pread(fd, head, 2, 0) == 2 && head[0] == 0x1f && head[1] == 0x8b;
 }
 
+/* ISIZE, the last 4 bytes of a gzip member (RFC 1952): its uncompressed
+ * size mod 2^32. Only a hint: the file may be cut short or hold several
+ * members. */
+static int64_t gzip_trailer_size(int fd, off_t file_size)
+{
+    unsigned char tail[4];
+    if (pread(fd, tail, 4, file_size - 4) != 4)
+        return -1;
+    return (int64_t)((uint32_t)tail[0] | (uint32_t)tail[1] << 8 | (uint32_t)tail[2] << 16 |
+                     (uint32_t)tail[3] << 24);
+}
+
 static ax_status idx_open(const char *path, idx_file *file)
 {
     file->path = path;
     file->gz = NULL;
     file->body_bytes = -1;
+    file->gzip_size = -1;
+    file->header_bytes = 0;
     /* open() ourselves rather than gzopen() so that errno is reliably the reason. */
     int fd = open(path, O_RDONLY);
     if (fd < 0)
@@ -76,6 +95,8 @@ static ax_status idx_open(const char *path, idx_file *file)
     }
     if (S_ISREG(info.st_mode) && !looks_gzipped(fd))
         file->body_bytes = (int64_t)info.st_size; /* header size subtracted by the caller */
+    else if (S_ISREG(info.st_mode) && info.st_size >= 18)
+        file->gzip_size = gzip_trailer_size(fd, info.st_size);
     file->gz = gzdopen(fd, "rb");
     if (!file->gz) {
         close(fd);
@@ -85,25 +106,35 @@ static ax_status idx_open(const char *path, idx_file *file)
     return AX_STATUS_OK;
 }
 
+/* zlib's message without the "<fd:3>: " that gzdopen'd files get. */
+static const char *zlib_message(gzFile gz)
+{
+    int code;
+    const char *message = gzerror(gz, &code);
+    if (strncmp(message, "<fd:", 4) == 0 && strstr(message, ": "))
+        message = strstr(message, ": ") + 2;
+    return message;
+}
+
 /* Reads up to `bytes`, returning how many arrived; a zlib failure sets *error. */
 static size_t idx_read(idx_file *file, void *buffer, size_t bytes, const char **error)
 {
     size_t done = 0;
     *error = NULL;
     while (done < bytes) {
-        size_t want = bytes - done < idx_chunk_bytes ? bytes - done : idx_chunk_bytes;
+        /* gzread takes an unsigned count and returns an int. */
+        size_t want = bytes - done < (size_t)1 << 30 ? bytes - done : (size_t)1 << 30;
         int got = gzread(file->gz, (unsigned char *)buffer + done, (unsigned)want);
         if (got < 0) {
-            int code;
-            *error = gzerror(file->gz, &code);
+            *error = zlib_message(file->gz);
             return done;
         }
         if (got == 0) {
             int code;
-            const char *message = gzerror(file->gz, &code);
+            gzerror(file->gz, &code);
             /* Z_BUF_ERROR: the gzip stream itself was cut short. */
             if (code != Z_OK)
-                *error = message;
+                *error = zlib_message(file->gz);
             return done;
         }
         done += (size_t)got;
@@ -129,7 +160,8 @@ static ax_status idx_read_header(idx_file *file, uint32_t expected_magic, int di
     const char *zlib_error;
     size_t got = idx_read(file, header, header_bytes, &zlib_error);
     if (got < 4 && zlib_error)
-        return ax_fail(AX_STATUS_BAD_FILE, "%s: cannot decompress: %s", file->path, zlib_error);
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: cannot decompress (zlib: %s)", file->path,
+                       zlib_error);
     if (got < 4)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: too short for an IDX file (%zu bytes)",
                        file->path, got);
@@ -148,95 +180,154 @@ static ax_status idx_read_header(idx_file *file, uint32_t expected_magic, int di
         const unsigned char *p = header + 4 + 4 * i;
         shape[i] = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
     }
+    file->header_bytes = (int64_t)header_bytes;
     if (file->body_bytes >= 0)
         file->body_bytes -= (int64_t)header_bytes;
     return AX_STATUS_OK;
 }
 
-/* Reads count items of item_bytes each after the header into a new buffer
- * (freed by the caller), refusing truncated files and trailing data. */
-static ax_status idx_read_body(idx_file *file, uint64_t count, uint64_t item_bytes,
-                               const char *items, uint8_t **out)
+/* Refuses a plain file whose size disagrees with its header, before
+ * anything is allocated. */
+static ax_status idx_check_size(const idx_file *file, uint64_t count, uint64_t item_bytes,
+                                const char *items)
 {
-    *out = NULL;
     const uint64_t total = count * item_bytes; /* the caller has ruled out overflow */
-    if (file->body_bytes >= 0) {
-        if ((uint64_t)file->body_bytes < total)
-            return ax_fail(AX_STATUS_BAD_FILE,
-                           "%s: truncated: header promises %llu %s (%llu bytes) but the file "
-                           "holds only %llu",
-                           file->path, (unsigned long long)count, items,
-                           (unsigned long long)total, (unsigned long long)file->body_bytes);
-        if ((uint64_t)file->body_bytes > total)
-            return ax_fail(AX_STATUS_BAD_FILE,
-                           "%s: trailing data: %llu bytes more than the %llu %s its header "
-                           "promises (%llu bytes)",
-                           file->path, (unsigned long long)file->body_bytes - total,
-                           (unsigned long long)count, items, (unsigned long long)total);
-    }
-    AX_TRY(ax_memory_check((size_t)total, file->path));
+    if (file->body_bytes < 0)
+        return AX_STATUS_OK;
+    if ((uint64_t)file->body_bytes < total)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: truncated: header promises %llu %s (%llu bytes) but the file "
+                       "holds only %llu",
+                       file->path, (unsigned long long)count, items, (unsigned long long)total,
+                       (unsigned long long)file->body_bytes);
+    if ((uint64_t)file->body_bytes > total)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: trailing data: %llu bytes more than the %llu %s its header "
+                       "promises (%llu bytes)",
+                       file->path, (unsigned long long)file->body_bytes - total,
+                       (unsigned long long)count, items, (unsigned long long)total);
+    return AX_STATUS_OK;
+}
 
-    size_t capacity = file->body_bytes >= 0 || total < idx_initial_capacity
-                          ? (size_t)total
-                          : idx_initial_capacity;
-    uint8_t *data = malloc(capacity ? capacity : 1);
-    if (!data)
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory for %llu bytes", file->path,
-                       (unsigned long long)capacity);
-    size_t filled = 0;
-    for (;;) {
-        const char *zlib_error;
-        size_t got = idx_read(file, data + filled, capacity - filled, &zlib_error);
-        filled += got;
-        if (filled < capacity) {
+/* Receives the body in chunks: bytes [offset, offset + bytes). */
+typedef void (*idx_sink)(void *context, const uint8_t *chunk, size_t offset, size_t bytes);
+
+/* Streams the body (count items of item_bytes) through staging into sink,
+ * then makes sure nothing follows it. */
+static ax_status idx_read_items(idx_file *file, uint64_t count, uint64_t item_bytes,
+                                const char *items, uint8_t *staging, size_t staging_bytes,
+                                idx_sink sink, void *context)
+{
+    const uint64_t total = count * item_bytes;
+    const char *zlib_error = NULL;
+    uint64_t done = 0;
+    while (done < total) {
+        size_t want = total - done < staging_bytes ? (size_t)(total - done) : staging_bytes;
+        size_t got = idx_read(file, staging, want, &zlib_error);
+        if (got)
+            sink(context, staging, (size_t)done, got);
+        done += got;
+        if (got < want) {
             /* The data ran out: say at which item, the unit the user knows. */
             char why[160] = "";
             if (zlib_error)
                 snprintf(why, sizeof why, " (zlib: %s)", zlib_error);
-            free(data);
             return ax_fail(AX_STATUS_BAD_FILE,
                            "%s: truncated: header promises %llu %s (%llu bytes) but the data "
-                           "runs out at %s %llu (0-based) after %zu bytes%s",
+                           "runs out at %s %llu (0-based) after %llu bytes%s",
                            file->path, (unsigned long long)count, items,
                            (unsigned long long)total, items[0] == 'i' ? "image" : "label",
-                           (unsigned long long)(filled / item_bytes), filled, why);
-        }
-        if (filled == total)
-            break;
-        size_t grown = capacity * 2 < total ? capacity * 2 : (size_t)total;
-        uint8_t *bigger = realloc(data, grown);
-        if (!bigger) {
-            free(data);
-            return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory for %zu bytes",
-                           file->path, grown);
-        }
-        data = bigger;
-        capacity = grown;
-    }
-    if (file->body_bytes < 0) {
-        /* Reading on to the end of the gzip stream also verifies its CRC and length. */
-        unsigned char extra;
-        const char *zlib_error;
-        size_t more = idx_read(file, &extra, 1, &zlib_error);
-        if (more != 0 || zlib_error) {
-            free(data);
-            if (more != 0)
-                return ax_fail(AX_STATUS_BAD_FILE,
-                               "%s: trailing data after the %llu %s its header promises "
-                               "(%llu bytes)",
-                               file->path, (unsigned long long)count, items,
-                               (unsigned long long)total);
-            return ax_fail(AX_STATUS_BAD_FILE,
-                           "%s: damaged gzip stream after all %llu %s (zlib: %s)", file->path,
-                           (unsigned long long)count, items, zlib_error);
+                           (unsigned long long)(done / item_bytes), (unsigned long long)done,
+                           why);
         }
     }
-    *out = data;
+    /* Reading on to the end also verifies a gzip stream's CRC and length. */
+    unsigned char extra;
+    size_t more = idx_read(file, &extra, 1, &zlib_error);
+    if (more != 0)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: trailing data after the %llu %s its header promises (%llu bytes)",
+                       file->path, (unsigned long long)count, items, (unsigned long long)total);
+    if (zlib_error)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: damaged gzip stream after all %llu %s (zlib: %s)",
+                       file->path, (unsigned long long)count, items, zlib_error);
     return AX_STATUS_OK;
 }
 
+/* A sink that keeps the bytes in a buffer grown as they arrive, so that a
+ * gzip header promising more than the file holds commits no memory for the
+ * bytes that never come. */
+typedef struct byte_buffer {
+    uint8_t *data;
+    size_t capacity;
+    bool failed;
+} byte_buffer;
+
+static void keep_bytes(void *context, const uint8_t *chunk, size_t offset, size_t bytes)
+{
+    byte_buffer *buffer = context;
+    if (buffer->failed)
+        return;
+    if (offset + bytes > buffer->capacity) {
+        size_t grown = buffer->capacity ? buffer->capacity : 1 << 16;
+        while (grown < offset + bytes)
+            grown *= 2;
+        uint8_t *bigger = realloc(buffer->data, grown);
+        if (!bigger) {
+            buffer->failed = true;
+            return;
+        }
+        buffer->data = bigger;
+        buffer->capacity = grown;
+    }
+    memcpy(buffer->data + offset, chunk, bytes);
+}
+
+/* A sink that scales pixels straight into the dataset: a plain loop over
+ * restrict pointers, which the compiler vectorises. */
+static void scale_pixels(void *context, const uint8_t *chunk, size_t offset, size_t bytes)
+{
+    float *restrict out = (float *)context + offset;
+    const uint8_t *restrict raw = chunk;
+    for (size_t i = 0; i < bytes; i++)
+        out[i] = (float)raw[i] / 255.0f;
+}
+
+/* True when the body size is known before reading: a plain file (checked
+ * against its header already) or a single-member gzip file whose trailer
+ * records the uncompressed size the header implies. */
+static bool idx_size_trusted(const idx_file *file, uint64_t body_bytes)
+{
+    if (file->body_bytes >= 0)
+        return true;
+    return file->gzip_size >= 0 &&
+           (uint32_t)file->gzip_size == (uint32_t)(file->header_bytes + body_bytes);
+}
+
+static ax_status read_labels(idx_file *labels, uint64_t count, uint8_t *staging,
+                             size_t staging_bytes, ax_dataset *dataset)
+{
+    byte_buffer buffer = {0};
+    ax_status status = idx_read_items(labels, count, 1, "labels", staging, staging_bytes,
+                                      keep_bytes, &buffer);
+    if (status == AX_STATUS_OK && buffer.failed)
+        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory for %llu labels",
+                         labels->path, (unsigned long long)count);
+    if (status == AX_STATUS_OK) {
+        uint8_t largest = 0;
+        for (uint64_t i = 0; i < count; i++) {
+            dataset->labels[i] = buffer.data[i];
+            largest = buffer.data[i] > largest ? buffer.data[i] : largest;
+        }
+        dataset->classes = (int64_t)largest + 1;
+    }
+    free(buffer.data);
+    return status;
+}
+
 /* Both headers are read before any body, so that a mismatched pair fails at once. */
-static ax_status load_pair(idx_file *images, idx_file *labels, ax_dataset **out)
+static ax_status load_pair(idx_file *images, idx_file *labels, uint8_t *staging,
+                           size_t staging_bytes, ax_dataset **out)
 {
     uint32_t image_shape[3] = {0}, label_shape[1] = {0};
     AX_TRY(idx_read_header(images, IDX_MAGIC_IMAGES, 3, image_shape));
@@ -258,41 +349,46 @@ static ax_status load_pair(idx_file *images, idx_file *labels, ax_dataset **out)
     if (label_shape[0] != count)
         return ax_fail(AX_STATUS_BAD_DATA, "%s holds %llu images but %s holds %u labels",
                        images->path, (unsigned long long)count, labels->path, label_shape[0]);
-    if (images->body_bytes < 0) {
-        /* A gzipped header may promise anything: refuse what could never fit first. */
-        char what[600];
-        snprintf(what, sizeof what, "%s (%llu images of %u x %u)", images->path,
-                 (unsigned long long)count, image_shape[1], image_shape[2]);
-        AX_TRY(ax_memory_check((size_t)(count * pixels * (1 + sizeof(float))), what));
-    }
+    AX_TRY(idx_check_size(images, count, pixels, "images"));
+    AX_TRY(idx_check_size(labels, count, 1, "labels"));
+    char what[600];
+    snprintf(what, sizeof what, "%s (%llu images of %u x %u)", images->path,
+             (unsigned long long)count, image_shape[1], image_shape[2]);
+    AX_TRY(ax_memory_check((size_t)(count * pixels * sizeof(float)), what));
 
-    uint8_t *label_bytes = NULL, *pixel_bytes = NULL;
-    AX_TRY(idx_read_body(images, count, pixels, "images", &pixel_bytes));
-    ax_status status = idx_read_body(labels, count, 1, "labels", &label_bytes);
+    const uint64_t total = count * pixels;
+    uint8_t *raw = NULL;
+    if (!idx_size_trusted(images, total)) {
+        /* The header may promise more than the file holds: read the bytes first. */
+        byte_buffer buffer = {0};
+        ax_status status = idx_read_items(images, count, pixels, "images", staging,
+                                          staging_bytes, keep_bytes, &buffer);
+        if (status == AX_STATUS_OK && buffer.failed)
+            status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory for %llu bytes",
+                             images->path, (unsigned long long)total);
+        if (status != AX_STATUS_OK) {
+            free(buffer.data);
+            return status;
+        }
+        raw = buffer.data;
+    }
+    ax_status status =
+        ax_dataset_allocate((int64_t)count, (int64_t)pixels, 1, 0, images->path, out);
+    if (status == AX_STATUS_OK) {
+        if (raw)
+            scale_pixels((*out)->feature_values, raw, 0, (size_t)total);
+        else
+            status = idx_read_items(images, count, pixels, "images", staging, staging_bytes,
+                                    scale_pixels, (*out)->feature_values);
+    }
+    free(raw);
     if (status == AX_STATUS_OK)
-        status = ax_dataset_allocate((int64_t)count, (int64_t)pixels, 1, 0, images->path, out);
+        status = read_labels(labels, count, staging, staging_bytes, *out);
     if (status != AX_STATUS_OK) {
-        free(label_bytes);
-        free(pixel_bytes);
-        return status;
+        ax_dataset_free(*out);
+        *out = NULL;
     }
-    ax_dataset *dataset = *out;
-    int32_t *labels_out = dataset->labels;
-    int32_t largest = 0;
-    for (uint64_t i = 0; i < count; i++) {
-        labels_out[i] = label_bytes[i];
-        largest = label_bytes[i] > largest ? label_bytes[i] : largest;
-    }
-    dataset->classes = (int64_t)largest + 1;
-    /* A plain loop over restrict pointers: the compiler vectorises it. */
-    float *restrict features = dataset->feature_values;
-    const uint8_t *restrict raw = pixel_bytes;
-    const size_t values = (size_t)(count * pixels);
-    for (size_t i = 0; i < values; i++)
-        features[i] = (float)raw[i] / 255.0f;
-    free(label_bytes);
-    free(pixel_bytes);
-    return AX_STATUS_OK;
+    return status;
 }
 
 ax_status ax_dataset_load_idx(const char *images_path, const char *labels_path, ax_dataset **out)
@@ -300,13 +396,19 @@ ax_status ax_dataset_load_idx(const char *images_path, const char *labels_path, 
     *out = NULL;
     if (!images_path || !labels_path)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "IDX loading needs both an images and a labels file");
+    /* One staging buffer, small enough to stay in cache while it is converted. */
+    uint8_t *staging = malloc(idx_staging_bytes);
+    if (!staging)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", images_path);
     idx_file images, labels = {0};
-    AX_TRY(idx_open(images_path, &images));
-    ax_status status = idx_open(labels_path, &labels);
+    ax_status status = idx_open(images_path, &images);
     if (status == AX_STATUS_OK)
-        status = load_pair(&images, &labels, out);
+        status = idx_open(labels_path, &labels);
+    if (status == AX_STATUS_OK)
+        status = load_pair(&images, &labels, staging, idx_staging_bytes, out);
     idx_close(&images);
     idx_close(&labels);
+    free(staging);
     return status;
 }
 

@@ -157,9 +157,36 @@ int cli_parse(const char *command, const cli_option *options, int option_count, 
     return CLI_EXIT_OK;
 }
 
+/* Writes text wrapped to the help column, breaking at spaces; a newline in
+ * a table's help string counts as a space, so the tables need not care
+ * about the layout. */
+static void print_wrapped(FILE *stream, const char *text, int indent, int width)
+{
+    int column = 0;
+    const char *c = text;
+    while (*c) {
+        if (*c == ' ' || *c == '\n') {
+            c++;
+            continue;
+        }
+        int length = (int)strcspn(c, " \n");
+        if (column > 0 && column + 1 + length > width) {
+            fprintf(stream, "\n%*s", indent, "");
+            column = 0;
+        } else if (column > 0) {
+            fputc(' ', stream);
+            column++;
+        }
+        fwrite(c, 1, (size_t)length, stream);
+        column += length;
+        c += length;
+    }
+}
+
 void cli_print_help(const cli_args *args, const char *usage, const char *description,
                     FILE *stream)
 {
+    enum { LEFT = 24, INDENT = LEFT + 3, WIDTH = 79 - INDENT };
     fprintf(stream, "usage: %s\n\n%s\n\noptions:\n", usage, description);
     for (int i = 0; i < args->option_count; i++) {
         const cli_option *option = &args->options[i];
@@ -168,20 +195,18 @@ void cli_print_help(const cli_args *args, const char *usage, const char *descrip
             snprintf(left, sizeof left, "--%s", option->name);
         else
             snprintf(left, sizeof left, "--%s %s", option->name, option->value_name);
-        fprintf(stream, "  %-24s ", left);
-        if (strlen(left) > 24)
-            fprintf(stream, "\n  %-24s ", "");
-        /* Continuation lines of the help text line up under its first line. */
-        for (const char *c = option->help; *c; c++) {
-            fputc(*c, stream);
-            if (*c == '\n')
-                fprintf(stream, "  %-24s ", "");
-        }
+        fprintf(stream, "  %-*s ", LEFT, left);
+        if (strlen(left) > LEFT)
+            fprintf(stream, "\n%*s", INDENT, "");
+        char text[1024];
         if (option->default_value && option->type != CLI_FLAG)
-            fprintf(stream, " (default %s)", option->default_value);
+            snprintf(text, sizeof text, "%s (default %s)", option->help, option->default_value);
+        else
+            snprintf(text, sizeof text, "%s", option->help);
+        print_wrapped(stream, text, INDENT, WIDTH);
         fputc('\n', stream);
     }
-    fprintf(stream, "  %-24s print this help\n", "--help");
+    fprintf(stream, "  %-*s print this help\n", LEFT, "--help");
 }
 
 static int option_index(const cli_args *args, const char *name)

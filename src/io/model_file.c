@@ -1,0 +1,165 @@
+/* model_file.c: saving and loading networks as safetensors. Tensors are
+ * named as PyTorch's nn.Sequential of nn.Linear would name them
+ * ("layers.0.weight" (out, in), "layers.0.bias" (out)); the architecture
+ * travels in the metadata, so a model file is self-describing. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/net.h"
+#include "io/safetensors.h"
+
+/* "128:relu,10:softmax": the --layers syntax, without the input width. */
+static void layers_text(const ax_net_config *config, char *text, size_t capacity)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (int l = 0; l < config->layer_count && used < capacity; l++)
+        used += (size_t)snprintf(text + used, capacity - used, "%s%lld:%s", l ? "," : "",
+                                 (long long)config->layers[l].width,
+                                 ax_activation_name(config->layers[l].activation));
+}
+
+ax_status ax_net_save(const ax_net *net, const char *path)
+{
+    const int layers = net->layer_count;
+    ax_safetensors_tensor tensors[2 * AX_MAX_LAYERS];
+    char names[2 * AX_MAX_LAYERS][32];
+    double *values = malloc((size_t)net->parameter_count * sizeof(double));
+    float *values32 = NULL;
+    if (!values)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory saving %s", path);
+    ax_net_parameters_get(net, values);
+    bool single = net->config.precision == AX_PRECISION_F32;
+    if (single) {
+        values32 = malloc((size_t)net->parameter_count * sizeof(float));
+        if (!values32) {
+            free(values);
+            return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory saving %s", path);
+        }
+        for (int64_t i = 0; i < net->parameter_count; i++)
+            values32[i] = (float)values[i];
+    }
+    for (int l = 0; l < layers; l++) {
+        const ax_layer *layer = &net->layers[l];
+        for (int part = 0; part < 2; part++) {
+            ax_safetensors_tensor *tensor = &tensors[2 * l + part];
+            int64_t offset = part == 0 ? layer->weight_offset : layer->bias_offset;
+            snprintf(names[2 * l + part], sizeof names[0], "layers.%d.%s", l, part == 0 ? "weight" : "bias");
+            tensor->name = names[2 * l + part];
+            tensor->dtype = single ? AX_SAFETENSORS_F32 : AX_SAFETENSORS_F64;
+            tensor->rank = part == 0 ? 2 : 1;
+            tensor->shape[0] = layer->out;
+            tensor->shape[1] = layer->in;
+            tensor->data = single ? (const void *)(values32 + offset) : (const void *)(values + offset);
+        }
+    }
+    char input_width[32], layout[AX_MAX_LAYERS * 32];
+    snprintf(input_width, sizeof input_width, "%lld", (long long)net->config.input_width);
+    layers_text(&net->config, layout, sizeof layout);
+    const char *keys[] = {"format", "producer", "input_width", "layers", "loss"};
+    const char *texts[] = {"pt", "axon " AX_VERSION, input_width, layout, ax_loss_name(net->config.loss)};
+    ax_status status = ax_safetensors_write(path, tensors, 2 * layers, keys, texts, 5);
+    free(values);
+    free(values32);
+    return status;
+}
+
+static ax_status read_architecture(const ax_safetensors_file *file, ax_net_config *config)
+{
+    const char *path = ax_safetensors_path(file);
+    const char *width = ax_safetensors_metadata(file, "input_width");
+    const char *layout = ax_safetensors_metadata(file, "layers");
+    const char *loss = ax_safetensors_metadata(file, "loss");
+    if (!width || !layout)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: the metadata lacks \"input_width\" or \"layers\"; is this an axon model?", path);
+    char *end;
+    errno = 0;
+    long long input_width = strtoll(width, &end, 10);
+    if (end == width || *end || errno || input_width < 1)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: metadata input_width '%s' is not a positive integer",
+                       path, width);
+    config->input_width = input_width;
+    ax_status status = ax_layers_parse(layout, config);
+    if (status == AX_STATUS_OK && loss)
+        status = ax_loss_parse(loss, &config->loss);
+    if (status != AX_STATUS_OK)
+        return ax_fail_context(AX_STATUS_BAD_FILE, "%s: metadata", path);
+    return AX_STATUS_OK;
+}
+
+/* Copies one stored tensor into values after checking its name and shape. */
+static ax_status read_tensor(const ax_safetensors_file *file, const char *name, int rank,
+                             int64_t rows, int64_t cols, double *values)
+{
+    const char *path = ax_safetensors_path(file);
+    const ax_safetensors_tensor *tensor = ax_safetensors_find(file, name);
+    if (!tensor)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"%s\" is missing", path, name);
+    bool shape_ok = tensor->rank == rank && tensor->shape[0] == rows && (rank == 1 || tensor->shape[1] == cols);
+    if (!shape_ok) {
+        if (rank == 2)
+            return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"%s\" should have shape (%lld, %lld) for the layout in the metadata",
+                           path, name, (long long)rows, (long long)cols);
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"%s\" should have shape (%lld)", path, name,
+                       (long long)rows);
+    }
+    int64_t count = rank == 2 ? rows * cols : rows;
+    for (int64_t i = 0; i < count; i++) {
+        double value = tensor->dtype == AX_SAFETENSORS_F64 ? ((const double *)tensor->data)[i]
+                                                           : (double)((const float *)tensor->data)[i];
+        if (value != value || value - value != 0)
+            return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"%s\" holds a NaN or infinite value at index %lld",
+                           path, name, (long long)i);
+        values[i] = value;
+    }
+    return AX_STATUS_OK;
+}
+
+ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out)
+{
+    *out = NULL;
+    ax_safetensors_file *file = NULL;
+    AX_TRY(ax_safetensors_read(path, &file));
+    ax_net_config config = ax_net_defaults();
+    config.precision = precision;
+    ax_net *net = NULL;
+    double *values = NULL;
+    ax_status status = read_architecture(file, &config);
+    if (status == AX_STATUS_OK) {
+        status = ax_net_create(&config, &net);
+        if (status != AX_STATUS_OK)
+            status = ax_fail_context(AX_STATUS_BAD_FILE, "%s: metadata", path);
+    }
+    if (status == AX_STATUS_OK && ax_safetensors_count(file) != 2 * net->layer_count)
+        status = ax_fail(AX_STATUS_BAD_FILE, "%s: holds %d tensors but its layout needs %d", path,
+                         ax_safetensors_count(file), 2 * net->layer_count);
+    if (status == AX_STATUS_OK) {
+        values = malloc((size_t)net->parameter_count * sizeof(double));
+        if (!values)
+            status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory loading %s", path);
+    }
+    for (int l = 0; status == AX_STATUS_OK && l < net->layer_count; l++) {
+        const ax_layer *layer = &net->layers[l];
+        char name[32];
+        snprintf(name, sizeof name, "layers.%d.weight", l);
+        status = read_tensor(file, name, 2, layer->out, layer->in, values + layer->weight_offset);
+        if (status == AX_STATUS_OK) {
+            snprintf(name, sizeof name, "layers.%d.bias", l);
+            status = read_tensor(file, name, 1, layer->out, 1, values + layer->bias_offset);
+        }
+    }
+    if (status == AX_STATUS_OK)
+        ax_net_parameters_set(net, values);
+    free(values);
+    ax_safetensors_free(file);
+    if (status != AX_STATUS_OK) {
+        ax_net_free(net);
+        return status;
+    }
+    *out = net;
+    return AX_STATUS_OK;
+}

@@ -1,0 +1,111 @@
+/* main.c: the axon command: `axon train|eval|predict|info|help`, and
+ * `axon --version`. Each subcommand lives in its own file and uses only the
+ * public header, like any other program built on libaxon. Exit status: 0 on
+ * success, 1 for runtime errors (bad data, unreadable files), 2 for usage
+ * errors (bad command line), 130 when Ctrl-C stopped training. */
+#include <stdio.h>
+#include <string.h>
+
+#include "axon.h"
+#include "common.h"
+#include "options.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"train", command_train, "train a network on a data set and save it"},
+    {"eval", command_eval, "loss, accuracy and confusion matrix of a saved model"},
+    {"predict", command_predict, "write a saved model's outputs for a data set as CSV"},
+    {"info", command_info, "version, build (BLAS, CPU features, OpenMP), threads and cores"},
+};
+enum { COMMAND_COUNT = (int)(sizeof commands / sizeof *commands) };
+
+static void print_overview(FILE *stream)
+{
+    fprintf(stream,
+            "axon %s: trains dense neural networks fast on the CPU and reports how fast.\n\n"
+            "usage: axon COMMAND [options]\n\ncommands:\n",
+            AX_VERSION);
+    for (int i = 0; i < COMMAND_COUNT; i++)
+        fprintf(stream, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(stream,
+            "  %-9s the options of a command: axon help train (or axon train --help)\n\n"
+            "  axon --version    print the version\n\n"
+            "example:\n"
+            "  axon train --data fashion-mnist --layers 128:relu,128:relu,10:softmax \\\n"
+            "             --epochs 5 --out fmnist.safetensors\n"
+            "  axon eval --model fmnist.safetensors --data fashion-mnist\n\n"
+            "The manual: docs/cli.md.\n",
+            "help");
+}
+
+static const command *find_command(const char *name)
+{
+    for (int i = 0; i < COMMAND_COUNT; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+    fprintf(stderr, "axon: unknown command '%s' (see axon --help)\n", name);
+    const char *names[COMMAND_COUNT + 1];
+    for (int i = 0; i < COMMAND_COUNT; i++)
+        names[i] = commands[i].name;
+    names[COMMAND_COUNT] = "help";
+    const char *near = cli_closest(name, strlen(name), names, COMMAND_COUNT + 1);
+    if (near)
+        fprintf(stderr, "axon: did you mean '%s'?\n", near);
+    return CLI_EXIT_USAGE;
+}
+
+static int help(int argc, char **argv)
+{
+    if (argc < 3) {
+        print_overview(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (argc > 3) {
+        fprintf(stderr, "axon help: give one command, e.g. axon help train\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (strcmp(argv[2], "help") == 0) {
+        print_overview(stdout);
+        return CLI_EXIT_OK;
+    }
+    const command *target = find_command(argv[2]);
+    if (!target)
+        return unknown_command(argv[2]);
+    char help_flag[] = "--help";
+    char *help_argv[] = {argv[2], help_flag, NULL};
+    return target->run(2, help_argv);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_overview(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--version") == 0) {
+        printf("axon %s\n", AX_VERSION);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0)
+        return help(argc, argv);
+    if (name[0] == '-') {
+        fprintf(stderr, "axon: unknown option %s; the command comes first, e.g. axon train "
+                        "--data ... (see axon --help)\n", name);
+        return CLI_EXIT_USAGE;
+    }
+    const command *target = find_command(name);
+    if (!target)
+        return unknown_command(name);
+    return target->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,181 @@
+/* predict.c: `axon predict`: runs a saved model over a data set and writes
+ * its outputs as CSV, a header line then one row per input row:
+ *   classification (softmax or sigmoid output): predicted,p0,p1,...
+ *   regression:                                  y  (or y0,y1,... for several)
+ * Rows go through the network in chunks so that the outputs of a large set
+ * never need to be held at once. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "data_source.h"
+#include "options.h"
+
+static const cli_option predict_options[] = {
+    {"model", CLI_STRING, "FILE", NULL, "the model (required), from axon train --out"},
+    {"data", CLI_STRING, "D", NULL,
+     "the inputs (required): an IDX folder (its t10k files), FILE.csv (with its\n"
+     "label column, which is ignored), FILE.npy or synth:linear"},
+    {"out", CLI_STRING, "FILE", NULL, "write the CSV there instead of to stdout"},
+    PRECISION_OPTION,
+    THREADS_OPTION,
+    {"seed", CLI_INT, "N", "1", "synth:linear: seed of the data"},
+    DATA_SOURCE_OPTIONS,
+};
+
+static const char predict_usage[] = "axon predict --model FILE --data D [--out FILE.csv] [options]";
+static const char predict_description[] =
+    "Writes the model's outputs for every row of D as CSV with a header line:\n"
+    "\"predicted,p0,p1,...\" (the class and its probabilities) for a softmax or\n"
+    "sigmoid output, the predicted values \"y\" (or y0,y1,...) otherwise.\n"
+    "\nexample:\n  axon predict --model fmnist.safetensors --data fashion-mnist --out p.csv";
+
+/* Rows per call of ax_net_predict: bounded output memory (16 MiB of floats). */
+static int64_t chunk_rows(int64_t width)
+{
+    int64_t rows = (int64_t)(4 << 20) / (width > 0 ? width : 1);
+    return rows > 0 ? rows : 1;
+}
+
+static void write_header(FILE *stream, bool classification, int64_t width)
+{
+    if (classification) {
+        fputs("predicted", stream);
+        if (width == 1)
+            fputs(",p1", stream);
+        else
+            for (int64_t k = 0; k < width; k++)
+                fprintf(stream, ",p%lld", (long long)k);
+    } else if (width == 1) {
+        fputs("y", stream);
+    } else {
+        for (int64_t k = 0; k < width; k++)
+            fprintf(stream, "%sy%lld", k ? "," : "", (long long)k);
+    }
+    fputc('\n', stream);
+}
+
+static void write_row(FILE *stream, bool classification, const float *outputs, int64_t width)
+{
+    if (classification) {
+        /* One sigmoid unit is the probability of class 1. */
+        int64_t predicted = 0;
+        if (width == 1) {
+            predicted = outputs[0] >= 0.5f;
+        } else {
+            for (int64_t k = 1; k < width; k++)
+                if (outputs[k] > outputs[predicted])
+                    predicted = k;
+        }
+        fprintf(stream, "%lld", (long long)predicted);
+        for (int64_t k = 0; k < width; k++)
+            fprintf(stream, ",%.6g", outputs[k]);
+    } else {
+        for (int64_t k = 0; k < width; k++)
+            fprintf(stream, "%s%.9g", k ? "," : "", outputs[k]);
+    }
+    fputc('\n', stream);
+}
+
+static int write_predictions(ax_net *net, ax_dataset *data, FILE *stream, const char *name)
+{
+    const ax_net_config *config = ax_net_config_get(net);
+    int64_t width = config->layers[config->layer_count - 1].width;
+    int64_t inputs = config->input_width;
+    bool classification = output_is_classification(config);
+    int64_t rows = ax_dataset_rows(data), chunk = chunk_rows(width);
+    if (chunk > rows)
+        chunk = rows;
+    float *outputs = malloc((size_t)(chunk > 0 ? chunk : 1) * (size_t)width * sizeof *outputs);
+    if (!outputs) {
+        fprintf(stderr, "axon: out of memory for the outputs of %lld rows\n", (long long)chunk);
+        return CLI_EXIT_RUNTIME;
+    }
+    const float *features = ax_dataset_features_data(data);
+    write_header(stream, classification, width);
+    int result = CLI_EXIT_OK;
+    for (int64_t first = 0; first < rows && result == CLI_EXIT_OK; first += chunk) {
+        int64_t count = rows - first < chunk ? rows - first : chunk;
+        ax_status status = ax_net_predict(net, features + first * inputs, count, outputs);
+        if (status != AX_STATUS_OK) {
+            result = report_failure(status, ax_dataset_source(data));
+            break;
+        }
+        for (int64_t row = 0; row < count; row++)
+            write_row(stream, classification, outputs + row * width, width);
+        if (ferror(stream)) {
+            fprintf(stderr, "axon: writing %s failed: %s\n", name, strerror(errno));
+            result = CLI_EXIT_RUNTIME;
+        }
+    }
+    free(outputs);
+    return result;
+}
+
+int command_predict(int argc, char **argv)
+{
+    cli_args args;
+    int result = cli_parse("predict", predict_options,
+                           (int)(sizeof predict_options / sizeof *predict_options), argc, argv, 1,
+                           &args);
+    if (result != CLI_EXIT_OK)
+        return result;
+    if (args.help) {
+        cli_print_help(&args, predict_usage, predict_description, stdout);
+        return CLI_EXIT_OK;
+    }
+    const char *model_path = NULL, *data_spec = NULL, *out_path = NULL;
+    ax_precision precision = AX_PRECISION_F32;
+    data_settings settings;
+    if (!cli_get_nonempty(&args, "model", &model_path) ||
+        !cli_get_nonempty(&args, "data", &data_spec) ||
+        !cli_get_nonempty(&args, "out", &out_path) || !read_precision(&args, &precision) ||
+        !data_settings_read(&args, &settings))
+        return CLI_EXIT_USAGE;
+    if (!model_path || !data_spec) {
+        cli_error(&args, "--%s is required (see axon predict --help)", model_path ? "data" : "model");
+        return CLI_EXIT_USAGE;
+    }
+    result = apply_threads(&args);
+    if (result != CLI_EXIT_OK)
+        return result;
+
+    ax_net *net = NULL;
+    result = load_model(model_path, precision, &net);
+    if (result != CLI_EXIT_OK)
+        return result;
+    data_part part = strncmp(data_spec, "synth:", 6) == 0 ? DATA_PART_TRAIN : DATA_PART_TEST;
+    ax_dataset *data = NULL;
+    result = data_source_load("--data", data_spec, settings.labels, part, &settings, &data);
+    const ax_net_config *config = ax_net_config_get(net);
+    if (result == CLI_EXIT_OK && ax_dataset_features(data) != config->input_width) {
+        fprintf(stderr, "axon: %s has %lld features per row but %s takes %lld inputs\n",
+                ax_dataset_source(data), (long long)ax_dataset_features(data), model_path,
+                (long long)config->input_width);
+        result = CLI_EXIT_RUNTIME;
+    }
+    if (result == CLI_EXIT_OK) {
+        FILE *stream = stdout;
+        if (out_path && !(stream = fopen(out_path, "w"))) {
+            fprintf(stderr, "axon: --out %s: %s\n", out_path, strerror(errno));
+            result = CLI_EXIT_RUNTIME;
+        } else {
+            const char *name = out_path ? out_path : "stdout";
+            result = write_predictions(net, data, stream, name);
+            if ((stream == stdout ? fflush(stream) : fclose(stream)) != 0 &&
+                result == CLI_EXIT_OK) {
+                fprintf(stderr, "axon: writing %s failed: %s\n", name, strerror(errno));
+                result = CLI_EXIT_RUNTIME;
+            }
+            /* A half-written prediction file would pass for a whole one. */
+            if (result != CLI_EXIT_OK && out_path)
+                remove(out_path);
+        }
+    }
+    ax_dataset_free(data);
+    ax_net_free(net);
+    return result;
+}

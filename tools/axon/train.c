@@ -1,0 +1,404 @@
+/* train.c: `axon train`: load data, build the network the options describe,
+ * train it with a live display, optionally save it. Ctrl-C stops training at
+ * the next progress call; the weights reached so far are still saved when
+ * --out was given (with a note), since an interrupted long run is usually
+ * worth keeping. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "data_source.h"
+#include "metrics.h"
+#include "options.h"
+#include "progress.h"
+
+static const cli_option train_options[] = {
+    {"data", CLI_STRING, "D", NULL,
+     "training data (required): fashion-mnist, an IDX folder, FILE.csv, FILE.npy\n"
+     "or synth:linear"},
+    {"test", CLI_STRING, "D", NULL,
+     "test data, evaluated after each epoch (default: the t10k files of an IDX\n"
+     "folder given as --data; none otherwise)"},
+    {"layers", CLI_STRING, "SPEC", "auto",
+     "layers after the input, e.g. 128:relu,128:relu,10:softmax; auto =\n"
+     "128:relu,128:relu,<classes>:softmax for class labels, <targets>:identity for\n"
+     "numbers to predict"},
+    {"loss", CLI_STRING, "L", "auto", "auto, cross-entropy, binary-cross-entropy or mse"},
+    {"optimizer", CLI_STRING, "O", "sgd", "sgd or adam"},
+    {"lr", CLI_NUMBER, "X", "auto", "learning rate; auto = 0.1 for sgd, 0.001 for adam"},
+    {"momentum", CLI_NUMBER, "X", "0.9", "SGD momentum, in [0, 1)"},
+    {"nesterov", CLI_FLAG, NULL, NULL, "SGD: Nesterov momentum"},
+    {"batch", CLI_INT, "N", "128", "rows per step; 0 or full = full batch (one step per epoch)"},
+    {"epochs", CLI_INT, "N", "10", "passes over the training data"},
+    {"l2", CLI_NUMBER, "X", "0", "L2 penalty: loss += X/2 * sum of squared weights"},
+    {"dropout", CLI_NUMBER, "P", "0", "probability of dropping a hidden unit, in [0, 1)"},
+    {"init", CLI_STRING, "I", "auto",
+     "initial weights: auto (He for ReLU layers, else Xavier), he, xavier, uniform"},
+    {"init-range", CLI_NUMBER, "R", "0.2", "uniform init: weights in [-R, R]"},
+    {"seed", CLI_INT, "N", "1",
+     "seed of the weights, shuffling, dropout, --val-split and synth:linear"},
+    THREADS_OPTION,
+    PRECISION_OPTION,
+    {"val-split", CLI_NUMBER, "F", "0",
+     "hold out this fraction of the training rows for validation; 0 = none"},
+    {"early-stop", CLI_INT, "N", "0",
+     "stop when the validation loss has not improved for N epochs and keep the\n"
+     "best weights (needs --val-split); 0 = off"},
+    {"out", CLI_STRING, "FILE", NULL, "save the trained model there (safetensors)"},
+    {"metrics", CLI_STRING, "FILE", NULL, "write one JSON line per epoch there"},
+    {"quiet", CLI_FLAG, NULL, NULL, "print nothing but errors"},
+    {"no-shuffle", CLI_FLAG, NULL, NULL, "keep the rows in file order every epoch"},
+    DATA_SOURCE_OPTIONS,
+};
+
+static const char train_usage[] = "axon train --data D [--test D] [--layers SPEC] [options]";
+static const char train_description[] =
+    "Trains a dense network on D and reports, per epoch, the training loss, the\n"
+    "test loss and accuracy, the time and the GFLOP/s reached. The input width\n"
+    "comes from the data.\n"
+    "\nexample:\n"
+    "  axon train --data fashion-mnist --layers 128:relu,128:relu,10:softmax \\\n"
+    "             --epochs 5 --out fmnist.safetensors";
+
+/* Everything train reads from the command line. */
+typedef struct train_request {
+    const char *data, *test, *layers, *out, *metrics_path;
+    const char *loss_name, *optimizer_name, *init_name;
+    double val_split;
+    bool quiet;
+    ax_net_config net;
+    ax_train_config train;
+    data_settings data_settings;
+} train_request;
+
+static bool read_request(const cli_args *args, train_request *request)
+{
+    memset(request, 0, sizeof *request);
+    request->net = ax_net_defaults();
+    request->train = ax_train_defaults();
+    static const char *const losses[] = {"auto", "cross-entropy", "binary-cross-entropy", "mse",
+                                         NULL};
+    static const char *const optimizers[] = {"sgd", "adam", NULL};
+    static const char *const inits[] = {"auto", "he", "xavier", "uniform", NULL};
+    int loss = 0, optimizer = 0, init = 0;
+    int64_t batch = 0, seed = 1;
+    bool nesterov = false, no_shuffle = false;
+    bool ok = cli_get_nonempty(args, "data", &request->data) &&
+              cli_get_nonempty(args, "test", &request->test) &&
+              cli_get_nonempty(args, "layers", &request->layers) &&
+              cli_get_choice(args, "loss", losses, &loss) &&
+              cli_get_choice(args, "optimizer", optimizers, &optimizer) &&
+              cli_get_choice(args, "init", inits, &init) &&
+              cli_get_double(args, "momentum", 0.0, 1.0, CLI_MAX_OPEN, &request->train.momentum) &&
+              cli_get_flag(args, "nesterov", &nesterov) &&
+              cli_get_int64_or(args, "batch", "full", 0, 0, 1000000000, &batch) &&
+              cli_get_int(args, "epochs", 1, 1000000, &request->train.epochs) &&
+              cli_get_double(args, "l2", 0.0, INFINITY, CLI_CLOSED, &request->train.l2) &&
+              cli_get_double(args, "dropout", 0.0, 1.0, CLI_MAX_OPEN, &request->train.dropout) &&
+              cli_get_double(args, "init-range", 0.0, INFINITY, CLI_MIN_OPEN,
+                             &request->net.init_range) &&
+              cli_get_int64(args, "seed", 0, INT64_MAX, &seed) &&
+              read_precision(args, &request->net.precision) &&
+              cli_get_double(args, "val-split", 0.0, 1.0, CLI_MAX_OPEN, &request->val_split) &&
+              cli_get_int(args, "early-stop", 0, 1000000, &request->train.early_stop) &&
+              cli_get_nonempty(args, "out", &request->out) &&
+              cli_get_nonempty(args, "metrics", &request->metrics_path) &&
+              cli_get_flag(args, "quiet", &request->quiet) &&
+              cli_get_flag(args, "no-shuffle", &no_shuffle) &&
+              data_settings_read(args, &request->data_settings);
+    if (!ok)
+        return false;
+    request->loss_name = losses[loss];
+    request->optimizer_name = optimizers[optimizer];
+    request->init_name = inits[init];
+    if (ax_loss_parse(losses[loss], &request->net.loss) != AX_STATUS_OK ||
+        ax_optimizer_parse(optimizers[optimizer], &request->train.optimizer) != AX_STATUS_OK ||
+        ax_init_parse(inits[init], &request->net.init) != AX_STATUS_OK) {
+        cli_error(args, "this build does not know %s/%s/%s: %s", losses[loss],
+                  optimizers[optimizer], inits[init], ax_error_message());
+        return false;
+    }
+    const char *lr = cli_text(args, "lr");
+    if (strcmp(lr, "auto") == 0)
+        request->train.learning_rate = request->train.optimizer == AX_OPTIMIZER_ADAM ? 0.001 : 0.1;
+    else if (!cli_get_double(args, "lr", 0.0, INFINITY, CLI_MIN_OPEN, &request->train.learning_rate))
+        return false;
+    request->train.nesterov = nesterov;
+    request->train.batch_size = batch;
+    request->train.shuffle = !no_shuffle;
+    request->train.seed = (uint64_t)seed;
+    request->net.seed = (uint64_t)seed;
+    if (!request->data) {
+        cli_error(args, "--data is required, e.g. --data fashion-mnist (see axon train --help)");
+        return false;
+    }
+    if (request->train.early_stop > 0 && request->val_split == 0.0) {
+        cli_error(args, "--early-stop needs a validation set: add --val-split, e.g. 0.1");
+        return false;
+    }
+    if (strcmp(request->layers, "auto") != 0 &&
+        ax_layers_parse(request->layers, &request->net) != AX_STATUS_OK) {
+        cli_error(args, "--layers %s: %s", request->layers, ax_error_message());
+        return false;
+    }
+    return true;
+}
+
+/* Refuses an --out path that cannot be written before hours of training. */
+static bool output_writable(const char *path)
+{
+    struct stat info;
+    if (stat(path, &info) == 0 && S_ISDIR(info.st_mode)) {
+        fprintf(stderr, "axon: --out %s: is a folder; give a file name such as %s/model.safetensors\n",
+                path, path);
+        return false;
+    }
+    char folder[4096];
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (!slash)
+        snprintf(folder, sizeof folder, ".");
+    else if (slash == folder)
+        folder[1] = '\0';
+    else
+        *slash = '\0';
+    if (stat(folder, &info) != 0 || !S_ISDIR(info.st_mode)) {
+        fprintf(stderr, "axon: --out %s: the folder %s does not exist\n", path, folder);
+        return false;
+    }
+    if (access(folder, W_OK) != 0) {
+        fprintf(stderr, "axon: --out %s: cannot write in %s: %s\n", path, folder, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* Fills the layers for --layers auto from the data. */
+static void default_layers(ax_net_config *net, int64_t classes, int64_t targets)
+{
+    if (classes > 0) {
+        net->layer_count = 3;
+        net->layers[0] = (ax_layer_spec){128, AX_ACT_RELU};
+        net->layers[1] = (ax_layer_spec){128, AX_ACT_RELU};
+        net->layers[2] = (ax_layer_spec){classes, AX_ACT_SOFTMAX};
+    } else {
+        net->layer_count = 1;
+        net->layers[0] = (ax_layer_spec){targets > 0 ? targets : 1, AX_ACT_IDENTITY};
+    }
+}
+
+static void print_header(const train_request *request, const ax_net *net, const ax_dataset *train,
+                         const ax_dataset *validation, const ax_dataset *test)
+{
+    char text[1024];
+    const ax_net_config *config = ax_net_config_get(net);
+    printf("axon %s train\n", AX_VERSION);
+    data_describe(train, text, sizeof text);
+    printf("  data        %s: %s\n", ax_dataset_source(train), text);
+    if (validation) {
+        data_describe(validation, text, sizeof text);
+        printf("  validation  %s (--val-split %g)\n", text, request->val_split);
+    }
+    if (test) {
+        data_describe(test, text, sizeof text);
+        printf("  test        %s: %s\n", ax_dataset_source(test), text);
+    }
+    ax_layers_format(config, text, sizeof text);
+    printf("  network     %s, %lld parameters\n", text, (long long)ax_net_parameter_count(net));
+    printf("  loss        %s, init %s\n", ax_loss_name(config->loss), ax_init_name(config->init));
+    const ax_train_config *train_config = &request->train;
+    printf("  optimizer   %s, lr %g", ax_optimizer_name(train_config->optimizer),
+           train_config->learning_rate);
+    if (train_config->optimizer == AX_OPTIMIZER_SGD)
+        printf(", momentum %g%s", train_config->momentum, train_config->nesterov ? " (Nesterov)" : "");
+    if (train_config->batch_size > 0)
+        printf(", batch %lld", (long long)train_config->batch_size);
+    else
+        printf(", full batch");
+    printf(", %d epoch%s", train_config->epochs, train_config->epochs == 1 ? "" : "s");
+    if (train_config->l2 > 0)
+        printf(", l2 %g", train_config->l2);
+    if (train_config->dropout > 0)
+        printf(", dropout %g", train_config->dropout);
+    if (train_config->early_stop > 0)
+        printf(", early stop after %d", train_config->early_stop);
+    printf("\n");
+    ax_build_info build = ax_build_info_get();
+    printf("  precision   %s, %d thread%s, BLAS %s (%s)\n", precision_name(config->precision),
+           ax_threads(), ax_threads() == 1 ? "" : "s", build.blas ? build.blas : "?",
+           build.blas_kernels ? build.blas_kernels : "?");
+    fflush(stdout);
+}
+
+static void print_summary(const train_request *request, const ax_train_summary *summary,
+                          bool classification, bool has_test)
+{
+    printf("trained %d epoch%s in %.2f s", summary->epochs_run, summary->epochs_run == 1 ? "" : "s",
+           summary->seconds);
+    if (summary->seconds > 0 && isfinite(summary->gflop))
+        printf(" (%.1f GFLOP/s)", summary->gflop / summary->seconds);
+    printf("\n");
+    if (request->train.early_stop > 0 && summary->best_epoch != summary->epochs_run)
+        printf("early stopping kept the weights of epoch %d (lowest validation loss)\n",
+               summary->best_epoch);
+    char loss[32];
+    format_loss(summary->final_train_loss, loss, sizeof loss);
+    printf("final training loss %s", loss);
+    if (has_test && classification && isfinite(summary->final_test_accuracy))
+        printf(", test accuracy %.2f%%", 100.0 * summary->final_test_accuracy);
+    printf("\n");
+}
+
+/* The data of a run; freed together. */
+typedef struct train_data {
+    ax_dataset *loaded, *train, *validation, *test;
+} train_data;
+
+static void train_data_free(train_data *data)
+{
+    if (data->train != data->loaded)
+        ax_dataset_free(data->train);
+    ax_dataset_free(data->loaded);
+    ax_dataset_free(data->validation);
+    ax_dataset_free(data->test);
+}
+
+static int load_data(const train_request *request, train_data *data)
+{
+    const data_settings *settings = &request->data_settings;
+    int result = data_source_load("--data", request->data, settings->labels, DATA_PART_TRAIN,
+                                  settings, &data->loaded);
+    if (result != CLI_EXIT_OK)
+        return result;
+    data->train = data->loaded;
+    if (request->test)
+        result = data_source_load("--test", request->test, settings->test_labels, DATA_PART_TEST,
+                                  settings, &data->test);
+    else if (data_source_has_test_part(request->data))
+        result = data_source_load("--data", request->data, NULL, DATA_PART_TEST, settings,
+                                  &data->test);
+    if (result != CLI_EXIT_OK)
+        return result;
+    if (request->val_split > 0) {
+        ax_status status = ax_dataset_split(data->loaded, request->val_split, request->train.seed,
+                                            &data->train, &data->validation);
+        if (status != AX_STATUS_OK) {
+            data->train = data->loaded;
+            return report_failure(status, "--val-split");
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+static int run_training(const train_request *request, train_data *data)
+{
+    ax_net_config config = request->net;
+    config.input_width = ax_dataset_features(data->train);
+    int64_t classes = ax_dataset_classes(data->loaded);
+    if (data->test && ax_dataset_classes(data->test) > classes)
+        classes = ax_dataset_classes(data->test);
+    if (strcmp(request->layers, "auto") == 0)
+        default_layers(&config, classes, ax_dataset_targets(data->loaded));
+
+    char layout[1024], name[1100];
+    ax_layers_format(&config, layout, sizeof layout);
+    snprintf(name, sizeof name, "the network %s", layout);
+    int result = check_data_fits(&config, data->loaded, name);
+    if (result == CLI_EXIT_OK && data->test)
+        result = check_data_fits(&config, data->test, name);
+    if (result != CLI_EXIT_OK)
+        return result;
+    if (data->test && (ax_dataset_classes(data->test) > 0) != (ax_dataset_classes(data->loaded) > 0)) {
+        fprintf(stderr, "axon: %s and %s differ in kind: one has class labels, the other numbers\n",
+                ax_dataset_source(data->loaded), ax_dataset_source(data->test));
+        return CLI_EXIT_RUNTIME;
+    }
+
+    ax_net *net = NULL;
+    ax_status status = ax_net_create(&config, &net);
+    if (status != AX_STATUS_OK)
+        return report_failure(status, "--layers");
+    bool classification = ax_dataset_classes(data->loaded) > 0;
+    if (!request->quiet)
+        print_header(request, net, data->train, data->validation, data->test);
+
+    metrics_file metrics;
+    if (!metrics_open(&metrics, request->metrics_path)) {
+        ax_net_free(net);
+        return CLI_EXIT_RUNTIME;
+    }
+    progress_display display;
+    progress_init(&display, request->quiet, classification, &metrics);
+    ax_train_config train_config = request->train;
+    train_config.progress = progress_callback;
+    train_config.progress_user = &display;
+
+    ax_train_summary summary;
+    memset(&summary, 0, sizeof summary);
+    progress_catch_interrupt();
+    status = ax_train(net, data->train, data->validation, data->test, &train_config, &summary);
+    progress_release_interrupt();
+    progress_clear_line(&display);
+    bool metrics_ok = metrics_close(&metrics);
+
+    bool interrupted = status == AX_STATUS_INTERRUPTED && !display.metrics_failed;
+    if (status != AX_STATUS_OK && !interrupted) {
+        if (!display.metrics_failed)
+            report_failure(status, ax_dataset_source(data->train));
+        ax_net_free(net);
+        return CLI_EXIT_RUNTIME;
+    }
+    if (interrupted) {
+        int done = display.have_epoch ? display.last_epoch.epoch : 0;
+        fprintf(stderr, "axon: interrupted after %d of %d epoch%s\n", done, train_config.epochs,
+                train_config.epochs == 1 ? "" : "s");
+    } else if (!request->quiet) {
+        print_summary(request, &summary, classification, data->test != NULL);
+    }
+    result = interrupted ? CLI_EXIT_INTERRUPTED : (metrics_ok ? CLI_EXIT_OK : CLI_EXIT_RUNTIME);
+    if (request->out) {
+        status = ax_net_save(net, request->out);
+        if (status != AX_STATUS_OK) {
+            result = report_failure(status, request->out);
+        } else if (interrupted) {
+            fprintf(stderr, "axon: saved the weights reached when interrupted to %s\n", request->out);
+        } else if (!request->quiet) {
+            printf("model saved to %s\n", request->out);
+        }
+    }
+    fflush(stdout);
+    ax_net_free(net);
+    return result;
+}
+
+int command_train(int argc, char **argv)
+{
+    cli_args args;
+    int result = cli_parse("train", train_options, (int)(sizeof train_options / sizeof *train_options),
+                           argc, argv, 1, &args);
+    if (result != CLI_EXIT_OK)
+        return result;
+    if (args.help) {
+        cli_print_help(&args, train_usage, train_description, stdout);
+        return CLI_EXIT_OK;
+    }
+    train_request request;
+    if (!read_request(&args, &request))
+        return CLI_EXIT_USAGE;
+    result = apply_threads(&args);
+    if (result != CLI_EXIT_OK)
+        return result;
+    if (request.out && !output_writable(request.out))
+        return CLI_EXIT_RUNTIME;
+    train_data data = {0};
+    result = load_data(&request, &data);
+    if (result == CLI_EXIT_OK)
+        result = run_training(&request, &data);
+    train_data_free(&data);
+    return result;
+}
