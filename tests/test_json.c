@@ -127,12 +127,10 @@ static void test_objects(void)
 
 static void test_nesting_limit(void)
 {
-    char deep[2 * AX_JSON_MAX_DEPTH + 3];
+    char deep[4 * AX_JSON_MAX_DEPTH];
     for (int n = AX_JSON_MAX_DEPTH; n <= AX_JSON_MAX_DEPTH + 1; n++) {
-        for (int k = 0; k < n; k++) {
-            deep[k] = '[';
-            deep[n + k] = ']';
-        }
+        memset(deep, '[', (size_t)n);
+        memset(deep + n, ']', (size_t)n);
         deep[2 * n] = '\0';
         ax_json *root = NULL;
         ax_status status = ax_json_parse(deep, strlen(deep), 0, &root);

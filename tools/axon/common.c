@@ -91,16 +91,16 @@ int check_data_fits(const ax_net_config *config, const ax_dataset *data, const c
     if (classes > 0 && output->activation == AX_ACT_SOFTMAX && classes > output->width) {
         fprintf(stderr,
                 "axon: %s has labels up to %lld (%lld classes) but the output layer of %s has "
-                "%lld units; the last layer needs one unit per class\n",
+                "%lld unit%s; the last layer needs one unit per class\n",
                 source, (long long)classes - 1, (long long)classes, model_name,
-                (long long)output->width);
+                (long long)output->width, output->width == 1 ? "" : "s");
         return CLI_EXIT_RUNTIME;
     }
     if (targets > 0 && targets != output->width) {
         fprintf(stderr, "axon: %s has %lld target%s per row but the output layer of %s has %lld "
-                        "units\n",
+                        "unit%s\n",
                 source, (long long)targets, targets == 1 ? "" : "s", model_name,
-                (long long)output->width);
+                (long long)output->width, output->width == 1 ? "" : "s");
         return CLI_EXIT_RUNTIME;
     }
     if (targets > 0 && output->activation == AX_ACT_SOFTMAX) {

@@ -35,7 +35,7 @@ bool data_settings_read(const cli_args *args, data_settings *settings)
               cli_get_double(args, "scale", 0.0, INFINITY, CLI_MIN_OPEN, &settings->scale) &&
               cli_get_nonempty(args, "labels", &settings->labels) &&
               cli_get_nonempty(args, "test-labels", &settings->test_labels) &&
-              cli_get_int64(args, "rows", 1, INT64_MAX, &settings->synth_rows) &&
+              cli_get_int64(args, "rows", 1, 100000000000LL, &settings->synth_rows) &&
               cli_get_int64(args, "features", 1, 1000000, &settings->synth_features) &&
               cli_get_int64(args, "seed", 0, INT64_MAX, &seed);
     if (!ok)
@@ -117,6 +117,29 @@ static int resolve(const char *option, const char *spec, char *path, size_t capa
     return CLI_EXIT_RUNTIME;
 }
 
+/* synth:linear's test set: the rows that follow the training rows in the
+ * same stream, so they share its weight vector w (a draw from another seed
+ * would be another linear map). ax_dataset_synth_linear draws w first and
+ * then the rows in order, so a longer draw extends a shorter one. */
+static ax_status synth_test_part(const data_settings *settings, ax_dataset **out)
+{
+    int64_t train_rows = settings->synth_rows, features = settings->synth_features;
+    int64_t test_rows = train_rows / 5 > 0 ? train_rows / 5 : 1;
+    ax_dataset *all = NULL;
+    ax_status status = ax_dataset_synth_linear(train_rows + test_rows, features, settings->seed, &all);
+    if (status != AX_STATUS_OK)
+        return status;
+    status = ax_dataset_create(test_rows, features, 0, 1, out);
+    if (status == AX_STATUS_OK) {
+        memcpy(ax_dataset_features_data(*out), ax_dataset_features_data(all) + train_rows * features,
+               (size_t)(test_rows * features) * sizeof(float));
+        memcpy(ax_dataset_targets_data(*out), ax_dataset_targets_data(all) + train_rows,
+               (size_t)test_rows * sizeof(float));
+    }
+    ax_dataset_free(all);
+    return status;
+}
+
 static void scale_features(ax_dataset *dataset, double scale)
 {
     if (scale == 1.0)
@@ -139,8 +162,11 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
                     option, spec);
             return CLI_EXIT_USAGE;
         }
-        uint64_t seed = settings->seed + (part == DATA_PART_TEST ? 1 : 0);
-        status = ax_dataset_synth_linear(settings->synth_rows, settings->synth_features, seed, out);
+        if (part == DATA_PART_TEST)
+            status = synth_test_part(settings, out);
+        else
+            status = ax_dataset_synth_linear(settings->synth_rows, settings->synth_features,
+                                             settings->seed, out);
         if (status != AX_STATUS_OK)
             return report_failure(status, spec);
         scale_features(*out, settings->scale);
@@ -148,6 +174,11 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
         int resolved = resolve(option, spec, path, sizeof path);
         if (resolved != CLI_EXIT_OK)
             return resolved;
+        if (labels_path && !ends_with(path, ".npy")) {
+            fprintf(stderr, "axon: %s %s: a separate labels file (%s) goes only with .npy data\n",
+                    option, spec, labels_path);
+            return CLI_EXIT_USAGE;
+        }
         if (is_directory(path)) {
             if (!idx_part_present(path, part)) {
                 const char *prefix = part == DATA_PART_TEST ? "t10k" : "train";
@@ -168,8 +199,8 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
                 return report_failure(status, path);
         } else if (ends_with(path, ".npy")) {
             if (labels_path && !exists(labels_path)) {
-                fprintf(stderr, "axon: %s labels %s: no such file or directory\n", option,
-                        labels_path);
+                fprintf(stderr, "axon: %s %s: no such file or directory\n",
+                        strcmp(option, "--test") == 0 ? "--test-labels" : "--labels", labels_path);
                 return CLI_EXIT_RUNTIME;
             }
             status = ax_dataset_load_npy(path, labels_path, settings->scale, out);
@@ -209,6 +240,12 @@ bool data_source_has_test_part(const char *spec)
     else if (!installed_path(spec, path, sizeof path))
         return false;
     return is_directory(path) && idx_part_present(path, DATA_PART_TEST);
+}
+
+const char *data_name(const ax_dataset *dataset, const char *spec)
+{
+    const char *source = ax_dataset_source(dataset);
+    return strcmp(source, "(in memory)") == 0 ? spec : source;
 }
 
 void data_describe(const ax_dataset *dataset, char *text, size_t capacity)

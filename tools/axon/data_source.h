@@ -6,7 +6,9 @@
  *   FILE.csv             one row per line, the label in column --label-column
  *   FILE.npy             NumPy features; labels from --labels FILE.npy (or
  *                        --test-labels for --test), else the first column
- *   synth:linear         seed 001's benchmark: --rows x --features from N(0,1)
+ *   synth:linear         seed 001's benchmark: --rows x --features from N(0,1),
+ *                        target x . w; as a test set, the --rows/5 rows that
+ *                        follow in the same stream (the same w)
  *
  * Every dataset is checked for NaN and Inf before it is used. */
 #ifndef AXON_CLI_DATA_SOURCE_H
@@ -56,8 +58,8 @@ bool data_settings_read(const cli_args *args, data_settings *settings);
 
 /* Loads spec (the value of `option`, "--data" or "--test") into *out:
  * labels_path is the .npy labels file (or NULL), part picks an IDX folder's
- * train or t10k files, and synth:linear as a test set (part TEST) draws from
- * seed + 1 so it differs from the training set. Returns CLI_EXIT_OK or, after
+ * train or t10k files, and synth:linear as a test set (part TEST) is the
+ * --rows/5 rows drawn after the training rows. Returns CLI_EXIT_OK or, after
  * printing "axon: ..." to stderr, CLI_EXIT_RUNTIME (unreadable or bad data) or
  * CLI_EXIT_USAGE (a spec that names no known kind of data). */
 int data_source_load(const char *option, const char *spec, const char *labels_path,
@@ -65,6 +67,10 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
 
 /* True when spec is an IDX folder that also holds the t10k test files. */
 bool data_source_has_test_part(const char *spec);
+
+/* Where dataset came from for messages: its source, or spec for a set the
+ * command line assembled itself (synth:linear's test rows). */
+const char *data_name(const ax_dataset *dataset, const char *spec);
 
 /* "60000 rows, 784 features, 10 classes" */
 void data_describe(const ax_dataset *dataset, char *text, size_t capacity);

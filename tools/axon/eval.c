@@ -16,8 +16,8 @@ static const cli_option eval_options[] = {
     {"data", CLI_STRING, "D", NULL,
      "the data: fashion-mnist, an IDX folder (its t10k test files), FILE.csv,\n"
      "FILE.npy or synth:linear"},
-    {"test", CLI_STRING, "D", NULL, "the same as --data (synth:linear then draws the test set\n"
-                                    "axon train --test synth:linear used)"},
+    {"test", CLI_STRING, "D", NULL, "the same as --data, except that synth:linear then gives\n"
+                                    "the test rows of axon train --test synth:linear"},
     PRECISION_OPTION,
     THREADS_OPTION,
     {"json", CLI_FLAG, NULL, NULL, "print one JSON object instead of tables"},
@@ -71,7 +71,7 @@ static void print_confusion(const ax_evaluation *evaluation)
 }
 
 static void print_text(const char *model_path, const ax_net *net, const ax_dataset *data,
-                       const ax_evaluation *evaluation)
+                       const char *spec, const ax_evaluation *evaluation)
 {
     const ax_net_config *config = ax_net_config_get(net);
     char text[1024];
@@ -79,7 +79,7 @@ static void print_text(const char *model_path, const ax_net *net, const ax_datas
     printf("model     %s: %s, %lld parameters, %s\n", model_path, text,
            (long long)ax_net_parameter_count(net), precision_name(config->precision));
     data_describe(data, text, sizeof text);
-    printf("data      %s: %s\n", ax_dataset_source(data), text);
+    printf("data      %s: %s\n", data_name(data, spec), text);
     printf("loss      %.6g (%s)\n", evaluation->loss, ax_loss_name(config->loss));
     if (evaluation->classes > 0 && evaluation->confusion) {
         printf("accuracy  %.2f%%  (%lld of %lld rows)\n", 100.0 * evaluation->accuracy,
@@ -91,7 +91,7 @@ static void print_text(const char *model_path, const ax_net *net, const ax_datas
 }
 
 static void print_json(const char *model_path, const ax_net *net, const ax_dataset *data,
-                       const ax_evaluation *evaluation)
+                       const char *spec, const ax_evaluation *evaluation)
 {
     const ax_net_config *config = ax_net_config_get(net);
     char layout[1024];
@@ -102,7 +102,7 @@ static void print_json(const char *model_path, const ax_net *net, const ax_datas
     printf(",\"layers\":");
     json_write_string(stdout, layout);
     printf(",\"data\":");
-    json_write_string(stdout, ax_dataset_source(data));
+    json_write_string(stdout, data_name(data, spec));
     printf(",\"rows\":%lld,\"loss_function\":", (long long)evaluation->rows);
     json_write_string(stdout, ax_loss_name(config->loss));
     printf(",\"loss\":");
@@ -179,9 +179,9 @@ int command_eval(int argc, char **argv)
             result = report_failure(status, spec);
         } else {
             if (json)
-                print_json(model_path, net, data, &evaluation);
+                print_json(model_path, net, data, spec, &evaluation);
             else
-                print_text(model_path, net, data, &evaluation);
+                print_text(model_path, net, data, spec, &evaluation);
             if (fflush(stdout) != 0)
                 result = CLI_EXIT_RUNTIME;
         }

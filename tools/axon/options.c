@@ -59,10 +59,10 @@ static int edit_distance(const char *a, size_t la, const char *b)
 const char *cli_closest(const char *word, size_t length, const char *const *candidates, int count)
 {
     const char *best = NULL;
-    int best_distance = 3; /* suggest only near misses */
+    int best_distance = 3; /* suggest only near misses, and not for one-letter words */
     for (int i = 0; i < count; i++) {
         int distance = edit_distance(word, length, candidates[i]);
-        if (distance < best_distance) {
+        if (distance < best_distance && (size_t)distance < length) {
             best_distance = distance;
             best = candidates[i];
         }
@@ -148,9 +148,7 @@ int cli_parse(const char *command, const cli_option *options, int option_count, 
         } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
             args->values[index] = argv[++i];
         } else {
-            cli_error(args, "--%s needs a value%s%s (see axon %s --help)", option->name,
-                      option->value_name ? " " : "", option->value_name ? option->value_name : "",
-                      command);
+            cli_error(args, "--%s needs a value (see axon %s --help)", option->name, command);
             return CLI_EXIT_USAGE;
         }
     }

@@ -18,8 +18,16 @@ static void on_interrupt(int signal_number)
     interrupt_requested = 1;
 }
 
+static bool interrupt_caught;
+
 void progress_catch_interrupt(void)
 {
+    interrupt_requested = 0;
+    /* A SIGINT ignored on entry (a background job of a script) stays
+     * ignored, as for any well-behaved program. */
+    struct sigaction previous;
+    if (sigaction(SIGINT, NULL, &previous) == 0 && previous.sa_handler == SIG_IGN)
+        return;
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_handler = on_interrupt;
@@ -27,13 +35,14 @@ void progress_catch_interrupt(void)
     /* One-shot: the first Ctrl-C stops training cleanly, a second one kills
      * the process as the user would expect if the clean stop is slow. */
     action.sa_flags = (int)SA_RESETHAND;
-    interrupt_requested = 0;
-    sigaction(SIGINT, &action, NULL);
+    interrupt_caught = sigaction(SIGINT, &action, NULL) == 0;
 }
 
 void progress_release_interrupt(void)
 {
-    signal(SIGINT, SIG_DFL);
+    if (interrupt_caught)
+        signal(SIGINT, SIG_DFL);
+    interrupt_caught = false;
 }
 
 bool progress_interrupted(void) { return interrupt_requested != 0; }
@@ -59,6 +68,8 @@ void format_loss(double loss, char *text, size_t capacity)
 {
     if (!isfinite(loss))
         snprintf(text, capacity, "%s", isnan(loss) ? "nan" : "inf");
+    else if (loss != 0.0 && fabs(loss) < 0.001)
+        snprintf(text, capacity, "%.3e", loss);
     else if (fabs(loss) < 1000.0)
         snprintf(text, capacity, "%.4f", loss);
     else
@@ -121,7 +132,10 @@ static void show_epoch_line(progress_display *display, const ax_progress *progre
         if (display->classification && isfinite(progress->test_accuracy))
             APPEND("  test_acc %.2f%%", 100.0 * progress->test_accuracy);
     }
-    APPEND("  %.2f s", progress->epoch_seconds);
+    if (progress->epoch_seconds >= 0.1)
+        APPEND("  %.2f s", progress->epoch_seconds);
+    else
+        APPEND("  %.2f ms", 1000.0 * progress->epoch_seconds);
     if (isfinite(progress->gflops))
         APPEND("  %.1f GFLOP/s", progress->gflops);
 #undef APPEND
@@ -133,6 +147,7 @@ static void show_epoch_line(progress_display *display, const ax_progress *progre
 bool progress_callback(const ax_progress *progress, void *user)
 {
     progress_display *display = user;
+    display->current_epoch = progress->epoch;
     if (progress->epoch_done) {
         display->last_epoch = *progress;
         display->have_epoch = true;

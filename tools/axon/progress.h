@@ -24,6 +24,7 @@ typedef struct progress_display {
     metrics_file *metrics;  /* may hold no file */
     bool metrics_failed;    /* a metrics write failed: training was stopped */
     bool line_shown;        /* a live line is on the terminal now */
+    int current_epoch;      /* the epoch of the latest progress call, 0 before any */
     bool have_epoch;        /* last_epoch holds a finished epoch */
     ax_progress last_epoch;
 } progress_display;

@@ -206,7 +206,7 @@ static void print_header(const train_request *request, const ax_net *net, const 
     }
     if (test) {
         data_describe(test, text, sizeof text);
-        printf("  test        %s: %s\n", ax_dataset_source(test), text);
+        printf("  test        %s: %s\n", data_name(test, request->test ? request->test : request->data), text);
     }
     ax_layers_format(config, text, sizeof text);
     printf("  network     %s, %lld parameters\n", text, (long long)ax_net_parameter_count(net));
@@ -355,8 +355,11 @@ static int run_training(const train_request *request, train_data *data)
     }
     if (interrupted) {
         int done = display.have_epoch ? display.last_epoch.epoch : 0;
-        fprintf(stderr, "axon: interrupted after %d of %d epoch%s\n", done, train_config.epochs,
-                train_config.epochs == 1 ? "" : "s");
+        if (display.current_epoch > done)
+            fprintf(stderr, "axon: interrupted during epoch %d of %d (%d complete)\n",
+                    display.current_epoch, train_config.epochs, done);
+        else
+            fprintf(stderr, "axon: interrupted after epoch %d of %d\n", done, train_config.epochs);
     } else if (!request->quiet) {
         print_summary(request, &summary, classification, data->test != NULL);
     }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# setup.sh: installs what axon needs from Debian 12 and builds it into build/.
+# Usage: bash scripts/setup.sh [extra cmake options]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+packages=(build-essential cmake pkg-config zlib1g-dev
+          libopenblas-dev libopenblas0-openmp libblis-dev libblis4-openmp
+          dataset-fashion-mnist)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "axon setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+cmake --build build -j "$(nproc)" 2>&1 | grep -E "error|warning" || true
+test -x build/axon || { echo "axon setup: the build failed; run cmake --build build to see why" >&2; exit 1; }
+echo "axon setup: built build/axon"

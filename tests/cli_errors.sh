@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# cli_errors.sh: the axon command line on bad input, and a small run that works.
+#
+#   bash tests/cli_errors.sh /path/to/axon WORKDIR
+#
+# Writes small bad inputs into WORKDIR (a truncated IDX file, ragged and
+# non-numeric CSV files, a corrupt model, ...) and checks that axon refuses
+# each with the documented exit status (2 = usage error, 1 = runtime error)
+# and a message naming the file or option at fault, without crashing (a
+# sanitizer report counts as a failure). Then trains a tiny network on two
+# Gaussian blobs and checks the model file, the metrics file, `axon eval` and
+# `axon predict`. Prints "N passed, M failed" and exits 1 if any failed.
+set -u
+
+if [ $# -ne 2 ]; then
+    echo "usage: bash tests/cli_errors.sh /path/to/axon WORKDIR" >&2
+    exit 2
+fi
+AXON=$1
+WORK=$2
+if [ ! -x "$AXON" ]; then
+    echo "cli_errors.sh: $AXON is not an executable" >&2
+    exit 1
+fi
+case "$AXON" in /*) ;; *) AXON="$PWD/$AXON" ;; esac
+rm -rf "$WORK"
+mkdir -p "$WORK" || exit 1
+cd "$WORK" || exit 1
+
+passed=0
+failed=0
+name=""
+problems=""
+rc=0
+TIMEOUT=""
+command -v timeout > /dev/null && TIMEOUT="timeout 300"
+
+begin() { name=$1; problems=""; }
+note() { problems="$problems    $1"$'\n'; }
+# Runs a command, keeping its status and output; a sanitizer report or a
+# death by signal is a failure whatever the test expects.
+run() {
+    $TIMEOUT "$@" > out.txt 2> err.txt
+    rc=$?
+    if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' err.txt; then
+        note "sanitizer report: $(grep -m1 -E 'Sanitizer|runtime error:' err.txt)"
+    fi
+    if [ "$rc" -gt 128 ] && [ "$rc" -ne 130 ]; then
+        note "killed by signal $((rc - 128))"
+    fi
+}
+status_is() { [ "$rc" -eq "$1" ] || note "exit status $rc, expected $1"; }
+stderr_has() { grep -qF -- "$1" err.txt || note "stderr lacks '$1'"; }
+stdout_has() { grep -qF -- "$1" out.txt || note "stdout lacks '$1'"; }
+finish() {
+    if [ -z "$problems" ]; then
+        passed=$((passed + 1))
+        echo "ok    $name"
+    else
+        failed=$((failed + 1))
+        echo "FAIL  $name"
+        printf '%s' "$problems"
+        sed -n '1,6s/^/    stderr: /p' err.txt
+    fi
+}
+
+# A refusal: the status, and each further argument must appear in stderr.
+# usage: refuse NAME STATUS "TEXT..." -- COMMAND...
+refuse() {
+    local test_name=$1 status=$2
+    shift 2
+    local texts=()
+    while [ "$1" != "--" ]; do
+        texts+=("$1")
+        shift
+    done
+    shift
+    begin "$test_name"
+    run "$@"
+    status_is "$status"
+    for text in "${texts[@]}"; do stderr_has "$text"; done
+    [ -s err.txt ] || note "nothing on stderr"
+    finish
+}
+
+# ------------------------------------------------------------------ inputs
+
+# Two Gaussian blobs in 4 dimensions, 100 rows each, label in column 0.
+awk 'BEGIN {
+    srand(12345); pi = atan2(0, -1)
+    for (i = 0; i < 200; i++) {
+        c = i % 2; m = c ? 1.5 : -1.5
+        printf "%d", c
+        for (j = 0; j < 4; j++) {
+            z = sqrt(-2 * log(1 - rand())) * cos(2 * pi * rand())
+            printf ",%.5f", m + z
+        }
+        printf "\n"
+    }
+}' > blobs.csv
+# The same with 3 features: the wrong width for a model trained on blobs.csv.
+cut -d, -f1-4 blobs.csv > narrow.csv
+# Labels 0..3 for a 2-class layout.
+awk 'BEGIN { for (i = 0; i < 40; i++) printf "%d,%d,%d,%d,%d\n", i % 4, i, -i, i % 3, 1 }' > four_classes.csv
+printf '0,1.5,2.5\n1,0.5,1.0\n0,2.0\n1,1.0,1.0\n' > ragged.csv
+printf '0,1.5,2.5\n1,0.5,1.0\n1,abc,1.0\n' > nonnumeric.csv
+printf '0,1.5,2.5\n1,nan,1.0\n' > nan.csv
+printf 'feature data\n' > notes.txt
+
+# An IDX folder whose images file promises 100 images of 28x28 but holds 10
+# bytes of pixels.
+mkdir -p idx_truncated
+{ printf '\000\000\010\003\000\000\000\144\000\000\000\034\000\000\000\034'; head -c 10 /dev/zero; } \
+    > idx_truncated/train-images-idx3-ubyte
+{ printf '\000\000\010\001\000\000\000\144'; head -c 100 /dev/zero; } \
+    > idx_truncated/train-labels-idx1-ubyte
+
+# ------------------------------------------------------- usage errors (2)
+
+refuse "no command" 2 "usage" -- "$AXON"
+refuse "unknown subcommand" 2 "frobnicate" -- "$AXON" frobnicate
+refuse "unknown subcommand of help" 2 "frobnicate" -- "$AXON" help frobnicate
+refuse "unknown option" 2 "unknown option --lrr" "axon train --help" -- \
+    "$AXON" train --data blobs.csv --lrr 0.1
+refuse "single-dash option" 2 "-lr" -- "$AXON" train --data blobs.csv -lr 0.1
+refuse "stray argument" 2 "blobs.csv" -- "$AXON" train blobs.csv
+refuse "missing option value at the end" 2 "--data" -- "$AXON" train --data
+refuse "missing option value before another option" 2 "--data" -- \
+    "$AXON" train --data --epochs 3
+refuse "empty option value" 2 "--data" -- "$AXON" train --data ""
+refuse "missing --data" 2 "--data" -- "$AXON" train --epochs 3
+refuse "malformed number" 2 "--lr" "abc" -- "$AXON" train --data blobs.csv --lr abc
+refuse "malformed number with =" 2 "--lr" "0.1x" -- "$AXON" train --data blobs.csv --lr=0.1x
+refuse "negative learning rate" 2 "--lr" "-1" -- "$AXON" train --data blobs.csv --lr -1
+refuse "zero learning rate" 2 "--lr" -- "$AXON" train --data blobs.csv --lr 0
+refuse "learning rate inf" 2 "--lr" -- "$AXON" train --data blobs.csv --lr inf
+refuse "huge epoch count" 2 "--epochs" "99999999999999" -- \
+    "$AXON" train --data blobs.csv --epochs 99999999999999
+refuse "epoch count beyond int64" 2 "--epochs" -- \
+    "$AXON" train --data blobs.csv --epochs 999999999999999999999999
+refuse "fractional epochs" 2 "--epochs" -- "$AXON" train --data blobs.csv --epochs 2.5
+refuse "negative batch" 2 "--batch" -- "$AXON" train --data blobs.csv --batch -5
+refuse "negative threads" 2 "--threads" -- "$AXON" train --data blobs.csv --threads -1
+refuse "dropout of 1" 2 "--dropout" -- "$AXON" train --data blobs.csv --dropout 1
+refuse "ratio by zero" 2 "--scale" -- "$AXON" train --data blobs.csv --scale 1/0
+refuse "unknown precision" 2 "--precision" "f16" -- "$AXON" train --data blobs.csv --precision f16
+refuse "unknown optimizer" 2 "--optimizer" -- "$AXON" train --data blobs.csv --optimizer rmsprop
+refuse "malformed layers" 2 "--layers" -- "$AXON" train --data blobs.csv --layers 8:relu,x:softmax
+refuse "early stop without validation" 2 "--early-stop" "--val-split" -- \
+    "$AXON" train --data blobs.csv --early-stop 3
+refuse "flag with a bad value" 2 "--nesterov" -- "$AXON" train --data blobs.csv --nesterov=maybe
+refuse "unknown synthetic set" 2 "synth:quadratic" -- "$AXON" train --data synth:quadratic
+refuse "unknown data format" 2 "notes.txt" -- "$AXON" train --data notes.txt
+refuse "eval without --model" 2 "--model" -- "$AXON" eval --data blobs.csv
+refuse "predict without --data" 2 "--data" -- "$AXON" predict --model model.safetensors
+
+# ----------------------------------------------------- runtime errors (1)
+
+refuse "missing data file" 1 "missing.csv" -- "$AXON" train --data missing.csv
+refuse "missing test file" 1 "missing_test.csv" -- \
+    "$AXON" train --data blobs.csv --test missing_test.csv
+refuse "truncated IDX file" 1 "train-images-idx3-ubyte" -- "$AXON" train --data idx_truncated
+refuse "CSV with a ragged row" 1 "ragged.csv" "line 3" -- "$AXON" train --data ragged.csv
+refuse "CSV with a non-numeric field" 1 "nonnumeric.csv" "line 3" -- \
+    "$AXON" train --data nonnumeric.csv
+refuse "CSV with NaN" 1 "nan.csv" -- "$AXON" train --data nan.csv
+refuse "labels out of range for the layout" 1 "four_classes.csv" "labels" -- \
+    "$AXON" train --data four_classes.csv --layers 4:relu,2:softmax
+refuse "unwritable --out folder" 1 "no_such_folder" -- \
+    "$AXON" train --data blobs.csv --out no_such_folder/model.safetensors
+refuse "missing model file" 1 "missing.safetensors" -- \
+    "$AXON" eval --model missing.safetensors --data blobs.csv
+
+# ----------------------------------------------------------- what works
+
+begin "axon --help"
+run "$AXON" --help
+status_is 0
+stdout_has "train"
+finish
+
+begin "axon --version"
+run "$AXON" --version
+status_is 0
+stdout_has "axon "
+finish
+
+for command in train eval predict info; do
+    begin "axon $command --help"
+    run "$AXON" "$command" --help
+    status_is 0
+    stdout_has "usage: axon $command"
+    finish
+done
+
+begin "axon train --help lists its options with defaults"
+run "$AXON" train --help
+for option in --data --test --layers --loss --optimizer --lr --momentum --nesterov --batch \
+    --epochs --l2 --dropout --init --init-range --seed --threads --precision --val-split \
+    --early-stop --out --metrics --quiet --no-shuffle; do
+    grep -qE -- "^  $option( |\$)" out.txt || note "no line for $option"
+done
+stdout_has "(default 128)"
+finish
+
+begin "axon help train is axon train --help"
+run "$AXON" help train
+status_is 0
+stdout_has "usage: axon train"
+finish
+
+begin "axon info"
+run "$AXON" info
+status_is 0
+stdout_has "blas"
+stdout_has "threads"
+stdout_has "cores"
+finish
+
+begin "tiny CSV training run"
+run "$AXON" train --data blobs.csv --layers 8:relu,2:softmax --epochs 3 --batch 16 \
+    --out model.safetensors --metrics metrics.jsonl --seed 7
+status_is 0
+[ -s model.safetensors ] || note "no model.safetensors written"
+stdout_has "model.safetensors"
+lines=$(wc -l < metrics.jsonl 2> /dev/null || echo 0)
+[ "$lines" -eq 3 ] || note "metrics.jsonl has $lines lines, expected 3"
+for epoch in 1 2 3; do
+    grep -qE "^\{\"epoch\":$epoch,\"train_loss\":[-0-9.e+]+,.*\"seconds\":[-0-9.e+]+,\"gflops\":.*\}\$" \
+        metrics.jsonl || note "no well-formed metrics line for epoch $epoch"
+done
+if [ -x /usr/bin/python3 ]; then
+    /usr/bin/python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    record = json.loads(line)
+    assert set(record) >= {"epoch", "train_loss", "val_loss", "test_loss", "test_accuracy", "seconds", "gflops"}
+    assert record["val_loss"] is None and record["test_loss"] is None' metrics.jsonl 2> json.txt ||
+        note "metrics.jsonl is not valid JSON Lines: $(tail -1 json.txt)"
+fi
+finish
+
+begin "axon eval on the trained model"
+run "$AXON" eval --model model.safetensors --data blobs.csv
+status_is 0
+stdout_has "accuracy"
+stdout_has "confusion matrix"
+stdout_has "4-8:relu-2:softmax"
+finish
+
+begin "axon eval --json"
+run "$AXON" eval --model model.safetensors --data blobs.csv --json
+status_is 0
+stdout_has '"rows":200'
+stdout_has '"confusion":[['
+finish
+
+begin "axon predict to a file"
+run "$AXON" predict --model model.safetensors --data blobs.csv --out predictions.csv
+status_is 0
+[ "$(head -1 predictions.csv 2> /dev/null)" = "predicted,p0,p1" ] || note "header is not predicted,p0,p1"
+rows=$(wc -l < predictions.csv 2> /dev/null || echo 0)
+[ "$rows" -eq 201 ] || note "predictions.csv has $rows lines, expected 201"
+awk -F, 'NR > 1 && (NF != 3 || ($1 != 0 && $1 != 1) || $2 < 0 || $2 > 1) { bad = 1 } END { exit bad }' \
+    predictions.csv || note "a row of predictions.csv is not class,p0,p1"
+finish
+
+begin "axon predict to stdout"
+run "$AXON" predict --model model.safetensors --data blobs.csv
+status_is 0
+[ "$(wc -l < out.txt)" -eq 201 ] || note "stdout has $(wc -l < out.txt) lines, expected 201"
+finish
+
+# ---------------------------------------------- errors that need a model
+
+refuse "input width mismatch in eval" 1 "narrow.csv" "model.safetensors" -- \
+    "$AXON" eval --model model.safetensors --data narrow.csv
+refuse "input width mismatch in predict" 1 "narrow.csv" -- \
+    "$AXON" predict --model model.safetensors --data narrow.csv
+if [ -s model.safetensors ]; then
+    head -c 100 model.safetensors > corrupt.safetensors
+else
+    printf 'not a model' > corrupt.safetensors
+fi
+refuse "corrupt model file for eval" 1 "corrupt.safetensors" -- \
+    "$AXON" eval --model corrupt.safetensors --data blobs.csv
+printf '\377\377\377\377\377\377\377\177{}' > garbage.safetensors
+refuse "model with an absurd header length" 1 "garbage.safetensors" -- \
+    "$AXON" eval --model garbage.safetensors --data blobs.csv
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
