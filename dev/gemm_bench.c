@@ -26,9 +26,10 @@
  *
  * For each shape: warm-up (>= 30 ms and >= 2 calls), then REPEATS timed samples,
  * each looping the call enough times to last >= MIN_MS; the per-call time is the
- * median sample.  GFLOP/s = 2*M*N*K / time (the stdout line also shows the rate of
- * the fastest sample, "best", which is less sensitive to other load on the machine).  The result is then spot-checked
- * against a naive long-double dot product at 64 random entries.
+ * median sample.  GFLOP/s = 2*M*N*K / time (the stdout line also shows the rate
+ * of the fastest sample, "best", which is less sensitive to other load on the
+ * machine).  The result is then spot-checked against a naive long-double dot
+ * product at 64 random entries.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>

@@ -1,5 +1,6 @@
 /* error.c: per-thread last error message (like dlerror), so that library
  * calls can report to any caller without printing. */
+#define _POSIX_C_SOURCE 200809L
 #include "core/error.h"
 
 #include <stdarg.h>

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/random.h"
 
 ax_status ax_memory_check(size_t bytes, const char *what)
@@ -33,15 +34,6 @@ ax_status ax_memory_check(size_t bytes, const char *what)
                        "%s needs %.1f GiB but only %.1f GiB of memory is available",
                        what, (double)bytes / 1073741824.0, available / 1073741824.0);
     return AX_STATUS_OK;
-}
-
-static void *allocate_zeroed(size_t bytes)
-{
-    size_t rounded = (bytes + 63) / 64 * 64;
-    void *memory = aligned_alloc(64, rounded ? rounded : 64);
-    if (memory)
-        memset(memory, 0, rounded ? rounded : 64);
-    return memory;
 }
 
 ax_status ax_dataset_allocate(int64_t rows, int64_t features, int64_t classes, int64_t targets,
@@ -74,11 +66,11 @@ ax_status ax_dataset_allocate(int64_t rows, int64_t features, int64_t classes, i
     dataset->classes = classes;
     dataset->targets = targets;
     snprintf(dataset->source, sizeof dataset->source, "%s", source);
-    dataset->feature_values = allocate_zeroed(feature_bytes);
+    dataset->feature_values = ax_allocate_zeroed(feature_bytes);
     if (classes > 0)
-        dataset->labels = allocate_zeroed(label_bytes);
+        dataset->labels = ax_allocate_zeroed(label_bytes);
     if (targets > 0)
-        dataset->target_values = allocate_zeroed(target_bytes);
+        dataset->target_values = ax_allocate_zeroed(target_bytes);
     if (!dataset->feature_values || (classes > 0 && !dataset->labels) ||
         (targets > 0 && !dataset->target_values)) {
         ax_dataset_free(dataset);

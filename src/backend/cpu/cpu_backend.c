@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 #include "backend/backend.h"
+#include "core/memory.h"
 #include "core/random.h"
 
 /* glibc's libmvec has vector versions of these; declaring them `simd` lets
@@ -22,13 +23,7 @@ double tanh(double) __attribute__((simd("notinbranch")));
 
 static void *cpu_alloc(ax_backend *backend, size_t bytes)
 {
-    size_t rounded = (bytes + 63) / 64 * 64;
-    if (rounded == 0)
-        rounded = 64;
-    void *memory = aligned_alloc(64, rounded);
-    if (memory)
-        memset(memory, 0, rounded);
-    return memory;
+    return ax_allocate_zeroed(bytes);
 }
 
 static void cpu_free(ax_backend *backend, void *memory) { free(memory); }
