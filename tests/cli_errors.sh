@@ -159,6 +159,8 @@ refuse "predict without --data" 2 "--data" -- "$AXON" predict --model model.safe
 refuse "missing data file" 1 "missing.csv" "no such file" -- "$AXON" train --data missing.csv
 refuse "missing test file" 1 "missing_test.csv" "no such file" -- \
     "$AXON" train --data blobs.csv --test missing_test.csv
+refuse "data set not installed" 1 "fashion-mnist" "apt-get install dataset-fashion-mnist" -- \
+    env AXON_DATASETS="$PWD/no_datasets_here" "$AXON" train --data fashion-mnist
 refuse "truncated IDX file" 1 "train-images-idx3-ubyte" -- "$AXON" train --data idx_truncated
 refuse "CSV with a ragged row" 1 "ragged.csv" "line 3" -- "$AXON" train --data ragged.csv
 refuse "CSV with a non-numeric field" 1 "nonnumeric.csv" "line 3" -- \

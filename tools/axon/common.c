@@ -96,16 +96,16 @@ int check_data_fits(const ax_net_config *config, const ax_dataset *data, const c
                 (long long)output->width, output->width == 1 ? "" : "s");
         return CLI_EXIT_RUNTIME;
     }
+    if (targets > 0 && output->activation == AX_ACT_SOFTMAX) {
+        fprintf(stderr, "axon: %s holds numbers to predict (regression) but %s ends in softmax, "
+                        "which needs class labels\n", source, model_name);
+        return CLI_EXIT_RUNTIME;
+    }
     if (targets > 0 && targets != output->width) {
         fprintf(stderr, "axon: %s has %lld target%s per row but the output layer of %s has %lld "
                         "unit%s\n",
                 source, (long long)targets, targets == 1 ? "" : "s", model_name,
                 (long long)output->width, output->width == 1 ? "" : "s");
-        return CLI_EXIT_RUNTIME;
-    }
-    if (targets > 0 && output->activation == AX_ACT_SOFTMAX) {
-        fprintf(stderr, "axon: %s holds numbers to predict (regression) but %s ends in softmax, "
-                        "which needs class labels\n", source, model_name);
         return CLI_EXIT_RUNTIME;
     }
     return CLI_EXIT_OK;

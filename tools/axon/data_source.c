@@ -10,13 +10,20 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 
 #include "common.h"
 
-static const char datasets_dir[] = "/usr/share/datasets";
+/* Where named data sets live: Debian's dataset-* packages install there.
+ * AXON_DATASETS overrides it (a private copy, or a test of the hint below). */
+static const char *datasets_dir(void)
+{
+    const char *dir = getenv("AXON_DATASETS");
+    return dir && dir[0] ? dir : "/usr/share/datasets";
+}
 
 bool data_settings_read(const cli_args *args, data_settings *settings)
 {
@@ -89,7 +96,7 @@ static bool installed_path(const char *spec, char *path, size_t capacity)
 {
     if (strchr(spec, '/') || spec[0] == '.' || strlen(spec) > 200)
         return false;
-    snprintf(path, capacity, "%s/%s", datasets_dir, spec);
+    snprintf(path, capacity, "%s/%s", datasets_dir(), spec);
     return true;
 }
 
@@ -104,11 +111,12 @@ static int resolve(const char *option, const char *spec, char *path, size_t capa
     if (installed_path(spec, path, capacity)) {
         if (is_directory(path))
             return CLI_EXIT_OK;
-        if (strcmp(spec, "fashion-mnist") == 0 || strcmp(spec, "mnist") == 0) {
+        /* The one data set Debian packages (in /usr/share/datasets). */
+        if (strcmp(spec, "fashion-mnist") == 0) {
             fprintf(stderr,
                     "axon: %s %s: the data set is not installed (no %s); install it with: "
-                    "apt-get install dataset-%s\n",
-                    option, spec, path, spec);
+                    "apt-get install dataset-fashion-mnist\n",
+                    option, spec, path);
             return CLI_EXIT_RUNTIME;
         }
     }

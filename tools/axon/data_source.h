@@ -1,6 +1,7 @@
 /* data_source.h: turning a --data or --test argument into a dataset.
  *
- *   fashion-mnist        /usr/share/datasets/fashion-mnist (any NAME there works)
+ *   fashion-mnist        /usr/share/datasets/fashion-mnist (any NAME there works;
+ *                        $AXON_DATASETS replaces /usr/share/datasets)
  *   DIR                  a folder of MNIST-format IDX files: train-* for
  *                        training, t10k-* as the test set
  *   FILE.csv             one row per line, the label in column --label-column

@@ -64,6 +64,19 @@ void format_duration(double seconds, char *text, size_t capacity)
         snprintf(text, capacity, "%lldh%02lldm", total / 3600, total % 3600 / 60);
 }
 
+void format_seconds(double seconds, char *text, size_t capacity)
+{
+    if (seconds >= 0.1 || seconds <= 0.0)
+        snprintf(text, capacity, "%.2f s", seconds);
+    else
+        snprintf(text, capacity, "%.2f ms", 1000.0 * seconds);
+}
+
+void format_gflops(double gflops, char *text, size_t capacity)
+{
+    snprintf(text, capacity, gflops >= 100.0 ? "%.0f GFLOP/s" : "%.3g GFLOP/s", gflops);
+}
+
 void format_loss(double loss, char *text, size_t capacity)
 {
     if (!isfinite(loss))
@@ -132,12 +145,12 @@ static void show_epoch_line(progress_display *display, const ax_progress *progre
         if (display->classification && isfinite(progress->test_accuracy))
             APPEND("  test_acc %.2f%%", 100.0 * progress->test_accuracy);
     }
-    if (progress->epoch_seconds >= 0.1)
-        APPEND("  %.2f s", progress->epoch_seconds);
-    else
-        APPEND("  %.2f ms", 1000.0 * progress->epoch_seconds);
-    if (isfinite(progress->gflops))
-        APPEND("  %.1f GFLOP/s", progress->gflops);
+    format_seconds(progress->epoch_seconds, number, sizeof number);
+    APPEND("  %s", number);
+    if (isfinite(progress->gflops)) {
+        format_gflops(progress->gflops, number, sizeof number);
+        APPEND("  %s", number);
+    }
 #undef APPEND
     progress_clear_line(display);
     fprintf(display->out, "%s\n", line);

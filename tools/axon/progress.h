@@ -44,6 +44,10 @@ bool progress_interrupted(void);
 
 /* "3s", "4m05s", "2h07m": a duration for people. */
 void format_duration(double seconds, char *text, size_t capacity);
+/* "1.23 s", or "0.45 ms" below a tenth of a second. */
+void format_seconds(double seconds, char *text, size_t capacity);
+/* "45.6 GFLOP/s": three significant digits, whole numbers from 100 up. */
+void format_gflops(double gflops, char *text, size_t capacity);
 /* A loss with four decimals, or four significant digits when large. */
 void format_loss(double loss, char *text, size_t capacity);
 

@@ -68,7 +68,7 @@ static const char train_description[] =
 /* Everything train reads from the command line. */
 typedef struct train_request {
     const char *data, *test, *layers, *out, *metrics_path;
-    const char *loss_name, *optimizer_name, *init_name;
+    const char *optimizer_name;
     double val_split;
     bool quiet;
     ax_net_config net;
@@ -113,9 +113,7 @@ static bool read_request(const cli_args *args, train_request *request)
               data_settings_read(args, &request->data_settings);
     if (!ok)
         return false;
-    request->loss_name = losses[loss];
     request->optimizer_name = optimizers[optimizer];
-    request->init_name = inits[init];
     if (ax_loss_parse(losses[loss], &request->net.loss) != AX_STATUS_OK ||
         ax_optimizer_parse(optimizers[optimizer], &request->train.optimizer) != AX_STATUS_OK ||
         ax_init_parse(inits[init], &request->net.init) != AX_STATUS_OK) {
@@ -141,6 +139,13 @@ static bool read_request(const cli_args *args, train_request *request)
         cli_error(args, "--early-stop needs a validation set: add --val-split, e.g. 0.1");
         return false;
     }
+    /* Options that the chosen method ignores: worth a note, not a refusal. */
+    if (request->train.optimizer != AX_OPTIMIZER_SGD &&
+        (cli_given(args, "momentum") || cli_given(args, "nesterov")))
+        cli_error(args, "note: --momentum and --nesterov apply to sgd only; %s ignores them",
+                  request->optimizer_name);
+    if (request->net.init != AX_INIT_UNIFORM && cli_given(args, "init-range"))
+        cli_error(args, "note: --init-range applies to --init uniform only");
     if (strcmp(request->layers, "auto") != 0 &&
         ax_layers_parse(request->layers, &request->net) != AX_STATUS_OK) {
         cli_error(args, "--layers %s: %s", request->layers, ax_error_message());
@@ -206,11 +211,13 @@ static void print_header(const train_request *request, const ax_net *net, const 
     }
     if (test) {
         data_describe(test, text, sizeof text);
-        printf("  test        %s: %s\n", data_name(test, request->test ? request->test : request->data), text);
+        const char *spec = request->test ? request->test : request->data;
+        printf("  test        %s: %s\n", data_name(test, spec), text);
     }
     ax_layers_format(config, text, sizeof text);
     printf("  network     %s, %lld parameters\n", text, (long long)ax_net_parameter_count(net));
-    printf("  loss        %s, init %s\n", ax_loss_name(config->loss), ax_init_name(config->init));
+    printf("  loss        %s, init %s%s\n", ax_loss_name(config->loss), ax_init_name(config->init),
+           config->init == AX_INIT_AUTO ? " (He for ReLU layers, Xavier otherwise)" : "");
     const ax_train_config *train_config = &request->train;
     printf("  optimizer   %s, lr %g", ax_optimizer_name(train_config->optimizer),
            train_config->learning_rate);
@@ -238,10 +245,14 @@ static void print_header(const train_request *request, const ax_net *net, const 
 static void print_summary(const train_request *request, const ax_train_summary *summary,
                           bool classification, bool has_test)
 {
-    printf("trained %d epoch%s in %.2f s", summary->epochs_run, summary->epochs_run == 1 ? "" : "s",
-           summary->seconds);
-    if (summary->seconds > 0 && isfinite(summary->gflop))
-        printf(" (%.1f GFLOP/s)", summary->gflop / summary->seconds);
+    char text[32];
+    format_seconds(summary->seconds, text, sizeof text);
+    printf("trained %d epoch%s in %s", summary->epochs_run, summary->epochs_run == 1 ? "" : "s",
+           text);
+    if (summary->seconds > 0 && isfinite(summary->gflop)) {
+        format_gflops(summary->gflop / summary->seconds, text, sizeof text);
+        printf(" (%s)", text);
+    }
     printf("\n");
     if (request->train.early_stop > 0 && summary->best_epoch != summary->epochs_run)
         printf("early stopping kept the weights of epoch %d (lowest validation loss)\n",
@@ -371,7 +382,7 @@ static int run_training(const train_request *request, train_data *data)
         } else if (interrupted) {
             fprintf(stderr, "axon: saved the weights reached when interrupted to %s\n", request->out);
         } else if (!request->quiet) {
-            printf("model saved to %s\n", request->out);
+            printf("saved %s\n", request->out);
         }
     }
     fflush(stdout);
