@@ -86,6 +86,8 @@ typedef enum ax_init {
 typedef enum ax_optimizer_kind {
     AX_OPTIMIZER_SGD = 0, /* SGD with optional (Nesterov) momentum */
     AX_OPTIMIZER_ADAM,
+    AX_OPTIMIZER_CG,      /* full-batch Polak-Ribiere nonlinear CG (scipy.optimize.fmin_cg) */
+    AX_OPTIMIZER_LBFGS,   /* full-batch L-BFGS with the same strong-Wolfe line search */
 } ax_optimizer_kind;
 
 const char *ax_activation_name(ax_activation activation);
@@ -292,6 +294,13 @@ typedef struct ax_train_config {
     double momentum;           /* SGD */
     bool nesterov;             /* SGD */
     double beta1, beta2, epsilon; /* Adam */
+    /* CG and L-BFGS: one epoch is one iteration (a line search over the full
+     * batch); training stops early when the gradient's largest absolute
+     * component falls below gtol (scipy's fmin_cg norm=Inf) or when the line
+     * search finds no strong-Wolfe point. */
+    double gtol;               /* default 1e-5, as fmin_cg */
+    int lbfgs_memory;          /* L-BFGS correction pairs kept, default 10 */
+    int line_search_max_evaluations; /* per iteration, default 20 */
     int64_t batch_size;        /* 0 = full batch: one step per epoch over all rows */
     int epochs;
     double l2;
@@ -316,6 +325,12 @@ typedef struct ax_train_summary {
     double gflop;              /* FLOPs done, by seed 001's count */
     double final_train_loss;      /* last epoch's mean objective (L2 term included) */
     double final_test_accuracy;   /* NAN without a test set */
+    int64_t evaluations;          /* loss evaluations (each with its gradient: one pass does both) */
+    int64_t gradient_evaluations; /* gradient evaluations (as scipy's grad_calls) */
+    /* Why training ended (static text), e.g. "maximum iterations reached",
+     * "converged: gradient norm below gtol", "line search failed to find a
+     * Wolfe point", "early stopping: no validation improvement". */
+    const char *stop_reason;
 } ax_train_summary;
 
 /* Trains net on train. validation (nullable) drives early stopping; test
@@ -328,6 +343,55 @@ AX_NODISCARD ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_d
 /* FLOPs of one forward + backward pass over `rows` rows, by seed 001's model:
  * sum over layers of 6 n_b n_l n_{l-1} + 4 n_l n_b - n_l (n_{l-1} + 1) - n_b n_{l-1}. */
 double ax_net_train_flops(const ax_net *net, int64_t rows);
+
+/* ---------------------------------------------------- activation statistics */
+
+/* Seed 004's statistics of activations (BENCHMARKS.md B4, B5). Inputs are
+ * float32 row-major; sums are accumulated in double. Every function checks
+ * its input first and fails with AX_STATUS_BAD_ARGUMENT for empty or
+ * mismatched shapes and AX_STATUS_BAD_DATA (naming the array, row and
+ * column) for NaN or Inf. */
+
+/* Entropy and mutual information of B4. P = softmax(x) and Q = softmax(y),
+ * row by row (numerically stable: the row maximum is subtracted first, so
+ * logits of 1e4 do not overflow):
+ *   entropy            H  = -(1/rows) sum_r sum_i P_ri^2
+ *   mutual_information MI =  (1/rows) sum_r sum_i sum_j (P_ri Q_rj)^2
+ * The double sum factorises: sum_{i,j} P_i^2 Q_j^2 = (sum_i P_i^2)(sum_j Q_j^2),
+ * so MI costs O(d) per row, not O(d^2), and both figures come from one pass
+ * over x and y. x and y are (rows, d); either output may be NULL. */
+AX_NODISCARD ax_status ax_stats_entropy_mi(const float *x, const float *y, int64_t rows, int64_t d,
+                                           double *entropy, double *mutual_information);
+
+/* Third-order tensor mean of B5: out (d, d, d), row-major, gets
+ *   A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k]
+ * for fx, fy, fz of shape (n, d). Computed as one GEMM per block of rows,
+ * K^T (d*d, rows) x fz (rows, d), where row r of K is the Khatri-Rao
+ * (Kronecker) product fx[r,:] (x) fy[r,:]; blocks of rows are accumulated
+ * into out, so no (n, d*d) buffer is ever made. out is float32 accumulated
+ * in the BLAS's float GEMM (relative error ~1e-6 for n = 8192). */
+AX_NODISCARD ax_status ax_stats_tensor_mean(const float *fx, const float *fy, const float *fz,
+                                            int64_t n, int64_t d, float *out);
+
+/* The activated outputs of layer `layer` (0-based: 0 is the first hidden
+ * layer, layer_count - 1 the output layer) for every row of data, in
+ * inference mode: out gets (rows, width of the layer). Hidden layers are
+ * after their activation (ReLU, tanh, ...), so ax_stats_entropy_mi on them
+ * applies B4's softmax to those activated values. Fails naming the valid
+ * range when the layer does not exist, and when data does not fit the net. */
+AX_NODISCARD ax_status ax_net_activations(ax_net *net, const ax_dataset *data, int layer,
+                                          float *out);
+
+/* float32 .npy arrays (any .npy dtype the data loaders accept is converted
+ * to float32). Reads a 1-D (n) array as (n, 1) and a 2-D (rows, cols) array
+ * as it is; *data is malloc'd, to be released with free(). */
+AX_NODISCARD ax_status ax_npy_read_f32(const char *path, float **data, int64_t *rows,
+                                       int64_t *cols);
+/* Writes a little-endian float32 .npy array (format 1.0) of rank 1 to 8 to a
+ * temporary file next to path and renames it over path, so a failed write
+ * leaves no partial file. */
+AX_NODISCARD ax_status ax_npy_write_f32(const char *path, const float *data, int rank,
+                                        const int64_t *shape);
 
 #ifdef __cplusplus
 }

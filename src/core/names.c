@@ -10,7 +10,7 @@
 static const char *const activation_names[] = {"identity", "sigmoid", "tanh", "relu", "softmax"};
 static const char *const loss_names[] = {"auto", "cross-entropy", "binary-cross-entropy", "mse"};
 static const char *const init_names[] = {"auto", "he", "xavier", "uniform"};
-static const char *const optimizer_names[] = {"sgd", "adam"};
+static const char *const optimizer_names[] = {"sgd", "adam", "cg", "lbfgs"};
 
 #define COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 

@@ -76,8 +76,14 @@ ax_build_info ax_build_info_get(void)
     memset(&info, 0, sizeof info);
     info.version = AX_VERSION;
 #if defined(AXON_BLAS_OPENBLAS)
-    static char blas[256];
-    snprintf(blas, sizeof blas, "OpenBLAS (%s)", openblas_get_config());
+    /* "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... USE_OPENMP ...": keep the
+     * name, the version and the threading model. */
+    static char blas[96];
+    const char *config = openblas_get_config();
+    char version[32] = "";
+    sscanf(config, "OpenBLAS %31s", version);
+    snprintf(blas, sizeof blas, "OpenBLAS %s (%s threads)", version,
+             strstr(config, "USE_OPENMP") ? "OpenMP" : "pthread");
     info.blas = blas;
     info.blas_kernels = openblas_get_corename();
 #elif defined(AXON_BLAS_BLIS)

@@ -16,6 +16,10 @@ int command_eval(int argc, char **argv);
 int command_predict(int argc, char **argv);
 int command_info(int argc, char **argv);
 
+/* Restarts axon without an OPENBLAS_CORETYPE that holds an AVX-512 CPU to
+ * older kernels (see blas_env.c); returns when there is nothing to do. */
+void cli_release_blas_core_override(char **argv);
+
 /* Prints "axon: <message>" for a failed library call, prefixed with subject
  * (a file name) when the message does not name it already. Returns
  * CLI_EXIT_INTERRUPTED for AX_STATUS_INTERRUPTED, else CLI_EXIT_RUNTIME. */

@@ -84,10 +84,12 @@ static bool idx_part_present(const char *dir, data_part part)
 {
     const char *prefix = part == DATA_PART_TEST ? "t10k" : "train";
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte", dir, prefix);
+    /* Room is left for the ".gz" appended below. */
+    if (snprintf(path, sizeof path - 3, "%s/%s-images-idx3-ubyte", dir, prefix) >= (int)sizeof path - 3)
+        return false; /* a folder name this long cannot be opened anyway */
     if (exists(path))
         return true;
-    snprintf(path, sizeof path, "%s/%s-images-idx3-ubyte.gz", dir, prefix);
+    strcat(path, ".gz");
     return exists(path);
 }
 

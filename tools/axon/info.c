@@ -62,6 +62,10 @@ int command_info(int argc, char **argv)
         printf("axon %s\n", or_unknown(build.version));
         printf("  blas          %s (kernels: %s)\n", or_unknown(build.blas),
                or_unknown(build.blas_kernels));
+        if (getenv("AXON_IGNORED_OPENBLAS_CORETYPE"))
+            printf("                OPENBLAS_CORETYPE=%s was ignored: it names a core without the\n"
+                   "                AVX-512 this CPU has (AXON_KEEP_OPENBLAS_CORETYPE=1 keeps it)\n",
+                   getenv("AXON_IGNORED_OPENBLAS_CORETYPE"));
         printf("  cpu features  %s\n", build.cpu_features && build.cpu_features[0]
                                            ? build.cpu_features : "(none detected)");
         printf("  backends      %s\n", or_unknown(build.backends));

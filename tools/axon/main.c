@@ -88,6 +88,7 @@ static int help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    cli_release_blas_core_override(argv);
     if (argc < 2) {
         print_overview(stderr);
         return CLI_EXIT_USAGE;
