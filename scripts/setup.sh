@@ -21,6 +21,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build build -j "$(nproc)" 2>&1 | grep -E "error|warning" || true
+cmake --build build -j "$(nproc)" 2>&1 | grep -E "error:|warning:" || true
 test -x build/axon || { echo "axon setup: the build failed; run cmake --build build to see why" >&2; exit 1; }
 echo "axon setup: built build/axon"

@@ -10,7 +10,7 @@ ctest --test-dir build --output-on-failure -j 2
 
 echo "== tests: AddressSanitizer + UndefinedBehaviorSanitizer build"
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DAXON_SANITIZE=ON >/dev/null
-cmake --build build-sanitize -j "$(nproc)" 2>&1 | grep -E "error|warning" || true
+cmake --build build-sanitize -j "$(nproc)" 2>&1 | grep -E "error:|warning:" || true
 # LeakSanitizer cannot follow OpenMP's thread pool teardown reliably; leaks are
 # still reported for everything the library allocates itself.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
