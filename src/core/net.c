@@ -140,7 +140,7 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
     net->config = resolved;
     net->layer_count = resolved.layer_count;
     int64_t offset = 0, in = resolved.input_width;
-    net->max_width = in;
+    net->max_width = 1;
     for (int l = 0; l < net->layer_count; l++) {
         ax_layer *layer = &net->layers[l];
         layer->in = in;
@@ -214,14 +214,30 @@ void ax_net_free(ax_net *net)
     free(net);
 }
 
+/* float32 rows taken in order are read where they lie (ax_net_load_batch),
+ * so the copy of the input is only needed for shuffled batches or another
+ * precision: a full-batch epoch then needs no second copy of the data set. */
+static bool needs_input_copy(const ax_net *net, bool shuffled)
+{
+    return shuffled || net->config.precision != AX_PRECISION_F32 || !net->backend->host_memory;
+}
+
 ax_status ax_net_reserve(ax_net *net, int64_t rows)
 {
-    if (rows <= net->capacity)
+    return ax_net_reserve_shuffled(net, rows, false);
+}
+
+ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
+{
+    bool copy_input = needs_input_copy(net, shuffled);
+    if (rows <= net->capacity && (!copy_input || net->input))
         return AX_STATUS_OK;
+    if (rows < net->capacity)
+        rows = net->capacity;
     release_workspace(net);
     ax_backend *backend = net->backend;
     size_t real = backend->real_size;
-    size_t row_bytes = (size_t)(net->config.input_width + 2 * net->max_width + 1) * real;
+    size_t row_bytes = (size_t)((copy_input ? net->config.input_width : 0) + 2 * net->max_width + 1) * real;
     for (int l = 0; l < net->layer_count; l++)
         row_bytes += (size_t)net->layers[l].out * real;
     if ((double)rows * (double)row_bytes > 1e18)
@@ -231,8 +247,11 @@ ax_status ax_net_reserve(ax_net *net, int64_t rows)
     AX_TRY(ax_memory_check((size_t)rows * row_bytes, what));
 
     int64_t output_width = net->layers[net->layer_count - 1].out;
-    net->input = backend->ops->alloc(backend, (size_t)rows * (size_t)net->config.input_width * real);
-    bool ok = net->input != NULL;
+    bool ok = true;
+    if (copy_input) {
+        net->input = backend->ops->alloc(backend, (size_t)rows * (size_t)net->config.input_width * real);
+        ok = net->input != NULL;
+    }
     for (int l = 0; l < net->layer_count && ok; l++) {
         net->outputs[l] = backend->ops->alloc(backend, (size_t)rows * (size_t)net->layers[l].out * real);
         ok = net->outputs[l] != NULL;

@@ -28,10 +28,10 @@ struct ax_net {
 
     /* Workspace for up to `capacity` rows (ax_net_reserve). */
     int64_t capacity;
-    void *input;                     /* (capacity, input_width) */
+    void *input;                     /* (capacity, input_width) copy, when needed */
     const void *current_input;       /* the loaded batch: input, or a view of the data set */
     void *outputs[AX_MAX_LAYERS];    /* (capacity, out_l): activated outputs */
-    void *delta[2];                  /* (capacity, max_width) ping-pong */
+    void *delta[2];                  /* (capacity, max_width) ping-pong; max_width = widest layer */
     void *targets;                   /* (capacity, output width) for regression */
     int32_t *labels;                 /* (capacity) backend memory */
     bool batch_has_labels;           /* the loaded answers are labels, not targets */
@@ -42,8 +42,11 @@ struct ax_net {
 void *ax_layer_weights(const ax_net *net, void *arena, int layer);
 void *ax_layer_bias(const ax_net *net, void *arena, int layer);
 
-/* Makes the workspace hold at least rows rows (allocates only when it grows). */
+/* Makes the workspace hold at least rows rows (allocates only when it
+ * grows), for batches of rows taken in order. */
 ax_status ax_net_reserve(ax_net *net, int64_t rows);
+/* The same, for batches that may be shuffled (an order array). */
+ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled);
 
 /* The rows of a dataset a pass works on: rows order[first + r] (or first + r
  * when order is NULL), r < count. */

@@ -28,6 +28,9 @@ ax_train_config ax_train_defaults(void)
     config.seed = 1;
     config.shuffle = true;
     config.progress_interval = 0.2;
+    config.gtol = 1e-5;
+    config.lbfgs_memory = 10;
+    config.line_search_max_evaluations = 25;
     return config;
 }
 
@@ -53,8 +56,14 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
     return AX_STATUS_OK;
 }
 
+/* CG and L-BFGS: one epoch is one iteration of a line search. */
+static bool is_line_search(const ax_train_config *config)
+{
+    return config->optimizer == AX_OPTIMIZER_CG || config->optimizer == AX_OPTIMIZER_LBFGS;
+}
+
 static ax_status check_config(const ax_net *net, const ax_train_config *config,
-                              const ax_dataset *validation)
+                              const ax_dataset *validation, int64_t rows)
 {
     if (config->epochs < 1 || config->epochs > 100000000)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "epochs must be from 1 to 100000000, not %d", config->epochs);
@@ -71,6 +80,18 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "early stopping patience must be >= 0, not %d", config->early_stop);
     if (config->early_stop > 0 && !validation)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "early stopping needs a validation set (e.g. --val-split 0.1)");
+    if (is_line_search(config)) {
+        /* A line search compares losses of one fixed function: the full
+         * training set, the same at every trial point. */
+        if (config->batch_size > 0 && config->batch_size < rows)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "%s works on the full batch: set the batch size to 0, not %lld",
+                           ax_optimizer_name(config->optimizer), (long long)config->batch_size);
+        if (config->dropout > 0.0)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "%s needs a deterministic cost: dropout must be 0, not %g",
+                           ax_optimizer_name(config->optimizer), config->dropout);
+    }
     return AX_STATUS_OK;
 }
 
@@ -123,15 +144,18 @@ static ax_status run_epoch(trainer *t, int epoch, ax_rng *rng, ax_progress *prog
         step.rows = batch.count;
         step.regularization.dropout_key = ax_hash64(config->seed ^ ax_hash64(t->step));
         double loss;
+        const int64_t evaluations_before = t->optimizer->evaluations;
         AX_TRY(t->optimizer->ops->step(t->optimizer, &objective, &loss));
         t->step++;
+        /* A line search evaluates several times per step; SGD and Adam once. */
+        const int64_t passes = t->optimizer->evaluations - evaluations_before;
         if (!isfinite(loss))
             return ax_fail(AX_STATUS_DIVERGED,
                            "training diverged in epoch %d, batch %lld: the loss is %s; "
                            "try a lower learning rate",
                            epoch, (long long)b + 1, isnan(loss) ? "NaN" : "infinite");
         loss_sum += loss * (double)batch.count;
-        *flops_done += ax_net_train_flops(t->net, batch.count);
+        *flops_done += ax_net_train_flops(t->net, batch.count) * (double)(passes > 0 ? passes : 1);
 
         double now = now_seconds();
         if (config->progress && (now - last_report >= config->progress_interval) && b + 1 < t->batches) {
@@ -180,12 +204,29 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
     progress.epochs = config->epochs;
     progress.batches = t->batches;
 
+    summary->stop_reason = is_line_search(config) ? "maximum iterations reached" : "all epochs run";
     for (int epoch = 1; epoch <= config->epochs; epoch++) {
         progress.epoch = epoch;
         double flops = 0.0;
-        AX_TRY(run_epoch(t, epoch, &rng, &progress, &flops));
-        summary->epochs_run = epoch;
+        const int64_t steps_before = t->optimizer->steps;
+        ax_status status = run_epoch(t, epoch, &rng, &progress, &flops);
+        summary->evaluations = t->optimizer->evaluations;
+        summary->gradient_evaluations = t->optimizer->gradient_evaluations;
+        AX_TRY(status);
         summary->seconds += progress.epoch_seconds;
+        /* A line-search optimizer that stopped without moving (converged at
+         * the start, or no Wolfe point) made no iteration: as scipy's k,
+         * the epoch is not counted. */
+        if (t->optimizer->converged && t->optimizer->steps == steps_before) {
+            summary->stop_reason = t->optimizer->stop_reason;
+            if (epoch == 1) {
+                summary->final_train_loss = progress.train_loss;
+                AX_TRY(evaluate_into(t->net, t->test, &progress.test_loss, &progress.test_accuracy));
+                summary->final_test_accuracy = progress.test_accuracy;
+            }
+            break;
+        }
+        summary->epochs_run = epoch;
         summary->gflop += flops * 1e-9;
         summary->final_train_loss = progress.train_loss;
         progress.gflops = flops * 1e-9 / progress.epoch_seconds;
@@ -205,8 +246,13 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
                 ax_net_parameters_get(t->net, t->best_parameters);
                 t->best_epoch = epoch;
             } else if (++since_best >= config->early_stop) {
+                summary->stop_reason = "early stopping: no validation improvement";
                 break;
             }
+        }
+        if (t->optimizer->converged) {
+            summary->stop_reason = t->optimizer->stop_reason;
+            break;
         }
     }
     if (config->early_stop > 0 && t->best_epoch > 0) {
@@ -226,7 +272,7 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
 {
     memset(summary, 0, sizeof *summary);
     summary->final_test_accuracy = NAN;
-    AX_TRY(check_config(net, config, validation));
+    AX_TRY(check_config(net, config, validation, train->rows));
     AX_TRY(ax_net_check_data(net, train, "training"));
     if (validation)
         AX_TRY(ax_net_check_data(net, validation, "validation"));
@@ -240,7 +286,7 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
     t.batch_rows = full_batch ? rows : config->batch_size;
     t.batches = (rows + t.batch_rows - 1) / t.batch_rows;
 
-    ax_status status = ax_net_reserve(net, t.batch_rows);
+    ax_status status = ax_net_reserve_shuffled(net, t.batch_rows, !full_batch);
     if (status == AX_STATUS_OK)
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
                                      net->parameter_count, &t.optimizer);

@@ -45,7 +45,8 @@ typedef struct ax_line_search_result {
 ax_status ax_line_search_wolfe(ax_line_search *search, double phi0, double derphi0, double alpha1,
                                ax_line_search_result *result);
 
-/* The largest absolute value of an arena (the gradient's inf-norm). */
-double ax_arena_max_abs(ax_optimizer *optimizer, const void *arena);
+/* The largest absolute value of an arena (the gradient's inf-norm); scratch
+ * holds count doubles (the arena is read through it). */
+double ax_arena_max_abs(ax_optimizer *optimizer, const void *arena, double *scratch);
 
 #endif

@@ -20,6 +20,18 @@ static ax_status check_config(const ax_train_config *config)
                        config->beta1, config->beta2);
     if (!(config->epsilon > 0.0))
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "Adam's epsilon must be positive, not %g", config->epsilon);
+    if (config->optimizer == AX_OPTIMIZER_CG || config->optimizer == AX_OPTIMIZER_LBFGS) {
+        if (!(config->gtol >= 0.0 && isfinite(config->gtol)))
+            return ax_fail(AX_STATUS_BAD_ARGUMENT, "gtol must be a finite number >= 0, not %g", config->gtol);
+        if (config->line_search_max_evaluations < 2 || config->line_search_max_evaluations > 1000)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "line-search evaluations must be from 2 to 1000, not %d",
+                           config->line_search_max_evaluations);
+    }
+    if (config->optimizer == AX_OPTIMIZER_LBFGS &&
+        (config->lbfgs_memory < 1 || config->lbfgs_memory > 1000))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the L-BFGS memory must be from 1 to 1000, not %d",
+                       config->lbfgs_memory);
     return AX_STATUS_OK;
 }
 
@@ -40,6 +52,8 @@ ax_status ax_optimizer_create(const ax_train_config *config, ax_backend *backend
     switch (config->optimizer) {
     case AX_OPTIMIZER_SGD: status = ax_optimizer_sgd_init(optimizer); break;
     case AX_OPTIMIZER_ADAM: status = ax_optimizer_adam_init(optimizer); break;
+    case AX_OPTIMIZER_CG: status = ax_optimizer_cg_init(optimizer); break;
+    case AX_OPTIMIZER_LBFGS: status = ax_optimizer_lbfgs_init(optimizer); break;
     default:
         status = ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown optimizer %d", (int)config->optimizer);
     }

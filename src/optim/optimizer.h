@@ -19,7 +19,9 @@ typedef struct ax_optimizer ax_optimizer;
 
 typedef struct ax_optimizer_ops {
     const char *name;
-    /* One step; *loss gets the loss at the parameters the step started from. */
+    /* One step; *loss gets the loss at the parameters the step started from
+     * (SGD, Adam) or, for the line-search optimizers (CG, L-BFGS), at the
+     * point the step accepted, which they know already. */
     ax_status (*step)(ax_optimizer *optimizer, const ax_objective *objective, double *loss);
     void (*destroy)(ax_optimizer *optimizer);
 } ax_optimizer_ops;
@@ -33,6 +35,15 @@ struct ax_optimizer {
     ax_train_config config;
     void *state[2];      /* optimizer state arenas (count each), as needed */
     int64_t steps;
+    void *kind_state;    /* a kind's own state (CG, L-BFGS); its destroy frees it */
+    /* Line-search optimizers: objective calls so far (each computes loss and
+     * gradient in one pass) and, of those, the ones whose gradient was used
+     * (scipy's grad_calls); and, once they stop moving, why (static text):
+     * `converged` asks the trainer to end training cleanly. */
+    int64_t evaluations;
+    int64_t gradient_evaluations;
+    bool converged;
+    const char *stop_reason;
 };
 
 /* The optimizer named by config->optimizer, with zeroed state. */
@@ -43,6 +54,8 @@ void ax_optimizer_free(ax_optimizer *optimizer);
 /* Constructors of each kind (one file each). */
 ax_status ax_optimizer_sgd_init(ax_optimizer *optimizer);
 ax_status ax_optimizer_adam_init(ax_optimizer *optimizer);
+ax_status ax_optimizer_cg_init(ax_optimizer *optimizer);
+ax_status ax_optimizer_lbfgs_init(ax_optimizer *optimizer);
 
 /* Allocates state arena i (zeroed). */
 ax_status ax_optimizer_allocate_state(ax_optimizer *optimizer, int index);

@@ -1,0 +1,163 @@
+/* cg.c: full-batch Polak-Ribiere nonlinear conjugate gradient with the
+ * semantics of scipy.optimize.fmin_cg: beta = max(0, g1.(g1 - g0) / g0.g0)
+ * (PR+, which restarts along the steepest descent when beta would be
+ * negative), a strong-Wolfe line search with c1 = 1e-4, c2 = 0.4 whose
+ * accepted point must also give a sufficient descent direction for the next
+ * iteration (d1.g1 <= -0.01 g1.g1), the first trial step
+ * min(1, 2.02 (f - f_previous) / slope), convergence when the gradient's
+ * largest component is at most gtol. One step is one iteration. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "optim/line_search.h"
+
+#define CG_C1 1e-4
+#define CG_C2 0.4
+#define CG_SIGMA3 0.01 /* scipy's sufficient-descent constant */
+
+typedef struct cg_state {
+    void *x;          /* x_k (arena) */
+    void *g;          /* gradient at x_k (arena) */
+    void *d;          /* search direction (arena) */
+    double *scratch;  /* count host doubles for the inf-norm */
+    bool started;
+    double f, f_previous; /* loss at x_k and at x_{k-1} */
+    double deltak;        /* g.g at x_k */
+} cg_state;
+
+/* The next direction's beta from the gradient arena (g1) and the kept g0. */
+static double polak_ribiere_beta(ax_optimizer *o, const cg_state *s)
+{
+    const ax_backend_ops *ops = o->backend->ops;
+    double g1g1 = ops->dot(o->backend, o->count, o->gradients, o->gradients);
+    double g0g1 = ops->dot(o->backend, o->count, s->g, o->gradients);
+    double beta = (g1g1 - g0g1) / s->deltak;
+    return beta > 0.0 ? beta : 0.0;
+}
+
+/* scipy's descent_condition: accept the Wolfe point only when the PR+
+ * direction built there descends enough (or the gradient is already small). */
+static bool descent_condition(void *user, double alpha, double phi, double derphi)
+{
+    (void)alpha;
+    (void)phi;
+    ax_optimizer *o = user;
+    cg_state *s = o->kind_state;
+    if (ax_arena_max_abs(o, o->gradients, s->scratch) <= o->config.gtol)
+        return true;
+    const ax_backend_ops *ops = o->backend->ops;
+    double g1g1 = ops->dot(o->backend, o->count, o->gradients, o->gradients);
+    /* d1.g1 = (-g1 + beta d).g1 = -g1.g1 + beta phi'(alpha) */
+    return -g1g1 + polak_ribiere_beta(o, s) * derphi <= -CG_SIGMA3 * g1g1;
+}
+
+/* Evaluates at the starting weights: loss, gradient, first direction -g. */
+static ax_status cg_start(ax_optimizer *o, const ax_objective *objective)
+{
+    cg_state *s = o->kind_state;
+    const ax_backend_ops *ops = o->backend->ops;
+    AX_TRY(objective->evaluate(objective->context, &s->f));
+    o->evaluations++;
+    o->gradient_evaluations++;
+    if (!isfinite(s->f) || !ops->all_finite(o->backend, o->count, o->gradients))
+        return ax_fail(AX_STATUS_DIVERGED,
+                       "the cost or its gradient at the initial weights is NaN or infinite (cost %g)",
+                       s->f);
+    ops->copy(o->backend, s->g, o->gradients, o->count);
+    ops->copy(o->backend, s->d, o->gradients, o->count);
+    ops->scale(o->backend, o->count, -1.0, s->d);
+    /* scipy starts with old_old_fval = f + |g|_2 / 2, which makes the first
+     * trial step 1.01 |g|_2 / |g|_2^2 long. */
+    s->f_previous = s->f + 0.5 * sqrt(ops->dot(o->backend, o->count, s->g, s->g));
+    s->started = true;
+    return AX_STATUS_OK;
+}
+
+static ax_status cg_step(ax_optimizer *o, const ax_objective *objective, double *loss)
+{
+    cg_state *s = o->kind_state;
+    const ax_backend_ops *ops = o->backend->ops;
+    if (!s->started)
+        AX_TRY(cg_start(o, objective));
+    *loss = s->f;
+    if (ax_arena_max_abs(o, s->g, s->scratch) <= o->config.gtol) {
+        o->converged = true;
+        o->stop_reason = "converged: gradient norm below gtol";
+        return AX_STATUS_OK;
+    }
+    s->deltak = ops->dot(o->backend, o->count, s->g, s->g);
+    ops->copy(o->backend, s->x, o->parameters, o->count);
+    double derphi0 = ops->dot(o->backend, o->count, s->g, s->d);
+    double alpha1 = 1.0;
+    if (derphi0 != 0.0) {
+        alpha1 = fmin(1.0, 1.01 * 2.0 * (s->f - s->f_previous) / derphi0);
+        if (alpha1 < 0.0)
+            alpha1 = 1.0;
+    }
+    ax_line_search search = {.optimizer = o, .objective = objective, .x0 = s->x, .direction = s->d,
+                             .c1 = CG_C1, .c2 = CG_C2, .amax = 1e100,
+                             .max_evaluations = o->config.line_search_max_evaluations,
+                             .accept = descent_condition, .accept_user = o,
+                             .iteration = (int)o->steps + 1};
+    ax_line_search_result result;
+    ax_status status = ax_line_search_wolfe(&search, s->f, derphi0, alpha1, &result);
+    o->evaluations += result.evaluations;
+    o->gradient_evaluations += result.gradient_evaluations;
+    if (status != AX_STATUS_OK || !result.found) {
+        /* The parameters are back at x_k; so is the gradient arena. */
+        ops->copy(o->backend, o->gradients, s->g, o->count);
+        if (status != AX_STATUS_OK)
+            return status;
+        o->converged = true;
+        o->stop_reason = result.reason;
+        return AX_STATUS_OK;
+    }
+    /* d = -g1 + beta d, then g = g1 (beta needs the old g). */
+    double beta = polak_ribiere_beta(o, s);
+    ops->scale(o->backend, o->count, beta, s->d);
+    ops->axpy(o->backend, o->count, -1.0, o->gradients, s->d);
+    ops->copy(o->backend, s->g, o->gradients, o->count);
+    s->f_previous = s->f;
+    s->f = result.phi;
+    *loss = s->f;
+    o->steps++;
+    if (ax_arena_max_abs(o, s->g, s->scratch) <= o->config.gtol) {
+        o->converged = true;
+        o->stop_reason = "converged: gradient norm below gtol";
+    }
+    return AX_STATUS_OK;
+}
+
+static void cg_destroy(ax_optimizer *o)
+{
+    cg_state *s = o->kind_state;
+    if (!s)
+        return;
+    o->backend->ops->free(o->backend, s->x);
+    o->backend->ops->free(o->backend, s->g);
+    o->backend->ops->free(o->backend, s->d);
+    free(s->scratch);
+    free(s);
+    o->kind_state = NULL;
+}
+
+static const ax_optimizer_ops cg_ops = {.name = "cg", .step = cg_step, .destroy = cg_destroy};
+
+ax_status ax_optimizer_cg_init(ax_optimizer *o)
+{
+    o->ops = &cg_ops;
+    cg_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the CG state");
+    o->kind_state = s;
+    size_t bytes = (size_t)o->count * o->backend->real_size;
+    s->x = o->backend->ops->alloc(o->backend, bytes);
+    s->g = o->backend->ops->alloc(o->backend, bytes);
+    s->d = o->backend->ops->alloc(o->backend, bytes);
+    s->scratch = malloc((size_t)o->count * sizeof *s->scratch);
+    if (!s->x || !s->g || !s->d || !s->scratch)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the CG state (%lld parameters)",
+                       (long long)o->count);
+    return AX_STATUS_OK;
+}

@@ -1,0 +1,204 @@
+/* lbfgs.c: full-batch limited-memory BFGS (Nocedal & Wright algorithm 7.4):
+ * the two-loop recursion over the last m pairs s = x1 - x0, y = g1 - g0 with
+ * the initial Hessian guess (s.y / y.y) I, the strong-Wolfe line search of
+ * line_search.c (c1 = 1e-4, c2 = 0.9 as for quasi-Newton methods), trial
+ * step 1 (the first iteration, without curvature yet, starts as fmin_cg
+ * does). Pairs with s.y <= 0 would break positive definiteness and are
+ * skipped; a direction that fails to descend resets the memory. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "optim/line_search.h"
+
+#define LBFGS_C1 1e-4
+#define LBFGS_C2 0.9
+
+typedef struct lbfgs_state {
+    int memory;        /* m */
+    int pairs;         /* pairs held, <= m */
+    int newest;        /* index of the newest pair */
+    void **s, **y;     /* m arenas each */
+    double *rho;       /* 1 / (y.s) per pair */
+    double *alpha;     /* two-loop coefficients */
+    double gamma;      /* s.y / y.y of the newest pair */
+    void *x, *g, *d;   /* x_k, gradient at x_k, direction (arenas) */
+    double *scratch;   /* count host doubles for the inf-norm */
+    bool started;
+    double f, f_previous;
+} lbfgs_state;
+
+/* d = -H g by the two-loop recursion. */
+static void two_loop(ax_optimizer *o, lbfgs_state *st)
+{
+    ax_backend *b = o->backend;
+    const ax_backend_ops *ops = b->ops;
+    ops->copy(b, st->d, st->g, o->count);
+    for (int k = 0; k < st->pairs; k++) {
+        int i = (st->newest - k + st->memory) % st->memory;
+        st->alpha[i] = st->rho[i] * ops->dot(b, o->count, st->s[i], st->d);
+        ops->axpy(b, o->count, -st->alpha[i], st->y[i], st->d);
+    }
+    if (st->pairs > 0)
+        ops->scale(b, o->count, st->gamma, st->d);
+    for (int k = st->pairs - 1; k >= 0; k--) {
+        int i = (st->newest - k + st->memory) % st->memory;
+        double beta = st->rho[i] * ops->dot(b, o->count, st->y[i], st->d);
+        ops->axpy(b, o->count, st->alpha[i] - beta, st->s[i], st->d);
+    }
+    ops->scale(b, o->count, -1.0, st->d);
+}
+
+static ax_status lbfgs_start(ax_optimizer *o, const ax_objective *objective)
+{
+    lbfgs_state *st = o->kind_state;
+    const ax_backend_ops *ops = o->backend->ops;
+    AX_TRY(objective->evaluate(objective->context, &st->f));
+    o->evaluations++;
+    o->gradient_evaluations++;
+    if (!isfinite(st->f) || !ops->all_finite(o->backend, o->count, o->gradients))
+        return ax_fail(AX_STATUS_DIVERGED,
+                       "the cost or its gradient at the initial weights is NaN or infinite (cost %g)",
+                       st->f);
+    ops->copy(o->backend, st->g, o->gradients, o->count);
+    st->f_previous = st->f + 0.5 * sqrt(ops->dot(o->backend, o->count, st->g, st->g));
+    st->started = true;
+    return AX_STATUS_OK;
+}
+
+/* Keeps the pair of the step just taken (parameters now at x_{k+1},
+ * gradient arena at g_{k+1}). */
+static void remember_pair(ax_optimizer *o, lbfgs_state *st)
+{
+    ax_backend *b = o->backend;
+    const ax_backend_ops *ops = b->ops;
+    int slot = (st->newest + 1) % st->memory;
+    ops->copy(b, st->s[slot], o->parameters, o->count);
+    ops->axpy(b, o->count, -1.0, st->x, st->s[slot]);
+    ops->copy(b, st->y[slot], o->gradients, o->count);
+    ops->axpy(b, o->count, -1.0, st->g, st->y[slot]);
+    double ys = ops->dot(b, o->count, st->y[slot], st->s[slot]);
+    double yy = ops->dot(b, o->count, st->y[slot], st->y[slot]);
+    if (!(ys > 0.0) || !(yy > 0.0) || !isfinite(ys) || !isfinite(yy))
+        return;
+    st->rho[slot] = 1.0 / ys;
+    st->gamma = ys / yy;
+    st->newest = slot;
+    if (st->pairs < st->memory)
+        st->pairs++;
+}
+
+static ax_status lbfgs_step(ax_optimizer *o, const ax_objective *objective, double *loss)
+{
+    lbfgs_state *st = o->kind_state;
+    const ax_backend_ops *ops = o->backend->ops;
+    if (!st->started)
+        AX_TRY(lbfgs_start(o, objective));
+    *loss = st->f;
+    if (ax_arena_max_abs(o, st->g, st->scratch) <= o->config.gtol) {
+        o->converged = true;
+        o->stop_reason = "converged: gradient norm below gtol";
+        return AX_STATUS_OK;
+    }
+    two_loop(o, st);
+    double derphi0 = ops->dot(o->backend, o->count, st->g, st->d);
+    if (!(derphi0 < 0.0) && st->pairs > 0) {
+        st->pairs = 0; /* the curvature pairs mislead; restart from -g */
+        two_loop(o, st);
+        derphi0 = ops->dot(o->backend, o->count, st->g, st->d);
+    }
+    double alpha1 = 1.0;
+    if (st->pairs == 0 && derphi0 != 0.0) {
+        alpha1 = fmin(1.0, 1.01 * 2.0 * (st->f - st->f_previous) / derphi0);
+        if (alpha1 < 0.0)
+            alpha1 = 1.0;
+    }
+    ops->copy(o->backend, st->x, o->parameters, o->count);
+    ax_line_search search = {.optimizer = o, .objective = objective, .x0 = st->x,
+                             .direction = st->d, .c1 = LBFGS_C1, .c2 = LBFGS_C2, .amax = 1e100,
+                             .max_evaluations = o->config.line_search_max_evaluations,
+                             .iteration = (int)o->steps + 1};
+    ax_line_search_result result;
+    ax_status status = ax_line_search_wolfe(&search, st->f, derphi0, alpha1, &result);
+    o->evaluations += result.evaluations;
+    o->gradient_evaluations += result.gradient_evaluations;
+    if (status != AX_STATUS_OK || !result.found) {
+        ops->copy(o->backend, o->gradients, st->g, o->count);
+        if (status != AX_STATUS_OK)
+            return status;
+        o->converged = true;
+        o->stop_reason = result.reason;
+        return AX_STATUS_OK;
+    }
+    remember_pair(o, st);
+    ops->copy(o->backend, st->g, o->gradients, o->count);
+    st->f_previous = st->f;
+    st->f = result.phi;
+    *loss = st->f;
+    o->steps++;
+    if (ax_arena_max_abs(o, st->g, st->scratch) <= o->config.gtol) {
+        o->converged = true;
+        o->stop_reason = "converged: gradient norm below gtol";
+    }
+    return AX_STATUS_OK;
+}
+
+static void lbfgs_destroy(ax_optimizer *o)
+{
+    lbfgs_state *st = o->kind_state;
+    if (!st)
+        return;
+    ax_backend *b = o->backend;
+    for (int i = 0; i < st->memory; i++) {
+        if (st->s)
+            b->ops->free(b, st->s[i]);
+        if (st->y)
+            b->ops->free(b, st->y[i]);
+    }
+    b->ops->free(b, st->x);
+    b->ops->free(b, st->g);
+    b->ops->free(b, st->d);
+    free(st->s);
+    free(st->y);
+    free(st->rho);
+    free(st->alpha);
+    free(st->scratch);
+    free(st);
+    o->kind_state = NULL;
+}
+
+static const ax_optimizer_ops lbfgs_ops = {.name = "lbfgs", .step = lbfgs_step,
+                                           .destroy = lbfgs_destroy};
+
+ax_status ax_optimizer_lbfgs_init(ax_optimizer *o)
+{
+    o->ops = &lbfgs_ops;
+    lbfgs_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the L-BFGS state");
+    o->kind_state = st;
+    ax_backend *b = o->backend;
+    const int m = o->config.lbfgs_memory;
+    size_t bytes = (size_t)o->count * b->real_size;
+    st->memory = m;
+    st->newest = m - 1;
+    st->s = calloc((size_t)m, sizeof *st->s);
+    st->y = calloc((size_t)m, sizeof *st->y);
+    st->rho = calloc((size_t)m, sizeof *st->rho);
+    st->alpha = calloc((size_t)m, sizeof *st->alpha);
+    st->scratch = malloc((size_t)o->count * sizeof *st->scratch);
+    st->x = b->ops->alloc(b, bytes);
+    st->g = b->ops->alloc(b, bytes);
+    st->d = b->ops->alloc(b, bytes);
+    bool ok = st->s && st->y && st->rho && st->alpha && st->scratch && st->x && st->g && st->d;
+    for (int i = 0; ok && i < m; i++) {
+        st->s[i] = b->ops->alloc(b, bytes);
+        st->y[i] = b->ops->alloc(b, bytes);
+        ok = st->s[i] && st->y[i];
+    }
+    if (!ok)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY,
+                       "out of memory for the L-BFGS state (%d pairs of %lld parameters)", m,
+                       (long long)o->count);
+    return AX_STATUS_OK;
+}

@@ -1,0 +1,250 @@
+/* line_search.c: strong-Wolfe line search (Nocedal & Wright algorithms 3.5
+ * and 3.6) with scipy.optimize.line_search_wolfe2's choices: the bracketing
+ * phase doubles the step (at most 10 times), the zoom phase tries the cubic
+ * through (a_lo, a_hi, the previous a_hi) unless it falls within 20 % of an
+ * end of the interval, then the quadratic (10 %), then bisection, at most 10
+ * zoom steps. A trial with loss +inf (a step so long the outputs saturate)
+ * counts as failing sufficient decrease, so the search backs off; a NaN loss
+ * or a non-finite gradient cannot be searched past and stops the run. */
+#include "optim/line_search.h"
+
+#include <math.h>
+
+#include "core/error.h"
+
+#define BRACKET_STEPS 10
+#define ZOOM_STEPS 10
+
+typedef struct probe {
+    ax_line_search *search;
+    ax_line_search_result *result;
+    double last_alpha; /* the point the arenas hold */
+    double derphi;     /* slope at last_alpha */
+    bool gradient_finite;
+} probe;
+
+/* Restores the start point, as promised on every failure. */
+static void reset_to_start(ax_line_search *search)
+{
+    ax_optimizer *o = search->optimizer;
+    o->backend->ops->copy(o->backend, o->parameters, search->x0, o->count);
+}
+
+/* phi(alpha): sets the parameters to x0 + alpha d and evaluates; the slope
+ * comes from the same pass and is kept for slope(). */
+static ax_status phi(probe *p, double alpha, double *value)
+{
+    ax_line_search *search = p->search;
+    ax_optimizer *o = search->optimizer;
+    const ax_backend_ops *ops = o->backend->ops;
+    if (p->result->evaluations >= search->max_evaluations) {
+        *value = NAN;
+        return AX_STATUS_OK; /* the caller sees the cap and stops */
+    }
+    ops->copy(o->backend, o->parameters, search->x0, o->count);
+    ops->axpy(o->backend, o->count, alpha, search->direction, o->parameters);
+    ax_status status = search->objective->evaluate(search->objective->context, value);
+    p->result->evaluations++;
+    if (status != AX_STATUS_OK) {
+        reset_to_start(search);
+        return status;
+    }
+    if (isnan(*value)) {
+        reset_to_start(search);
+        return ax_fail(AX_STATUS_DIVERGED,
+                       "iteration %d: the cost is NaN at line-search step %g; the weights of the "
+                       "previous iteration are kept",
+                       search->iteration, alpha);
+    }
+    p->last_alpha = alpha;
+    p->gradient_finite = ops->all_finite(o->backend, o->count, o->gradients);
+    p->derphi = p->gradient_finite ? ops->dot(o->backend, o->count, o->gradients, search->direction)
+                                   : NAN;
+    return AX_STATUS_OK;
+}
+
+/* phi'(alpha) at the point phi() last evaluated (the algorithms only ask
+ * for the slope where they just evaluated the loss). */
+static ax_status slope(probe *p, double *value)
+{
+    p->result->gradient_evaluations++;
+    if (!p->gradient_finite || !isfinite(p->derphi)) {
+        reset_to_start(p->search);
+        return ax_fail(AX_STATUS_DIVERGED,
+                       "iteration %d: the gradient is NaN or infinite at line-search step %g; the "
+                       "weights of the previous iteration are kept",
+                       p->search->iteration, p->last_alpha);
+    }
+    *value = p->derphi;
+    return AX_STATUS_OK;
+}
+
+static bool capped(const probe *p) { return p->result->evaluations >= p->search->max_evaluations; }
+
+/* Minimiser of the cubic through (a, fa) with slope fpa, (b, fb), (c, fc);
+ * false when it does not exist (scipy's _cubicmin). */
+static bool cubic_min(double a, double fa, double fpa, double b, double fb, double c, double fc,
+                      double *xmin)
+{
+    double db = b - a, dc = c - a;
+    double denom = (db * dc) * (db * dc) * (db - dc);
+    if (denom == 0.0)
+        return false;
+    double rb = fb - fa - fpa * db, rc = fc - fa - fpa * dc;
+    double A = (dc * dc * rb - db * db * rc) / denom;
+    double B = (-dc * dc * dc * rb + db * db * db * rc) / denom;
+    double radical = B * B - 3.0 * A * fpa;
+    if (radical < 0.0 || A == 0.0)
+        return false;
+    *xmin = a + (-B + sqrt(radical)) / (3.0 * A);
+    return isfinite(*xmin);
+}
+
+/* Minimiser of the quadratic through (a, fa) with slope fpa and (b, fb). */
+static bool quadratic_min(double a, double fa, double fpa, double b, double fb, double *xmin)
+{
+    double db = b - a;
+    if (db == 0.0)
+        return false;
+    double B = (fb - fa - fpa * db) / (db * db);
+    if (B == 0.0)
+        return false;
+    *xmin = a - fpa / (2.0 * B);
+    return isfinite(*xmin);
+}
+
+static bool accepted(const probe *p, double alpha, double value, double derphi)
+{
+    const ax_line_search *s = p->search;
+    return !s->accept || s->accept(s->accept_user, alpha, value, derphi);
+}
+
+static ax_status found(probe *p, double alpha, double value, double derphi)
+{
+    p->result->found = true;
+    p->result->alpha = alpha;
+    p->result->phi = value;
+    p->result->derphi = derphi;
+    p->result->reason = NULL;
+    return AX_STATUS_OK;
+}
+
+static ax_status not_found(probe *p, const char *reason)
+{
+    reset_to_start(p->search);
+    p->result->found = false;
+    p->result->reason = reason;
+    return AX_STATUS_OK;
+}
+
+/* Algorithm 3.6: [a_lo, a_hi] brackets a Wolfe point; a_lo has the lowest
+ * loss seen that satisfies sufficient decrease. */
+static ax_status zoom(probe *p, double a_lo, double a_hi, double phi_lo, double phi_hi,
+                      double derphi_lo, double phi0, double derphi0)
+{
+    const double c1 = p->search->c1, c2 = p->search->c2;
+    double phi_rec = phi0, a_rec = 0.0;
+    for (int i = 0;; i++) {
+        double dalpha = a_hi - a_lo;
+        double a = dalpha < 0 ? a_hi : a_lo, b = dalpha < 0 ? a_lo : a_hi;
+        double width = fabs(dalpha), a_j = 0.0;
+        bool ok = false;
+        if (i > 0 && isfinite(phi_hi) && isfinite(phi_rec)) {
+            double cchk = 0.2 * width;
+            ok = cubic_min(a_lo, phi_lo, derphi_lo, a_hi, phi_hi, a_rec, phi_rec, &a_j) &&
+                 a_j <= b - cchk && a_j >= a + cchk;
+        }
+        if (!ok && isfinite(phi_hi)) {
+            double qchk = 0.1 * width;
+            ok = quadratic_min(a_lo, phi_lo, derphi_lo, a_hi, phi_hi, &a_j) && a_j <= b - qchk &&
+                 a_j >= a + qchk;
+        }
+        if (!ok)
+            a_j = a_lo + 0.5 * dalpha;
+        if (a_j == a_lo || a_j == a_hi)
+            return not_found(p, "line search failed to find a Wolfe point: rounding errors prevent it from converging");
+
+        double phi_j;
+        AX_TRY(phi(p, a_j, &phi_j));
+        if (capped(p) && isnan(phi_j))
+            return not_found(p, "line search failed to find a Wolfe point within its maximum number of evaluations");
+        if (phi_j > phi0 + c1 * a_j * derphi0 || phi_j >= phi_lo) {
+            phi_rec = phi_hi;
+            a_rec = a_hi;
+            a_hi = a_j;
+            phi_hi = phi_j;
+        } else {
+            double derphi_j = 0.0;
+            AX_TRY(slope(p, &derphi_j));
+            if (fabs(derphi_j) <= -c2 * derphi0 && accepted(p, a_j, phi_j, derphi_j))
+                return found(p, a_j, phi_j, derphi_j);
+            if (derphi_j * (a_hi - a_lo) >= 0) {
+                phi_rec = phi_hi;
+                a_rec = a_hi;
+                a_hi = a_lo;
+                phi_hi = phi_lo;
+            } else {
+                phi_rec = phi_lo;
+                a_rec = a_lo;
+            }
+            a_lo = a_j;
+            phi_lo = phi_j;
+            derphi_lo = derphi_j;
+        }
+        if (i + 1 > ZOOM_STEPS)
+            return not_found(p, "line search failed to find a Wolfe point: its zoom ran out of steps");
+    }
+}
+
+ax_status ax_line_search_wolfe(ax_line_search *search, double phi0, double derphi0, double alpha1,
+                               ax_line_search_result *result)
+{
+    *result = (ax_line_search_result){.found = false};
+    probe p = {.search = search, .result = result, .last_alpha = NAN};
+    const double c1 = search->c1, c2 = search->c2;
+    if (!(derphi0 < 0.0))
+        return not_found(&p, "line search failed: the search direction is not a descent direction");
+    if (!(alpha1 > 0.0) || !isfinite(alpha1))
+        alpha1 = 1.0;
+    if (alpha1 > search->amax)
+        alpha1 = search->amax;
+
+    double alpha0 = 0.0, phi_a0 = phi0, derphi_a0 = derphi0, phi_a1;
+    AX_TRY(phi(&p, alpha1, &phi_a1));
+    for (int i = 0; i < BRACKET_STEPS; i++) {
+        if (capped(&p) && isnan(phi_a1))
+            return not_found(&p, "line search failed to find a Wolfe point within its maximum number of evaluations");
+        if (alpha1 == 0.0)
+            return not_found(&p, "line search failed to find a Wolfe point: rounding errors prevent it from converging");
+        if (phi_a1 > phi0 + c1 * alpha1 * derphi0 || (i > 0 && phi_a1 >= phi_a0))
+            return zoom(&p, alpha0, alpha1, phi_a0, phi_a1, derphi_a0, phi0, derphi0);
+        double derphi_a1 = 0.0;
+        AX_TRY(slope(&p, &derphi_a1));
+        if (fabs(derphi_a1) <= -c2 * derphi0 && accepted(&p, alpha1, phi_a1, derphi_a1))
+            return found(&p, alpha1, phi_a1, derphi_a1);
+        if (derphi_a1 >= 0.0)
+            return zoom(&p, alpha1, alpha0, phi_a1, phi_a0, derphi_a1, phi0, derphi0);
+        if (alpha1 >= search->amax)
+            return not_found(&p, "line search failed to find a Wolfe point below its largest step");
+        double alpha2 = fmin(2.0 * alpha1, search->amax);
+        alpha0 = alpha1;
+        phi_a0 = phi_a1;
+        derphi_a0 = derphi_a1;
+        alpha1 = alpha2;
+        AX_TRY(phi(&p, alpha1, &phi_a1));
+    }
+    return not_found(&p, "line search failed to find a Wolfe point: its bracketing ran out of steps");
+}
+
+double ax_arena_max_abs(ax_optimizer *optimizer, const void *arena, double *scratch)
+{
+    ax_backend *backend = optimizer->backend;
+    backend->ops->download_f64(backend, scratch, arena, optimizer->count);
+    double largest = 0.0;
+    for (int64_t i = 0; i < optimizer->count; i++) {
+        double v = fabs(scratch[i]);
+        if (v > largest || isnan(v))
+            largest = v;
+    }
+    return largest;
+}

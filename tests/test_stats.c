@@ -1,0 +1,513 @@
+/* test_stats.c: seed 004's activation statistics (B4 entropy and mutual
+ * information, B5 tensor mean), the layer activations they run on, the
+ * float32 .npy reader/writer, and `axon stats`.
+ *
+ * References are float64 and naive on purpose: the softmax is stored, MI is
+ * the full double sum over (i, j) (no factorisation), and the tensor mean is
+ * the direct loop over (n, i, j, k); the library must agree within 1e-3
+ * relative (B4, B5). A committed NumPy reference (scripts/make_stats_reference.py)
+ * pins the same figures from outside C. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "core/random.h"
+#include "test_util.h"
+
+static char work_dir[64];
+
+/* ------------------------------------------------------------ references */
+
+static void reference_entropy_mi(const float *x, const float *y, int64_t rows, int64_t d,
+                                 double *entropy, double *mi)
+{
+    double *p = malloc((size_t)d * sizeof *p), *q = malloc((size_t)d * sizeof *q);
+    double h_sum = 0.0, mi_sum = 0.0;
+    for (int64_t r = 0; r < rows; r++) {
+        for (int a = 0; a < 2; a++) {
+            const float *row = (a == 0 ? x : y) + r * d;
+            double *out = a == 0 ? p : q;
+            double m = row[0], s = 0.0;
+            for (int64_t i = 1; i < d; i++)
+                m = fmax(m, row[i]);
+            for (int64_t i = 0; i < d; i++)
+                s += out[i] = exp((double)row[i] - m);
+            for (int64_t i = 0; i < d; i++)
+                out[i] /= s;
+        }
+        for (int64_t i = 0; i < d; i++)
+            h_sum += p[i] * p[i];
+        for (int64_t i = 0; i < d; i++)
+            for (int64_t j = 0; j < d; j++) {
+                double v = p[i] * q[j];
+                mi_sum += v * v;
+            }
+    }
+    *entropy = -h_sum / (double)rows;
+    *mi = mi_sum / (double)rows;
+    free(p);
+    free(q);
+}
+
+static void reference_tensor_mean(const float *fx, const float *fy, const float *fz, int64_t n,
+                                  int64_t d, double *out)
+{
+    memset(out, 0, (size_t)(d * d * d) * sizeof *out);
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t i = 0; i < d; i++)
+            for (int64_t j = 0; j < d; j++) {
+                double xy = (double)fx[r * d + i] * fy[r * d + j];
+                for (int64_t k = 0; k < d; k++)
+                    out[(i * d + j) * d + k] += xy * fz[r * d + k];
+            }
+    for (int64_t i = 0; i < d * d * d; i++)
+        out[i] /= (double)n;
+}
+
+static float *random_array(ax_rng *rng, int64_t count, double scale)
+{
+    float *a = malloc((size_t)count * sizeof *a);
+    for (int64_t i = 0; i < count; i++)
+        a[i] = (float)(scale * ax_rng_normal(rng));
+    return a;
+}
+
+/* -------------------------------------------------------------- entropy-mi */
+
+static void check_entropy_case(ax_rng *rng, int64_t rows, int64_t d, double scale)
+{
+    float *x = random_array(rng, rows * d, scale), *y = random_array(rng, rows * d, scale);
+    double h = NAN, mi = NAN, h_ref, mi_ref;
+    CHECK_OK(ax_stats_entropy_mi(x, y, rows, d, &h, &mi));
+    reference_entropy_mi(x, y, rows, d, &h_ref, &mi_ref);
+    CHECK_NEAR(h, h_ref, 1e-5);
+    CHECK_NEAR(mi, mi_ref, 1e-5);
+    CHECK(isfinite(h) && isfinite(mi));
+    free(x);
+    free(y);
+}
+
+static void test_entropy_mi(void)
+{
+    ax_rng rng;
+    ax_rng_seed(&rng, 4);
+    check_entropy_case(&rng, 1, 256, 1.0);     /* B = 1 */
+    check_entropy_case(&rng, 1000, 256, 3.0);  /* threads, D of seed 004 */
+    check_entropy_case(&rng, 333, 1027, 1.0);  /* d beyond one float chunk, odd sizes */
+    check_entropy_case(&rng, 17, 3, 1.0);
+    check_entropy_case(&rng, 8, 256, 1e4);     /* large logits: exp must not overflow */
+    check_entropy_case(&rng, 8, 256, 1e-4);    /* nearly uniform: H = -1/d */
+
+    /* D = 1: P = Q = 1 whatever the logit, so H = -1 and MI = 1. */
+    float one_x[3] = {5.0f, -1e4f, 1e4f}, one_y[3] = {0.0f, 3e4f, -7.0f};
+    double h = 0.0, mi = 0.0;
+    CHECK_OK(ax_stats_entropy_mi(one_x, one_y, 3, 1, &h, &mi));
+    CHECK(h == -1.0 && mi == 1.0);
+
+    /* Exact values: a row with one logit far above the rest is one-hot
+     * (sum P^2 = 1); equal logits give sum P^2 = 1/d. */
+    float hot[4] = {1e4f, -1e4f, 0.0f, 1e4f - 100.0f}, flat[4] = {2.0f, 2.0f, 2.0f, 2.0f};
+    CHECK_OK(ax_stats_entropy_mi(hot, flat, 1, 4, &h, &mi));
+    CHECK_NEAR(h, -1.0, 1e-12);
+    CHECK_NEAR(mi, 0.25, 1e-7);
+
+    /* Either output may be NULL. */
+    CHECK_OK(ax_stats_entropy_mi(hot, flat, 1, 4, NULL, &mi));
+    CHECK_OK(ax_stats_entropy_mi(hot, flat, 1, 4, &h, NULL));
+}
+
+static void test_entropy_bad_input(void)
+{
+    float x[12], y[12];
+    for (int i = 0; i < 12; i++)
+        x[i] = y[i] = (float)i;
+    double h, mi;
+    CHECK_FAILS(ax_stats_entropy_mi(x, y, 0, 4, &h, &mi), AX_STATUS_BAD_ARGUMENT,
+                "the arrays are empty (0 rows of 4 values)");
+    CHECK_FAILS(ax_stats_entropy_mi(x, y, 3, 0, &h, &mi), AX_STATUS_BAD_ARGUMENT,
+                "the arrays are empty (3 rows of 0 values)");
+    CHECK_FAILS(ax_stats_entropy_mi(x, NULL, 3, 4, &h, &mi), AX_STATUS_BAD_ARGUMENT,
+                "the y array is missing");
+    x[2 * 4 + 1] = NAN;
+    CHECK_FAILS(ax_stats_entropy_mi(x, y, 3, 4, &h, &mi), AX_STATUS_BAD_DATA,
+                "x [row 2, column 1] is NaN");
+    x[2 * 4 + 1] = 0.0f;
+    y[1 * 4 + 3] = -INFINITY; /* would vanish in the softmax: must still be refused */
+    CHECK_FAILS(ax_stats_entropy_mi(x, y, 3, 4, &h, &mi), AX_STATUS_BAD_DATA,
+                "y [row 1, column 3] is Inf");
+    /* In the threaded path too. */
+    ax_rng rng;
+    ax_rng_seed(&rng, 5);
+    float *big_x = random_array(&rng, 4096 * 64, 1.0), *big_y = random_array(&rng, 4096 * 64, 1.0);
+    big_y[4000 * 64 + 63] = INFINITY;
+    CHECK_FAILS(ax_stats_entropy_mi(big_x, big_y, 4096, 64, &h, &mi), AX_STATUS_BAD_DATA,
+                "y [row 4000, column 63] is Inf");
+    free(big_x);
+    free(big_y);
+}
+
+/* Figures computed by NumPy in float64 (scripts/make_stats_reference.py). */
+static void test_numpy_reference(void)
+{
+    float *x = NULL, *y = NULL;
+    int64_t xr = 0, xc = 0, yr = 0, yc = 0;
+    CHECK_OK(ax_npy_read_f32(AXON_TEST_DATA "/stats_x.npy", &x, &xr, &xc));
+    CHECK_OK(ax_npy_read_f32(AXON_TEST_DATA "/stats_y.npy", &y, &yr, &yc));
+    CHECK(xr == 64 && xc == 16 && yr == 64 && yc == 16);
+    FILE *file = fopen(AXON_TEST_DATA "/stats_reference.txt", "r");
+    CHECK(file != NULL);
+    double h_ref = NAN, mi_ref = NAN;
+    char line[256];
+    while (file && fgets(line, sizeof line, file)) {
+        sscanf(line, "entropy %lf", &h_ref);
+        sscanf(line, "mutual_information %lf", &mi_ref);
+    }
+    if (file)
+        fclose(file);
+    CHECK(isfinite(h_ref) && isfinite(mi_ref));
+    double h = NAN, mi = NAN;
+    if (x && y && xr == yr && xc == yc) {
+        CHECK_OK(ax_stats_entropy_mi(x, y, xr, xc, &h, &mi));
+        CHECK_NEAR(h, h_ref, 1e-5);
+        CHECK_NEAR(mi, mi_ref, 1e-5);
+        double h_c, mi_c;
+        reference_entropy_mi(x, y, xr, xc, &h_c, &mi_c);
+        CHECK_NEAR(h_c, h_ref, 1e-12); /* the C reference is NumPy's */
+        CHECK_NEAR(mi_c, mi_ref, 1e-12);
+    }
+    free(x);
+    free(y);
+}
+
+/* ------------------------------------------------------------- tensor mean */
+
+/* max |a - ref| / max |ref|: the error relative to the tensor's scale. */
+static double tensor_error(const float *a, const double *ref, int64_t count)
+{
+    double worst = 0.0, scale = 0.0;
+    for (int64_t i = 0; i < count; i++) {
+        worst = fmax(worst, fabs(a[i] - ref[i]));
+        scale = fmax(scale, fabs(ref[i]));
+    }
+    return scale > 0 ? worst / scale : worst;
+}
+
+static void check_tensor_case(ax_rng *rng, int64_t n, int64_t d)
+{
+    float *fx = random_array(rng, n * d, 1.0), *fy = random_array(rng, n * d, 1.0);
+    float *fz = random_array(rng, n * d, 1.0);
+    float *out = malloc((size_t)(d * d * d) * sizeof *out);
+    double *ref = malloc((size_t)(d * d * d) * sizeof *ref);
+    CHECK_OK(ax_stats_tensor_mean(fx, fy, fz, n, d, out));
+    reference_tensor_mean(fx, fy, fz, n, d, ref);
+    double error = tensor_error(out, ref, d * d * d);
+    if (!(error <= 1e-5))
+        fprintf(stderr, "tensor mean n=%lld d=%lld: relative error %g\n", (long long)n,
+                (long long)d, error);
+    CHECK(error <= 1e-5);
+    free(fx);
+    free(fy);
+    free(fz);
+    free(out);
+    free(ref);
+}
+
+static void test_tensor_mean(void)
+{
+    ax_rng rng;
+    ax_rng_seed(&rng, 6);
+    check_tensor_case(&rng, 1, 1);
+    check_tensor_case(&rng, 1, 32);     /* N = 1 */
+    check_tensor_case(&rng, 64, 1);     /* D = 1 */
+    check_tensor_case(&rng, 300, 7);    /* a partial last block */
+    check_tensor_case(&rng, 8192, 32);  /* B5's largest: 32 blocks of 256 rows */
+    check_tensor_case(&rng, 100, 70);   /* blocks of 53 rows */
+
+    /* Exact: A[i,j,k] = fx_i fy_j fz_k for one row. */
+    float fx[2] = {1, 2}, fy[2] = {3, 4}, fz[2] = {5, 6}, out[8];
+    CHECK_OK(ax_stats_tensor_mean(fx, fy, fz, 1, 2, out));
+    CHECK(out[0] == 15 && out[1] == 18 && out[2] == 20 && out[3] == 24 && out[4] == 30 &&
+          out[5] == 36 && out[6] == 40 && out[7] == 48);
+
+    CHECK_FAILS(ax_stats_tensor_mean(fx, fy, fz, 0, 2, out), AX_STATUS_BAD_ARGUMENT,
+                "the arrays are empty (0 rows of 2 values)");
+    CHECK_FAILS(ax_stats_tensor_mean(fx, fy, fz, 1, 0, out), AX_STATUS_BAD_ARGUMENT,
+                "the arrays are empty");
+    CHECK_FAILS(ax_stats_tensor_mean(fx, fy, NULL, 1, 2, out), AX_STATUS_BAD_ARGUMENT,
+                "the fz array is missing");
+    CHECK_FAILS(ax_stats_tensor_mean(fx, fy, fz, 1, 5000, out), AX_STATUS_BAD_ARGUMENT,
+                "too large");
+    float bad[6] = {0, 1, 2, 3, NAN, 5};
+    float fine[6] = {0, 1, 2, 3, 4, 5};
+    CHECK_FAILS(ax_stats_tensor_mean(fine, fine, bad, 3, 2, out), AX_STATUS_BAD_DATA,
+                "fz [row 2, column 0] is NaN");
+    bad[4] = 4;
+    bad[1] = -INFINITY;
+    CHECK_FAILS(ax_stats_tensor_mean(fine, bad, fine, 3, 2, out), AX_STATUS_BAD_DATA,
+                "fy [row 0, column 1] is Inf");
+}
+
+/* ------------------------------------------------------------- activations */
+
+static void test_activations(void)
+{
+    ax_net_config config = ax_net_defaults();
+    config.input_width = 5;
+    CHECK_OK(ax_layers_parse("7:relu,6:tanh,3:softmax", &config));
+    ax_net *net = NULL;
+    CHECK_OK(ax_net_create(&config, &net));
+    if (!net)
+        return;
+    const int64_t rows = 37;
+    ax_dataset *data = NULL;
+    CHECK_OK(ax_dataset_create(rows, 5, 3, 0, &data));
+    ax_rng rng;
+    ax_rng_seed(&rng, 7);
+    float *features = ax_dataset_features_data(data);
+    for (int64_t i = 0; i < rows * 5; i++)
+        features[i] = (float)ax_rng_normal(&rng);
+
+    /* Layer 0 by hand: relu(W x + b) from the parameters. */
+    double *params = malloc((size_t)ax_net_parameter_count(net) * sizeof *params);
+    ax_net_parameters_get(net, params);
+    float *act0 = malloc((size_t)(rows * 7) * sizeof *act0);
+    CHECK_OK(ax_net_activations(net, data, 0, act0));
+    double worst = 0.0;
+    for (int64_t r = 0; r < rows; r++)
+        for (int o = 0; o < 7; o++) {
+            double z = params[7 * 5 + o];
+            for (int i = 0; i < 5; i++)
+                z += params[o * 5 + i] * features[r * 5 + i];
+            worst = fmax(worst, fabs(fmax(z, 0.0) - act0[r * 7 + o]));
+        }
+    CHECK(worst < 1e-5);
+
+    /* The output layer is what predict gives. */
+    float *act2 = malloc((size_t)(rows * 3) * sizeof *act2);
+    float *predicted = malloc((size_t)(rows * 3) * sizeof *predicted);
+    CHECK_OK(ax_net_activations(net, data, 2, act2));
+    CHECK_OK(ax_net_predict(net, features, rows, predicted));
+    CHECK(memcmp(act2, predicted, (size_t)(rows * 3) * sizeof(float)) == 0);
+
+    /* Entropy of the tanh layer against itself runs on real activations. */
+    float *act1 = malloc((size_t)(rows * 6) * sizeof *act1);
+    CHECK_OK(ax_net_activations(net, data, 1, act1));
+    double h, mi, h_ref, mi_ref;
+    CHECK_OK(ax_stats_entropy_mi(act1, act1, rows, 6, &h, &mi));
+    reference_entropy_mi(act1, act1, rows, 6, &h_ref, &mi_ref);
+    CHECK_NEAR(h, h_ref, 1e-6);
+    CHECK_NEAR(mi, mi_ref, 1e-6);
+
+    CHECK_FAILS(ax_net_activations(net, data, 3, act2), AX_STATUS_BAD_ARGUMENT,
+                "layer 3 does not exist: this network has 3 layers, numbered 0 to 2");
+    CHECK_FAILS(ax_net_activations(net, data, -1, act2), AX_STATUS_BAD_ARGUMENT,
+                "layer -1 does not exist");
+    ax_dataset *narrow = NULL;
+    CHECK_OK(ax_dataset_create(4, 4, 3, 0, &narrow));
+    CHECK_FAILS(ax_net_activations(net, narrow, 0, act2), AX_STATUS_BAD_DATA,
+                "has 4 features but the network takes 5 inputs");
+
+    /* Files for the command-line tests. */
+    char path[128];
+    snprintf(path, sizeof path, "%s/net.safetensors", work_dir);
+    CHECK_OK(ax_net_save(net, path));
+    snprintf(path, sizeof path, "%s/features.npy", work_dir);
+    int64_t shape[2] = {rows, 5};
+    CHECK_OK(ax_npy_write_f32(path, features, 2, shape));
+    float *labels = calloc((size_t)rows, sizeof *labels);
+    snprintf(path, sizeof path, "%s/labels.npy", work_dir);
+    CHECK_OK(ax_npy_write_f32(path, labels, 1, shape));
+    snprintf(path, sizeof path, "%s/act1.npy", work_dir);
+    int64_t act_shape[2] = {rows, 6};
+    CHECK_OK(ax_npy_write_f32(path, act1, 2, act_shape));
+
+    free(labels);
+    free(params);
+    free(act0);
+    free(act1);
+    free(act2);
+    free(predicted);
+    ax_dataset_free(narrow);
+    ax_dataset_free(data);
+    ax_net_free(net);
+}
+
+/* -------------------------------------------------------------------- npy */
+
+static void test_npy(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/cube.npy", work_dir);
+    float values[24];
+    for (int i = 0; i < 24; i++)
+        values[i] = (float)i - 3.5f;
+    int64_t shape[3] = {2, 3, 4};
+    CHECK_OK(ax_npy_write_f32(path, values, 3, shape));
+    float *data = NULL;
+    int64_t rows, cols;
+    CHECK_FAILS(ax_npy_read_f32(path, &data, &rows, &cols), AX_STATUS_BAD_DATA,
+                "the shape has 3 dimensions");
+    CHECK(data == NULL);
+    int64_t flat[1] = {24};
+    CHECK_OK(ax_npy_write_f32(path, values, 1, flat));
+    CHECK_OK(ax_npy_read_f32(path, &data, &rows, &cols));
+    CHECK(rows == 24 && cols == 1 && data && memcmp(data, values, sizeof values) == 0);
+    free(data);
+    data = NULL;
+    int64_t matrix[2] = {6, 4};
+    CHECK_OK(ax_npy_write_f32(path, values, 2, matrix));
+    CHECK_OK(ax_npy_read_f32(path, &data, &rows, &cols));
+    CHECK(rows == 6 && cols == 4 && data && memcmp(data, values, sizeof values) == 0);
+    free(data);
+    snprintf(path, sizeof path, "%s/missing/dir/a.npy", work_dir);
+    CHECK_FAILS(ax_npy_write_f32(path, values, 1, flat), AX_STATUS_IO_ERROR, "cannot create");
+    CHECK_FAILS(ax_npy_read_f32(path, &data, &rows, &cols), AX_STATUS_BAD_FILE, "cannot open");
+}
+
+/* ------------------------------------------------------------------ CLI */
+
+/* Runs the axon command with args; returns its exit status, output in *text. */
+static int run_cli(const char *args, char *text, size_t capacity)
+{
+    char command[2048];
+    snprintf(command, sizeof command, "cd '%s' && '%s' %s > out.txt 2>&1", work_dir, AXON_CLI,
+             args);
+    int status = system(command);
+    char path[128];
+    snprintf(path, sizeof path, "%s/out.txt", work_dir);
+    FILE *file = fopen(path, "r");
+    size_t got = file ? fread(text, 1, capacity - 1, file) : 0;
+    text[got] = '\0';
+    if (file)
+        fclose(file);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void write_array(const char *name, const float *values, int64_t rows, int64_t cols)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", work_dir, name);
+    int64_t shape[2] = {rows, cols};
+    CHECK_OK(ax_npy_write_f32(path, values, 2, shape));
+}
+
+static double json_field(const char *text, const char *key)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    const char *at = strstr(text, pattern);
+    return at ? strtod(at + strlen(pattern), NULL) : NAN;
+}
+
+static void test_cli(void)
+{
+    char text[65536];
+    float *x = NULL, *y = NULL;
+    int64_t rows, cols;
+    CHECK_OK(ax_npy_read_f32(AXON_TEST_DATA "/stats_x.npy", &x, &rows, &cols));
+    CHECK_OK(ax_npy_read_f32(AXON_TEST_DATA "/stats_y.npy", &y, &rows, &cols));
+    if (!x || !y)
+        return;
+    double h, mi;
+    CHECK_OK(ax_stats_entropy_mi(x, y, rows, cols, &h, &mi));
+    char args[1024];
+    snprintf(args, sizeof args, "stats entropy-mi --x %s/stats_x.npy --y %s/stats_y.npy --json",
+             AXON_TEST_DATA, AXON_TEST_DATA);
+    CHECK(run_cli(args, text, sizeof text) == 0);
+    CHECK_NEAR(json_field(text, "entropy"), h, 1e-8);
+    CHECK_NEAR(json_field(text, "mutual_information"), mi, 1e-8);
+    CHECK(json_field(text, "rows") == 64 && json_field(text, "d") == 16);
+    snprintf(args, sizeof args, "stats entropy-mi --x %s/stats_x.npy --y %s/stats_y.npy",
+             AXON_TEST_DATA, AXON_TEST_DATA);
+    CHECK(run_cli(args, text, sizeof text) == 0);
+    CHECK(strstr(text, "entropy H") && strstr(text, "mutual information"));
+
+    /* Mismatched shapes. */
+    write_array("short.npy", x, 63, 16);
+    snprintf(args, sizeof args, "stats entropy-mi --x %s/stats_x.npy --y short.npy",
+             AXON_TEST_DATA);
+    CHECK(run_cli(args, text, sizeof text) == 1);
+    CHECK(strstr(text, "is (64, 16) but short.npy is (63, 16)") != NULL);
+    /* NaN named by row and column. */
+    x[5 * 16 + 9] = NAN;
+    write_array("nan.npy", x, 64, 16);
+    snprintf(args, sizeof args, "stats entropy-mi --x nan.npy --y %s/stats_y.npy", AXON_TEST_DATA);
+    CHECK(run_cli(args, text, sizeof text) == 1);
+    CHECK(strstr(text, "x [row 5, column 9] is NaN") != NULL);
+    CHECK(run_cli("stats entropy-mi --x nan.npy", text, sizeof text) == 2);
+    CHECK(run_cli("stats entropi-mi", text, sizeof text) == 2);
+    CHECK(strstr(text, "did you mean 'entropy-mi'") != NULL);
+
+    /* Tensor mean through the CLI equals the library's, saved as .npy. */
+    write_array("fx.npy", y, 64, 16);
+    write_array("fy.npy", y + 16, 63, 16);
+    write_array("fz.npy", y, 63, 16);
+    CHECK(run_cli("stats tensor-mean --fx fx.npy --fy fy.npy --fz fz.npy", text, sizeof text) == 1);
+    CHECK(strstr(text, "fx.npy is (64, 16) but fy.npy is (63, 16)") != NULL);
+    write_array("fx.npy", y + 32, 63, 16);
+    CHECK(run_cli("stats tensor-mean --fx fx.npy --fy fy.npy --fz fz.npy --out t.npy --json", text,
+                  sizeof text) == 0);
+    float *expected = malloc(16 * 16 * 16 * sizeof *expected);
+    CHECK_OK(ax_stats_tensor_mean(y + 32, y + 16, y, 63, 16, expected));
+    float *saved = NULL;
+    char path[128];
+    snprintf(path, sizeof path, "%s/t.npy", work_dir);
+    int64_t trows = 0, tcols = 0;
+    CHECK_FAILS(ax_npy_read_f32(path, &saved, &trows, &tcols), AX_STATUS_BAD_DATA,
+                "3 dimensions"); /* (16, 16, 16) */
+    CHECK_NEAR(json_field(text, "n"), 63, 0);
+    const char *values = strstr(text, "\"values\":[");
+    CHECK(values != NULL);
+    if (values)
+        CHECK_NEAR(strtod(values + 10, NULL), expected[0], 1e-8); /* JSON has 10 digits */
+    free(expected);
+
+    /* A model's layers: widths must match, layers must exist. */
+    const char *data = "--data features.npy --labels labels.npy";
+    snprintf(args, sizeof args, "stats entropy-mi --model net.safetensors %s --layer 1 --json",
+             data);
+    CHECK(run_cli(args, text, sizeof text) == 0);
+    float *act1 = NULL;
+    snprintf(path, sizeof path, "%s/act1.npy", work_dir);
+    CHECK_OK(ax_npy_read_f32(path, &act1, &rows, &cols));
+    if (act1) {
+        CHECK_OK(ax_stats_entropy_mi(act1, act1, rows, cols, &h, &mi));
+        CHECK_NEAR(json_field(text, "entropy"), h, 1e-8);
+        CHECK_NEAR(json_field(text, "mutual_information"), mi, 1e-8);
+    }
+    free(act1);
+    snprintf(args, sizeof args, "stats entropy-mi --model net.safetensors %s --layer 0 --layer-y 1",
+             data);
+    CHECK(run_cli(args, text, sizeof text) == 2);
+    CHECK(strstr(text, "layers 0 and 1 of net.safetensors have different widths (7 and 6)") !=
+          NULL);
+    snprintf(args, sizeof args, "stats entropy-mi --model net.safetensors %s --layer 3", data);
+    CHECK(run_cli(args, text, sizeof text) == 2);
+    CHECK(strstr(text, "layer 3 does not exist in net.safetensors: it has 3 layers, numbered 0 "
+                       "to 2") != NULL);
+    free(x);
+    free(y);
+}
+
+int main(void)
+{
+    snprintf(work_dir, sizeof work_dir, "/tmp/axon-test-stats-XXXXXX");
+    if (!mkdtemp(work_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_entropy_mi();
+    test_entropy_bad_input();
+    test_numpy_reference();
+    test_tensor_mean();
+    test_npy();
+    test_activations();
+    test_cli();
+    char command[128];
+    snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
+    CHECK(system(command) == 0);
+    return test_finish("test_stats");
+}
