@@ -300,7 +300,7 @@ typedef struct ax_train_config {
      * search finds no strong-Wolfe point. */
     double gtol;               /* default 1e-5, as fmin_cg */
     int lbfgs_memory;          /* L-BFGS correction pairs kept, default 10 */
-    int line_search_max_evaluations; /* per iteration, default 20 */
+    int line_search_max_evaluations; /* per line-search phase, default 100 (scipy's dcsrch) */
     int64_t batch_size;        /* 0 = full batch: one step per epoch over all rows */
     int epochs;
     double l2;

@@ -145,6 +145,24 @@ refuse "dropout of 1" 2 "--dropout" -- "$AXON" train --data blobs.csv --dropout 
 refuse "ratio by zero" 2 "--scale" -- "$AXON" train --data blobs.csv --scale 1/0
 refuse "unknown precision" 2 "--precision" "f16" -- "$AXON" train --data blobs.csv --precision f16
 refuse "unknown optimizer" 2 "--optimizer" -- "$AXON" train --data blobs.csv --optimizer rmsprop
+refuse "cg with mini-batches" 2 "--optimizer cg" "full batch" -- \
+    "$AXON" train --data blobs.csv --optimizer cg --batch 50
+refuse "both --max-iter and --epochs" 2 "--max-iter" "--epochs" -- \
+    "$AXON" train --data blobs.csv --optimizer cg --max-iter 5 --epochs 5
+refuse "lbfgs memory of 0" 2 "--lbfgs-memory" -- \
+    "$AXON" train --data blobs.csv --optimizer lbfgs --lbfgs-memory 0
+refuse "negative gtol" 2 "--gtol" -- "$AXON" train --data blobs.csv --optimizer cg --gtol -1
+
+for method in cg lbfgs; do
+    begin "axon train --optimizer $method reports evaluations and why it stopped"
+    run "$AXON" train --data blobs.csv --layers 2:softmax --optimizer $method --max-iter 200 \
+        --gtol 1e-4 --l2 0.01
+    status_is 0
+    stdout_has "gradient evaluations"
+    stdout_has "stopped: converged: gradient norm below gtol"
+    stdout_has "iterations in"
+    finish
+done
 refuse "malformed layers" 2 "--layers" -- "$AXON" train --data blobs.csv --layers 8:relu,x:softmax
 refuse "early stop without validation" 2 "--early-stop" "--val-split" -- \
     "$AXON" train --data blobs.csv --early-stop 3
@@ -199,7 +217,7 @@ begin "axon train --help lists its options with defaults"
 run "$AXON" train --help
 for option in --data --test --layers --loss --optimizer --lr --momentum --nesterov --batch \
     --epochs --l2 --dropout --init --init-range --seed --threads --precision --val-split \
-    --early-stop --out --metrics --quiet --no-shuffle; do
+    --early-stop --out --metrics --quiet --no-shuffle --max-iter --gtol --lbfgs-memory; do
     grep -qE -- "^  $option( |\$)" out.txt || note "no line for $option"
 done
 stdout_has "(default 128)"

@@ -3,12 +3,14 @@
  * 1e-6; a gradient that lies makes the line search fail with a reason; a
  * NaN cost stops the run with the last good point kept; and on seed 000's
  * galaxy network (when ../shared/data/galaxy is present) axon's initial cost
- * equals a NumPy float64 reference to 1e-10 and its cost after 300 CG
- * iterations is within 1 % of scipy.optimize.fmin_cg's from the same weights
+ * and gradient equal a NumPy float64 reference to 1e-10, its first 20 CG
+ * iterates' costs equal scipy.optimize.fmin_cg's from the same weights to
+ * 1e-8, and its cost after 300 iterations is within 5 % of fmin_cg's
  * (tests/data/galaxy_cg_reference.txt, scripts/make_galaxy_reference.py). */
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "optim/line_search.h"
 #include "optim/optimizer.h"
 #include "test_util.h"
 
@@ -21,9 +23,10 @@ typedef struct problem {
     int64_t calls;
 } problem;
 
-/* Quadratic: f = sum_i 0.5 a_i (x_i - i/n)^2 + sum_i 0.1 (x_i - x_{i+1})^2
- * style coupling would hide the minimum; keep it separable but badly
- * scaled, a_i from 1 to 1000, minimum x_i = c_i = 1 - 2i/n. */
+/* Quadratic: f = sum_i a_i e_i^2 / 2 + sum_i (e_i - e_{i+1})^2 / 2 with
+ * e_i = x_i - c_i, a_i from 1 to 1000 (badly scaled), c_i = 1 - 2i/n. The
+ * coupling term makes the Hessian non-diagonal but keeps the minimum, 0, at
+ * x = c. */
 static double quadratic_a(int64_t i, int64_t n) { return pow(1000.0, (double)i / (double)(n - 1)); }
 static double quadratic_c(int64_t i, int64_t n) { return 1.0 - 2.0 * (double)i / (double)n; }
 
@@ -36,7 +39,6 @@ static ax_status evaluate(void *context, double *loss)
     double *g = p->g;
     switch (p->kind) {
     case QUADRATIC:
-        /* plus a coupling term so the Hessian is not diagonal */
         for (int64_t i = 0; i < p->n; i++) {
             double e = x[i] - quadratic_c(i, p->n);
             f += 0.5 * quadratic_a(i, p->n) * e * e;
@@ -184,6 +186,72 @@ static void test_nan_stops(ax_optimizer_kind kind)
     CHECK(isfinite(x[0]) && x[0] <= 10.0 && x[0] == x[1]);
 }
 
+/* The Nocedal-Wright fallback: a caller's extra condition rejects the point
+ * the Moré-Thuente search finds, so the fallback must find a strong-Wolfe
+ * point of f(x) = (x - target)^2 from x = 0 along d = 1: by doubling
+ * (target 3) and by zooming (target 0.3, where the first step overshoots). */
+typedef struct one_d {
+    double *x, *g;
+    double target;
+    int accept_calls;
+} one_d;
+
+static ax_status one_d_evaluate(void *context, double *loss)
+{
+    one_d *p = context;
+    double e = p->x[0] - p->target;
+    *loss = e * e;
+    p->g[0] = 2.0 * e;
+    return AX_STATUS_OK;
+}
+
+static bool reject_first(void *user, double alpha, double phi, double derphi)
+{
+    (void)alpha;
+    (void)phi;
+    (void)derphi;
+    one_d *p = user;
+    return ++p->accept_calls > 1;
+}
+
+static void test_fallback_search(double target)
+{
+    ax_backend *backend = ax_backend_cpu_create(AX_PRECISION_F64);
+    double *x = backend->ops->alloc(backend, sizeof(double));
+    double *g = backend->ops->alloc(backend, sizeof(double));
+    double *x0 = backend->ops->alloc(backend, sizeof(double));
+    double *d = backend->ops->alloc(backend, sizeof(double));
+    d[0] = 1.0;
+    ax_train_config config = ax_train_defaults();
+    config.optimizer = AX_OPTIMIZER_CG;
+    ax_optimizer *optimizer = NULL;
+    CHECK_OK(ax_optimizer_create(&config, backend, x, g, 1, &optimizer));
+    one_d p = {.x = x, .g = g, .target = target};
+    ax_objective objective = {.evaluate = one_d_evaluate, .context = &p};
+    ax_line_search search = {.optimizer = optimizer, .objective = &objective, .x0 = x0,
+                             .direction = d, .c1 = 1e-4, .c2 = 0.4, .amin = 1e-100,
+                             .amax = 1e100, .max_evaluations = 100, .accept = reject_first,
+                             .accept_user = &p};
+    const double phi0 = target * target, derphi0 = -2.0 * target;
+    ax_line_search_result result;
+    CHECK_OK(ax_line_search_wolfe(&search, phi0, derphi0, 1.0, &result));
+    CHECK(p.accept_calls == 2); /* Moré-Thuente's point rejected, the fallback's kept */
+    CHECK(result.found);
+    CHECK(result.phi <= phi0 + 1e-4 * result.alpha * derphi0);
+    CHECK(fabs(result.derphi) <= -0.4 * derphi0);
+    /* the arenas hold the accepted point */
+    CHECK(x[0] == result.alpha && g[0] == 2.0 * (result.alpha - target));
+    CHECK(result.gradient_evaluations <= result.evaluations);
+    printf("fallback line search to %g: step %g after %d evaluations\n", target, result.alpha,
+           result.evaluations);
+    ax_optimizer_free(optimizer);
+    backend->ops->free(backend, x);
+    backend->ops->free(backend, g);
+    backend->ops->free(backend, x0);
+    backend->ops->free(backend, d);
+    backend->ops->destroy(backend);
+}
+
 /* ------------------------------------------------------------ galaxy */
 
 static double reference_value(const char *text, const char *key)
@@ -206,6 +274,20 @@ static void reference_weights(uint64_t seed, double *w, int64_t count)
         z ^= z >> 31;
         w[i] = -0.2 + 0.4 * ((double)(z >> 11) * (1.0 / 9007199254740992.0));
     }
+}
+
+/* Per-iteration training costs, from the progress callback. */
+typedef struct cost_trace {
+    double cost[400];
+    int count;
+} cost_trace;
+
+static bool record_cost(const ax_progress *progress, void *user)
+{
+    cost_trace *trace = user;
+    if (progress->epoch_done && trace->count < 400)
+        trace->cost[trace->count++] = progress->train_loss;
+    return true;
 }
 
 static void test_galaxy(void)
@@ -258,6 +340,7 @@ static void test_galaxy(void)
     double cost = NAN;
     CHECK_OK(ax_net_loss_gradient(net, train, 0, rows, &regularization, &cost, gradient));
     CHECK_NEAR(cost, reference_value(text, "initial_cost"), 1e-10);
+    printf("galaxy initial cost %.17g, NumPy %.17g\n", cost, reference_value(text, "initial_cost"));
     double norm2 = 0.0;
     for (int64_t i = 0; i < count; i++)
         norm2 += gradient[i] * gradient[i];
@@ -270,6 +353,10 @@ static void test_galaxy(void)
     config.batch_size = 0;
     config.epochs = (int)reference_value(text, "maxiter");
     config.l2 = 1.0 / (double)rows;
+    static cost_trace trace;
+    config.progress = record_cost;
+    config.progress_user = &trace;
+    config.progress_interval = 1e9;
     ax_train_summary summary;
     CHECK_OK(ax_train(net, train, NULL, NULL, &config, &summary));
     double scipy_cost = reference_value(text, "final_cost");
@@ -281,13 +368,28 @@ static void test_galaxy(void)
            summary.stop_reason ? summary.stop_reason : "?");
     CHECK(summary.epochs_run == config.epochs);
     CHECK(summary.stop_reason && strcmp(summary.stop_reason, "maximum iterations reached") == 0);
-    CHECK_NEAR(summary.final_train_loss, scipy_cost, 0.01);
+    /* Same algorithm: the first 20 iterates' costs equal fmin_cg's to
+     * rounding (about 1e-11 here). Rounding differences then grow about
+     * tenfold every 3 iterations on this non-convex cost, so the final
+     * costs of 300 iterations scatter by a few per cent whichever side
+     * rounds differently (scipy itself moves 1 % between float64 and
+     * float32-rounded pixels; axon with 1 or 2 threads gives 1.244 and
+     * 1.278 against scipy's 1.227): checked to 5 %. */
+    CHECK(trace.count == config.epochs);
+    for (int k = 1; k <= 20 && k <= trace.count; k++) {
+        char key[32];
+        snprintf(key, sizeof key, "cost_after_%d", k);
+        CHECK_NEAR(trace.cost[k - 1], reference_value(text, key), 1e-8);
+    }
+    CHECK_NEAR(summary.final_train_loss, scipy_cost, 0.05);
+    CHECK(summary.final_train_loss < reference_value(text, "initial_cost") * 0.7);
     /* the reported cost is the cost at the final weights */
     CHECK_OK(ax_net_loss_gradient(net, train, 0, rows, &regularization, &cost, NULL));
     CHECK_NEAR(cost, summary.final_train_loss, 1e-12);
     CHECK(summary.evaluations > config.epochs && summary.evaluations < 10 * config.epochs);
 
     /* CG needs the full batch and a deterministic cost */
+    config.progress = NULL;
     config.batch_size = 100;
     CHECK_FAILS(ax_train(net, train, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
                 "full batch");
@@ -307,6 +409,8 @@ int main(void)
         test_line_search_failure(kinds[k]);
         test_nan_stops(kinds[k]);
     }
+    test_fallback_search(3.0);
+    test_fallback_search(0.3);
     ax_optimizer_kind parsed;
     CHECK_OK(ax_optimizer_parse("cg", &parsed));
     CHECK(parsed == AX_OPTIMIZER_CG);

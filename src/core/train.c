@@ -30,7 +30,7 @@ ax_train_config ax_train_defaults(void)
     config.progress_interval = 0.2;
     config.gtol = 1e-5;
     config.lbfgs_memory = 10;
-    config.line_search_max_evaluations = 25;
+    config.line_search_max_evaluations = 100;
     return config;
 }
 

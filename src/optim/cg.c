@@ -96,7 +96,7 @@ static ax_status cg_step(ax_optimizer *o, const ax_objective *objective, double 
             alpha1 = 1.0;
     }
     ax_line_search search = {.optimizer = o, .objective = objective, .x0 = s->x, .direction = s->d,
-                             .c1 = CG_C1, .c2 = CG_C2, .amax = 1e100,
+                             .c1 = CG_C1, .c2 = CG_C2, .amin = 1e-100, .amax = 1e100,
                              .max_evaluations = o->config.line_search_max_evaluations,
                              .accept = descent_condition, .accept_user = o,
                              .iteration = (int)o->steps + 1};

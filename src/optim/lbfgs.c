@@ -115,7 +115,7 @@ static ax_status lbfgs_step(ax_optimizer *o, const ax_objective *objective, doub
     }
     ops->copy(o->backend, st->x, o->parameters, o->count);
     ax_line_search search = {.optimizer = o, .objective = objective, .x0 = st->x,
-                             .direction = st->d, .c1 = LBFGS_C1, .c2 = LBFGS_C2, .amax = 1e100,
+                             .direction = st->d, .c1 = LBFGS_C1, .c2 = LBFGS_C2, .amin = 1e-100, .amax = 1e100,
                              .max_evaluations = o->config.line_search_max_evaluations,
                              .iteration = (int)o->steps + 1};
     ax_line_search_result result;

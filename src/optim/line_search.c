@@ -1,27 +1,36 @@
-/* line_search.c: strong-Wolfe line search (Nocedal & Wright algorithms 3.5
- * and 3.6) with scipy.optimize.line_search_wolfe2's choices: the bracketing
+/* line_search.c: the strong-Wolfe line search as scipy.optimize's fmin_cg
+ * and fmin_bfgs run it (_line_search_wolfe12): first the Moré-Thuente search
+ * (more_thuente.c, scipy's line_search_wolfe1); when that fails, or its point
+ * fails the caller's extra condition, Nocedal & Wright's algorithms 3.5
+ * and 3.6 with scipy.optimize.line_search_wolfe2's choices: the bracketing
  * phase doubles the step (at most 10 times), the zoom phase tries the cubic
  * through (a_lo, a_hi, the previous a_hi) unless it falls within 20 % of an
  * end of the interval, then the quadratic (10 %), then bisection, at most 10
  * zoom steps. A trial with loss +inf (a step so long the outputs saturate)
  * counts as failing sufficient decrease, so the search backs off; a NaN loss
  * or a non-finite gradient cannot be searched past and stops the run. */
-#include "optim/line_search.h"
+#include "optim/line_search_internal.h"
 
 #include <math.h>
 
-#include "core/error.h"
+/* Why a search failed: the stop reasons users see. */
+static const char ROUNDING[] =
+    "line search failed to find a Wolfe point: rounding errors prevent it from converging";
+static const char CAPPED[] =
+    "line search failed to find a Wolfe point within its maximum number of evaluations";
+static const char ZOOM_SPENT[] =
+    "line search failed to find a Wolfe point: its zoom ran out of steps";
+static const char NOT_DESCENT[] =
+    "line search failed: the search direction is not a descent direction";
+static const char AT_AMAX[] =
+    "line search failed to find a Wolfe point below its largest step";
+static const char BRACKET_SPENT[] =
+    "line search failed to find a Wolfe point: its bracketing ran out of steps";
 
 #define BRACKET_STEPS 10
 #define ZOOM_STEPS 10
 
-typedef struct probe {
-    ax_line_search *search;
-    ax_line_search_result *result;
-    double last_alpha; /* the point the arenas hold */
-    double derphi;     /* slope at last_alpha */
-    bool gradient_finite;
-} probe;
+typedef ax_line_probe probe;
 
 /* Restores the start point, as promised on every failure. */
 static void reset_to_start(ax_line_search *search)
@@ -32,12 +41,12 @@ static void reset_to_start(ax_line_search *search)
 
 /* phi(alpha): sets the parameters to x0 + alpha d and evaluates; the slope
  * comes from the same pass and is kept for slope(). */
-static ax_status phi(probe *p, double alpha, double *value)
+ax_status ax_line_probe_phi(probe *p, double alpha, double *value)
 {
     ax_line_search *search = p->search;
     ax_optimizer *o = search->optimizer;
     const ax_backend_ops *ops = o->backend->ops;
-    if (p->result->evaluations >= search->max_evaluations) {
+    if (p->phase_evaluations >= search->max_evaluations) {
         *value = NAN;
         return AX_STATUS_OK; /* the caller sees the cap and stops */
     }
@@ -45,6 +54,7 @@ static ax_status phi(probe *p, double alpha, double *value)
     ops->axpy(o->backend, o->count, alpha, search->direction, o->parameters);
     ax_status status = search->objective->evaluate(search->objective->context, value);
     p->result->evaluations++;
+    p->phase_evaluations++;
     if (status != AX_STATUS_OK) {
         reset_to_start(search);
         return status;
@@ -65,7 +75,7 @@ static ax_status phi(probe *p, double alpha, double *value)
 
 /* phi'(alpha) at the point phi() last evaluated (the algorithms only ask
  * for the slope where they just evaluated the loss). */
-static ax_status slope(probe *p, double *value)
+ax_status ax_line_probe_slope(probe *p, double *value)
 {
     p->result->gradient_evaluations++;
     if (!p->gradient_finite || !isfinite(p->derphi)) {
@@ -79,7 +89,10 @@ static ax_status slope(probe *p, double *value)
     return AX_STATUS_OK;
 }
 
-static bool capped(const probe *p) { return p->result->evaluations >= p->search->max_evaluations; }
+bool ax_line_probe_capped(const probe *p)
+{
+    return p->phase_evaluations >= p->search->max_evaluations;
+}
 
 /* Minimiser of the cubic through (a, fa) with slope fpa, (b, fb), (c, fc);
  * false when it does not exist (scipy's _cubicmin). */
@@ -119,7 +132,7 @@ static bool accepted(const probe *p, double alpha, double value, double derphi)
     return !s->accept || s->accept(s->accept_user, alpha, value, derphi);
 }
 
-static ax_status found(probe *p, double alpha, double value, double derphi)
+ax_status ax_line_found(probe *p, double alpha, double value, double derphi)
 {
     p->result->found = true;
     p->result->alpha = alpha;
@@ -129,7 +142,7 @@ static ax_status found(probe *p, double alpha, double value, double derphi)
     return AX_STATUS_OK;
 }
 
-static ax_status not_found(probe *p, const char *reason)
+ax_status ax_line_not_found(probe *p, const char *reason)
 {
     reset_to_start(p->search);
     p->result->found = false;
@@ -162,12 +175,12 @@ static ax_status zoom(probe *p, double a_lo, double a_hi, double phi_lo, double 
         if (!ok)
             a_j = a_lo + 0.5 * dalpha;
         if (a_j == a_lo || a_j == a_hi)
-            return not_found(p, "line search failed to find a Wolfe point: rounding errors prevent it from converging");
+            return ax_line_not_found(p, ROUNDING);
 
         double phi_j;
-        AX_TRY(phi(p, a_j, &phi_j));
-        if (capped(p) && isnan(phi_j))
-            return not_found(p, "line search failed to find a Wolfe point within its maximum number of evaluations");
+        AX_TRY(ax_line_probe_phi(p, a_j, &phi_j));
+        if (ax_line_probe_capped(p) && isnan(phi_j))
+            return ax_line_not_found(p, CAPPED);
         if (phi_j > phi0 + c1 * a_j * derphi0 || phi_j >= phi_lo) {
             phi_rec = phi_hi;
             a_rec = a_hi;
@@ -175,9 +188,9 @@ static ax_status zoom(probe *p, double a_lo, double a_hi, double phi_lo, double 
             phi_hi = phi_j;
         } else {
             double derphi_j = 0.0;
-            AX_TRY(slope(p, &derphi_j));
+            AX_TRY(ax_line_probe_slope(p, &derphi_j));
             if (fabs(derphi_j) <= -c2 * derphi0 && accepted(p, a_j, phi_j, derphi_j))
-                return found(p, a_j, phi_j, derphi_j);
+                return ax_line_found(p, a_j, phi_j, derphi_j);
             if (derphi_j * (a_hi - a_lo) >= 0) {
                 phi_rec = phi_hi;
                 a_rec = a_hi;
@@ -192,8 +205,46 @@ static ax_status zoom(probe *p, double a_lo, double a_hi, double phi_lo, double 
             derphi_lo = derphi_j;
         }
         if (i + 1 > ZOOM_STEPS)
-            return not_found(p, "line search failed to find a Wolfe point: its zoom ran out of steps");
+            return ax_line_not_found(p, ZOOM_SPENT);
     }
+}
+
+ax_status ax_line_search_nocedal_wright(probe *p, double phi0, double derphi0, double alpha1)
+{
+    ax_line_search *search = p->search;
+    const double c1 = search->c1, c2 = search->c2;
+    if (!(derphi0 < 0.0))
+        return ax_line_not_found(p, NOT_DESCENT);
+    if (!(alpha1 > 0.0) || !isfinite(alpha1))
+        alpha1 = 1.0;
+    if (alpha1 > search->amax)
+        alpha1 = search->amax;
+
+    double alpha0 = 0.0, phi_a0 = phi0, derphi_a0 = derphi0, phi_a1;
+    AX_TRY(ax_line_probe_phi(p, alpha1, &phi_a1));
+    for (int i = 0; i < BRACKET_STEPS; i++) {
+        if (ax_line_probe_capped(p) && isnan(phi_a1))
+            return ax_line_not_found(p, CAPPED);
+        if (alpha1 == 0.0)
+            return ax_line_not_found(p, ROUNDING);
+        if (phi_a1 > phi0 + c1 * alpha1 * derphi0 || (i > 0 && phi_a1 >= phi_a0))
+            return zoom(p, alpha0, alpha1, phi_a0, phi_a1, derphi_a0, phi0, derphi0);
+        double derphi_a1 = 0.0;
+        AX_TRY(ax_line_probe_slope(p, &derphi_a1));
+        if (fabs(derphi_a1) <= -c2 * derphi0 && accepted(p, alpha1, phi_a1, derphi_a1))
+            return ax_line_found(p, alpha1, phi_a1, derphi_a1);
+        if (derphi_a1 >= 0.0)
+            return zoom(p, alpha1, alpha0, phi_a1, phi_a0, derphi_a1, phi0, derphi0);
+        if (alpha1 >= search->amax)
+            return ax_line_not_found(p, AT_AMAX);
+        double alpha2 = fmin(2.0 * alpha1, search->amax);
+        alpha0 = alpha1;
+        phi_a0 = phi_a1;
+        derphi_a0 = derphi_a1;
+        alpha1 = alpha2;
+        AX_TRY(ax_line_probe_phi(p, alpha1, &phi_a1));
+    }
+    return ax_line_not_found(p, BRACKET_SPENT);
 }
 
 ax_status ax_line_search_wolfe(ax_line_search *search, double phi0, double derphi0, double alpha1,
@@ -201,39 +252,13 @@ ax_status ax_line_search_wolfe(ax_line_search *search, double phi0, double derph
 {
     *result = (ax_line_search_result){.found = false};
     probe p = {.search = search, .result = result, .last_alpha = NAN};
-    const double c1 = search->c1, c2 = search->c2;
-    if (!(derphi0 < 0.0))
-        return not_found(&p, "line search failed: the search direction is not a descent direction");
-    if (!(alpha1 > 0.0) || !isfinite(alpha1))
-        alpha1 = 1.0;
-    if (alpha1 > search->amax)
-        alpha1 = search->amax;
-
-    double alpha0 = 0.0, phi_a0 = phi0, derphi_a0 = derphi0, phi_a1;
-    AX_TRY(phi(&p, alpha1, &phi_a1));
-    for (int i = 0; i < BRACKET_STEPS; i++) {
-        if (capped(&p) && isnan(phi_a1))
-            return not_found(&p, "line search failed to find a Wolfe point within its maximum number of evaluations");
-        if (alpha1 == 0.0)
-            return not_found(&p, "line search failed to find a Wolfe point: rounding errors prevent it from converging");
-        if (phi_a1 > phi0 + c1 * alpha1 * derphi0 || (i > 0 && phi_a1 >= phi_a0))
-            return zoom(&p, alpha0, alpha1, phi_a0, phi_a1, derphi_a0, phi0, derphi0);
-        double derphi_a1 = 0.0;
-        AX_TRY(slope(&p, &derphi_a1));
-        if (fabs(derphi_a1) <= -c2 * derphi0 && accepted(&p, alpha1, phi_a1, derphi_a1))
-            return found(&p, alpha1, phi_a1, derphi_a1);
-        if (derphi_a1 >= 0.0)
-            return zoom(&p, alpha1, alpha0, phi_a1, phi_a0, derphi_a1, phi0, derphi0);
-        if (alpha1 >= search->amax)
-            return not_found(&p, "line search failed to find a Wolfe point below its largest step");
-        double alpha2 = fmin(2.0 * alpha1, search->amax);
-        alpha0 = alpha1;
-        phi_a0 = phi_a1;
-        derphi_a0 = derphi_a1;
-        alpha1 = alpha2;
-        AX_TRY(phi(&p, alpha1, &phi_a1));
-    }
-    return not_found(&p, "line search failed to find a Wolfe point: its bracketing ran out of steps");
+    AX_TRY(ax_line_search_more_thuente(&p, phi0, derphi0, alpha1));
+    /* scipy checks the extra condition only after dcsrch converged */
+    if (result->found && (!search->accept || search->accept(search->accept_user, result->alpha,
+                                                            result->phi, result->derphi)))
+        return AX_STATUS_OK;
+    p.phase_evaluations = 0;
+    return ax_line_search_nocedal_wright(&p, phi0, derphi0, alpha1);
 }
 
 double ax_arena_max_abs(ax_optimizer *optimizer, const void *arena, double *scratch)

@@ -1,7 +1,8 @@
 /* line_search.h: the strong-Wolfe line search shared by nonlinear CG and
- * L-BFGS (Nocedal & Wright, algorithms 3.5 and 3.6, as
- * scipy.optimize.line_search_wolfe2: bracketing by doubling, then a zoom by
- * cubic, else quadratic, else bisection interpolation).
+ * L-BFGS, as scipy.optimize runs it in fmin_cg: the Moré-Thuente search
+ * (MINPACK-2 dcsrch), and when it fails Nocedal & Wright's algorithms 3.5
+ * and 3.6 (scipy's line_search_wolfe2: bracketing by doubling, then a zoom
+ * by cubic, else quadratic, else bisection interpolation).
  *
  * The objective evaluates at the parameter arena, so a trial step alpha
  * writes parameters = x0 + alpha d and calls evaluate; each call yields the
@@ -19,8 +20,8 @@ typedef struct ax_line_search {
     const void *x0;                /* start point (arena) */
     const void *direction;         /* search direction d (arena) */
     double c1, c2;                 /* sufficient decrease and curvature constants */
-    double amax;                   /* largest step tried */
-    int max_evaluations;           /* cap on objective calls in one search */
+    double amin, amax;             /* smallest and largest step tried */
+    int max_evaluations;           /* cap on objective calls in each of the two phases */
     /* Optional extra acceptance test at a strong-Wolfe point (scipy's
      * extra_condition); the gradient arena holds the gradient at alpha. */
     bool (*accept)(void *user, double alpha, double phi, double derphi);

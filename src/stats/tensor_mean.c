@@ -7,11 +7,18 @@
  * K is never made whole (for n = 8192, d = 32 it would be 32 MB): BLOCK rows
  * of it at a time are built into a buffer of about 1 MB (stays in L2/L3) and
  * multiplied in with beta = 1, so the work is n/BLOCK GEMMs of shape
- * (d*d, BLOCK) x (BLOCK, d) that accumulate into out. */
+ * (d*d, BLOCK) x (BLOCK, d) that accumulate into out. With several threads
+ * and a small tensor (d <= 101), each thread takes a range of blocks into
+ * its own copy of A (single-threaded GEMMs) and the copies are summed. */
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include <cblas.h>
 
@@ -20,6 +27,8 @@
 
 /* Floats in the Khatri-Rao block buffer (1 MB), and the most rows per block. */
 enum { BLOCK_FLOATS = 1 << 18, BLOCK_MAX_ROWS = 256 };
+/* Largest tensor (floats) of which each thread keeps its own copy (4 MB). */
+enum { PRIVATE_TENSOR_FLOATS = 1 << 20 };
 
 static ax_status find_non_finite(const float *a, const char *name, int64_t n, int64_t d)
 {
@@ -44,6 +53,35 @@ static bool all_finite(const float *a, int64_t count)
     for (int64_t i = 0; i < count; i++)
         check += a[i] * 0.0f;
     return !isnan(check);
+}
+
+/* out = (or +=, blocks after the first) scale * sum over rows [first, last)
+ * of the outer products, BLOCK rows at a time through the buffer k. With
+ * parallel_blocks the Khatri-Rao block is built by all threads (the BLAS
+ * being threaded too); otherwise the caller is one of several threads. */
+static void accumulate(const float *fx, const float *fy, const float *fz, int64_t first,
+                       int64_t last, int64_t d, int64_t block, float *k, float scale, float *out,
+                       bool parallel_blocks)
+{
+    const int64_t dd = d * d;
+    for (int64_t start = first; start < last; start += block) {
+        const int64_t count = last - start < block ? last - start : block;
+#pragma omp parallel for schedule(static) if (parallel_blocks && count * dd >= 16384)
+        for (int64_t r = 0; r < count; r++) {
+            const float *x = fx + (start + r) * d, *y = fy + (start + r) * d;
+            float *row = k + r * dd;
+            for (int64_t i = 0; i < d; i++) {
+                const float xi = x[i];
+#pragma omp simd
+                for (int64_t j = 0; j < d; j++)
+                    row[i * d + j] = xi * y[j];
+            }
+        }
+        /* out (d*d, d) (+)= scale * K^T (d*d, count) x fz (count, d) */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)dd, (int)d, (int)count, scale,
+                    k, (int)dd, fz + start * d, (int)d, start == first ? 0.0f : 1.0f, out,
+                    (int)d);
+    }
 }
 
 ax_status ax_stats_tensor_mean(const float *fx, const float *fy, const float *fz, int64_t n,
@@ -75,29 +113,58 @@ ax_status ax_stats_tensor_mean(const float *fx, const float *fy, const float *fz
     block = block < 1 ? 1 : block > BLOCK_MAX_ROWS ? BLOCK_MAX_ROWS : block;
     if (block > n)
         block = n;
-    float *k = ax_allocate_zeroed((size_t)(block * dd) * sizeof(float));
-    if (!k)
+    const int64_t d3 = dd * d;
+    const int64_t blocks = (n + block - 1) / block;
+    int threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads();
+#endif
+    /* One thread per range of blocks, each with its own accumulator: one
+     * fork/join in all instead of one per block (which on a loaded machine
+     * costs a scheduler tick each). Only while the accumulators are small. */
+    if (threads > blocks)
+        threads = (int)blocks;
+    if (threads < 1 || d3 > PRIVATE_TENSOR_FLOATS)
+        threads = 1;
+    float *k = ax_allocate_zeroed((size_t)(threads * block * dd) * sizeof(float));
+    float *partial = threads > 1 ? ax_allocate_zeroed((size_t)((threads - 1) * d3) * sizeof(float))
+                                 : NULL;
+    if (!k || (threads > 1 && !partial)) {
+        free(k);
+        free(partial);
         return ax_fail(AX_STATUS_OUT_OF_MEMORY,
-                       "tensor-mean: out of memory for a %lld x %lld block", (long long)block,
-                       (long long)dd);
-    const float scale = (float)(1.0 / (double)n);
-    for (int64_t first = 0; first < n; first += block) {
-        const int64_t count = n - first < block ? n - first : block;
-#pragma omp parallel for schedule(static) if (count * dd >= 16384)
-        for (int64_t r = 0; r < count; r++) {
-            const float *x = fx + (first + r) * d, *y = fy + (first + r) * d;
-            float *row = k + r * dd;
-            for (int64_t i = 0; i < d; i++) {
-                const float xi = x[i];
-#pragma omp simd
-                for (int64_t j = 0; j < d; j++)
-                    row[i * d + j] = xi * y[j];
-            }
-        }
-        /* out (d*d, d) (+)= scale * K^T (d*d, count) x fz (count, d) */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)dd, (int)d, (int)count, scale,
-                    k, (int)dd, fz + first * d, (int)d, first == 0 ? 0.0f : 1.0f, out, (int)d);
+                       "tensor-mean: out of memory for %d blocks of %lld x %lld", threads,
+                       (long long)block, (long long)dd);
     }
+    const float scale = (float)(1.0 / (double)n);
+    if (threads == 1) {
+        accumulate(fx, fy, fz, 0, n, d, block, k, scale, out, true);
+    } else {
+#pragma omp parallel num_threads(threads)
+        {
+            int t = 0, count = 1;
+#ifdef _OPENMP
+            t = omp_get_thread_num();
+            count = omp_get_num_threads();
+#endif
+            /* Whole blocks per thread; the BLAS runs single-threaded inside. */
+            int64_t first = blocks * t / count * block, last = blocks * (t + 1) / count * block;
+            last = last < n ? last : n;
+            float *target = t == 0 ? out : partial + (t - 1) * d3;
+            if (first >= last)
+                memset(target, 0, (size_t)d3 * sizeof(float));
+            else
+                accumulate(fx, fy, fz, first, last, d, block, k + t * block * dd, scale, target,
+                           false);
+        }
+        for (int t = 1; t < threads; t++) {
+            const float *add = partial + (t - 1) * d3;
+#pragma omp simd
+            for (int64_t i = 0; i < d3; i++)
+                out[i] += add[i];
+        }
+    }
+    free(partial);
     free(k);
     return AX_STATUS_OK;
 }

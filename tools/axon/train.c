@@ -29,12 +29,20 @@ static const cli_option train_options[] = {
      "128:relu,128:relu,<classes>:softmax for class labels, <targets>:identity for\n"
      "numbers to predict"},
     {"loss", CLI_STRING, "L", "auto", "auto, cross-entropy, binary-cross-entropy or mse"},
-    {"optimizer", CLI_STRING, "O", "sgd", "sgd or adam"},
+    {"optimizer", CLI_STRING, "O", "sgd",
+     "sgd, adam, cg (full-batch Polak-Ribiere conjugate gradient, as scipy's\n"
+     "fmin_cg) or lbfgs (full-batch L-BFGS)"},
     {"lr", CLI_NUMBER, "X", "auto", "learning rate; auto = 0.1 for sgd, 0.001 for adam"},
     {"momentum", CLI_NUMBER, "X", "0.9", "SGD momentum, in [0, 1)"},
     {"nesterov", CLI_FLAG, NULL, NULL, "SGD: Nesterov momentum"},
     {"batch", CLI_INT, "N", "128", "rows per step; 0 or full = full batch (one step per epoch)"},
     {"epochs", CLI_INT, "N", "10", "passes over the training data"},
+    {"max-iter", CLI_INT, "N", "10",
+     "cg, lbfgs: at most N iterations (one line search over the full batch\n"
+     "each; the same as --epochs)"},
+    {"gtol", CLI_NUMBER, "X", "1e-5",
+     "cg, lbfgs: stop when no gradient component exceeds X in magnitude"},
+    {"lbfgs-memory", CLI_INT, "M", "10", "lbfgs: correction pairs kept"},
     {"l2", CLI_NUMBER, "X", "0", "L2 penalty: loss += X/2 * sum of squared weights"},
     {"dropout", CLI_NUMBER, "P", "0", "probability of dropping a hidden unit, in [0, 1)"},
     {"init", CLI_STRING, "I", "auto",
@@ -83,7 +91,7 @@ static bool read_request(const cli_args *args, train_request *request)
     request->train = ax_train_defaults();
     static const char *const losses[] = {"auto", "cross-entropy", "binary-cross-entropy", "mse",
                                          NULL};
-    static const char *const optimizers[] = {"sgd", "adam", NULL};
+    static const char *const optimizers[] = {"sgd", "adam", "cg", "lbfgs", NULL};
     static const char *const inits[] = {"auto", "he", "xavier", "uniform", NULL};
     int loss = 0, optimizer = 0, init = 0;
     int64_t batch = 0, seed = 1;
@@ -98,6 +106,8 @@ static bool read_request(const cli_args *args, train_request *request)
               cli_get_flag(args, "nesterov", &nesterov) &&
               cli_get_int64_or(args, "batch", "full", 0, 0, 1000000000, &batch) &&
               cli_get_int(args, "epochs", 1, 1000000, &request->train.epochs) &&
+              cli_get_double(args, "gtol", 0.0, INFINITY, CLI_CLOSED, &request->train.gtol) &&
+              cli_get_int(args, "lbfgs-memory", 1, 1000, &request->train.lbfgs_memory) &&
               cli_get_double(args, "l2", 0.0, INFINITY, CLI_CLOSED, &request->train.l2) &&
               cli_get_double(args, "dropout", 0.0, 1.0, CLI_MAX_OPEN, &request->train.dropout) &&
               cli_get_double(args, "init-range", 0.0, INFINITY, CLI_MIN_OPEN,
@@ -128,6 +138,33 @@ static bool read_request(const cli_args *args, train_request *request)
         return false;
     request->train.nesterov = nesterov;
     request->train.batch_size = batch;
+    const bool line_search = request->train.optimizer == AX_OPTIMIZER_CG ||
+                             request->train.optimizer == AX_OPTIMIZER_LBFGS;
+    if (line_search) {
+        /* A line search needs one fixed cost: the full batch. */
+        if (cli_given(args, "batch") && batch != 0) {
+            cli_error(args, "--optimizer %s works on the full batch: leave out --batch (or give 0)",
+                      request->optimizer_name);
+            return false;
+        }
+        request->train.batch_size = 0;
+        if (cli_given(args, "max-iter") && cli_given(args, "epochs")) {
+            cli_error(args, "give --max-iter or --epochs, not both (for %s they are the same)",
+                      request->optimizer_name);
+            return false;
+        }
+        if (cli_given(args, "max-iter") &&
+            !cli_get_int(args, "max-iter", 1, 1000000, &request->train.epochs))
+            return false;
+        if (cli_given(args, "lr"))
+            cli_error(args, "note: %s chooses its steps by line search; --lr is ignored",
+                      request->optimizer_name);
+    } else if (cli_given(args, "max-iter") || cli_given(args, "gtol")) {
+        cli_error(args, "note: --max-iter and --gtol apply to cg and lbfgs; %s uses --epochs",
+                  request->optimizer_name);
+    }
+    if (request->train.optimizer != AX_OPTIMIZER_LBFGS && cli_given(args, "lbfgs-memory"))
+        cli_error(args, "note: --lbfgs-memory applies to lbfgs only");
     request->train.shuffle = !no_shuffle;
     request->train.seed = (uint64_t)seed;
     request->net.seed = (uint64_t)seed;
@@ -219,15 +256,23 @@ static void print_header(const train_request *request, const ax_net *net, const 
     printf("  loss        %s, init %s%s\n", ax_loss_name(config->loss), ax_init_name(config->init),
            config->init == AX_INIT_AUTO ? " (He for ReLU layers, Xavier otherwise)" : "");
     const ax_train_config *train_config = &request->train;
-    printf("  optimizer   %s, lr %g", ax_optimizer_name(train_config->optimizer),
-           train_config->learning_rate);
+    const bool line_search = train_config->optimizer == AX_OPTIMIZER_CG ||
+                             train_config->optimizer == AX_OPTIMIZER_LBFGS;
+    printf("  optimizer   %s", ax_optimizer_name(train_config->optimizer));
+    if (line_search)
+        printf(", gtol %g", train_config->gtol);
+    else
+        printf(", lr %g", train_config->learning_rate);
+    if (train_config->optimizer == AX_OPTIMIZER_LBFGS)
+        printf(", memory %d", train_config->lbfgs_memory);
     if (train_config->optimizer == AX_OPTIMIZER_SGD)
         printf(", momentum %g%s", train_config->momentum, train_config->nesterov ? " (Nesterov)" : "");
     if (train_config->batch_size > 0)
         printf(", batch %lld", (long long)train_config->batch_size);
     else
         printf(", full batch");
-    printf(", %d epoch%s", train_config->epochs, train_config->epochs == 1 ? "" : "s");
+    printf(", %s%d %s%s", line_search ? "at most " : "", train_config->epochs,
+           line_search ? "iteration" : "epoch", train_config->epochs == 1 ? "" : "s");
     if (train_config->l2 > 0)
         printf(", l2 %g", train_config->l2);
     if (train_config->dropout > 0)
@@ -247,8 +292,10 @@ static void print_summary(const train_request *request, const ax_train_summary *
 {
     char text[32];
     format_seconds(summary->seconds, text, sizeof text);
-    printf("trained %d epoch%s in %s", summary->epochs_run, summary->epochs_run == 1 ? "" : "s",
-           text);
+    const bool line_search = request->train.optimizer == AX_OPTIMIZER_CG ||
+                             request->train.optimizer == AX_OPTIMIZER_LBFGS;
+    printf("trained %d %s%s in %s", summary->epochs_run, line_search ? "iteration" : "epoch",
+           summary->epochs_run == 1 ? "" : "s", text);
     if (summary->seconds > 0 && isfinite(summary->gflop)) {
         format_gflops(summary->gflop / summary->seconds, text, sizeof text);
         printf(" (%s)", text);
@@ -263,6 +310,10 @@ static void print_summary(const train_request *request, const ax_train_summary *
     if (has_test && classification && isfinite(summary->final_test_accuracy))
         printf(", test accuracy %.2f%%", 100.0 * summary->final_test_accuracy);
     printf("\n");
+    if (line_search)
+        printf("%lld cost and %lld gradient evaluations (one pass computes both); stopped: %s\n",
+               (long long)summary->evaluations, (long long)summary->gradient_evaluations,
+               summary->stop_reason ? summary->stop_reason : "?");
 }
 
 /* The data of a run; freed together. */
