@@ -203,9 +203,11 @@ typedef struct ax_net_config {
     double init_range;        /* r of AX_INIT_UNIFORM */
     ax_precision precision;
     uint64_t seed;            /* initial weights */
+    int device;               /* -1: the CPU (default); N >= 0: CUDA device N (see "cuda" below) */
 } ax_net_config;
 
-/* Defaults: no layers, AX_LOSS_AUTO, AX_INIT_AUTO, r = 0.2, float32, seed 1. */
+/* Defaults: no layers, AX_LOSS_AUTO, AX_INIT_AUTO, r = 0.2, float32, seed 1,
+ * device -1 (the CPU). */
 ax_net_config ax_net_defaults(void);
 /* Parses "128:relu,128:relu,10:softmax" into config->layers. A width without
  * an activation gets relu for a hidden layer and identity for the output. */
@@ -264,6 +266,20 @@ typedef struct ax_evaluation {
 /* Loss, accuracy and confusion matrix of the network on a dataset. */
 AX_NODISCARD ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *out);
 void ax_evaluation_free(ax_evaluation *evaluation);
+
+/* -------------------------------------------------------------------- cuda */
+/* A network computes on CUDA device N when its config's device is N (see
+ * ax_net_config); ax_net_create fails with AX_STATUS_UNSUPPORTED when this
+ * build has no CUDA backend or there is no device N. Data sets stay in host
+ * memory and batches are copied to the device as they are used. */
+
+/* Number of CUDA devices this process can use; 0 when there are none, the
+ * driver is missing, or this build has no CUDA backend. */
+int ax_cuda_device_count(void);
+/* One line describing device N (name, compute capability, memory,
+ * multiprocessors, clock, peak float32/float64 FLOP/s) into text.
+ * AX_STATUS_UNSUPPORTED without a CUDA backend or device N. */
+AX_NODISCARD ax_status ax_cuda_device_info(int device, char *text, size_t capacity);
 
 /* ---------------------------------------------------------------- training */
 
@@ -341,8 +357,53 @@ AX_NODISCARD ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_d
                                 ax_train_summary *summary);
 
 /* FLOPs of one forward + backward pass over `rows` rows, by seed 001's model:
- * sum over layers of 6 n_b n_l n_{l-1} + 4 n_l n_b - n_l (n_{l-1} + 1) - n_b n_{l-1}. */
+ * sum over layers of 6 n_b n_l n_{l-1} + 4 n_l n_b - n_l (n_{l-1} + 1) - n_b n_{l-1}.
+ * The model counts the first layer's input gradient, which axon (like
+ * PyTorch) never computes; GFLOP/s figures use this count so that they
+ * compare across systems, and the profiler counts what each operation does. */
 double ax_net_train_flops(const ax_net *net, int64_t rows);
+
+/* ---------------------------------------------------------- machine peak */
+
+typedef struct ax_peak {
+    int vector_bits;            /* 512 (AVX-512) or 256 (AVX2) */
+    int fma_units;              /* vector FMA pipes per core, as measured */
+    double clock_ghz;           /* as measured under load */
+    int cores;                  /* threads in use */
+    double f32_gflops;          /* theoretical: lanes x 2 x fma_units x clock x cores */
+    double f64_gflops;
+    double measured_f32_gflops; /* what the FMA loop reached on all cores */
+    const char *method;         /* how it was found, for the user */
+} ax_peak;
+
+/* Measures this machine's float32/float64 peak (about 0.3 s). */
+AX_NODISCARD ax_status ax_machine_peak(ax_peak *out);
+/* The GEMM rate (GFLOP/s) at the network's own training shapes for a batch,
+ * with the BLAS in use: the ceiling a training run can approach. */
+AX_NODISCARD ax_status ax_net_gemm_rate(ax_net *net, int64_t batch, double *gflops);
+
+/* --------------------------------------------------------------- profiling */
+
+/* One operation's timings (seeds 000 and 001): e.g. "layer 2 forward GEMM". */
+typedef struct ax_profile_entry {
+    char name[48];
+    int64_t count;          /* calls */
+    double total_seconds;
+    double mean_seconds;
+    double stddev_seconds;  /* over calls */
+    double share;           /* of the total over all entries, 0..1 */
+    double gflop;           /* FLOPs it performed, by seed 001's per-operation counts */
+    bool is_gemm;           /* a matrix product (for the GEMM share) */
+} ax_profile_entry;
+
+/* Turns per-operation timing on or off for the network's passes and its
+ * training (off by default; when off it costs one branch per operation). */
+void ax_net_profile_enable(ax_net *net, bool enabled);
+/* Forgets the timings gathered so far. */
+void ax_net_profile_reset(ax_net *net);
+/* Copies up to capacity entries with at least one call, longest total
+ * first, and returns how many there are in all. */
+int ax_net_profile_get(const ax_net *net, ax_profile_entry *entries, int capacity);
 
 /* ---------------------------------------------------- activation statistics */
 
@@ -392,6 +453,90 @@ AX_NODISCARD ax_status ax_npy_read_f32(const char *path, float **data, int64_t *
  * leaves no partial file. */
 AX_NODISCARD ax_status ax_npy_write_f32(const char *path, const float *data, int rank,
                                         const int64_t *shape);
+
+/* ------------------------------------------------------- image preparation */
+
+/* Seed 002's image-to-batch pipeline (BENCHMARKS.md B6; docs/prep.md): a
+ * folder tree of JPEG/PNG images, a .tar, or a tar of tars (ImageNet's
+ * training archive) becomes shuffled batches of S x S images as .npy files
+ * any NumPy or PyTorch user can read, plus meta.json and mean.npy.
+ *
+ * Label = the first level below the input an image sits in: the top-level
+ * folder, the folder inside a tar, or the inner tar (its name without .tar).
+ * Labels are numbered in byte order of their names, or in the order of a
+ * label file (one name a line).
+ *
+ * Each image: decoded (JPEG with libjpeg-turbo's DCT scaling to the smallest
+ * size not below S; PNG with libpng), its shorter side resized to S with an
+ * area filter (bilinear when enlarging), centre-cropped to S x S, optionally
+ * made grey. Images are put in batches by a seeded shuffle of the enumerated
+ * list, so the output is the same whatever the number of threads. A file
+ * that cannot be decoded is skipped (its batch is one image short) and named
+ * in the summary's warnings. Batches are written to a temporary file and
+ * renamed; a rerun into the same folder with the same input and settings
+ * keeps the batches already there and makes only the missing ones. */
+
+typedef struct ax_prep_options {
+    const char *input;        /* folder, .tar, or tar of tars */
+    const char *output;       /* folder for the batches (created if absent) */
+    const char *labels_file;  /* NULL, or one label name a line: fixes their numbering */
+    int64_t image_size;       /* S, default 256 */
+    int64_t batch_size;       /* K images per batch, default 1024 */
+    uint64_t seed;            /* shuffle, default 1 */
+    bool grey;                /* 1 channel (luma, 0.299 R + 0.587 G + 0.114 B) instead of RGB */
+    int threads;              /* <= 0: ax_threads() */
+    double progress_interval; /* seconds between progress calls, default 0.25 */
+} ax_prep_options;
+
+/* The defaults listed above; input and output NULL. */
+ax_prep_options ax_prep_defaults(void);
+
+typedef struct ax_prep_progress {
+    int64_t images_done;      /* decoded or skipped so far, reused batches included */
+    int64_t images_total;     /* image files found in the input */
+    int64_t batches_done;
+    int64_t batches_total;
+    int64_t images_skipped;   /* bad files so far */
+    double images_per_second; /* images processed in this run / seconds of this run */
+    double eta_seconds;       /* NAN until the first images are done */
+    double seconds;
+} ax_prep_progress;
+
+/* Called from the thread that called ax_prep_run; returning false stops the
+ * run after the batches already complete (AX_STATUS_INTERRUPTED). */
+typedef bool (*ax_prep_progress_fn)(const ax_prep_progress *progress, void *user);
+
+typedef struct ax_prep_summary {
+    int64_t images_found;     /* image files in the input (by name: .jpg .jpeg .png) */
+    int64_t images_written;
+    int64_t images_skipped;   /* corrupt, truncated, not really an image, or unlabelled */
+    int64_t files_ignored;    /* members that are neither images nor tars (README, ...) */
+    int64_t batches_written;  /* by this run */
+    int64_t batches_reused;   /* complete batches a previous run left */
+    int64_t labels;           /* distinct labels */
+    double seconds;           /* wall time, enumeration included */
+    double seconds_enumerate; /* wall time listing the input */
+    /* Thread-seconds spent per stage, summed over threads (where the time goes). */
+    double seconds_read, seconds_decode, seconds_resize, seconds_write;
+    int64_t warning_count;    /* all warnings */
+    int64_t warnings_kept;    /* the first ones, in warnings[] */
+    char **warnings;          /* "file: why", owned; free with ax_prep_summary_free */
+} ax_prep_summary;
+
+/* Runs the pipeline. summary (nullable) is filled also on failure, as far as
+ * the run went; free it with ax_prep_summary_free. Fails on unreadable
+ * input, a full disk or any failed write (AX_STATUS_IO_ERROR naming the
+ * file), an output folder holding a different run (AX_STATUS_BAD_ARGUMENT),
+ * or no usable image at all (AX_STATUS_BAD_DATA). */
+AX_NODISCARD ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progress,
+                                   void *user, ax_prep_summary *summary);
+/* Frees the warnings of a summary; accepts NULL. */
+void ax_prep_summary_free(ax_prep_summary *summary);
+
+/* The output of ax_prep_run as a dataset: every batch listed in DIR/meta.json,
+ * features (rows, S*S*C) = pixels / 255 in (row, column, channel) order,
+ * labels from the batches, classes = the number of label names. */
+AX_NODISCARD ax_status ax_dataset_load_batches(const char *dir, ax_dataset **out);
 
 #ifdef __cplusplus
 }

@@ -114,4 +114,9 @@ struct ax_backend {
 /* The CPU backend for a precision; NULL when out of memory. */
 ax_backend *ax_backend_cpu_create(ax_precision precision);
 
+/* The backend for a precision on a device: -1 the CPU, N >= 0 CUDA device N
+ * (AX_STATUS_UNSUPPORTED, with a message, when this build has no CUDA
+ * backend or there is no device N). */
+ax_status ax_backend_create(ax_precision precision, int device, ax_backend **out);
+
 #endif

@@ -23,6 +23,7 @@ ax_net_config ax_net_defaults(void)
     config.init_range = 0.2;
     config.precision = AX_PRECISION_F32;
     config.seed = 1;
+    config.device = -1;
     return config;
 }
 
@@ -159,8 +160,10 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
     ax_status status = AX_STATUS_OK;
     size_t real = resolved.precision == AX_PRECISION_F64 ? sizeof(double) : sizeof(float);
     double *initial = malloc((size_t)offset * sizeof(double));
-    net->backend = ax_backend_cpu_create(resolved.precision);
-    if (!initial || !net->backend) {
+    status = ax_backend_create(resolved.precision, resolved.device, &net->backend);
+    if (status != AX_STATUS_OK)
+        goto done;
+    if (!initial) {
         status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating a network");
         goto done;
     }
@@ -205,6 +208,7 @@ void ax_net_free(ax_net *net)
 {
     if (!net)
         return;
+    free(net->profile);
     if (net->backend) {
         release_workspace(net);
         net->backend->ops->free(net->backend, net->parameters);
@@ -327,4 +331,25 @@ ax_status ax_net_check_data(const ax_net *net, const ax_dataset *data, const cha
                        "%s data %s has float targets; cross-entropy needs class labels", role, source);
     }
     return AX_STATUS_OK;
+}
+
+void ax_net_profile_enable(ax_net *net, bool enabled)
+{
+    if (enabled && !net->profile)
+        net->profile = calloc(1, sizeof *net->profile); /* on failure profiling stays off */
+    else if (!enabled) {
+        free(net->profile);
+        net->profile = NULL;
+    }
+}
+
+void ax_net_profile_reset(ax_net *net)
+{
+    if (net->profile)
+        ax_profile_clear(net->profile);
+}
+
+int ax_net_profile_get(const ax_net *net, ax_profile_entry *entries, int capacity)
+{
+    return net->profile ? ax_profile_entries(net->profile, entries, capacity) : 0;
 }

@@ -8,6 +8,7 @@
 
 #include "axon.h"
 #include "backend/backend.h"
+#include "perf/profile.h"
 
 typedef struct ax_layer {
     int64_t in, out;
@@ -36,7 +37,26 @@ struct ax_net {
     int32_t *labels;                 /* (capacity) backend memory */
     bool batch_has_labels;           /* the loaded answers are labels, not targets */
     int32_t *predicted;              /* (capacity) host memory */
+
+    ax_profile *profile;             /* NULL unless profiling is on */
 };
+
+/* Runs call, timed into the network's profile as (kind, layer) with flops
+ * when profiling is on. The backend is synchronised around the call so that
+ * asynchronous backends are timed for their work, not for queuing it. */
+#define AX_PROFILED(net, kind, layer, flops, call)                                \
+    do {                                                                          \
+        ax_profile *profile_ = (net)->profile;                                    \
+        if (!profile_) {                                                          \
+            call;                                                                 \
+            break;                                                                \
+        }                                                                         \
+        (net)->backend->ops->synchronize((net)->backend);                         \
+        double profile_start_ = ax_seconds_now();                                 \
+        call;                                                                     \
+        (net)->backend->ops->synchronize((net)->backend);                         \
+        ax_profile_record(profile_, (kind), (layer), profile_start_, (flops));    \
+    } while (0)
 
 /* Pointers to a layer's weights and bias inside an arena. */
 void *ax_layer_weights(const ax_net *net, void *arena, int layer);

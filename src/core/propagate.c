@@ -38,7 +38,7 @@ static void load_inputs(ax_net *net, const float *features, const int64_t *order
     net->current_input = net->input;
 }
 
-void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
+static void load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
 {
     const ax_dataset *data = batch->data;
     load_inputs(net, data->feature_values, batch->order, batch->first, batch->count);
@@ -53,6 +53,11 @@ void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
                          batch->order, batch->first, batch->count);
 }
 
+void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
+{
+    AX_PROFILED(net, AX_PROFILE_BATCH_COPY, -1, 0.0, load_batch(net, batch, with_answers));
+}
+
 void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization)
 {
     const void *x = net->current_input;
@@ -60,13 +65,18 @@ void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regulari
         const ax_layer *layer = &net->layers[l];
         void *z = net->outputs[l];
         /* z (rows, out) = x (rows, in) W^T, W (out, in) */
-        OPS->gemm(net->backend, false, true, rows, layer->out, layer->in, 1.0, x, layer->in,
-                  ax_layer_weights(net, net->parameters, l), layer->in, 0.0, z, layer->out);
-        OPS->bias_activation(net->backend, layer->activation, z,
-                             ax_layer_bias(net, net->parameters, l), rows, layer->out);
+        const double nb = (double)rows, nl = (double)layer->out, nprev = (double)layer->in;
+        AX_PROFILED(net, AX_PROFILE_FORWARD_GEMM, l, nb * nl * (2.0 * nprev - 1.0),
+                    OPS->gemm(net->backend, false, true, rows, layer->out, layer->in, 1.0, x,
+                              layer->in, ax_layer_weights(net, net->parameters, l), layer->in, 0.0,
+                              z, layer->out));
+        AX_PROFILED(net, AX_PROFILE_BIAS_ACTIVATION, l, 2.0 * nb * nl,
+                    OPS->bias_activation(net->backend, layer->activation, z,
+                                         ax_layer_bias(net, net->parameters, l), rows, layer->out));
         if (dropout_on(regularization) && l < net->layer_count - 1)
-            OPS->dropout(net->backend, z, regularization->dropout, layer_key(regularization, l), 0,
-                         rows, layer->out);
+            AX_PROFILED(net, AX_PROFILE_DROPOUT, l, 0.0,
+                        OPS->dropout(net->backend, z, regularization->dropout,
+                                     layer_key(regularization, l), 0, rows, layer->out));
         x = z;
     }
 }
@@ -118,45 +128,63 @@ double ax_net_backward(ax_net *net, int64_t rows, const ax_regularization *regul
     const double scale = loss_scale(net, rows);
     const double l2 = regularization ? regularization->l2 : 0.0;
     int current = 0;
-    double loss = output_loss(net, rows, with_gradient ? net->delta[current] : NULL, scale) * scale;
+    const ax_layer *output = &net->layers[last];
+    const double nb = (double)rows, nout = (double)output->out;
+    double loss = 0.0;
+    /* Seed 001 counts derivative and Hadamard product: the fused gradient does both. */
+    AX_PROFILED(net, AX_PROFILE_LOSS, last, with_gradient ? 2.0 * nb * nout : 0.0,
+                loss = output_loss(net, rows, with_gradient ? net->delta[current] : NULL, scale) * scale);
     if (l2 > 0.0)
-        loss += l2_penalty(net, l2);
+        AX_PROFILED(net, AX_PROFILE_L2, -1, 0.0, loss += l2_penalty(net, l2));
     if (!with_gradient)
         return loss;
 
-    const ax_layer *output = &net->layers[last];
     void *output_bias_gradient = ax_layer_bias(net, net->gradients, last);
     if (net->config.loss == AX_LOSS_MSE && output->activation != AX_ACT_IDENTITY)
-        OPS->activation_backward(net->backend, output->activation, net->delta[current],
-                                 net->outputs[last], 1.0, output_bias_gradient, rows, output->out);
+        AX_PROFILED(net, AX_PROFILE_DERIVATIVE, last, 2.0 * nb * nout + nout * (nb - 1.0),
+                    OPS->activation_backward(net->backend, output->activation, net->delta[current],
+                                             net->outputs[last], 1.0, output_bias_gradient, rows,
+                                             output->out));
     else
-        OPS->column_sums(net->backend, net->delta[current], output_bias_gradient, rows, output->out);
+        AX_PROFILED(net, AX_PROFILE_BIAS_GRADIENT, last, nout * (nb - 1.0),
+                    OPS->column_sums(net->backend, net->delta[current], output_bias_gradient, rows,
+                                     output->out));
 
     for (int l = last; l >= 0; l--) {
         const ax_layer *layer = &net->layers[l];
         const void *x = l > 0 ? net->outputs[l - 1] : net->current_input;
         const void *w = ax_layer_weights(net, net->parameters, l);
         void *weight_gradient = ax_layer_weights(net, net->gradients, l);
+        const double nl = (double)layer->out, nprev = (double)layer->in;
         /* dW (out, in) = delta^T (out, rows) x (rows, in) */
-        OPS->gemm(net->backend, true, false, layer->out, layer->in, rows, 1.0, net->delta[current],
-                  layer->out, x, layer->in, 0.0, weight_gradient, layer->in);
+        AX_PROFILED(net, AX_PROFILE_WEIGHT_GRADIENT_GEMM, l, nl * nprev * (2.0 * nb - 1.0),
+                    OPS->gemm(net->backend, true, false, layer->out, layer->in, rows, 1.0,
+                              net->delta[current], layer->out, x, layer->in, 0.0, weight_gradient,
+                              layer->in));
         if (l2 > 0.0)
-            OPS->axpy(net->backend, layer->in * layer->out, l2, w, weight_gradient);
+            AX_PROFILED(net, AX_PROFILE_L2, l, 2.0 * nl * nprev,
+                        OPS->axpy(net->backend, layer->in * layer->out, l2, w, weight_gradient));
         if (l == 0)
             break;
         /* delta_prev (rows, in) = delta (rows, out) W (out, in) */
         void *previous = net->delta[1 - current];
-        OPS->gemm(net->backend, false, false, rows, layer->in, layer->out, 1.0, net->delta[current],
-                  layer->out, w, layer->in, 0.0, previous, layer->in);
+        AX_PROFILED(net, AX_PROFILE_INPUT_GRADIENT_GEMM, l, nb * nprev * (2.0 * nl - 1.0),
+                    OPS->gemm(net->backend, false, false, rows, layer->in, layer->out, 1.0,
+                              net->delta[current], layer->out, w, layer->in, 0.0, previous,
+                              layer->in));
         double kept_scale = 1.0;
         if (dropout_on(regularization)) {
-            OPS->dropout(net->backend, previous, regularization->dropout,
-                         layer_key(regularization, l - 1), 0, rows, layer->in);
+            AX_PROFILED(net, AX_PROFILE_DROPOUT, l - 1, 0.0,
+                        OPS->dropout(net->backend, previous, regularization->dropout,
+                                     layer_key(regularization, l - 1), 0, rows, layer->in));
             kept_scale = 1.0 - regularization->dropout;
         }
-        OPS->activation_backward(net->backend, net->layers[l - 1].activation, previous,
-                                 net->outputs[l - 1], kept_scale,
-                                 ax_layer_bias(net, net->gradients, l - 1), rows, layer->in);
+        /* derivative, Hadamard product and column sums in one pass */
+        AX_PROFILED(net, AX_PROFILE_DERIVATIVE, l - 1, 2.0 * nb * nprev + nprev * (nb - 1.0),
+                    OPS->activation_backward(net->backend, net->layers[l - 1].activation, previous,
+                                             net->outputs[l - 1], kept_scale,
+                                             ax_layer_bias(net, net->gradients, l - 1), rows,
+                                             layer->in));
         current = 1 - current;
     }
     return loss;

@@ -23,8 +23,17 @@ uint64_t ax_rng_below(ax_rng *rng, uint64_t bound);
 /* order = a uniformly random permutation of 0 .. count-1 (Fisher-Yates). */
 void ax_rng_permutation(ax_rng *rng, int64_t *order, int64_t count);
 
+/* The CUDA backend's dropout kernel calls ax_hash64 on the device, so that
+ * its masks are the CPU's bit for bit: nvcc sees it as a host and device
+ * function, C compilers as a plain inline one. */
+#if defined(__CUDACC__)
+#define AX_HOST_DEVICE __host__ __device__
+#else
+#define AX_HOST_DEVICE
+#endif
+
 /* splitmix64's finaliser: a bijective mix of 64 bits. */
-static inline uint64_t ax_hash64(uint64_t x)
+static inline AX_HOST_DEVICE uint64_t ax_hash64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ULL;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;

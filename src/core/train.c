@@ -45,14 +45,18 @@ typedef struct step_context {
     ax_net *net;
     int64_t rows;
     ax_regularization regularization;
+    double evaluate_seconds; /* time in evaluations during this step, when profiling */
 } step_context;
 
 /* The objective the optimizer evaluates: the loaded batch at the current weights. */
 static ax_status evaluate_loaded_batch(void *context, double *loss)
 {
     step_context *step = context;
+    double start = step->net->profile ? ax_seconds_now() : 0.0;
     ax_net_forward(step->net, step->rows, &step->regularization);
     *loss = ax_net_backward(step->net, step->rows, &step->regularization, true);
+    if (step->net->profile)
+        step->evaluate_seconds += ax_seconds_now() - start;
     return AX_STATUS_OK;
 }
 
@@ -130,7 +134,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_rng *rng, ax_progress *prog
     const ax_train_config *config = t->config;
     const int64_t rows = t->train->rows;
     if (t->order && config->shuffle)
-        ax_rng_permutation(rng, t->order, rows);
+        AX_PROFILED(t->net, AX_PROFILE_SHUFFLE, -1, 0.0, ax_rng_permutation(rng, t->order, rows));
     ax_objective objective = {.evaluate = evaluate_loaded_batch};
     step_context step = {.net = t->net,
                          .regularization = {.l2 = config->l2, .dropout = config->dropout}};
@@ -145,7 +149,12 @@ static ax_status run_epoch(trainer *t, int epoch, ax_rng *rng, ax_progress *prog
         step.regularization.dropout_key = ax_hash64(config->seed ^ ax_hash64(t->step));
         double loss;
         const int64_t evaluations_before = t->optimizer->evaluations;
+        step.evaluate_seconds = 0.0;
+        double step_start = t->net->profile ? ax_seconds_now() : 0.0;
         AX_TRY(t->optimizer->ops->step(t->optimizer, &objective, &loss));
+        if (t->net->profile) /* the step's own work: the update and any line-search algebra */
+            ax_profile_record_seconds(t->net->profile, AX_PROFILE_OPTIMIZER_UPDATE, -1,
+                                      ax_seconds_now() - step_start - step.evaluate_seconds, 0.0);
         t->step++;
         /* A line search evaluates several times per step; SGD and Adam once. */
         const int64_t passes = t->optimizer->evaluations - evaluations_before;
@@ -185,7 +194,15 @@ static ax_status evaluate_into(ax_net *net, const ax_dataset *data, double *loss
     if (!data)
         return AX_STATUS_OK;
     ax_evaluation evaluation;
-    AX_TRY(ax_net_evaluate(net, data, &evaluation));
+    /* Evaluation is timed as one entry, not mixed into the training passes. */
+    ax_profile *profile = net->profile;
+    net->profile = NULL;
+    double start = ax_seconds_now();
+    ax_status status = ax_net_evaluate(net, data, &evaluation);
+    net->profile = profile;
+    if (profile)
+        ax_profile_record(profile, AX_PROFILE_EVALUATION, -1, start, 0.0);
+    AX_TRY(status);
     *loss = evaluation.loss;
     *accuracy = evaluation.accuracy;
     ax_evaluation_free(&evaluation);

@@ -55,10 +55,10 @@ static bool all_finite(const float *a, int64_t count)
     return !isnan(check);
 }
 
-/* out = (or +=, blocks after the first) scale * sum over rows [first, last)
- * of the outer products, BLOCK rows at a time through the buffer k. With
- * parallel_blocks the Khatri-Rao block is built by all threads (the BLAS
- * being threaded too); otherwise the caller is one of several threads. */
+/* out (d*d, d) = scale * sum over rows [first, last) of the outer products,
+ * BLOCK rows at a time through the buffer k. With parallel_blocks the
+ * Khatri-Rao block is built by all threads (the BLAS being threaded too);
+ * otherwise the caller is one of several threads. */
 static void accumulate(const float *fx, const float *fy, const float *fz, int64_t first,
                        int64_t last, int64_t d, int64_t block, float *k, float scale, float *out,
                        bool parallel_blocks)
@@ -79,8 +79,7 @@ static void accumulate(const float *fx, const float *fy, const float *fz, int64_
         }
         /* out (d*d, d) (+)= scale * K^T (d*d, count) x fz (count, d) */
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)dd, (int)d, (int)count, scale,
-                    k, (int)dd, fz + start * d, (int)d, start == first ? 0.0f : 1.0f, out,
-                    (int)d);
+                    k, (int)dd, fz + start * d, (int)d, start == first ? 0.0f : 1.0f, out, (int)d);
     }
 }
 
@@ -127,11 +126,12 @@ ax_status ax_stats_tensor_mean(const float *fx, const float *fy, const float *fz
     if (threads < 1 || d3 > PRIVATE_TENSOR_FLOATS)
         threads = 1;
     float *k = ax_allocate_zeroed((size_t)(threads * block * dd) * sizeof(float));
-    float *partial = threads > 1 ? ax_allocate_zeroed((size_t)((threads - 1) * d3) * sizeof(float))
-                                 : NULL;
-    if (!k || (threads > 1 && !partial)) {
+    /* Threads after the first accumulate into their own copies. */
+    float *copies =
+        threads > 1 ? ax_allocate_zeroed((size_t)((threads - 1) * d3) * sizeof(float)) : NULL;
+    if (!k || (threads > 1 && !copies)) {
         free(k);
-        free(partial);
+        free(copies);
         return ax_fail(AX_STATUS_OUT_OF_MEMORY,
                        "tensor-mean: out of memory for %d blocks of %lld x %lld", threads,
                        (long long)block, (long long)dd);
@@ -150,21 +150,21 @@ ax_status ax_stats_tensor_mean(const float *fx, const float *fy, const float *fz
             /* Whole blocks per thread; the BLAS runs single-threaded inside. */
             int64_t first = blocks * t / count * block, last = blocks * (t + 1) / count * block;
             last = last < n ? last : n;
-            float *target = t == 0 ? out : partial + (t - 1) * d3;
-            if (first >= last)
-                memset(target, 0, (size_t)d3 * sizeof(float));
-            else
+            float *target = t == 0 ? out : copies + (t - 1) * d3;
+            if (first < last)
                 accumulate(fx, fy, fz, first, last, d, block, k + t * block * dd, scale, target,
                            false);
+            else
+                memset(target, 0, (size_t)d3 * sizeof(float));
         }
         for (int t = 1; t < threads; t++) {
-            const float *add = partial + (t - 1) * d3;
+            const float *add = copies + (t - 1) * d3;
 #pragma omp simd
             for (int64_t i = 0; i < d3; i++)
                 out[i] += add[i];
         }
     }
-    free(partial);
+    free(copies);
     free(k);
     return AX_STATUS_OK;
 }

@@ -21,6 +21,11 @@ int command_stats(int argc, char **argv);
  * older kernels (see blas_env.c); returns when there is nothing to do. */
 void cli_release_blas_core_override(char **argv);
 
+/* After a run with profiling on: prints the per-operation table (when print)
+ * and writes it as JSON to json_path (when not NULL). */
+int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, bool print,
+                   const char *json_path);
+
 /* Prints "axon: <message>" for a failed library call, prefixed with subject
  * (a file name) when the message does not name it already. Returns
  * CLI_EXIT_INTERRUPTED for AX_STATUS_INTERRUPTED, else CLI_EXIT_RUNTIME. */

@@ -14,14 +14,79 @@
 static const cli_option info_options[] = {
     THREADS_OPTION,
     {"json", CLI_FLAG, NULL, NULL, "print one JSON object"},
+    {"peak", CLI_FLAG, NULL, NULL,
+     "also measure the machine's float32/float64 peak and the GEMM rate at\n"
+     "the shapes of B1 (784-128-128-10, batch 128) and B2 (20-256x5-1, batch 1024)"},
 };
 
-static const char info_usage[] = "axon info [--threads N] [--json]";
+static const char info_usage[] = "axon info [--threads N] [--json] [--peak]";
 static const char info_description[] =
     "Prints the version, the build (BLAS library and kernels, CPU features,\n"
     "backends, compiler, OpenMP), the threads in use and the number of cores.";
 
 static const char *or_unknown(const char *text) { return text && text[0] ? text : "unknown"; }
+
+typedef struct reference_network {
+    const char *name;
+    int64_t input_width;
+    const char *layers;
+    int64_t batch;
+} reference_network;
+
+static const reference_network reference_networks[] = {
+    {"B1 784-128-128-10, batch 128", 784, "128:relu,128:relu,10:softmax", 128},
+    {"B2 20-256x5-1, batch 1024", 20, "256:tanh,256:tanh,256:tanh,256:tanh,256:tanh,1:identity", 1024},
+};
+
+/* The GEMM rate of a reference network's training products, or 0 on failure. */
+static double reference_gemm_rate(const reference_network *reference, ax_precision precision)
+{
+    ax_net_config config = ax_net_defaults();
+    config.input_width = reference->input_width;
+    config.precision = precision;
+    ax_net *net = NULL;
+    double rate = 0.0;
+    if (ax_layers_parse(reference->layers, &config) == AX_STATUS_OK &&
+        ax_net_create(&config, &net) == AX_STATUS_OK &&
+        ax_net_gemm_rate(net, reference->batch, &rate) != AX_STATUS_OK)
+        rate = 0.0;
+    ax_net_free(net);
+    return rate;
+}
+
+static int print_peak(bool json)
+{
+    ax_peak peak;
+    ax_status status = ax_machine_peak(&peak);
+    if (status != AX_STATUS_OK)
+        return report_failure(status, NULL);
+    double rates[2][2];
+    for (int r = 0; r < 2; r++)
+        for (int p = 0; p < 2; p++)
+            rates[r][p] = reference_gemm_rate(&reference_networks[r], p ? AX_PRECISION_F64 : AX_PRECISION_F32);
+    if (json) {
+        printf("{\"vector_bits\":%d,\"fma_units\":%d,\"clock_ghz\":%.3f,\"cores\":%d,"
+               "\"peak_f32_gflops\":%.1f,\"peak_f64_gflops\":%.1f,\"measured_fma_f32_gflops\":%.1f,"
+               "\"gemm_b1_f32\":%.1f,\"gemm_b1_f64\":%.1f,\"gemm_b2_f32\":%.1f,\"gemm_b2_f64\":%.1f}\n",
+               peak.vector_bits, peak.fma_units, peak.clock_ghz, peak.cores, peak.f32_gflops,
+               peak.f64_gflops, peak.measured_f32_gflops, rates[0][0], rates[0][1], rates[1][0],
+               rates[1][1]);
+    } else {
+        printf("peak (%d thread%s)\n", peak.cores, peak.cores == 1 ? "" : "s");
+        printf("  vector width  %d bits (%d float32 lanes), %d FMA pipe%s per core, %.2f GHz\n",
+               peak.vector_bits, peak.vector_bits / 32, peak.fma_units, peak.fma_units == 1 ? "" : "s",
+               peak.clock_ghz);
+        printf("  theoretical   %.0f GFLOP/s float32, %.0f GFLOP/s float64\n", peak.f32_gflops,
+               peak.f64_gflops);
+        printf("  FMA loop      %.0f GFLOP/s float32 reached\n", peak.measured_f32_gflops);
+        printf("  how           %s\n", peak.method);
+        for (int r = 0; r < 2; r++)
+            printf("  GEMM rate     %s: %.0f GFLOP/s float32 (%.0f%% of peak), %.0f float64 (%.0f%%)\n",
+                   reference_networks[r].name, rates[r][0], 100.0 * rates[r][0] / peak.f32_gflops,
+                   rates[r][1], 100.0 * rates[r][1] / peak.f64_gflops);
+    }
+    return CLI_EXIT_OK;
+}
 
 int command_info(int argc, char **argv)
 {
@@ -34,8 +99,8 @@ int command_info(int argc, char **argv)
         cli_print_help(&args, info_usage, info_description, stdout);
         return CLI_EXIT_OK;
     }
-    bool json = false;
-    if (!cli_get_flag(&args, "json", &json))
+    bool json = false, peak = false;
+    if (!cli_get_flag(&args, "json", &json) || !cli_get_flag(&args, "peak", &peak))
         return CLI_EXIT_USAGE;
     result = apply_threads(&args);
     if (result != CLI_EXIT_OK)
@@ -76,6 +141,11 @@ int command_info(int argc, char **argv)
                : omp_threads                ? "OMP_NUM_THREADS"
                                             : "default: all cores");
         printf("  cores         %ld\n", cores);
+    }
+    if (peak) {
+        result = print_peak(json);
+        if (result != CLI_EXIT_OK)
+            return result;
     }
     return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_RUNTIME;
 }

@@ -60,6 +60,10 @@ static const cli_option train_options[] = {
     {"out", CLI_STRING, "FILE", NULL, "save the trained model there (safetensors)"},
     {"metrics", CLI_STRING, "FILE", NULL, "write one JSON line per epoch there"},
     {"quiet", CLI_FLAG, NULL, NULL, "print nothing but errors"},
+    {"profile", CLI_FLAG, NULL, NULL,
+     "time every operation and print the table at the end, with the run's\n"
+     "GFLOP/s against the machine's peak and the GEMM rate at its shapes"},
+    {"profile-json", CLI_STRING, "FILE", NULL, "write the profile there as JSON (implies --profile)"},
     {"no-shuffle", CLI_FLAG, NULL, NULL, "keep the rows in file order every epoch"},
     DATA_SOURCE_OPTIONS,
 };
@@ -79,6 +83,8 @@ typedef struct train_request {
     const char *optimizer_name;
     double val_split;
     bool quiet;
+    bool profile;              /* --profile */
+    const char *profile_json;  /* --profile-json FILE */
     ax_net_config net;
     ax_train_config train;
     data_settings data_settings;
@@ -119,6 +125,8 @@ static bool read_request(const cli_args *args, train_request *request)
               cli_get_nonempty(args, "out", &request->out) &&
               cli_get_nonempty(args, "metrics", &request->metrics_path) &&
               cli_get_flag(args, "quiet", &request->quiet) &&
+              cli_get_flag(args, "profile", &request->profile) &&
+              cli_get_nonempty(args, "profile-json", &request->profile_json) &&
               cli_get_flag(args, "no-shuffle", &no_shuffle) &&
               data_settings_read(args, &request->data_settings);
     if (!ok)
@@ -388,6 +396,8 @@ static int run_training(const train_request *request, train_data *data)
     bool classification = ax_dataset_classes(data->loaded) > 0;
     if (!request->quiet)
         print_header(request, net, data->train, data->validation, data->test);
+    if (request->profile || request->profile_json)
+        ax_net_profile_enable(net, true);
 
     metrics_file metrics;
     if (!metrics_open(&metrics, request->metrics_path)) {
@@ -426,6 +436,15 @@ static int run_training(const train_request *request, train_data *data)
         print_summary(request, &summary, classification, data->test != NULL);
     }
     result = interrupted ? CLI_EXIT_INTERRUPTED : (metrics_ok ? CLI_EXIT_OK : CLI_EXIT_RUNTIME);
+    if (!interrupted && (request->profile || request->profile_json)) {
+        int64_t rows = ax_dataset_rows(data->train);
+        int64_t batch_rows = request->train.batch_size == 0 || request->train.batch_size > rows
+                                 ? rows : request->train.batch_size;
+        int profile_result = profile_report(net, &summary, batch_rows, !request->quiet,
+                                            request->profile_json);
+        if (profile_result != CLI_EXIT_OK)
+            result = profile_result;
+    }
     if (request->out) {
         status = ax_net_save(net, request->out);
         if (status != AX_STATUS_OK) {

@@ -1,0 +1,174 @@
+/* peak.c: what this machine could do at best, found by measuring rather
+ * than by trusting /proc/cpuinfo (a VM reports its TSC's nominal 2.1 GHz for
+ * a core that runs at 3.6): the clock from a chain of dependent integer
+ * additions (one per cycle on every x86 core since the Pentium Pro), the
+ * vector FMA throughput from independent FMA chains on every core, and the
+ * GEMM rate at a network's own shapes with the BLAS in use. */
+#include <immintrin.h>
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/net.h"
+#include "perf/profile.h"
+
+/* Seconds for `cycles` dependent additions: one cycle each. */
+static double time_dependent_adds(long cycles)
+{
+    double start = ax_seconds_now();
+    long x = 0;
+    for (long i = 0; i < cycles / 8; i++)
+        __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
+                         "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0"
+                         : "+r"(x));
+    return ax_seconds_now() - start;
+}
+
+static double measure_clock_hz(void)
+{
+    const long cycles = 200000000;
+    time_dependent_adds(cycles / 4); /* let the core reach its working clock */
+    double best = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        double seconds = time_dependent_adds(cycles);
+        best = seconds < best ? seconds : best;
+    }
+    return (double)cycles / best;
+}
+
+/* 12 independent FMA chains hide a 4-cycle latency on two FMA pipes. */
+__attribute__((target("avx512f"))) static double fma_flops_avx512(long iterations)
+{
+    __m512 a[12];
+    const __m512 b = _mm512_set1_ps(0.999999f), c = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < 12; i++)
+        a[i] = _mm512_set1_ps((float)i);
+    double start = ax_seconds_now();
+    for (long n = 0; n < iterations; n++)
+        for (int i = 0; i < 12; i++)
+            a[i] = _mm512_fmadd_ps(a[i], b, c);
+    double seconds = ax_seconds_now() - start;
+    float sink[16];
+    __m512 sum = a[0];
+    for (int i = 1; i < 12; i++)
+        sum = _mm512_add_ps(sum, a[i]);
+    _mm512_storeu_ps(sink, sum);
+    __asm__ volatile("" : : "r"(sink) : "memory");
+    return (double)iterations * 12.0 * 16.0 * 2.0 / seconds;
+}
+
+__attribute__((target("avx2,fma"))) static double fma_flops_avx2(long iterations)
+{
+    __m256 a[12];
+    const __m256 b = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+    for (int i = 0; i < 12; i++)
+        a[i] = _mm256_set1_ps((float)i);
+    double start = ax_seconds_now();
+    for (long n = 0; n < iterations; n++)
+        for (int i = 0; i < 12; i++)
+            a[i] = _mm256_fmadd_ps(a[i], b, c);
+    double seconds = ax_seconds_now() - start;
+    float sink[8];
+    __m256 sum = a[0];
+    for (int i = 1; i < 12; i++)
+        sum = _mm256_add_ps(sum, a[i]);
+    _mm256_storeu_ps(sink, sum);
+    __asm__ volatile("" : : "r"(sink) : "memory");
+    return (double)iterations * 12.0 * 8.0 * 2.0 / seconds;
+}
+
+ax_status ax_machine_peak(ax_peak *out)
+{
+    memset(out, 0, sizeof *out);
+    __builtin_cpu_init();
+    bool avx512 = __builtin_cpu_supports("avx512f");
+    bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (!avx512 && !avx2)
+        return ax_fail(AX_STATUS_UNSUPPORTED, "peak measurement needs AVX2 and FMA");
+    out->vector_bits = avx512 ? 512 : 256;
+    out->cores = ax_threads();
+    out->clock_ghz = measure_clock_hz() * 1e-9;
+    const long iterations = 20000000;
+    double total = 0.0, single = 0.0;
+#pragma omp parallel num_threads(out->cores) reduction(+ : total)
+    {
+        double rate = avx512 ? fma_flops_avx512(iterations) : fma_flops_avx2(iterations);
+        total += rate;
+        if (omp_get_thread_num() == 0)
+            single = rate;
+    }
+    const double lanes = out->vector_bits / 32.0;
+    out->measured_f32_gflops = total * 1e-9;
+    /* FMA pipes per core: the measured per-core rate over one pipe's rate at this clock. */
+    out->fma_units = (int)lround(single / (lanes * 2.0 * out->clock_ghz * 1e9));
+    if (out->fma_units < 1)
+        out->fma_units = 1;
+    out->f32_gflops = lanes * 2.0 * out->fma_units * out->clock_ghz * out->cores;
+    out->f64_gflops = out->f32_gflops / 2.0;
+    out->method = "clock from dependent integer additions; FMA pipes from the throughput of "
+                  "12 independent vector FMA chains per core; peak = lanes x 2 x pipes x clock x cores";
+    return AX_STATUS_OK;
+}
+
+/* Median-free but repeat-until-long-enough timing of one GEMM shape. */
+static double time_gemm(ax_net *net, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                        void *a, void *b, void *c)
+{
+    const ax_backend_ops *ops = net->backend->ops;
+    int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
+    ops->gemm(net->backend, trans_a, trans_b, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+    ops->synchronize(net->backend);
+    double best = INFINITY;
+    for (int round = 0; round < 5; round++) {
+        int repeats = 0;
+        double start = ax_seconds_now(), elapsed;
+        do {
+            ops->gemm(net->backend, trans_a, trans_b, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+            ops->synchronize(net->backend);
+            repeats++;
+            elapsed = ax_seconds_now() - start;
+        } while (elapsed < 0.02);
+        double per_call = elapsed / repeats;
+        best = per_call < best ? per_call : best;
+    }
+    return 2.0 * (double)m * (double)n * (double)k / best * 1e-9;
+}
+
+ax_status ax_net_gemm_rate(ax_net *net, int64_t batch, double *gflops)
+{
+    *gflops = 0.0;
+    if (batch < 1)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the batch for the GEMM rate must be positive");
+    int64_t widest = net->config.input_width > net->max_width ? net->config.input_width : net->max_width;
+    size_t bytes = (size_t)batch * (size_t)widest * net->backend->real_size;
+    size_t weight_bytes = (size_t)widest * (size_t)widest * net->backend->real_size;
+    ax_backend *backend = net->backend;
+    void *x = backend->ops->alloc(backend, bytes), *y = backend->ops->alloc(backend, bytes);
+    void *w = backend->ops->alloc(backend, weight_bytes);
+    ax_status status = AX_STATUS_OK;
+    if (!x || !y || !w) {
+        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory measuring the GEMM rate");
+    } else {
+        /* The same three products as training, weighted by their FLOPs. */
+        double flops = 0.0, seconds = 0.0;
+        for (int l = 0; l < net->layer_count; l++) {
+            int64_t in = net->layers[l].in, out_width = net->layers[l].out;
+            double f = 2.0 * (double)batch * (double)in * (double)out_width;
+            double forward = time_gemm(net, false, true, batch, out_width, in, x, w, y);
+            double weight = time_gemm(net, true, false, out_width, in, batch, y, x, w);
+            flops += 2.0 * f;
+            seconds += f / (forward * 1e9) + f / (weight * 1e9);
+            if (l > 0) {
+                double input = time_gemm(net, false, false, batch, in, out_width, y, w, x);
+                flops += f;
+                seconds += f / (input * 1e9);
+            }
+        }
+        *gflops = flops / seconds * 1e-9;
+    }
+    backend->ops->free(backend, x);
+    backend->ops->free(backend, y);
+    backend->ops->free(backend, w);
+    return status;
+}

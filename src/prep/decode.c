@@ -1,0 +1,215 @@
+/* decode.c: one JPEG or PNG, held in memory, to 8-bit pixels (grey or RGB).
+ *
+ * JPEG: libjpeg-turbo, asking its IDCT for the smallest output of the
+ * scales n/8 (n = 1..8) whose shorter side is still at least the target
+ * side: the reduction then costs almost nothing and the resize that follows
+ * has less to filter (seed 002's pipeline decoded at full size). libjpeg
+ * reports errors by calling exit(); the error manager here jumps back
+ * instead, and any warning (a truncated file gives "premature end of data"
+ * and grey rows) fails the image too, so a damaged file is skipped, not
+ * half-used. CMYK/YCCK JPEGs (a few in ImageNet) are converted here.
+ *
+ * PNG: libpng's simplified API (any bit depth, palette, alpha composited on
+ * black, 16-bit reduced to 8). Grey is the luma 0.299 R + 0.587 G + 0.114 B,
+ * the value libjpeg gives for a YCbCr JPEG decoded to grey. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <jpeglib.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prep/prep.h"
+
+static bool reserve(prep_pixels *pixels, int64_t width, int64_t height, int channels)
+{
+    size_t bytes = (size_t)width * (size_t)height * (size_t)channels;
+    if (bytes > pixels->capacity) {
+        unsigned char *grown = realloc(pixels->data, bytes);
+        if (!grown)
+            return false;
+        pixels->data = grown;
+        pixels->capacity = bytes;
+    }
+    pixels->width = width;
+    pixels->height = height;
+    pixels->channels = channels;
+    return true;
+}
+
+/* ------------------------------------------------------------------- JPEG */
+
+typedef struct jpeg_failure {
+    struct jpeg_error_mgr manager;
+    jmp_buf jump;
+    char message[JMSG_LENGTH_MAX];
+    bool warned;
+} jpeg_failure;
+
+static void jpeg_on_error(j_common_ptr info)
+{
+    jpeg_failure *failure = (jpeg_failure *)info->err;
+    info->err->format_message(info, failure->message);
+    longjmp(failure->jump, 1);
+}
+
+static void jpeg_on_message(j_common_ptr info, int level)
+{
+    jpeg_failure *failure = (jpeg_failure *)info->err;
+    if (level < 0 && !failure->warned) { /* a warning: corrupt or truncated data */
+        info->err->format_message(info, failure->message);
+        failure->warned = true;
+    }
+}
+
+/* Luma with the weights (and rounding) of libjpeg's RGB -> grey. */
+static inline unsigned char luma(int r, int g, int b)
+{
+    return (unsigned char)((19595 * r + 38470 * g + 7471 * b + 32768) >> 16);
+}
+
+static bool decode_jpeg(const unsigned char *bytes, size_t size, int64_t min_side, int channels,
+                        prep_pixels *pixels, char *why, size_t why_capacity)
+{
+    struct jpeg_decompress_struct info;
+    jpeg_failure failure;
+    memset(&failure, 0, sizeof failure);
+    info.err = jpeg_std_error(&failure.manager);
+    failure.manager.error_exit = jpeg_on_error;
+    failure.manager.emit_message = jpeg_on_message;
+    unsigned char *volatile row_buffer = NULL;
+    if (setjmp(failure.jump)) {
+        snprintf(why, why_capacity, "corrupt JPEG: %s", failure.message);
+        jpeg_destroy_decompress(&info);
+        free(row_buffer);
+        return false;
+    }
+    jpeg_create_decompress(&info);
+    jpeg_mem_src(&info, bytes, (unsigned long)size);
+    jpeg_read_header(&info, TRUE);
+    const bool cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
+    if (cmyk)
+        info.out_color_space = JCS_CMYK;
+    else
+        info.out_color_space = channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    info.dct_method = JDCT_ISLOW;
+    /* The smallest n/8 keeping the shorter side >= min_side. */
+    info.scale_denom = 8;
+    for (unsigned n = 1; n <= 8; n++) {
+        info.scale_num = n;
+        jpeg_calc_output_dimensions(&info);
+        int64_t shorter = info.output_width < info.output_height ? info.output_width
+                                                                 : info.output_height;
+        if (shorter >= min_side)
+            break;
+    }
+    jpeg_start_decompress(&info);
+    int64_t width = info.output_width, height = info.output_height;
+    if (!reserve(pixels, width, height, channels)) {
+        snprintf(why, why_capacity, "out of memory for %lld x %lld pixels", (long long)width,
+                 (long long)height);
+        jpeg_destroy_decompress(&info);
+        return false;
+    }
+    const int components = info.output_components;
+    if (cmyk || components != channels) {
+        row_buffer = malloc((size_t)width * (size_t)components);
+        if (!row_buffer) {
+            snprintf(why, why_capacity, "out of memory");
+            jpeg_destroy_decompress(&info);
+            return false;
+        }
+    }
+    /* Adobe writes CMYK JPEGs inverted (0 = full ink). */
+    const bool inverted = info.saw_Adobe_marker;
+    while (info.output_scanline < info.output_height) {
+        unsigned char *out = pixels->data + (size_t)info.output_scanline * (size_t)width * (size_t)channels;
+        JSAMPROW row = row_buffer ? row_buffer : out;
+        jpeg_read_scanlines(&info, &row, 1);
+        if (!row_buffer)
+            continue;
+        for (int64_t x = 0; x < width; x++) {
+            const unsigned char *p = row_buffer + x * components;
+            int r, g, b;
+            if (cmyk) {
+                int c = p[0], m = p[1], y = p[2], k = p[3];
+                if (!inverted) {
+                    c = 255 - c, m = 255 - m, y = 255 - y, k = 255 - k;
+                }
+                r = (c * k + 127) / 255, g = (m * k + 127) / 255, b = (y * k + 127) / 255;
+            } else if (components == 1) {
+                r = g = b = p[0];
+            } else {
+                r = p[0], g = p[1], b = p[2];
+            }
+            if (channels == 1) {
+                out[x] = luma(r, g, b);
+            } else {
+                out[3 * x] = (unsigned char)r, out[3 * x + 1] = (unsigned char)g;
+                out[3 * x + 2] = (unsigned char)b;
+            }
+        }
+    }
+    jpeg_finish_decompress(&info);
+    jpeg_destroy_decompress(&info);
+    free(row_buffer);
+    if (failure.warned) {
+        snprintf(why, why_capacity, "damaged JPEG: %s", failure.message);
+        return false;
+    }
+    return true;
+}
+
+/* -------------------------------------------------------------------- PNG */
+
+static bool decode_png(const unsigned char *bytes, size_t size, int channels,
+                       prep_pixels *pixels, char *why, size_t why_capacity)
+{
+    png_image image;
+    memset(&image, 0, sizeof image);
+    image.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&image, bytes, size)) {
+        snprintf(why, why_capacity, "corrupt PNG: %s", image.message);
+        png_image_free(&image);
+        return false;
+    }
+    image.format = PNG_FORMAT_RGB;
+    if (!reserve(pixels, image.width, image.height, 3)) {
+        snprintf(why, why_capacity, "out of memory for %u x %u pixels", image.width, image.height);
+        png_image_free(&image);
+        return false;
+    }
+    if (!png_image_finish_read(&image, NULL, pixels->data, 0, NULL)) {
+        snprintf(why, why_capacity, "corrupt PNG: %s", image.message);
+        png_image_free(&image);
+        return false;
+    }
+    if (image.warning_or_error) {
+        snprintf(why, why_capacity, "damaged PNG: %s", image.message);
+        png_image_free(&image);
+        return false;
+    }
+    png_image_free(&image);
+    if (channels == 1) {
+        const size_t count = (size_t)pixels->width * (size_t)pixels->height;
+        unsigned char *p = pixels->data;
+        for (size_t i = 0; i < count; i++)
+            p[i] = luma(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+        pixels->channels = 1;
+    }
+    return true;
+}
+
+bool prep_decode(const unsigned char *bytes, size_t size, int64_t min_side, int channels,
+                 prep_pixels *pixels, char *why, size_t why_capacity)
+{
+    if (size >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF)
+        return decode_jpeg(bytes, size, min_side, channels, pixels, why, why_capacity);
+    if (size >= 8 && memcmp(bytes, "\x89PNG\r\n\x1a\n", 8) == 0)
+        return decode_png(bytes, size, channels, pixels, why, why_capacity);
+    snprintf(why, why_capacity, "not a JPEG or PNG image (%s)",
+             size == 0 ? "empty file" : "unknown signature");
+    return false;
+}

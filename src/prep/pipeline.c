@@ -1,0 +1,414 @@
+/* pipeline.c: ax_prep_run, seed 002's image-to-batch pipeline (B6).
+ *
+ * The input is listed first (enumerate.c), then a seeded permutation of the
+ * list decides which images form batch b: positions [b K, (b + 1) K) of the
+ * permutation. Batches are made one after the other; within a batch the
+ * images are read (one pread of their byte range), decoded and resized by
+ * OpenMP threads, each into its own slot of the batch buffer, so the bytes
+ * written do not depend on which thread finished first. Bad images leave
+ * their slot empty and are compacted out in slot order, with their warning.
+ *
+ * Seed 002 could not show global progress; here the calling thread (the
+ * master of the OpenMP team) reports images done, images/s and the ETA
+ * while the others work. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "prep/prep.h"
+
+enum { WHY_LENGTH = 200 };
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+ax_prep_options ax_prep_defaults(void)
+{
+    ax_prep_options options;
+    memset(&options, 0, sizeof options);
+    options.image_size = 256;
+    options.batch_size = 1024;
+    options.seed = 1;
+    options.progress_interval = 0.25;
+    return options;
+}
+
+void ax_prep_summary_free(ax_prep_summary *summary)
+{
+    if (!summary)
+        return;
+    for (int64_t i = 0; i < summary->warnings_kept; i++)
+        free(summary->warnings[i]);
+    free(summary->warnings);
+    summary->warnings = NULL;
+    summary->warnings_kept = 0;
+}
+
+/* What one run holds while it goes. */
+typedef struct run {
+    const ax_prep_options *options;
+    prep_list list;
+    prep_warnings warnings;
+    int channels;
+    int threads;
+    int64_t *order;            /* (images) the shuffled list */
+    int64_t batches;
+    size_t image_bytes;        /* S * S * C */
+    unsigned char *buffer;     /* (K, S, S, C) */
+    int32_t *labels;           /* (K) */
+    char *why;                 /* (K, WHY_LENGTH): "" = image fine */
+    uint64_t *sums;            /* (S * S * C) */
+    int64_t *label_counts;     /* (labels) */
+    int64_t *batch_counts;     /* (batches) */
+    /* progress */
+    ax_prep_progress_fn progress;
+    void *user;
+    double start, processing_start, last_report;
+    int64_t done, processed, skipped, batches_done;
+    bool stop;
+    ax_prep_summary *summary;
+} run;
+
+static bool report(run *r, bool force)
+{
+    double now = now_seconds();
+    if (!r->progress || (!force && now - r->last_report < r->options->progress_interval))
+        return true;
+    r->last_report = now;
+    ax_prep_progress p;
+    memset(&p, 0, sizeof p);
+    p.images_done = r->done;
+    p.images_total = r->list.count;
+    p.batches_done = r->batches_done;
+    p.batches_total = r->batches;
+    p.images_skipped = r->skipped;
+    p.seconds = now - r->start;
+    double working = now - r->processing_start;
+    p.images_per_second = working > 0 && r->processed > 0 ? (double)r->processed / working : 0.0;
+    p.eta_seconds = p.images_per_second > 0
+                        ? (double)(r->list.count - r->done) / p.images_per_second
+                        : (r->done == r->list.count ? 0.0 : NAN);
+    return r->progress(&p, r->user);
+}
+
+/* Reads the bytes of one image into *buffer (grown as needed). */
+static bool read_image(const run *r, const prep_image *image, unsigned char **buffer,
+                       size_t *capacity, char *why)
+{
+    if (image->size > (int64_t)1 << 30) {
+        snprintf(why, WHY_LENGTH, "larger than 1 GiB (%lld bytes), not read",
+                 (long long)image->size);
+        return false;
+    }
+    size_t size = (size_t)image->size;
+    if (size + 1 > *capacity) {
+        unsigned char *grown = realloc(*buffer, size + 1);
+        if (!grown) {
+            snprintf(why, WHY_LENGTH, "out of memory for %zu bytes", size);
+            return false;
+        }
+        *buffer = grown;
+        *capacity = size + 1;
+    }
+    int fd = open(r->list.sources[image->source], O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, WHY_LENGTH, "cannot open: %s", strerror(errno));
+        return false;
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t n = pread(fd, *buffer + got, size - got, (off_t)(image->offset + (int64_t)got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            snprintf(why, WHY_LENGTH, n < 0 ? "read failed: %s" : "file shorter than listed%s",
+                     n < 0 ? strerror(errno) : "");
+            close(fd);
+            return false;
+        }
+        got += (size_t)n;
+    }
+    close(fd);
+    return true;
+}
+
+/* Decodes the `count` images of batch b into their slots, in parallel. */
+static void process_batch(run *r, int64_t b, int64_t count)
+{
+    const int64_t side = r->options->image_size;
+    double read_seconds = 0, decode_seconds = 0, resize_seconds = 0;
+#pragma omp parallel num_threads(r->threads) reduction(+ : read_seconds, decode_seconds, resize_seconds)
+    {
+        prep_pixels pixels = {0};
+        float *work = NULL;
+        size_t work_capacity = 0, bytes_capacity = 0;
+        unsigned char *bytes = NULL;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t j = 0; j < count; j++) {
+            bool stop;
+#pragma omp atomic read
+            stop = r->stop;
+            char *why = r->why + j * WHY_LENGTH;
+            why[0] = '\0';
+            if (stop) {
+                snprintf(why, WHY_LENGTH, "interrupted");
+                continue;
+            }
+            const prep_image *image = &r->list.images[r->order[b * r->options->batch_size + j]];
+            r->labels[j] = image->label;
+            double t0 = now_seconds();
+            if (image->label < 0) {
+                snprintf(why, WHY_LENGTH,
+                         "no label: the image is not inside a folder or an inner tar");
+            } else if (read_image(r, image, &bytes, &bytes_capacity, why)) {
+                double t1 = now_seconds();
+                read_seconds += t1 - t0;
+                bool decoded = prep_decode(bytes, (size_t)image->size, side, r->channels, &pixels,
+                                           why, WHY_LENGTH);
+                double t2 = now_seconds();
+                decode_seconds += t2 - t1;
+                if (decoded &&
+                    !prep_resize_crop(&pixels, side, r->buffer + (size_t)j * r->image_bytes, &work,
+                                      &work_capacity))
+                    snprintf(why, WHY_LENGTH, "out of memory resizing %lld x %lld pixels",
+                             (long long)pixels.width, (long long)pixels.height);
+                resize_seconds += now_seconds() - t2;
+            }
+#pragma omp atomic
+            r->done++;
+#pragma omp atomic
+            r->processed++;
+            if (omp_get_thread_num() == 0 && !report(r, false)) {
+#pragma omp atomic write
+                r->stop = true;
+            }
+        }
+        free(pixels.data);
+        free(work);
+        free(bytes);
+    }
+    if (r->summary) {
+        r->summary->seconds_read += read_seconds;
+        r->summary->seconds_decode += decode_seconds;
+        r->summary->seconds_resize += resize_seconds;
+    }
+}
+
+/* Moves the good images of a batch to the front, adds them to the sums and
+ * counts, and records the bad ones' warnings, all in slot order. */
+static int64_t compact_batch(run *r, int64_t b, int64_t count)
+{
+    int64_t kept = 0;
+    for (int64_t j = 0; j < count; j++) {
+        const char *why = r->why + j * WHY_LENGTH;
+        if (why[0]) {
+            const prep_image *image = &r->list.images[r->order[b * r->options->batch_size + j]];
+            prep_warn(&r->warnings, "%s: %s; skipped", prep_image_name(&r->list, image), why);
+            r->skipped++;
+            continue;
+        }
+        if (kept != j)
+            memcpy(r->buffer + (size_t)kept * r->image_bytes, r->buffer + (size_t)j * r->image_bytes,
+                   r->image_bytes);
+        r->labels[kept] = r->labels[j];
+        r->label_counts[r->labels[j]]++;
+        kept++;
+    }
+    const size_t image_bytes = r->image_bytes;
+    const unsigned char *buffer = r->buffer;
+    uint64_t *sums = r->sums;
+#pragma omp parallel for num_threads(r->threads) schedule(static)
+    for (size_t i = 0; i < image_bytes; i++) {
+        uint64_t total = 0;
+        for (int64_t k = 0; k < kept; k++)
+            total += buffer[(size_t)k * image_bytes + i];
+        sums[i] += total;
+    }
+    return kept;
+}
+
+static ax_status check_options(const ax_prep_options *options)
+{
+    if (!options || !options->input || !options->input[0])
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "prep: no input folder or tar given");
+    if (!options->output || !options->output[0])
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "prep: no output folder given");
+    if (options->image_size < 1 || options->image_size > 16384)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "prep: image size %lld is outside 1 .. 16384",
+                       (long long)options->image_size);
+    if (options->batch_size < 1 || options->batch_size > 1000000)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "prep: batch size %lld is outside 1 .. 1000000",
+                       (long long)options->batch_size);
+    if ((double)options->batch_size * (double)options->image_size * (double)options->image_size *
+            3.0 > 64.0 * (1 << 30))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "prep: a batch of %lld images of %lld x %lld pixels exceeds 64 GiB; use a "
+                       "smaller --batch",
+                       (long long)options->batch_size, (long long)options->image_size,
+                       (long long)options->image_size);
+    return AX_STATUS_OK;
+}
+
+static ax_status allocate(run *r)
+{
+    const int64_t n = r->list.count, k = r->options->batch_size;
+    r->batches = (n + k - 1) / k;
+    r->image_bytes = (size_t)(r->options->image_size * r->options->image_size * r->channels);
+    AX_TRY(ax_memory_check((size_t)k * r->image_bytes, "prep: a batch"));
+    r->order = malloc((size_t)n * sizeof *r->order);
+    r->buffer = malloc((size_t)k * r->image_bytes);
+    r->labels = malloc((size_t)k * sizeof *r->labels);
+    r->why = malloc((size_t)k * WHY_LENGTH);
+    r->sums = calloc(r->image_bytes, sizeof *r->sums);
+    r->label_counts = calloc((size_t)r->list.label_count + 1, sizeof *r->label_counts);
+    r->batch_counts = calloc((size_t)r->batches, sizeof *r->batch_counts);
+    if (!r->order || !r->buffer || !r->labels || !r->why || !r->sums || !r->label_counts ||
+        !r->batch_counts)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "prep: out of memory for a batch of %lld images",
+                       (long long)k);
+    ax_rng rng;
+    ax_rng_seed(&rng, r->options->seed);
+    ax_rng_permutation(&rng, r->order, n);
+    return AX_STATUS_OK;
+}
+
+static ax_status make_output_folder(const char *dir)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot create the output folder: %s", dir,
+                       strerror(errno));
+    struct stat info;
+    if (stat(dir, &info) != 0 || !S_ISDIR(info.st_mode))
+        return ax_fail(AX_STATUS_IO_ERROR, "%s: exists and is not a folder", dir);
+    return AX_STATUS_OK;
+}
+
+static ax_status run_batches(run *r)
+{
+    const ax_prep_options *o = r->options;
+    const int64_t n = r->list.count;
+    r->processing_start = now_seconds();
+    AX_TRY(report(r, true) ? AX_STATUS_OK
+                           : ax_fail(AX_STATUS_INTERRUPTED, "prep: stopped by the caller"));
+    for (int64_t b = 0; b < r->batches; b++) {
+        const int64_t count = n - b * o->batch_size < o->batch_size ? n - b * o->batch_size
+                                                                   : o->batch_size;
+        int64_t reused = 0;
+        if (prep_batch_reuse(o->output, b, o->image_size, r->channels, count,
+                             r->list.label_count, &reused, r->sums, r->label_counts)) {
+            r->batch_counts[b] = reused;
+            r->done += count;
+            r->skipped += count - reused;
+            r->batches_done++;
+            if (r->summary)
+                r->summary->batches_reused++;
+            continue;
+        }
+        ax_error_clear(); /* the failed check of a missing batch is no error */
+        process_batch(r, b, count);
+        if (r->stop)
+            return ax_fail(AX_STATUS_INTERRUPTED,
+                           "prep: stopped by the caller; %lld complete batches are in %s, a "
+                           "rerun makes the rest",
+                           (long long)r->batches_done, o->output);
+        int64_t kept = compact_batch(r, b, count);
+        r->batch_counts[b] = kept;
+        if (kept > 0) {
+            double t0 = now_seconds();
+            AX_TRY(prep_batch_write(o->output, b, r->buffer, r->labels, kept, o->image_size,
+                                    r->channels));
+            if (r->summary) {
+                r->summary->seconds_write += now_seconds() - t0;
+                r->summary->batches_written++;
+            }
+        }
+        r->batches_done++;
+        if (!report(r, true))
+            return ax_fail(AX_STATUS_INTERRUPTED,
+                           "prep: stopped by the caller; %lld complete batches are in %s, a "
+                           "rerun makes the rest",
+                           (long long)r->batches_done, o->output);
+    }
+    return AX_STATUS_OK;
+}
+
+static ax_status prep(run *r)
+{
+    const ax_prep_options *o = r->options;
+    AX_TRY(check_options(o));
+    AX_TRY(prep_list_build(o->input, o->labels_file, &r->list, &r->warnings));
+    if (r->summary) {
+        r->summary->seconds_enumerate = now_seconds() - r->start;
+        r->summary->images_found = r->list.count;
+        r->summary->files_ignored = r->list.files_ignored;
+        r->summary->labels = r->list.label_count;
+    }
+    if (r->list.count == 0)
+        return ax_fail(AX_STATUS_BAD_DATA, "%s: no images (.jpg, .jpeg, .png) found", o->input);
+    AX_TRY(make_output_folder(o->output));
+    AX_TRY(prep_plan_check(o->output, prep_fingerprint(&r->list, o, r->channels), o));
+    AX_TRY(allocate(r));
+    AX_TRY(run_batches(r));
+    int64_t written = 0;
+    for (int64_t b = 0; b < r->batches; b++)
+        written += r->batch_counts[b];
+    if (written == 0)
+        return ax_fail(AX_STATUS_BAD_DATA, "%s: none of the %lld image files could be decoded",
+                       o->input, (long long)r->list.count);
+    return prep_metadata_write(o->output, &r->list, o, r->channels, r->label_counts,
+                               r->batch_counts, r->batches, r->sums, written, r->skipped);
+}
+
+ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progress, void *user,
+                      ax_prep_summary *summary)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    r.options = options;
+    r.progress = progress;
+    r.user = user;
+    r.summary = summary;
+    r.start = now_seconds();
+    r.channels = options && options->grey ? 1 : 3;
+    r.threads = options && options->threads > 0 ? options->threads : ax_threads();
+    if (summary)
+        memset(summary, 0, sizeof *summary);
+    ax_status status = prep(&r);
+    if (summary) {
+        for (int64_t b = 0; r.batch_counts && b < r.batches; b++)
+            summary->images_written += r.batch_counts[b];
+        summary->images_skipped = r.skipped;
+        summary->seconds = now_seconds() - r.start;
+        summary->warning_count = r.warnings.count;
+        summary->warnings_kept = r.warnings.kept;
+        summary->warnings = r.warnings.text;
+        r.warnings.text = NULL;
+    }
+    for (int64_t i = 0; i < r.warnings.kept && r.warnings.text; i++)
+        free(r.warnings.text[i]);
+    free(r.warnings.text);
+    prep_list_free(&r.list);
+    free(r.order);
+    free(r.buffer);
+    free(r.labels);
+    free(r.why);
+    free(r.sums);
+    free(r.label_counts);
+    free(r.batch_counts);
+    return status;
+}

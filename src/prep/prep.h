@@ -1,0 +1,114 @@
+/* prep.h: the parts of the image-preparation pipeline (ax_prep_run, seed
+ * 002) and what they share. enumerate.c lists the input (folder tree, tar,
+ * tar of tars) into a prep_list of byte ranges; decode.c turns one range into
+ * pixels; resize.c makes the S x S crop; batch_file.c writes and checks the
+ * .npy batches; metadata.c writes meta.json and the run's plan; pipeline.c
+ * runs it all in parallel. */
+#ifndef AX_PREP_PREP_H
+#define AX_PREP_PREP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "axon.h"
+
+/* One image file: bytes [offset, offset + size) of source file `source`
+ * (a folder's file has offset 0; a tar member's range lies inside the tar,
+ * at any depth of nesting, so a reader needs no unpacking). */
+typedef struct prep_image {
+    int64_t offset;
+    int64_t size;
+    int32_t source;   /* index into prep_list.sources */
+    int32_t label;    /* index into prep_list.labels, -1 = none */
+    int64_t name;     /* offset of its name (for warnings) in prep_list.names */
+} prep_image;
+
+typedef struct prep_list {
+    prep_image *images;
+    int64_t count, capacity;
+    char **sources;           /* paths of the files that hold images */
+    int32_t source_count, source_capacity;
+    char **labels;            /* label names, in label order once finished */
+    int32_t label_count, label_capacity;
+    char *names;              /* NUL-separated display names of images */
+    int64_t names_length, names_capacity;
+    int64_t files_ignored;    /* members that are neither images nor tars */
+    int64_t unlabelled;       /* images at the top level (no folder or inner tar) */
+} prep_list;
+
+/* Warnings gathered during a run: all counted, the first few kept. */
+typedef struct prep_warnings {
+    int64_t count, kept, capacity;
+    char **text;
+} prep_warnings;
+
+void prep_warn(prep_warnings *warnings, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Lists input (folder, .tar, tar of tars) into list; labels are then
+ * renumbered by name, or by labels_file order when given. */
+ax_status prep_list_build(const char *input, const char *labels_file, prep_list *list,
+                          prep_warnings *warnings);
+void prep_list_free(prep_list *list);
+/* "folder/file.jpg" or "outer.tar:inner.tar:file.jpg". */
+static inline const char *prep_image_name(const prep_list *list, const prep_image *image)
+{
+    return list->names + image->name;
+}
+
+/* A decoded image: (height, width, channels) uint8, channels 1 or 3. */
+typedef struct prep_pixels {
+    unsigned char *data;
+    int64_t width, height;
+    int channels;
+    size_t capacity;   /* bytes allocated in data (reused between images) */
+} prep_pixels;
+
+/* Decodes a JPEG or PNG held in bytes[0, size) into pixels, at the
+ * smallest JPEG DCT scale whose shorter side is still >= min_side; channels
+ * 1 (grey) or 3. On failure returns false with why[] filled (never prints,
+ * never exits: libjpeg's errors are caught, its warnings count as failure). */
+bool prep_decode(const unsigned char *bytes, size_t size, int64_t min_side, int channels,
+                 prep_pixels *pixels, char *why, size_t why_capacity);
+
+/* Resizes pixels so the shorter side is side and writes the centre
+ * side x side crop to out (side, side, channels). Area filter when shrinking
+ * an axis, bilinear when enlarging. work is scratch space, grown as needed. */
+bool prep_resize_crop(const prep_pixels *pixels, int64_t side, unsigned char *out, float **work,
+                      size_t *work_capacity);
+
+/* Batch files: "batch_NNNNN.npy" (k, S, S, C) uint8 and "batch_NNNNN_labels.npy"
+ * (k) int32. Written to temporaries, the labels renamed first, so a data file
+ * present means a complete batch. */
+void prep_batch_names(const char *dir, int64_t batch, char *data_path, char *labels_path,
+                      size_t capacity);
+ax_status prep_batch_write(const char *dir, int64_t batch, const unsigned char *pixels,
+                           const int32_t *labels, int64_t count, int64_t side, int channels);
+/* True when both files of a batch exist, are well-formed, hold between 1
+ * and max_count images of the right shape and labels below label_count;
+ * then *count, and (if not NULL) pixel sums into sums (S*S*C) and per-label
+ * counts into label_counts are added. */
+bool prep_batch_reuse(const char *dir, int64_t batch, int64_t side, int channels,
+                      int64_t max_count, int32_t label_count, int64_t *count, uint64_t *sums,
+                      int64_t *label_counts);
+
+/* Writes a whole file atomically (temporary + rename), checking every write. */
+ax_status prep_write_file_atomic(const char *path, const void *data, size_t size);
+
+/* A 64-bit fingerprint of the run: input list and settings. */
+uint64_t prep_fingerprint(const prep_list *list, const ax_prep_options *options, int channels);
+/* Checks OUT/plan.json against the fingerprint (a mismatch is an error) or
+ * writes it when absent. */
+ax_status prep_plan_check(const char *dir, uint64_t fingerprint, const ax_prep_options *options);
+/* Writes OUT/meta.json and OUT/mean.npy. */
+ax_status prep_metadata_write(const char *dir, const prep_list *list,
+                              const ax_prep_options *options, int channels,
+                              const int64_t *label_counts, const int64_t *batch_counts,
+                              int64_t batches, const uint64_t *sums, int64_t images,
+                              int64_t skipped);
+
+#endif

@@ -1,0 +1,88 @@
+/* profile_report.c: the table `axon train --profile` prints (seed 000's
+ * count, mean, standard deviation and share per function; seed 001's GEMM
+ * share) and the same as JSON, with the run's GFLOP/s set against the
+ * machine's peak and the GEMM rate at the network's own shapes. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+#include "metrics.h"
+
+enum { MAX_ENTRIES = 512 };
+
+int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, bool print,
+                   const char *json_path)
+{
+    static ax_profile_entry entries[MAX_ENTRIES];
+    int count = ax_net_profile_get(net, entries, MAX_ENTRIES);
+    if (count > MAX_ENTRIES)
+        count = MAX_ENTRIES;
+    double total = 0.0, gemm_seconds = 0.0, gemm_gflop = 0.0;
+    for (int i = 0; i < count; i++) {
+        total += entries[i].total_seconds;
+        if (entries[i].is_gemm) {
+            gemm_seconds += entries[i].total_seconds;
+            gemm_gflop += entries[i].gflop;
+        }
+    }
+    /* Measured after training so that it does not disturb the run. */
+    ax_peak peak;
+    double gemm_rate = 0.0;
+    ax_status status = ax_machine_peak(&peak);
+    if (status == AX_STATUS_OK)
+        status = ax_net_gemm_rate(net, batch, &gemm_rate);
+    if (status != AX_STATUS_OK)
+        return report_failure(status, "--profile");
+    const double achieved = summary->seconds > 0 ? summary->gflop / summary->seconds : 0.0;
+    const double peak_gflops = ax_net_config_get(net)->precision == AX_PRECISION_F64 ? peak.f64_gflops
+                                                                                     : peak.f32_gflops;
+    if (print) {
+        printf("\nprofile (%.3f s timed; GFLOP by seed 001's per-operation counts)\n", total);
+        printf("  %-36s %9s %10s %11s %11s %7s %9s\n", "operation", "calls", "total s", "mean ms",
+               "sd ms", "share", "GFLOP/s");
+        for (int i = 0; i < count; i++) {
+            const ax_profile_entry *e = &entries[i];
+            char rate[16] = "";
+            if (e->gflop > 0 && e->total_seconds > 0)
+                snprintf(rate, sizeof rate, "%.1f", e->gflop / e->total_seconds);
+            printf("  %-36s %9lld %10.4f %11.4f %11.4f %6.1f%% %9s\n", e->name, (long long)e->count,
+                   e->total_seconds, 1e3 * e->mean_seconds, 1e3 * e->stddev_seconds, 100.0 * e->share,
+                   rate);
+        }
+        printf("  GEMMs: %.1f%% of the time, %.1f GFLOP/s while in them\n",
+               total > 0 ? 100.0 * gemm_seconds / total : 0.0,
+               gemm_seconds > 0 ? gemm_gflop / gemm_seconds : 0.0);
+        printf("  run: %.1f GFLOP/s = %.1f%% of the machine's peak (%.0f) and %.1f%% of the GEMM rate\n"
+               "       at this network's shapes with batch %lld (%.1f GFLOP/s)\n",
+               achieved, 100.0 * achieved / peak_gflops, peak_gflops,
+               gemm_rate > 0 ? 100.0 * achieved / gemm_rate : 0.0, (long long)batch, gemm_rate);
+    }
+    if (!json_path)
+        return CLI_EXIT_OK;
+    FILE *file = fopen(json_path, "w");
+    if (!file) {
+        fprintf(stderr, "axon: cannot write the profile to %s: ", json_path);
+        perror(NULL);
+        return CLI_EXIT_RUNTIME;
+    }
+    fprintf(file, "{\"timed_seconds\":%.6f,\"achieved_gflops\":%.3f,\"peak_gflops\":%.3f,"
+                  "\"gemm_rate_gflops\":%.3f,\"batch\":%lld,\"gemm_share\":%.6f,\"operations\":[",
+            total, achieved, peak_gflops, gemm_rate, (long long)batch,
+            total > 0 ? gemm_seconds / total : 0.0);
+    for (int i = 0; i < count; i++) {
+        const ax_profile_entry *e = &entries[i];
+        fprintf(file, "%s{\"name\":", i ? "," : "");
+        json_write_string(file, e->name);
+        fprintf(file, ",\"calls\":%lld,\"total_seconds\":%.6f,\"mean_seconds\":%.9f,"
+                      "\"stddev_seconds\":%.9f,\"share\":%.6f,\"gflop\":%.6f,\"gemm\":%s}",
+                (long long)e->count, e->total_seconds, e->mean_seconds, e->stddev_seconds, e->share,
+                e->gflop, e->is_gemm ? "true" : "false");
+    }
+    fprintf(file, "]}\n");
+    if (fclose(file) != 0) {
+        fprintf(stderr, "axon: writing the profile to %s failed\n", json_path);
+        return CLI_EXIT_RUNTIME;
+    }
+    return CLI_EXIT_OK;
+}
