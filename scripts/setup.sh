@@ -9,6 +9,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 packages=(build-essential cmake pkg-config zlib1g-dev
           libopenblas-dev libopenblas0-openmp libblis-dev libblis4-openmp
+          libarchive-dev libjpeg62-turbo-dev libpng-dev python-matplotlib-data
           dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do

@@ -11,7 +11,9 @@ usage: b1_torch.py [--epochs N] [--batch B|full] [--lr X] [--momentum M] [--thre
 import argparse
 import time
 
-from common import add_common_options, set_blas_threads, load_fashion_mnist, epoch_flops, CsvRows, FASHION_MNIST
+from common import add_common_options, threads_option, set_blas_threads, load_fashion_mnist, epoch_flops, CsvRows, FASHION_MNIST
+set_blas_threads(threads_option())  # before torch loads the BLAS
+import torch
 
 SIZES = [784, 128, 128, 10]
 
@@ -26,8 +28,6 @@ def main():
     p.add_argument("--init", default="he")
     add_common_options(p)
     a = p.parse_args()
-    set_blas_threads(a.threads)
-    import torch
     torch.set_num_threads(a.threads)
     dtype = torch.float32 if a.precision == "f32" else torch.float64
     x, y, xt, yt = (torch.from_numpy(v) for v in load_fashion_mnist(a.data, a.precision.replace("f", "float")))

@@ -96,7 +96,11 @@ ax_build_info ax_build_info_get(void)
     info.blas_kernels = "unknown";
 #endif
     info.cpu_features = cpu_features();
+#ifdef AXON_CUDA
+    info.backends = "cpu cuda (CUDA " AXON_CUDA_VERSION ")";
+#else
     info.backends = "cpu";
+#endif
     info.compiler = AXON_COMPILER;
     info.openmp = true;
     return info;

@@ -14,12 +14,14 @@
  * the value libjpeg gives for a YCbCr JPEG decoded to grey. */
 #define _POSIX_C_SOURCE 200809L
 
-#include <jpeglib.h>
-#include <png.h>
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jpeglib.h> /* after stdio.h and stddef.h, which it needs */
+#include <png.h>
 
 #include "prep/prep.h"
 

@@ -26,6 +26,7 @@
 
 #include "core/error.h"
 #include "core/random.h"
+#include "data/dataset.h"
 #include "prep/prep.h"
 
 enum { WHY_LENGTH = 200 };
@@ -92,17 +93,22 @@ static bool report(run *r, bool force)
     r->last_report = now;
     ax_prep_progress p;
     memset(&p, 0, sizeof p);
-    p.images_done = r->done;
+    int64_t done, processed;
+#pragma omp atomic read
+    done = r->done;
+#pragma omp atomic read
+    processed = r->processed;
+    p.images_done = done;
     p.images_total = r->list.count;
     p.batches_done = r->batches_done;
     p.batches_total = r->batches;
     p.images_skipped = r->skipped;
     p.seconds = now - r->start;
     double working = now - r->processing_start;
-    p.images_per_second = working > 0 && r->processed > 0 ? (double)r->processed / working : 0.0;
-    p.eta_seconds = p.images_per_second > 0
-                        ? (double)(r->list.count - r->done) / p.images_per_second
-                        : (r->done == r->list.count ? 0.0 : NAN);
+    p.images_per_second = working > 0 && processed > 0 ? (double)processed / working : 0.0;
+    p.eta_seconds = done == r->list.count          ? 0.0
+                    : p.images_per_second > 0 ? (double)(r->list.count - done) / p.images_per_second
+                                              : NAN;
     return r->progress(&p, r->user);
 }
 

@@ -16,6 +16,8 @@ int command_eval(int argc, char **argv);
 int command_predict(int argc, char **argv);
 int command_info(int argc, char **argv);
 int command_stats(int argc, char **argv);
+int command_prep(int argc, char **argv);
+int command_bench(int argc, char **argv);
 
 /* Restarts axon without an OPENBLAS_CORETYPE that holds an AVX-512 CPU to
  * older kernels (see blas_env.c); returns when there is nothing to do. */

@@ -166,7 +166,12 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
     *out = NULL;
     ax_status status;
     char path[4096];
-    if (strncmp(spec, "synth:", 6) == 0) {
+    if (strncmp(spec, "batches:", 8) == 0) {
+        /* The output of axon prep: pixels are already scaled to [0, 1]. */
+        status = ax_dataset_load_batches(spec + 8, out);
+        if (status != AX_STATUS_OK)
+            return report_failure(status, spec + 8);
+    } else if (strncmp(spec, "synth:", 6) == 0) {
         if (strcmp(spec + 6, "linear") != 0) {
             fprintf(stderr, "axon: %s %s: unknown synthetic data set (known: synth:linear)\n",
                     option, spec);

@@ -13,6 +13,7 @@
  *
  * Uploads of parameters convert on the host into the pinned buffer; the
  * downloads copy into it, wait, and convert on the host. */
+#include <math.h>
 #include <string.h>
 
 #include "backend/cuda/cuda_kernels.cuh"

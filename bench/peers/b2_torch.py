@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""B2 (seed 001) in PyTorch: 500,000 rows x ~ N(0, 1)^20, target x . w for a random w;
+network 20 -> 5 x W tanh -> 1 linear (Xavier-uniform weights, zero biases), mean squared
+error, plain SGD (lr 0.001, no momentum), batch B, rows shuffled each epoch, as a
+competent PyTorch user writes it. Prints one CSV row per epoch (columns in common.py):
+seconds, training loss, GFLOP/s by seed 001's count, samples/s.
+
+usage: b2_torch.py [--batch B] [--width W] [--precision f32|f64] [--threads T]
+                   [--rows N] [--epochs N] [--repeat N] [--csv FILE]"""
+import argparse
+import time
+
+from common import add_common_options, threads_option, set_blas_threads, synth_linear, epoch_flops, CsvRows
+set_blas_threads(threads_option())  # before torch loads the BLAS
+import torch
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--rows", type=int, default=500_000)
+    p.add_argument("--features", type=int, default=20)
+    p.add_argument("--batch", type=int, default=1024)
+    p.add_argument("--width", type=int, default=256)
+    p.add_argument("--depth", type=int, default=5)
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--lr", type=float, default=0.001)
+    add_common_options(p)
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    dtype = torch.float32 if a.precision == "f32" else torch.float64
+    x, y = (torch.from_numpy(v) for v in synth_linear(a.rows, a.features, a.seed, a.precision.replace("f", "float")))
+    sizes = [a.features] + [a.width] * a.depth + [1]
+    flops = epoch_flops(sizes, a.rows, a.batch)
+    out = CsvRows(a.csv, system="torch", workload="b2", variant="torch-eager", precision=a.precision,
+                  threads=a.threads, batch=a.batch, width=a.width)
+    for repeat in range(1, a.repeat + 1):
+        torch.manual_seed(a.seed)
+        layers = []
+        for i, o in zip(sizes[:-1], sizes[1:]):
+            linear = torch.nn.Linear(i, o)
+            torch.nn.init.xavier_uniform_(linear.weight)
+            torch.nn.init.zeros_(linear.bias)
+            layers += [linear, torch.nn.Tanh()]
+        model = torch.nn.Sequential(*layers[:-1]).to(dtype)  # the output layer is linear
+        opt = torch.optim.SGD(model.parameters(), lr=a.lr)
+        loss_fn = torch.nn.MSELoss()
+        for epoch in range(1, a.epochs + 1):
+            start = time.perf_counter()
+            order = torch.randperm(a.rows)
+            total = 0.0
+            for first in range(0, a.rows, a.batch):
+                idx = order[first:first + a.batch]
+                opt.zero_grad(set_to_none=True)
+                loss = loss_fn(model(x[idx]), y[idx])
+                loss.backward()
+                opt.step()
+                total += loss.item() * idx.shape[0]
+            seconds = time.perf_counter() - start
+            out.write(repeat=repeat, epoch=epoch, seconds=seconds, loss=total / a.rows,
+                      gflops=flops / seconds / 1e9, samples_per_second=a.rows / seconds)
+
+
+if __name__ == "__main__":
+    main()

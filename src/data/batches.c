@@ -1,0 +1,181 @@
+/* batches.c: loads the output of `axon prep` (ax_prep_run; docs/prep.md) as
+ * a dataset, closing seed 002's loop: photographs in, a trained model out.
+ * meta.json names the batches; each batch_NNNNN.npy (k, S, S, C) uint8
+ * becomes k rows of S*S*C features scaled to [0, 1], and its
+ * batch_NNNNN_labels.npy (k) int32 the labels. Every file is checked against
+ * meta.json (shape, count, label range) before its data is used. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "data/dataset.h"
+#include "io/json.h"
+#include "io/npy_header.h"
+
+static ax_status read_text(const char *path, char **text, size_t *length)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: cannot open: %s (is this a folder made by axon "
+                       "prep?)", path, strerror(errno));
+    size_t capacity = 1 << 16, used = 0;
+    char *buffer = malloc(capacity);
+    while (buffer) {
+        used += fread(buffer + used, 1, capacity - used, file);
+        if (used < capacity)
+            break;
+        capacity *= 2;
+        char *grown = realloc(buffer, capacity);
+        if (!grown) {
+            free(buffer);
+            buffer = NULL;
+        } else {
+            buffer = grown;
+        }
+    }
+    bool failed = ferror(file);
+    fclose(file);
+    if (!buffer)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
+    if (failed) {
+        free(buffer);
+        return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot read", path);
+    }
+    *text = buffer;
+    *length = used;
+    return AX_STATUS_OK;
+}
+
+static ax_status meta_int(const ax_json *root, const char *key, const char *path, int64_t *out)
+{
+    const ax_json *node = ax_json_object_get(root, key);
+    if (!node || !ax_json_int(node, out) || *out < 0)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: \"%s\" is missing or not a count", path, key);
+    return AX_STATUS_OK;
+}
+
+/* One batch into rows [first, first + count) of data. */
+static ax_status load_batch(const char *dir, const ax_json *entry, size_t index, int64_t side,
+                            int64_t channels, int64_t first, int64_t count, ax_dataset *data)
+{
+    const char *data_name = ax_json_string(ax_json_object_get(entry, "data"));
+    const char *labels_name = ax_json_string(ax_json_object_get(entry, "labels"));
+    if (!data_name || !labels_name || strchr(data_name, '/') || strchr(labels_name, '/'))
+        return ax_fail(AX_STATUS_BAD_FILE, "%s/meta.json: batch %zu lacks plain \"data\" and "
+                       "\"labels\" file names", dir, index);
+    char data_path[4096], labels_path[4096];
+    snprintf(data_path, sizeof data_path, "%s/%s", dir, data_name);
+    snprintf(labels_path, sizeof labels_path, "%s/%s", dir, labels_name);
+    npy_array pixels, labels;
+    unsigned char *pixel_bytes = NULL, *label_bytes = NULL;
+    ax_status status = ax_npy_open(data_path, &pixels);
+    if (status == AX_STATUS_OK &&
+        !(pixels.kind == NPY_KIND_UNSIGNED && pixels.item_bytes == 1 && pixels.dims == 4 &&
+          pixels.shape[0] == count && pixels.shape[1] == side && pixels.shape[2] == side &&
+          pixels.shape[3] == channels))
+        status = ax_fail(AX_STATUS_BAD_FILE,
+                         "%s: expected uint8 (%lld, %lld, %lld, %lld) as meta.json says, found "
+                         "dtype %s with %d dimensions",
+                         data_path, (long long)count, (long long)side, (long long)side,
+                         (long long)channels, pixels.descr, pixels.dims);
+    if (status == AX_STATUS_OK)
+        status = ax_npy_open(labels_path, &labels);
+    else
+        memset(&labels, 0, sizeof labels);
+    if (status == AX_STATUS_OK &&
+        !(labels.kind != NPY_KIND_FLOAT && labels.dims == 1 && labels.shape[0] == count))
+        status = ax_fail(AX_STATUS_BAD_FILE, "%s: expected %lld integer labels", labels_path,
+                         (long long)count);
+    if (status == AX_STATUS_OK)
+        status = ax_npy_read_data(&labels, &label_bytes);
+    if (status == AX_STATUS_OK)
+        status = ax_npy_read_data(&pixels, &pixel_bytes);
+    if (status == AX_STATUS_OK) {
+        for (int64_t i = 0; i < count && status == AX_STATUS_OK; i++) {
+            double label = ax_npy_element(&labels, label_bytes, (size_t)i);
+            if (!(label >= 0 && label < (double)data->classes))
+                status = ax_fail(AX_STATUS_BAD_DATA,
+                                 "%s: label [%lld] is %g, outside 0 .. %lld (meta.json lists "
+                                 "%lld labels)",
+                                 labels_path, (long long)i, label, (long long)data->classes - 1,
+                                 (long long)data->classes);
+            else
+                data->labels[first + i] = (int32_t)label;
+        }
+        const size_t values = (size_t)count * (size_t)data->features;
+        float *out = data->feature_values + (size_t)first * (size_t)data->features;
+        for (size_t i = 0; i < values; i++)
+            out[i] = (float)pixel_bytes[i] * (1.0f / 255.0f);
+    }
+    free(pixel_bytes);
+    free(label_bytes);
+    ax_npy_close(&pixels);
+    ax_npy_close(&labels);
+    return status;
+}
+
+ax_status ax_dataset_load_batches(const char *dir, ax_dataset **out)
+{
+    if (!dir || !out)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "batches: no folder or no output given");
+    *out = NULL;
+    char meta_path[4096];
+    snprintf(meta_path, sizeof meta_path, "%s/meta.json", dir);
+    char *text = NULL;
+    size_t length = 0;
+    AX_TRY(read_text(meta_path, &text, &length));
+    ax_json *root = NULL;
+    ax_status status = ax_json_parse(text, length, 0, &root);
+    free(text);
+    if (status != AX_STATUS_OK)
+        return ax_fail_context(status, "%s", meta_path);
+    int64_t side = 0, channels = 0;
+    const ax_json *labels = ax_json_object_get(root, "labels");
+    const ax_json *batches = ax_json_object_get(root, "batches");
+    const char *format = ax_json_string(ax_json_object_get(root, "format"));
+    if (!format || strcmp(format, "axon-prep") != 0)
+        status = ax_fail(AX_STATUS_BAD_FILE, "%s: not an axon prep metadata file (no \"format\": "
+                         "\"axon-prep\")", meta_path);
+    if (status == AX_STATUS_OK)
+        status = meta_int(root, "image_size", meta_path, &side);
+    if (status == AX_STATUS_OK)
+        status = meta_int(root, "channels", meta_path, &channels);
+    if (status == AX_STATUS_OK && (side < 1 || (channels != 1 && channels != 3)))
+        status = ax_fail(AX_STATUS_BAD_FILE, "%s: image_size %lld or channels %lld out of range",
+                         meta_path, (long long)side, (long long)channels);
+    if (status == AX_STATUS_OK &&
+        (ax_json_type_of(labels) != AX_JSON_ARRAY || ax_json_length(labels) == 0 ||
+         ax_json_type_of(batches) != AX_JSON_ARRAY))
+        status = ax_fail(AX_STATUS_BAD_FILE, "%s: \"labels\" and \"batches\" must be arrays",
+                         meta_path);
+    int64_t rows = 0;
+    for (size_t b = 0; status == AX_STATUS_OK && b < ax_json_length(batches); b++) {
+        int64_t count = 0;
+        status = meta_int(ax_json_array_get(batches, b), "images", meta_path, &count);
+        rows += count;
+    }
+    if (status == AX_STATUS_OK && rows == 0)
+        status = ax_fail(AX_STATUS_BAD_DATA, "%s: lists no images", meta_path);
+    if (status == AX_STATUS_OK)
+        status = ax_dataset_allocate(rows, side * side * channels,
+                                     (int64_t)ax_json_length(labels), 0, dir, out);
+    int64_t first = 0;
+    for (size_t b = 0; status == AX_STATUS_OK && b < ax_json_length(batches); b++) {
+        const ax_json *entry = ax_json_array_get(batches, b);
+        int64_t count = 0;
+        status = meta_int(entry, "images", meta_path, &count);
+        if (status == AX_STATUS_OK)
+            status = load_batch(dir, entry, b, side, channels, first, count, *out);
+        first += count;
+    }
+    ax_json_free(root);
+    if (status != AX_STATUS_OK) {
+        ax_dataset_free(*out);
+        *out = NULL;
+    }
+    return status;
+}

@@ -1,0 +1,245 @@
+/* bench.c: `axon bench NAME`: the reference workloads of BENCHMARKS.md run
+ * through the public API, repeated, with a table of mean and standard
+ * deviation (as seeds 000 and 003 report) and CSV rows in the columns the
+ * peer scripts in bench/peers write, so that bench/compare.sh can put axon
+ * and its peers side by side.
+ *   b1a  784-128-128-10 ReLU on Fashion-MNIST, SGD lr 0.1 momentum 0.9, batch 128, 5 epochs
+ *   b1b  the same network, full-batch gradient descent lr 0.5, 40 epochs
+ *   b2   20-(W tanh)x5-1 on 500,000 synthetic rows, MSE, SGD lr 0.001, batch B, 1 epoch
+ *   galaxy-cg  1024-8-3 sigmoid on the galaxy CSVs, full-batch CG, 300 iterations */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "options.h"
+
+static const cli_option bench_options[] = {
+    THREADS_OPTION,
+    PRECISION_OPTION,
+    {"repeat", CLI_INT, "N", "5", "runs of the workload; the table gives mean and sd over them"},
+    {"quick", CLI_FLAG, NULL, NULL, "fewer epochs and rows, for a smoke test"},
+    {"batch", CLI_INT, "B", "0", "b2: batch size (default 1024)"},
+    {"width", CLI_INT, "W", "256", "b2: width of the five hidden layers"},
+    {"csv", CLI_STRING, "FILE", NULL, "append one row per epoch there"},
+    {"galaxy", CLI_STRING, "DIR", "../shared/data/galaxy", "galaxy-cg: folder with train.csv and test.csv"},
+};
+
+static const char bench_usage[] = "axon bench b1a|b1b|b2|galaxy-cg [--repeat N] [--threads N] [--csv FILE] [options]";
+static const char bench_description[] =
+    "Runs a reference workload of BENCHMARKS.md and prints seconds per epoch,\n"
+    "loss, accuracy and GFLOP/s (seed 001's count) as mean and sd over repeats.";
+
+typedef struct workload {
+    const char *name;
+    int64_t input_width;
+    int64_t width; /* of the hidden layers, for the CSV */
+    char layers[256];
+    ax_train_config train;
+    ax_dataset *data, *test;
+} workload;
+
+typedef struct epoch_log {
+    FILE *csv;
+    const workload *work;
+    const char *precision;
+    int repeat;
+    double seconds_sum, seconds_sq, accuracy_sum, accuracy_sq, loss_sum, gflops_sum;
+    int epochs;
+} epoch_log;
+
+static bool record_epoch(const ax_progress *progress, void *user)
+{
+    epoch_log *log = user;
+    if (!progress->epoch_done)
+        return true;
+    const ax_train_config *t = &log->work->train;
+    if (log->csv) {
+        char accuracy[32] = "";
+        if (!isnan(progress->test_accuracy))
+            snprintf(accuracy, sizeof accuracy, "%.4f", 100.0 * progress->test_accuracy);
+        int64_t batch = t->batch_size > 0 ? t->batch_size : ax_dataset_rows(log->work->data);
+        fprintf(log->csv, "axon,%s,axon-%s,%s,%d,%lld,%lld,%d,%d,%.6f,%.6f,%s,%.3f,%.1f\n", log->work->name,
+                ax_optimizer_name(t->optimizer), log->precision, ax_threads(), (long long)batch,
+                (long long)log->work->width, log->repeat, progress->epoch,
+                progress->epoch_seconds, progress->train_loss, accuracy, progress->gflops,
+                progress->samples_per_second);
+    }
+    return true;
+}
+
+static ax_status load_galaxy(const char *folder, ax_dataset **train, ax_dataset **test)
+{
+    ax_csv_options options = ax_csv_defaults();
+    options.scale = 1.0 / 255.0;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/train.csv", folder);
+    ax_status status = ax_dataset_load_csv(path, &options, train);
+    if (status != AX_STATUS_OK)
+        return status;
+    snprintf(path, sizeof path, "%s/test.csv", folder);
+    return ax_dataset_load_csv(path, &options, test);
+}
+
+static int prepare(const char *name, const cli_args *args, bool quick, workload *work)
+{
+    memset(work, 0, sizeof *work);
+    work->name = name;
+    work->train = ax_train_defaults();
+    work->train.progress_interval = 1e9; /* only the per-epoch calls */
+    ax_status status;
+    if (strcmp(name, "b1a") == 0 || strcmp(name, "b1b") == 0) {
+        const char *folder = "/usr/share/datasets/fashion-mnist";
+        status = ax_dataset_load_idx_dir(folder, false, &work->data);
+        if (status == AX_STATUS_OK)
+            status = ax_dataset_load_idx_dir(folder, true, &work->test);
+        if (status != AX_STATUS_OK)
+            return report_failure(status, "install it with: apt-get install dataset-fashion-mnist");
+        work->input_width = 784;
+        work->width = 128;
+        snprintf(work->layers, sizeof work->layers, "128:relu,128:relu,10:softmax");
+        bool full = name[2] == 'b';
+        work->train.batch_size = full ? 0 : 128;
+        work->train.learning_rate = full ? 0.5 : 0.1;
+        work->train.momentum = full ? 0.0 : 0.9;
+        work->train.epochs = full ? (quick ? 5 : 40) : (quick ? 1 : 5);
+    } else if (strcmp(name, "b2") == 0) {
+        int width = 256, batch = 0;
+        if (!cli_get_int(args, "width", 1, 65536, &width) || !cli_get_int(args, "batch", 0, 1 << 24, &batch))
+            return CLI_EXIT_USAGE;
+        status = ax_dataset_synth_linear(quick ? 100000 : 500000, 20, 1, &work->data);
+        if (status != AX_STATUS_OK)
+            return report_failure(status, "synth:linear");
+        work->input_width = 20;
+        work->width = width;
+        snprintf(work->layers, sizeof work->layers, "%d:tanh,%d:tanh,%d:tanh,%d:tanh,%d:tanh,1:identity",
+                 width, width, width, width, width);
+        work->train.batch_size = batch > 0 ? batch : 1024;
+        work->train.learning_rate = 0.001;
+        work->train.momentum = 0.0;
+        work->train.epochs = 1;
+    } else if (strcmp(name, "galaxy-cg") == 0) {
+        const char *folder = NULL;
+        if (!cli_get_string(args, "galaxy", &folder))
+            return CLI_EXIT_USAGE;
+        status = load_galaxy(folder, &work->data, &work->test);
+        if (status != AX_STATUS_OK)
+            return report_failure(status, folder);
+        work->input_width = 1024;
+        work->width = 8;
+        snprintf(work->layers, sizeof work->layers, "8:sigmoid,3:sigmoid");
+        work->train.optimizer = AX_OPTIMIZER_CG;
+        work->train.batch_size = 0;
+        work->train.epochs = quick ? 50 : 300;
+        /* Seed 000's cost: lambda / (2 m) * sum W^2 with lambda = 1. */
+        work->train.l2 = 1.0 / (double)ax_dataset_rows(work->data);
+    } else {
+        fprintf(stderr, "axon bench: unknown workload '%s' (b1a, b1b, b2, galaxy-cg)\n", name);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+static void print_stat(const char *label, double sum, double sum_sq, int n, const char *unit)
+{
+    double mean = sum / n;
+    double variance = n > 1 ? (sum_sq - n * mean * mean) / (n - 1) : 0.0;
+    printf("  %-22s %10.4f  sd %8.4f %s\n", label, mean, sqrt(variance > 0 ? variance : 0.0), unit);
+}
+
+int command_bench(int argc, char **argv)
+{
+    cli_args args;
+    /* argv[0] is "bench", argv[1] the workload. */
+    bool named = argc >= 2 && argv[1][0] != '-';
+    int result = cli_parse("bench", bench_options, (int)(sizeof bench_options / sizeof *bench_options),
+                           argc - named, argv + named, 1, &args);
+    if (result != CLI_EXIT_OK)
+        return result;
+    if (args.help || !named) {
+        cli_print_help(&args, bench_usage, bench_description, args.help ? stdout : stderr);
+        return args.help ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+    }
+    int repeat = 5;
+    bool quick = false;
+    const char *csv_path = NULL;
+    ax_precision precision = AX_PRECISION_F32;
+    if (!cli_get_int(&args, "repeat", 1, 1000, &repeat) || !cli_get_flag(&args, "quick", &quick) ||
+        !cli_get_nonempty(&args, "csv", &csv_path) || !read_precision(&args, &precision))
+        return CLI_EXIT_USAGE;
+    result = apply_threads(&args);
+    if (result != CLI_EXIT_OK)
+        return result;
+    workload work;
+    result = prepare(argv[1], &args, quick, &work);
+    if (result != CLI_EXIT_OK) {
+        ax_dataset_free(work.data);
+        ax_dataset_free(work.test);
+        return result;
+    }
+    epoch_log log = {.work = &work, .precision = precision == AX_PRECISION_F64 ? "f64" : "f32"};
+    if (csv_path && !(log.csv = fopen(csv_path, "a"))) {
+        fprintf(stderr, "axon bench: cannot open %s for appending\n", csv_path);
+        result = CLI_EXIT_RUNTIME;
+    }
+    work.train.progress = record_epoch;
+    work.train.progress_user = &log;
+    printf("axon bench %s: %lld-%s, %s, batch %lld, %d epoch(s), %s, %d thread(s), %d repeat(s)\n",
+           work.name, (long long)work.input_width, work.layers, ax_optimizer_name(work.train.optimizer),
+           (long long)work.train.batch_size, work.train.epochs, precision_name(precision), ax_threads(),
+           repeat);
+    double s_sum = 0, s_sq = 0, a_sum = 0, a_sq = 0, l_sum = 0, l_sq = 0, g_sum = 0, g_sq = 0;
+    for (int r = 1; r <= repeat && result == CLI_EXIT_OK; r++) {
+        ax_net_config config = ax_net_defaults();
+        config.input_width = work.input_width;
+        config.precision = precision;
+        config.seed = (uint64_t)r;
+        if (strcmp(work.name, "galaxy-cg") == 0) {
+            config.init = AX_INIT_UNIFORM;
+            config.init_range = 0.2;
+        }
+        ax_net *net = NULL;
+        ax_status status = ax_layers_parse(work.layers, &config);
+        if (status == AX_STATUS_OK)
+            status = ax_net_create(&config, &net);
+        work.train.seed = (uint64_t)r;
+        log.repeat = r;
+        ax_train_summary summary;
+        if (status == AX_STATUS_OK)
+            status = ax_train(net, work.data, NULL, work.test, &work.train, &summary);
+        ax_net_free(net);
+        if (status != AX_STATUS_OK) {
+            result = report_failure(status, work.name);
+            break;
+        }
+        double per_epoch = summary.seconds / summary.epochs_run;
+        double gflops = summary.gflop / summary.seconds;
+        char accuracy_text[48] = "";
+        if (!isnan(summary.final_test_accuracy))
+            snprintf(accuracy_text, sizeof accuracy_text, ", test accuracy %.2f%%",
+                     100.0 * summary.final_test_accuracy);
+        printf("  run %d: %.4f s per epoch (%.3f s total), loss %.4f%s, %.1f GFLOP/s\n", r, per_epoch,
+               summary.seconds, summary.final_train_loss, accuracy_text, gflops);
+        s_sum += per_epoch, s_sq += per_epoch * per_epoch;
+        l_sum += summary.final_train_loss, l_sq += summary.final_train_loss * summary.final_train_loss;
+        g_sum += gflops, g_sq += gflops * gflops;
+        double accuracy = isnan(summary.final_test_accuracy) ? 0.0 : 100.0 * summary.final_test_accuracy;
+        a_sum += accuracy, a_sq += accuracy * accuracy;
+    }
+    if (result == CLI_EXIT_OK) {
+        printf("over %d run(s):\n", repeat);
+        print_stat("seconds per epoch", s_sum, s_sq, repeat, "s");
+        print_stat("final training loss", l_sum, l_sq, repeat, "");
+        if (work.test && ax_dataset_classes(work.test) > 0)
+            print_stat("test accuracy", a_sum, a_sq, repeat, "%");
+        print_stat("GFLOP/s", g_sum, g_sq, repeat, "(seed 001's count)");
+    }
+    if (log.csv && fclose(log.csv) != 0 && result == CLI_EXIT_OK) {
+        fprintf(stderr, "axon bench: writing %s failed\n", csv_path);
+        result = CLI_EXIT_RUNTIME;
+    }
+    ax_dataset_free(work.data);
+    ax_dataset_free(work.test);
+    return result;
+}
