@@ -98,6 +98,7 @@ void progress_init(progress_display *display, bool quiet, bool classification,
     display->live = !quiet && isatty(fileno(stderr));
     display->classification = classification;
     display->metrics = metrics;
+    display->step_name = "epoch";
 }
 
 void progress_clear_line(progress_display *display)
@@ -114,8 +115,8 @@ static void show_live_line(progress_display *display, const ax_progress *progres
     char loss[32], eta[32];
     format_loss(progress->train_loss, loss, sizeof loss);
     format_duration(progress->eta_seconds, eta, sizeof eta);
-    fprintf(stderr, "\repoch %d/%d  batch %lld/%lld  %.0f samples/s  loss %s  ETA %s\033[K",
-            progress->epoch, progress->epochs, (long long)progress->batch,
+    fprintf(stderr, "\r%s %d/%d  batch %lld/%lld  %.0f samples/s  loss %s  ETA %s\033[K",
+            display->step_name, progress->epoch, progress->epochs, (long long)progress->batch,
             (long long)progress->batches, progress->samples_per_second, loss, eta);
     fflush(stderr);
     display->line_shown = true;
@@ -132,7 +133,7 @@ static void show_epoch_line(progress_display *display, const ax_progress *progre
             used += (size_t)snprintf(line + used, sizeof line - used, __VA_ARGS__);       \
     } while (0)
     format_loss(progress->train_loss, number, sizeof number);
-    APPEND("epoch %d/%d  loss %s", progress->epoch, progress->epochs, number);
+    APPEND("%s %d/%d  loss %s", display->step_name, progress->epoch, progress->epochs, number);
     if (!isnan(progress->validation_loss)) {
         format_loss(progress->validation_loss, number, sizeof number);
         APPEND("  val_loss %s", number);

@@ -21,6 +21,7 @@ typedef struct progress_display {
     bool live;              /* draw the live line: stderr is a terminal and not --quiet */
     bool quiet;             /* no epoch lines either */
     bool classification;    /* show accuracies */
+    const char *step_name;  /* "epoch", or "iteration" for full-batch CG and L-BFGS */
     metrics_file *metrics;  /* may hold no file */
     bool metrics_failed;    /* a metrics write failed: training was stopped */
     bool line_shown;        /* a live line is on the terminal now */
