@@ -183,7 +183,10 @@ static bool decode_png(const unsigned char *bytes, size_t size, int channels,
         png_image_free(&image);
         return false;
     }
-    if (!png_image_finish_read(&image, NULL, pixels->data, 0, NULL)) {
+    /* Without a background libpng composites transparent pixels onto what
+     * the buffer held before (another image's pixels): black is explicit. */
+    const png_color black = {0, 0, 0};
+    if (!png_image_finish_read(&image, &black, pixels->data, 0, NULL)) {
         snprintf(why, why_capacity, "corrupt PNG: %s", image.message);
         png_image_free(&image);
         return false;

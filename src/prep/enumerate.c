@@ -357,7 +357,7 @@ static ax_status scan_tar_file(prep_list *list, const char *path, const char *di
         return ax_fail(AX_STATUS_BAD_FILE, "%s: cannot open: %s", path, strerror(errno));
     struct stat info;
     ax_status status;
-    int32_t source;
+    int32_t source = -1;
     if (fstat(fd, &info) != 0)
         status = ax_fail(AX_STATUS_IO_ERROR, "%s: cannot stat: %s", path, strerror(errno));
     else if ((status = add_source(list, path, &source)) == AX_STATUS_OK)
@@ -439,7 +439,7 @@ static ax_status scan_folder(prep_list *list, const char *path, const char *rela
                 status = scan_tar_file(list, child, child_relative, tar_label, warnings);
             free(tar_label);
         } else if (is_image_name(names[i])) {
-            int32_t source;
+            int32_t source = -1;
             status = add_source(list, child, &source);
             if (status == AX_STATUS_OK)
                 status = add_image(list, source, 0, (int64_t)info.st_size, label,

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -41,6 +42,54 @@ bool read_precision(const cli_args *args, ax_precision *precision)
         return false;
     *precision = index == 1 ? AX_PRECISION_F64 : AX_PRECISION_F32;
     return true;
+}
+
+bool read_device(const cli_args *args, int *device)
+{
+    const char *text = cli_text(args, "device");
+    *device = -1;
+    if (!text || strcmp(text, "cpu") == 0)
+        return true;
+    if (strcmp(text, "cuda") == 0) {
+        *device = 0;
+        return true;
+    }
+    if (strncmp(text, "cuda:", 5) == 0 && text[5] >= '0' && text[5] <= '9') {
+        char *end = NULL;
+        errno = 0;
+        long n = strtol(text + 5, &end, 10);
+        if (*end == '\0' && errno == 0 && n >= 0 && n <= 1023) {
+            *device = (int)n;
+            return true;
+        }
+    }
+    cli_error(args, "--device: expected cpu, cuda or cuda:N (N a device number), got '%s'", text);
+    return false;
+}
+
+int move_to_device(ax_net **net, int device)
+{
+    if (device < 0)
+        return CLI_EXIT_OK;
+    ax_net_config config = *ax_net_config_get(*net);
+    config.device = device;
+    ax_net *moved = NULL;
+    ax_status status = ax_net_create(&config, &moved);
+    if (status != AX_STATUS_OK)
+        return report_failure(status, "--device");
+    int64_t count = ax_net_parameter_count(*net);
+    double *values = malloc((size_t)count * sizeof(double));
+    if (!values) {
+        ax_net_free(moved);
+        fprintf(stderr, "axon: out of memory moving the model to CUDA device %d\n", device);
+        return CLI_EXIT_RUNTIME;
+    }
+    ax_net_parameters_get(*net, values);
+    ax_net_parameters_set(moved, values);
+    free(values);
+    ax_net_free(*net);
+    *net = moved;
+    return CLI_EXIT_OK;
 }
 
 const char *precision_name(ax_precision precision)

@@ -39,6 +39,9 @@ int report_failure(ax_status status, const char *subject);
      "threads for OpenMP and the BLAS; auto = OMP_NUM_THREADS, else all cores"}
 #define PRECISION_OPTION \
     {"precision", CLI_STRING, "P", "f32", "compute precision: f32 or f64"}
+#define DEVICE_OPTION                                                 \
+    {"device", CLI_STRING, "D", "cpu",                                \
+     "where to compute: cpu, cuda (CUDA device 0) or cuda:N (device N)"}
 
 /* Reads --threads and applies it with ax_set_threads; returns an exit
  * status (usage error for a bad value). */
@@ -46,6 +49,13 @@ int apply_threads(const cli_args *args);
 /* Reads --precision; false after printing a usage message. */
 bool read_precision(const cli_args *args, ax_precision *precision);
 const char *precision_name(ax_precision precision);
+/* Reads --device: -1 for cpu, N for cuda:N (cuda alone is device 0); false
+ * after printing a usage message. */
+bool read_device(const cli_args *args, int *device);
+/* Moves a loaded network onto device (nothing to do for -1): a copy is
+ * created there with the same weights and the original freed. Names the
+ * device in a failure (no CUDA backend, no such device). */
+int move_to_device(ax_net **net, int device);
 
 /* Loads a model file (ax_net_load), naming the file in any failure. */
 int load_model(const char *path, ax_precision precision, ax_net **out);

@@ -19,6 +19,7 @@ static const cli_option eval_options[] = {
     {"test", CLI_STRING, "D", NULL, "the same as --data, except that synth:linear then gives\n"
                                     "the test rows of axon train --test synth:linear"},
     PRECISION_OPTION,
+    DEVICE_OPTION,
     THREADS_OPTION,
     {"json", CLI_FLAG, NULL, NULL, "print one JSON object instead of tables"},
     {"seed", CLI_INT, "N", "1", "synth:linear: the seed given to axon train"},
@@ -139,11 +140,12 @@ int command_eval(int argc, char **argv)
     const char *model_path = NULL, *data_spec = NULL, *test_spec = NULL;
     bool json = false;
     ax_precision precision = AX_PRECISION_F32;
+    int device = -1;
     data_settings settings;
     if (!cli_get_nonempty(&args, "model", &model_path) ||
         !cli_get_nonempty(&args, "data", &data_spec) ||
         !cli_get_nonempty(&args, "test", &test_spec) || !cli_get_flag(&args, "json", &json) ||
-        !read_precision(&args, &precision) || !data_settings_read(&args, &settings))
+        !read_precision(&args, &precision) || !read_device(&args, &device) || !data_settings_read(&args, &settings))
         return CLI_EXIT_USAGE;
     if (!model_path) {
         cli_error(&args, "--model is required (see axon eval --help)");
@@ -161,6 +163,11 @@ int command_eval(int argc, char **argv)
     result = load_model(model_path, precision, &net);
     if (result != CLI_EXIT_OK)
         return result;
+    result = move_to_device(&net, device);
+    if (result != CLI_EXIT_OK) {
+        ax_net_free(net);
+        return result;
+    }
     const char *option = data_spec ? "--data" : "--test";
     const char *spec = data_spec ? data_spec : test_spec;
     /* An IDX folder is evaluated on its test files; synth:linear given as

@@ -88,6 +88,37 @@ static int print_peak(bool json)
     return CLI_EXIT_OK;
 }
 
+/* The CUDA devices: "not built" without the CUDA backend, "no device"
+ * without a GPU, else one line per device (name, memory, peak). */
+static void print_cuda(const ax_build_info *build, bool json)
+{
+    bool built = build->backends && strstr(build->backends, "cuda");
+    int count = built ? ax_cuda_device_count() : 0;
+    char text[512];
+    if (json) {
+        printf(",\"cuda_built\":%s,\"cuda_devices\":[", built ? "true" : "false");
+        for (int d = 0; d < count; d++) {
+            if (d > 0)
+                printf(",");
+            json_write_string(stdout, ax_cuda_device_info(d, text, sizeof text) == AX_STATUS_OK
+                                          ? text : ax_error_message());
+        }
+        printf("]");
+        return;
+    }
+    if (!built) {
+        printf("  cuda          not built (configure with -DAXON_CUDA=ON where nvcc is installed)\n");
+        return;
+    }
+    if (count == 0) {
+        printf("  cuda          no device\n");
+        return;
+    }
+    for (int d = 0; d < count; d++)
+        printf("  cuda:%-8d  %s\n", d,
+               ax_cuda_device_info(d, text, sizeof text) == AX_STATUS_OK ? text : ax_error_message());
+}
+
 int command_info(int argc, char **argv)
 {
     cli_args args;
@@ -121,6 +152,7 @@ int command_info(int argc, char **argv)
         json_write_string(stdout, or_unknown(build.backends));
         printf(",\"compiler\":");
         json_write_string(stdout, or_unknown(build.compiler));
+        print_cuda(&build, true);
         printf(",\"openmp\":%s,\"threads\":%d,\"cores\":%ld}\n", build.openmp ? "true" : "false",
                ax_threads(), cores);
     } else {
@@ -134,6 +166,7 @@ int command_info(int argc, char **argv)
         printf("  cpu features  %s\n", build.cpu_features && build.cpu_features[0]
                                            ? build.cpu_features : "(none detected)");
         printf("  backends      %s\n", or_unknown(build.backends));
+        print_cuda(&build, false);
         printf("  compiler      %s\n", or_unknown(build.compiler));
         printf("  openmp        %s\n", build.openmp ? "yes" : "no");
         printf("  threads       %d in use (%s)\n", ax_threads(),

@@ -21,6 +21,7 @@ static const cli_option predict_options[] = {
      "label column, which is ignored), FILE.npy or synth:linear"},
     {"out", CLI_STRING, "FILE", NULL, "write the CSV there instead of to stdout"},
     PRECISION_OPTION,
+    DEVICE_OPTION,
     THREADS_OPTION,
     {"seed", CLI_INT, "N", "1", "synth:linear: seed of the data"},
     DATA_SOURCE_OPTIONS,
@@ -129,10 +130,11 @@ int command_predict(int argc, char **argv)
     }
     const char *model_path = NULL, *data_spec = NULL, *out_path = NULL;
     ax_precision precision = AX_PRECISION_F32;
+    int device = -1;
     data_settings settings;
     if (!cli_get_nonempty(&args, "model", &model_path) ||
         !cli_get_nonempty(&args, "data", &data_spec) ||
-        !cli_get_nonempty(&args, "out", &out_path) || !read_precision(&args, &precision) ||
+        !cli_get_nonempty(&args, "out", &out_path) || !read_precision(&args, &precision) || !read_device(&args, &device) ||
         !data_settings_read(&args, &settings))
         return CLI_EXIT_USAGE;
     if (!model_path || !data_spec) {
@@ -147,6 +149,11 @@ int command_predict(int argc, char **argv)
     result = load_model(model_path, precision, &net);
     if (result != CLI_EXIT_OK)
         return result;
+    result = move_to_device(&net, device);
+    if (result != CLI_EXIT_OK) {
+        ax_net_free(net);
+        return result;
+    }
     data_part part = strncmp(data_spec, "synth:", 6) == 0 ? DATA_PART_TRAIN : DATA_PART_TEST;
     ax_dataset *data = NULL;
     result = data_source_load("--data", data_spec, settings.labels, part, &settings, &data);

@@ -52,6 +52,7 @@ static const cli_option train_options[] = {
      "seed of the weights, shuffling, dropout, --val-split and synth:linear"},
     THREADS_OPTION,
     PRECISION_OPTION,
+    DEVICE_OPTION,
     {"val-split", CLI_NUMBER, "F", "0",
      "hold out this fraction of the training rows for validation; 0 = none"},
     {"early-stop", CLI_INT, "N", "0",
@@ -120,6 +121,7 @@ static bool read_request(const cli_args *args, train_request *request)
                              &request->net.init_range) &&
               cli_get_int64(args, "seed", 0, INT64_MAX, &seed) &&
               read_precision(args, &request->net.precision) &&
+              read_device(args, &request->net.device) &&
               cli_get_double(args, "val-split", 0.0, 1.0, CLI_MAX_OPEN, &request->val_split) &&
               cli_get_int(args, "early-stop", 0, 1000000, &request->train.early_stop) &&
               cli_get_nonempty(args, "out", &request->out) &&
@@ -406,6 +408,8 @@ static int run_training(const train_request *request, train_data *data)
     }
     progress_display display;
     progress_init(&display, request->quiet, classification, &metrics);
+    if (request->train.optimizer == AX_OPTIMIZER_CG || request->train.optimizer == AX_OPTIMIZER_LBFGS)
+        display.step_name = "iteration";
     ax_train_config train_config = request->train;
     train_config.progress = progress_callback;
     train_config.progress_user = &display;
