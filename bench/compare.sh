@@ -23,6 +23,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 
+[ -x "$axon" ] || { echo "compare.sh: no axon binary at $axon (build it, or give --axon PATH)" >&2; exit 2; }
+
 # Workloads, one per line: workload batch width precision.
 if [ $quick = 1 ]; then
     repeat=${repeat:-2} b1a_epochs=2 b1b_epochs=10 b2_rows=50000 quick_flag=--quick
@@ -76,7 +78,7 @@ run_one() {
     rm -f "$tmp"
     echo "round $round: $system $workload batch $batch width $width $precision, $t threads"
     echo "\$ $cmd" >>"$log"
-    if ! $cmd >>"$log" 2>&1; then
+    if ! $cmd </dev/null >>"$log" 2>&1; then
         echo "  failed (see $log)"
         failures=$((failures + 1))
         return

@@ -21,6 +21,7 @@ from collections import defaultdict
 CONFIG = ("workload", "precision", "threads", "batch", "width")
 TITLES = {"b1a": "B1(a) mnist-mlp, mini-batch SGD", "b1b": "B1(b) mnist-mlp, full batch",
           "b2": "B2 tmva-dnn, synthetic regression"}
+ORDER = {"axon": 0, "torch": 1, "numpy": 2}
 COLORS = {"axon": "#1f77b4", "torch": "#d62728", "numpy": "#2ca02c"}
 
 
@@ -76,9 +77,8 @@ def summarise(runs):
         best = max(peers, key=lambda p: p["samples_per_second"][0], default=None)
         s["best_peer"] = best
         s["ratio"] = s["samples_per_second"][0] / best["samples_per_second"][0] if best and s["samples_per_second"][0] else None
-    order = {"axon": 0, "torch": 1, "numpy": 2}
     summary.sort(key=lambda s: (s["workload"], s["precision"], int(s["threads"]), int(s["batch"]),
-                                int(s["width"]), order.get(s["system"], 9), s["variant"]))
+                                int(s["width"]), ORDER.get(s["system"], 9), s["variant"]))
     return summary
 
 
@@ -129,14 +129,14 @@ def gnuplot(script, png):
 
 def plot_time(summary, out):
     threads = max((s["threads"] for s in summary), key=int, default="1")
-    panels = [("b1a", "f32", "128", "128", "B1(a): seconds per epoch", "epoch_seconds"),
-              ("b1b", "f32", "60000", "128", "B1(b): seconds per run", "seconds"),
-              ("b2", "f32", "1024", "256", "B2 f32, batch 1024, width 256: s per epoch", "epoch_seconds"),
-              ("b2", "f64", "1024", "256", "B2 f64, batch 1024, width 256: s per epoch", "epoch_seconds")]
+    panels = [("b1a", "f32", "128", "128", "B1(a): s per epoch", "epoch_seconds"),
+              ("b1b", "f32", "60000", "128", "B1(b): s per run", "seconds"),
+              ("b2", "f32", "1024", "256", "B2 f32 1024x256: s per epoch", "epoch_seconds"),
+              ("b2", "f64", "1024", "256", "B2 f64 1024x256: s per epoch", "epoch_seconds")]
     script = [f"set multiplot layout 1,{len(panels)} title 'Time per workload ({threads} threads), "
               "mean and standard deviation over repeats'",
               "set style fill solid 0.8 border -1", "set boxwidth 0.6", "set yrange [0:*]",
-              "set xtics rotate by -30", "unset key", "set grid ytics"]
+              "set xtics rotate by -30", "unset key", "set grid ytics", "set ylabel 'seconds'"]
     for workload, precision, batch, width, title, column in panels:
         bars = [s for s in summary if (s["workload"], s["precision"], s["threads"]) == (workload, precision, threads)
                 and (s["batch"], s["width"]) == (batch, width)]
@@ -159,7 +159,7 @@ def series(summary, keep, x):
         if keep(s):
             lines[(label(s, summary) + f" {s['precision']}", s["system"], s["precision"])].append(s)
     return [(name, system, precision, sorted(((x(s),) + s["gflops"] for s in ss), key=lambda p: p[0]))
-            for (name, system, precision), ss in sorted(lines.items())]
+            for (name, system, precision), ss in sorted(lines.items(), key=lambda i: (ORDER.get(i[0][1], 9), i[0]))]
 
 
 def plot_lines(lines, title, xlabel, ylabel, png, logx=False):
@@ -167,6 +167,9 @@ def plot_lines(lines, title, xlabel, ylabel, png, logx=False):
               "set key outside right", "set grid", "set yrange [0:*]", "set offsets graph 0.05, graph 0.05, 0, 0"]
     if logx:
         script.append("set logscale x 2")
+    xs = sorted({x for *_, points in lines for x, _, _ in points})
+    if xs:
+        script.append("set xtics (" + ", ".join(str(x) for x in xs) + ")")
     plots = []
     for i, (name, system, precision, points) in enumerate(lines):
         data = "\n".join(f"{x} {m} {sd or 0}" for x, m, sd in points)
@@ -181,7 +184,8 @@ def plot_loss(summary, out):
     script = ["set multiplot layout 1,2 title 'Training loss against epoch, mean over repeats'",
               "set xlabel 'epoch'", "set ylabel 'training loss'", "set grid", "set key top right"]
     for workload in ("b1a", "b1b"):
-        script.append(f"set title '{TITLES[workload]}'")
+        epochs = max((s["epochs"] or 1 for s in summary if s["workload"] == workload), default=1)
+        script += [f"set title '{TITLES[workload]}'", f"set xtics {1 if epochs <= 10 else 5}"]
         plots = []
         for i, s in enumerate(s for s in summary if s["workload"] == workload and s["precision"] == "f32"):
             by_epoch = defaultdict(list)

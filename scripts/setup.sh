@@ -21,6 +21,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# The CUDA backend is built when nvcc is found (on PATH, in CUDACXX or at
+# /usr/local/cuda/bin/nvcc; -DAXON_CUDA=OFF leaves it out, =ON requires it).
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build build -j "$(nproc)" 2>&1 | grep -E "error:|warning:" || true
 test -x build/axon || { echo "axon setup: the build failed; run cmake --build build to see why" >&2; exit 1; }

@@ -144,6 +144,10 @@ refuse "negative threads" 2 "--threads" -- "$AXON" train --data blobs.csv --thre
 refuse "dropout of 1" 2 "--dropout" -- "$AXON" train --data blobs.csv --dropout 1
 refuse "ratio by zero" 2 "--scale" -- "$AXON" train --data blobs.csv --scale 1/0
 refuse "unknown precision" 2 "--precision" "f16" -- "$AXON" train --data blobs.csv --precision f16
+refuse "unknown device" 2 "--device" "gpu" -- "$AXON" train --data blobs.csv --device gpu
+refuse "negative device number" 2 "--device" "cuda:-1" -- "$AXON" train --data blobs.csv --device cuda:-1
+# No machine has device 999: refused whether or not this build has CUDA.
+refuse "absent CUDA device" 1 "--device" "CUDA" -- "$AXON" train --data blobs.csv --device cuda:999
 refuse "unknown optimizer" 2 "--optimizer" -- "$AXON" train --data blobs.csv --optimizer rmsprop
 refuse "cg with mini-batches" 2 "--optimizer cg" "full batch" -- \
     "$AXON" train --data blobs.csv --optimizer cg --batch 50
@@ -216,7 +220,7 @@ done
 begin "axon train --help lists its options with defaults"
 run "$AXON" train --help
 for option in --data --test --layers --loss --optimizer --lr --momentum --nesterov --batch \
-    --epochs --l2 --dropout --init --init-range --seed --threads --precision --val-split \
+    --epochs --l2 --dropout --init --init-range --seed --threads --precision --device --val-split \
     --early-stop --out --metrics --quiet --no-shuffle --max-iter --gtol --lbfgs-memory; do
     grep -qE -- "^  $option( |\$)" out.txt || note "no line for $option"
 done

@@ -224,7 +224,8 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
         } else {
             fprintf(stderr,
                     "axon: %s %s: unknown kind of data; expected a folder of IDX files, a .csv "
-                    "or .npy file, a data set name such as fashion-mnist, or synth:linear\n",
+                    "or .npy file, a data set name such as fashion-mnist, batches:DIR (axon prep's "
+                    "output), or synth:linear\n",
                     option, spec);
             return CLI_EXIT_USAGE;
         }

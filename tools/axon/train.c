@@ -19,8 +19,8 @@
 
 static const cli_option train_options[] = {
     {"data", CLI_STRING, "D", NULL,
-     "training data (required): fashion-mnist, an IDX folder, FILE.csv, FILE.npy\n"
-     "or synth:linear"},
+     "training data (required): fashion-mnist, an IDX folder, FILE.csv, FILE.npy,\n"
+     "batches:DIR (the output of axon prep) or synth:linear"},
     {"test", CLI_STRING, "D", NULL,
      "test data, evaluated after each epoch (default: the t10k files of an IDX\n"
      "folder given as --data; none otherwise)"},
@@ -394,7 +394,8 @@ static int run_training(const train_request *request, train_data *data)
     ax_net *net = NULL;
     ax_status status = ax_net_create(&config, &net);
     if (status != AX_STATUS_OK)
-        return report_failure(status, "--layers");
+        return report_failure(status, status == AX_STATUS_UNSUPPORTED && config.device >= 0
+                                          ? "--device" : "--layers");
     bool classification = ax_dataset_classes(data->loaded) > 0;
     if (!request->quiet)
         print_header(request, net, data->train, data->validation, data->test);

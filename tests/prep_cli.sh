@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# prep_cli.sh: `axon prep` from the command line, and the loop it closes:
+# photographs in (python-matplotlib-data's grace_hopper.jpg and logo2.png,
+# six copies of each as two labels, plus a truncated JPEG and a README),
+# batches out, `axon train --data batches:DIR` and `axon eval` on them.
+# Checks the summary's counts, the warning naming the bad file, the resume
+# of a rerun, the refusal of other settings into the same folder, the exit
+# statuses of usage and runtime errors, and that the model learns the two
+# labels. Usage: prep_cli.sh AXON WORKDIR
+set -u
+axon=$1
+work=$2
+photos=/usr/share/matplotlib/mpl-data/sample_data
+if [ ! -f "$photos/grace_hopper.jpg" ] || [ ! -f "$photos/logo2.png" ]; then
+    echo "skipped: $photos is missing; apt-get install python-matplotlib-data"
+    exit 77
+fi
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+expect() { # expect STATUS DESCRIPTION -- command...
+    local want=$1 what=$2; shift 3
+    "$@" >"$work/stdout" 2>"$work/stderr"
+    local got=$?
+    [ "$got" -eq "$want" ] || fail "$what: exit $got, expected $want ($(cat "$work/stderr"))"
+}
+contains() { grep -qF -- "$2" "$work/$1" || fail "$1 lacks '$2': $(cat "$work/$1")"; }
+
+rm -rf "$work"
+mkdir -p "$work/in/photo" "$work/in/logo"
+for i in 1 2 3 4 5 6; do
+    cp "$photos/grace_hopper.jpg" "$work/in/photo/$i.jpg"
+    cp "$photos/logo2.png" "$work/in/logo/$i.png"
+done
+head -c 20000 "$photos/grace_hopper.jpg" >"$work/in/photo/cut.jpg"
+echo "two labels" >"$work/in/README.txt"
+
+expect 0 "prep" -- "$axon" prep --input "$work/in" --out "$work/out" --size 32 --batch 5 --threads 2
+contains stdout "12 images written, 1 skipped, 1 other files ignored; 2 labels"
+contains stdout "3 batches written, 0 kept from an earlier run"
+contains stderr "warning: photo/cut.jpg: damaged JPEG"
+
+expect 0 "prep rerun" -- "$axon" prep --input "$work/in" --out "$work/out" --size 32 --batch 5
+contains stdout "0 batches written, 3 kept from an earlier run"
+
+expect 1 "prep, other settings" -- "$axon" prep --input "$work/in" --out "$work/out" --size 16 --batch 5
+contains stderr "another input or other settings"
+expect 2 "prep without --out" -- "$axon" prep --input "$work/in"
+contains stderr "--input and --out are required"
+expect 1 "prep, missing input" -- "$axon" prep --input "$work/nothing" --out "$work/out2"
+contains stderr "nothing: No such file or directory"
+
+expect 0 "train on batches" -- "$axon" train --data "batches:$work/out" --layers 32:relu,2:softmax \
+    --epochs 5 --batch 4 --out "$work/model.safetensors"
+contains stdout "12 rows, 3072 features, 2 classes"
+expect 0 "eval on batches" -- "$axon" eval --model "$work/model.safetensors" --data "batches:$work/out"
+contains stdout "accuracy  100.00%  (12 of 12 rows)"
+expect 1 "train on a folder without meta.json" -- "$axon" train --data "batches:$work/in" \
+    --layers 2:softmax --epochs 1
+contains stderr "meta.json"
+
+if [ "$failures" -ne 0 ]; then
+    echo "prep_cli: $failures check(s) failed"
+    exit 1
+fi
+rm -rf "$work"
+echo "prep_cli: all checks passed"
