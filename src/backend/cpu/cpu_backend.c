@@ -32,10 +32,37 @@ static void cpu_synchronize(ax_backend *backend) {}
 
 static void cpu_destroy(ax_backend *backend) { free(backend); }
 
+
+/* C (m, n) = alpha * a (m) b (n)^T, the k = 1 case of GEMM. */
+#define OUTER_PRODUCT(suffix, real)                                                          \
+    static void outer_product_##suffix(bool trans_a, bool trans_b, int64_t m, int64_t n,      \
+                                       double alpha, const void *a_, int64_t lda,            \
+                                       const void *b_, int64_t ldb, void *c_, int64_t ldc)   \
+    {                                                                                        \
+        const real *a = a_, *b = b_;                                                         \
+        real *c = c_;                                                                        \
+        const int64_t a_step = trans_a ? 1 : lda, b_step = trans_b ? ldb : 1;                \
+        _Pragma("omp parallel for schedule(static) if (m * n >= 32768)")                     \
+        for (int64_t i = 0; i < m; i++) {                                                    \
+            const real scale = (real)alpha * a[i * a_step];                                  \
+            real *row = c + i * ldc;                                                         \
+            for (int64_t j = 0; j < n; j++)                                                  \
+                row[j] = scale * b[j * b_step];                                              \
+        }                                                                                    \
+    }
+OUTER_PRODUCT(f32, float)
+OUTER_PRODUCT(f64, double)
+
 static void gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n,
                      int64_t k, double alpha, const void *a, int64_t lda, const void *b,
                      int64_t ldb, double beta, void *c, int64_t ldc)
 {
+    /* An outer product (k = 1, e.g. the input gradient of a 1-wide output
+     * layer) runs at a few GFLOP/s through GEMM; as a plain loop it streams. */
+    if (k == 1 && beta == 0.0) {
+        outer_product_f32(trans_a, trans_b, m, n, alpha, a, lda, b, ldb, c, ldc);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, (float)alpha, a,
                 (int)lda, b, (int)ldb, (float)beta, c, (int)ldc);
@@ -45,6 +72,12 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
                      int64_t k, double alpha, const void *a, int64_t lda, const void *b,
                      int64_t ldb, double beta, void *c, int64_t ldc)
 {
+    /* An outer product (k = 1, e.g. the input gradient of a 1-wide output
+     * layer) runs at a few GFLOP/s through GEMM; as a plain loop it streams. */
+    if (k == 1 && beta == 0.0) {
+        outer_product_f64(trans_a, trans_b, m, n, alpha, a, lda, b, ldb, c, ldc);
+        return;
+    }
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda,
                 b, (int)ldb, beta, c, (int)ldc);
