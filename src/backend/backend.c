@@ -8,7 +8,49 @@
 #include "core/error.h"
 
 #ifdef AXON_CUDA
-#include "backend/cuda/cuda_backend.h"
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+/* The CUDA backend lives in libaxon_cuda.so, opened the first time a CUDA
+ * device is asked about, so that CPU runs never load cuBLAS. Looked for at
+ * $AXON_CUDA_PLUGIN, then in the build tree, then where it is installed,
+ * then on the loader's search path. */
+static struct {
+    pthread_once_t once;
+    ax_status (*create)(ax_precision, int, ax_backend **);
+    int (*device_count)(void);
+    ax_status (*device_info)(int, char *, size_t);
+    char failure[512];
+} plugin = {.once = PTHREAD_ONCE_INIT};
+
+static void open_plugin(void)
+{
+    const char *candidates[] = {getenv("AXON_CUDA_PLUGIN"), AXON_CUDA_PLUGIN_BUILD,
+                                AXON_CUDA_PLUGIN_INSTALLED, "libaxon_cuda.so"};
+    void *handle = NULL;
+    for (size_t i = 0; i < sizeof candidates / sizeof *candidates && !handle; i++)
+        if (candidates[i] && candidates[i][0]) {
+            handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
+            if (!handle)
+                snprintf(plugin.failure, sizeof plugin.failure, "%s", dlerror());
+        }
+    if (!handle)
+        return;
+    plugin.create = (ax_status(*)(ax_precision, int, ax_backend **))dlsym(handle, "ax_backend_cuda_create");
+    plugin.device_count = (int (*)(void))dlsym(handle, "ax_backend_cuda_device_count");
+    plugin.device_info = (ax_status(*)(int, char *, size_t))dlsym(handle, "ax_backend_cuda_device_info");
+    if (!plugin.create || !plugin.device_count || !plugin.device_info) {
+        snprintf(plugin.failure, sizeof plugin.failure, "libaxon_cuda.so lacks its entry points");
+        plugin.create = NULL;
+    }
+}
+
+static bool plugin_ready(void)
+{
+    pthread_once(&plugin.once, open_plugin);
+    return plugin.create != NULL;
+}
 #endif
 
 ax_status ax_backend_create(ax_precision precision, int device, ax_backend **out)
@@ -23,7 +65,9 @@ ax_status ax_backend_create(ax_precision precision, int device, ax_backend **out
                     : ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating the CPU backend");
     }
 #ifdef AXON_CUDA
-    return ax_backend_cuda_create(precision, device, out);
+    if (!plugin_ready())
+        return ax_fail(AX_STATUS_UNSUPPORTED, "the CUDA backend could not be loaded: %s", plugin.failure);
+    return plugin.create(precision, device, out);
 #else
     return ax_fail(AX_STATUS_UNSUPPORTED,
                    "this build has no CUDA backend (CUDA device %d was asked for); "
@@ -34,7 +78,7 @@ ax_status ax_backend_create(ax_precision precision, int device, ax_backend **out
 int ax_cuda_device_count(void)
 {
 #ifdef AXON_CUDA
-    return ax_backend_cuda_device_count();
+    return plugin_ready() ? plugin.device_count() : 0;
 #else
     return 0;
 #endif
@@ -47,7 +91,9 @@ ax_status ax_cuda_device_info(int device, char *text, size_t capacity)
     if (!text || capacity == 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "ax_cuda_device_info needs a text buffer");
 #ifdef AXON_CUDA
-    return ax_backend_cuda_device_info(device, text, capacity);
+    if (!plugin_ready())
+        return ax_fail(AX_STATUS_UNSUPPORTED, "the CUDA backend could not be loaded: %s", plugin.failure);
+    return plugin.device_info(device, text, capacity);
 #else
     return ax_fail(AX_STATUS_UNSUPPORTED, "this build has no CUDA backend (device %d)", device);
 #endif
