@@ -304,6 +304,9 @@ typedef struct ax_progress {
 /* Called during training; returning false stops training (AX_STATUS_INTERRUPTED). */
 typedef bool (*ax_progress_fn)(const ax_progress *progress, void *user);
 
+/* Where a checkpointed run stood (see "checkpoints" below). */
+typedef struct ax_train_state ax_train_state;
+
 typedef struct ax_train_config {
     ax_optimizer_kind optimizer;
     double learning_rate;
@@ -328,10 +331,20 @@ typedef struct ax_train_config {
     double progress_interval;  /* seconds between progress calls within an epoch */
     ax_progress_fn progress;   /* may be NULL */
     void *progress_user;
+    /* Checkpoints (SGD and Adam; see "checkpoints" below). */
+    int checkpoint_every;      /* write PREFIX.epoch-NNNNNN.safetensors every N epochs; 0 = off */
+    const char *checkpoint_prefix; /* PREFIX (a path without the suffix); required by
+                                      checkpoint_every; when set, an interrupted run also
+                                      writes PREFIX.interrupted.safetensors */
+    int keep_checkpoints;      /* newest epoch checkpoints kept, default 2; 0 = all */
+    const char *checkpoint_note; /* text stored verbatim in checkpoints (the CLI keeps its
+                                    own options there); NULL = none */
+    const ax_train_state *resume; /* continue the run a checkpoint recorded; NULL = start */
 } ax_train_config;
 
 /* Defaults: SGD, lr 0.1, momentum 0.9, batch 128, 10 epochs, Adam betas
- * 0.9/0.999, eps 1e-8, seed 1, shuffle on, progress every 0.2 s. */
+ * 0.9/0.999, eps 1e-8, seed 1, shuffle on, progress every 0.2 s, no
+ * checkpoints (keep_checkpoints 2). */
 ax_train_config ax_train_defaults(void);
 
 typedef struct ax_train_summary {
@@ -355,6 +368,45 @@ typedef struct ax_train_summary {
 AX_NODISCARD ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
                                 const ax_dataset *test, const ax_train_config *config,
                                 ax_train_summary *summary);
+
+/* ------------------------------------------------------------- checkpoints */
+/* A checkpoint is a safetensors file holding everything a run needs to go on
+ * as if never stopped: the weights ("parameters", in the network's
+ * precision), the optimizer's state ("optimizer.state0": SGD's velocity or
+ * Adam's first moment, "optimizer.state1": Adam's second moment), the best
+ * weights so far under early stopping ("best_parameters"), and, for a run
+ * interrupted inside an epoch, that epoch's row order ("order"); the
+ * metadata holds JSON objects "net" and "train" (the exact options), "state"
+ * (epochs and batches done, step counters, the random generator's state,
+ * losses, early-stopping figures, the shape and a fingerprint of the
+ * training and validation data) and the caller's "note".
+ *
+ * With checkpoint_every = N, ax_train writes one after every N-th epoch
+ * (atomically: temporary file, fsync, rename) and deletes all but the newest
+ * keep_checkpoints. A run stopped by its progress callback writes
+ * PREFIX.interrupted.safetensors at the batch it reached. A run that
+ * diverges writes nothing and deletes nothing, so the last good checkpoint
+ * stays. CG and L-BFGS refuse checkpoints (AX_STATUS_UNSUPPORTED): their
+ * line-search state is not saved.
+ *
+ * Resuming: ax_checkpoint_load gives the network (with its weights), the
+ * recorded options in *config, with config->resume pointing at *state; pass
+ * them to ax_train with the same training and validation data (checked by
+ * shape and fingerprint). A resumed run ends with weights bit-identical to
+ * an uninterrupted one on the same backend and thread count. Of config the
+ * caller may change epochs (to extend the run), the checkpoint fields and
+ * the progress callback; ax_train refuses other changes. */
+
+/* Reads and validates a checkpoint; failures name the file and the field.
+ * *net and *state are owned by the caller; state must outlive the ax_train
+ * call that resumes from it. */
+AX_NODISCARD ax_status ax_checkpoint_load(const char *path, ax_net **net, ax_train_config *config,
+                                          ax_train_state **state);
+void ax_train_state_free(ax_train_state *state);
+/* Epochs complete when the checkpoint was written. */
+int ax_train_state_epochs_done(const ax_train_state *state);
+/* The checkpoint_note the run was given ("" if none). */
+const char *ax_train_state_note(const ax_train_state *state);
 
 /* FLOPs of one forward + backward pass over `rows` rows, by seed 001's model:
  * sum over layers of 6 n_b n_l n_{l-1} + 4 n_l n_b - n_l (n_{l-1} + 1) - n_b n_{l-1}.

@@ -1,12 +1,15 @@
 /* train.c: the training loop: epochs of (shuffled) batches handed to the
  * optimizer as an objective, validation and test evaluation after each
  * epoch, early stopping with the best weights kept (TMVA's
- * ConvergenceSteps), divergence detection, progress and FLOP accounting. */
+ * ConvergenceSteps), divergence detection, progress and FLOP accounting,
+ * and checkpoints: written at epoch boundaries and on interruption, and
+ * resumed from (checkpoint.c holds the file format). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/net.h"
 #include "core/random.h"
@@ -31,6 +34,7 @@ ax_train_config ax_train_defaults(void)
     config.gtol = 1e-5;
     config.lbfgs_memory = 10;
     config.line_search_max_evaluations = 100;
+    config.keep_checkpoints = 2;
     return config;
 }
 
@@ -96,6 +100,80 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
                            "%s needs a deterministic cost: dropout must be 0, not %g",
                            ax_optimizer_name(config->optimizer), config->dropout);
     }
+    if (config->checkpoint_every < 0 || config->keep_checkpoints < 0)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "checkpoint_every and keep_checkpoints must be >= 0, not %d and %d",
+                       config->checkpoint_every, config->keep_checkpoints);
+    if (config->checkpoint_every > 0 && !(config->checkpoint_prefix && *config->checkpoint_prefix))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "checkpoints every %d epochs need a file prefix",
+                       config->checkpoint_every);
+    if (is_line_search(config) && (config->checkpoint_every > 0 || config->checkpoint_prefix || config->resume))
+        return ax_fail(AX_STATUS_UNSUPPORTED,
+                       "checkpoints are available for sgd and adam only: %s's line-search state "
+                       "(search direction, correction pairs) is not saved",
+                       ax_optimizer_name(config->optimizer));
+    return AX_STATUS_OK;
+}
+
+/* The options that shape the trajectory must be those of the checkpoint. */
+static ax_status check_resume_config(const ax_train_config *c, const ax_train_state *state)
+{
+    const ax_train_config *r = &state->config;
+    const char *changed = c->optimizer != r->optimizer ? "the optimizer"
+                          : c->learning_rate != r->learning_rate ? "the learning rate"
+                          : c->momentum != r->momentum || c->nesterov != r->nesterov ? "the momentum"
+                          : c->beta1 != r->beta1 || c->beta2 != r->beta2 || c->epsilon != r->epsilon
+                              ? "Adam's betas or epsilon"
+                          : c->batch_size != r->batch_size ? "the batch size"
+                          : c->l2 != r->l2 ? "l2"
+                          : c->dropout != r->dropout ? "dropout"
+                          : c->early_stop != r->early_stop ? "early stopping"
+                          : c->seed != r->seed ? "the seed"
+                          : c->shuffle != r->shuffle ? "shuffling" : NULL;
+    if (changed)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s differs from the checkpoint's; a resumed run must keep the recorded options",
+                       changed);
+    if (c->epochs < state->epoch || (c->epochs == state->epoch && state->batch > 0))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "the checkpoint is at epoch %d; epochs must be at least that, not %d",
+                       state->epoch + (state->batch > 0), c->epochs);
+    return AX_STATUS_OK;
+}
+
+/* The network and the data must be those the checkpoint was made with. */
+static ax_status check_resume_data(const ax_net *net, const ax_train_state *state,
+                                   const ax_dataset *train, const ax_dataset *validation,
+                                   uint64_t train_hash, uint64_t validation_hash)
+{
+    const ax_net_config *a = &net->config, *b = &state->net_config;
+    bool same_net = a->input_width == b->input_width && a->layer_count == b->layer_count &&
+                    a->loss == b->loss && a->precision == b->precision &&
+                    net->parameter_count == state->parameter_count;
+    for (int l = 0; same_net && l < a->layer_count; l++)
+        same_net = a->layers[l].width == b->layers[l].width &&
+                   a->layers[l].activation == b->layers[l].activation;
+    if (!same_net)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "the network is not the checkpoint's (layout, loss or precision differ); "
+                       "use the one ax_checkpoint_load made");
+    if (train->rows != state->rows || train->features != state->features ||
+        train->classes != state->classes || train->targets != state->targets)
+        return ax_fail(AX_STATUS_BAD_DATA,
+                       "%s: the training data has %lld rows, %lld features, %lld classes, %lld targets; "
+                       "the checkpoint was made with %lld, %lld, %lld, %lld",
+                       train->source, (long long)train->rows, (long long)train->features,
+                       (long long)train->classes, (long long)train->targets, (long long)state->rows,
+                       (long long)state->features, (long long)state->classes, (long long)state->targets);
+    if (train_hash != state->train_hash)
+        return ax_fail(AX_STATUS_BAD_DATA,
+                       "%s: the training data has the checkpoint's shape but not its values",
+                       train->source);
+    int64_t validation_rows = validation ? validation->rows : -1;
+    if (validation_rows != state->validation_rows || (validation && validation_hash != state->validation_hash))
+        return ax_fail(AX_STATUS_BAD_DATA,
+                       "the validation set differs from the checkpoint's (%lld rows then, %lld now)",
+                       (long long)state->validation_rows, (long long)validation_rows);
     return AX_STATUS_OK;
 }
 
@@ -126,22 +204,98 @@ typedef struct trainer {
     double *best_parameters;
     uint64_t step;
     int best_epoch;
+    ax_rng rng;
+    double best_loss;
+    int since_best;
+    ax_train_summary *summary;
+    /* Resuming inside an epoch: where it starts and its loss so far. */
+    int first_epoch;
+    int64_t first_batch;
+    double first_loss_sum;
+    /* Checkpoints: the state written, its arrays reused from one to the next. */
+    ax_train_state snapshot;
 } trainer;
 
-static ax_status run_epoch(trainer *t, int epoch, ax_rng *rng, ax_progress *progress,
-                           double *flops_done)
+/* Fills t->snapshot with where training stands: `epoch` epochs complete
+ * and `batch` batches of the next one (with its loss so far). */
+static ax_status take_snapshot(trainer *t, int epoch, int64_t batch, double loss_sum)
+{
+    ax_train_state *s = &t->snapshot;
+    const int64_t n = t->net->parameter_count;
+    if (!s->parameters) {
+        s->parameters = malloc((size_t)n * sizeof(double));
+        if (!s->parameters)
+            return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for a checkpoint");
+        for (int i = 0; i < 2; i++)
+            if (t->optimizer->state[i]) {
+                s->optimizer_state[i] = malloc((size_t)n * sizeof(double));
+                if (!s->optimizer_state[i])
+                    return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for a checkpoint");
+            }
+    }
+    s->net_config = t->net->config;
+    s->config = *t->config;
+    s->config.resume = NULL;
+    s->config.progress = NULL;
+    s->config.progress_user = NULL;
+    s->note = (char *)t->config->checkpoint_note; /* borrowed: the snapshot is never freed whole */
+    s->epoch = epoch;
+    s->batch = batch;
+    s->step = t->step;
+    s->optimizer_steps = t->optimizer->steps;
+    s->evaluations = t->optimizer->evaluations;
+    s->gradient_evaluations = t->optimizer->gradient_evaluations;
+    s->rng = t->rng;
+    s->order = batch > 0 ? t->order : NULL; /* borrowed */
+    s->loss_sum = loss_sum;
+    s->best_loss = t->best_loss;
+    s->best_epoch = t->best_epoch;
+    s->since_best = t->since_best;
+    s->seconds = t->summary->seconds;
+    s->gflop = t->summary->gflop;
+    s->final_train_loss = t->summary->final_train_loss;
+    s->final_test_accuracy = t->summary->final_test_accuracy;
+    s->parameter_count = n;
+    ax_net_parameters_get(t->net, s->parameters);
+    for (int i = 0; i < 2; i++)
+        if (s->optimizer_state[i])
+            ax_optimizer_state_get(t->optimizer, i, s->optimizer_state[i]);
+    s->best_parameters = t->best_epoch > 0 ? t->best_parameters : NULL; /* borrowed */
+    return AX_STATUS_OK;
+}
+
+/* On a stop asked for by the progress callback: PREFIX.interrupted. */
+static ax_status interrupted(trainer *t, int epoch, int64_t batch, double loss_sum, const char *where,
+                             int where_epoch)
+{
+    const char *prefix = t->config->checkpoint_prefix;
+    if (prefix) {
+        AX_TRY(take_snapshot(t, epoch, batch, loss_sum));
+        AX_TRY(ax_checkpoint_write_interrupted(&t->snapshot, prefix));
+    }
+    return ax_fail(AX_STATUS_INTERRUPTED, "training interrupted %s epoch %d%s%s%s", where, where_epoch,
+                   prefix ? "; checkpoint written to " : "", prefix ? prefix : "",
+                   prefix ? ".interrupted.safetensors" : "");
+}
+
+static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double *flops_done)
 {
     const ax_train_config *config = t->config;
     const int64_t rows = t->train->rows;
-    if (t->order && config->shuffle)
-        AX_PROFILED(t->net, AX_PROFILE_SHUFFLE, -1, 0.0, ax_rng_permutation(rng, t->order, rows));
+    /* A run resumed inside an epoch has that epoch's order already. */
+    const int64_t first_batch = t->first_batch;
+    double loss_sum = t->first_loss_sum;
+    t->first_batch = 0;
+    t->first_loss_sum = 0.0;
+    if (t->order && config->shuffle && first_batch == 0)
+        AX_PROFILED(t->net, AX_PROFILE_SHUFFLE, -1, 0.0, ax_rng_permutation(&t->rng, t->order, rows));
     ax_objective objective = {.evaluate = evaluate_loaded_batch};
     step_context step = {.net = t->net,
                          .regularization = {.l2 = config->l2, .dropout = config->dropout}};
     objective.context = &step;
 
-    double start = now_seconds(), last_report = start, loss_sum = 0.0;
-    for (int64_t b = 0; b < t->batches; b++) {
+    double start = now_seconds(), last_report = start;
+    for (int64_t b = first_batch; b < t->batches; b++) {
         ax_batch batch = {.data = t->train, .order = t->order, .first = b * t->batch_rows};
         batch.count = rows - batch.first < t->batch_rows ? rows - batch.first : t->batch_rows;
         ax_net_load_batch(t->net, &batch, true);
@@ -172,19 +326,20 @@ static ax_status run_epoch(trainer *t, int epoch, ax_rng *rng, ax_progress *prog
             double samples = (double)(batch.first + batch.count);
             progress->batch = b + 1;
             progress->train_loss = loss_sum / samples;
-            progress->samples_per_second = samples / (now - start);
+            progress->samples_per_second = (samples - (double)(first_batch * t->batch_rows)) / (now - start);
             progress->eta_seconds = (double)(rows - (int64_t)samples) / progress->samples_per_second +
                                     (double)(config->epochs - epoch) * (double)rows /
                                         progress->samples_per_second;
             progress->epoch_done = false;
             if (!config->progress(progress, config->progress_user))
-                return ax_fail(AX_STATUS_INTERRUPTED, "training interrupted in epoch %d", epoch);
+                return interrupted(t, epoch - 1, b + 1, loss_sum, "in", epoch);
         }
     }
     progress->epoch_seconds = now_seconds() - start;
     progress->batch = t->batches;
     progress->train_loss = loss_sum / (double)rows;
-    progress->samples_per_second = (double)rows / progress->epoch_seconds;
+    progress->samples_per_second =
+        (double)(rows - first_batch * t->batch_rows) / progress->epoch_seconds;
     return check_parameters_finite(t->net, epoch);
 }
 
@@ -212,21 +367,21 @@ static ax_status evaluate_into(ax_net *net, const ax_dataset *data, double *loss
 static ax_status train_epochs(trainer *t, ax_train_summary *summary)
 {
     const ax_train_config *config = t->config;
-    ax_rng rng;
-    ax_rng_seed(&rng, config->seed);
-    double best_loss = INFINITY;
-    int since_best = 0;
     ax_progress progress;
     memset(&progress, 0, sizeof progress);
     progress.epochs = config->epochs;
     progress.batches = t->batches;
 
     summary->stop_reason = is_line_search(config) ? "maximum iterations reached" : "all epochs run";
-    for (int epoch = 1; epoch <= config->epochs; epoch++) {
+    /* A checkpoint written as early stopping ended its run resumes as ended. */
+    const bool stopped = config->early_stop > 0 && t->since_best >= config->early_stop;
+    if (stopped)
+        summary->stop_reason = "early stopping: no validation improvement";
+    for (int epoch = t->first_epoch; !stopped && epoch <= config->epochs; epoch++) {
         progress.epoch = epoch;
         double flops = 0.0;
         const int64_t steps_before = t->optimizer->steps;
-        ax_status status = run_epoch(t, epoch, &rng, &progress, &flops);
+        ax_status status = run_epoch(t, epoch, &progress, &flops);
         summary->evaluations = t->optimizer->evaluations;
         summary->gradient_evaluations = t->optimizer->gradient_evaluations;
         AX_TRY(status);
@@ -254,22 +409,30 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
         summary->best_epoch = epoch;
         progress.eta_seconds = (double)(config->epochs - epoch) * progress.epoch_seconds;
         progress.epoch_done = true;
-        if (config->progress && !config->progress(&progress, config->progress_user))
-            return ax_fail(AX_STATUS_INTERRUPTED, "training interrupted after epoch %d", epoch);
+        bool stop = false;
         if (config->early_stop > 0) {
-            if (progress.validation_loss < best_loss) {
-                best_loss = progress.validation_loss;
-                since_best = 0;
+            if (progress.validation_loss < t->best_loss) {
+                t->best_loss = progress.validation_loss;
+                t->since_best = 0;
                 ax_net_parameters_get(t->net, t->best_parameters);
                 t->best_epoch = epoch;
-            } else if (++since_best >= config->early_stop) {
+            } else if (++t->since_best >= config->early_stop) {
                 summary->stop_reason = "early stopping: no validation improvement";
-                break;
+                stop = true;
             }
         }
-        if (t->optimizer->converged) {
+        if (!stop && t->optimizer->converged) {
             summary->stop_reason = t->optimizer->stop_reason;
+            stop = true;
+        }
+        if (config->progress && !config->progress(&progress, config->progress_user))
+            return interrupted(t, epoch, 0, 0.0, "after", epoch);
+        if (stop)
             break;
+        if (config->checkpoint_every > 0 && epoch % config->checkpoint_every == 0) {
+            AX_TRY(take_snapshot(t, epoch, 0, 0.0));
+            AX_TRY(ax_checkpoint_write_epoch(&t->snapshot, config->checkpoint_prefix,
+                                             config->keep_checkpoints));
         }
     }
     if (config->early_stop > 0 && t->best_epoch > 0) {
@@ -280,6 +443,55 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
             AX_TRY(evaluate_into(t->net, t->test, &loss, &summary->final_test_accuracy));
         }
     }
+    return AX_STATUS_OK;
+}
+
+/* Puts the trainer, the optimizer and the weights where the checkpoint left them. */
+static ax_status restore(trainer *t, const ax_train_state *s)
+{
+    ax_net_parameters_set(t->net, s->parameters);
+    for (int i = 0; i < 2; i++) {
+        if (s->optimizer_state[i])
+            AX_TRY(ax_optimizer_state_set(t->optimizer, i, s->optimizer_state[i]));
+        else if (t->optimizer->state[i])
+            return ax_fail(AX_STATUS_BAD_FILE, "the checkpoint lacks the %s optimizer's state array %d",
+                           t->optimizer->ops->name, i);
+    }
+    t->optimizer->steps = s->optimizer_steps;
+    t->optimizer->evaluations = s->evaluations;
+    t->optimizer->gradient_evaluations = s->gradient_evaluations;
+    t->step = s->step;
+    t->rng = s->rng;
+    t->best_loss = s->best_loss;
+    t->best_epoch = s->best_epoch;
+    t->since_best = s->since_best;
+    if (t->best_epoch > 0 && t->best_parameters) {
+        if (!s->best_parameters)
+            return ax_fail(AX_STATUS_BAD_FILE, "the checkpoint lacks the best weights of epoch %d",
+                           s->best_epoch);
+        memcpy(t->best_parameters, s->best_parameters,
+               (size_t)t->net->parameter_count * sizeof(double));
+    }
+    t->first_epoch = s->epoch + 1;
+    t->first_batch = s->batch;
+    t->first_loss_sum = s->loss_sum;
+    if (s->batch > 0) {
+        if (!t->order || !s->order || s->batch >= t->batches)
+            return ax_fail(AX_STATUS_BAD_FILE,
+                           "the checkpoint stopped at batch %lld, which this batch size (%lld batches) "
+                           "does not have",
+                           (long long)s->batch, (long long)t->batches);
+        memcpy(t->order, s->order, (size_t)t->train->rows * sizeof *t->order);
+    }
+    ax_train_summary *summary = t->summary;
+    summary->epochs_run = s->epoch;
+    summary->best_epoch = s->best_epoch > 0 ? s->best_epoch : s->epoch;
+    summary->seconds = s->seconds;
+    summary->gflop = s->gflop;
+    summary->final_train_loss = s->final_train_loss;
+    summary->final_test_accuracy = s->final_test_accuracy;
+    summary->evaluations = s->evaluations;
+    summary->gradient_evaluations = s->gradient_evaluations;
     return AX_STATUS_OK;
 }
 
@@ -297,7 +509,24 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
         AX_TRY(ax_net_check_data(net, test, "test"));
     AX_TRY(ax_dataset_check_finite(train));
 
-    trainer t = {.net = net, .train = train, .validation = validation, .test = test, .config = config};
+    const ax_train_state *resume = config->resume;
+    if (resume)
+        AX_TRY(check_resume_config(config, resume));
+    trainer t = {.net = net, .train = train, .validation = validation, .test = test, .config = config,
+                 .summary = summary, .best_loss = INFINITY, .first_epoch = 1};
+    ax_rng_seed(&t.rng, config->seed);
+    if (config->checkpoint_prefix || resume) {
+        t.snapshot.features = train->features;
+        t.snapshot.rows = train->rows;
+        t.snapshot.classes = train->classes;
+        t.snapshot.targets = train->targets;
+        t.snapshot.train_hash = ax_dataset_fingerprint(train);
+        t.snapshot.validation_rows = validation ? validation->rows : -1;
+        t.snapshot.validation_hash = validation ? ax_dataset_fingerprint(validation) : 0;
+    }
+    if (resume)
+        AX_TRY(check_resume_data(net, resume, train, validation, t.snapshot.train_hash,
+                                 t.snapshot.validation_hash));
     const int64_t rows = train->rows;
     const bool full_batch = config->batch_size == 0 || config->batch_size >= rows;
     t.batch_rows = full_batch ? rows : config->batch_size;
@@ -322,8 +551,13 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
         if (!t.best_parameters)
             status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the best weights");
     }
+    if (status == AX_STATUS_OK && resume)
+        status = restore(&t, resume);
     if (status == AX_STATUS_OK)
         status = train_epochs(&t, summary);
+    free(t.snapshot.parameters);
+    free(t.snapshot.optimizer_state[0]);
+    free(t.snapshot.optimizer_state[1]);
     free(t.order);
     free(t.best_parameters);
     ax_optimizer_free(t.optimizer);

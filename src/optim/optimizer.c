@@ -74,6 +74,25 @@ ax_status ax_optimizer_allocate_state(ax_optimizer *optimizer, int index)
     return AX_STATUS_OK;
 }
 
+bool ax_optimizer_state_get(const ax_optimizer *optimizer, int index, double *values)
+{
+    if (index < 0 || index > 1 || !optimizer->state[index])
+        return false;
+    optimizer->backend->ops->download_f64(optimizer->backend, values, optimizer->state[index],
+                                          optimizer->count);
+    return true;
+}
+
+ax_status ax_optimizer_state_set(ax_optimizer *optimizer, int index, const double *values)
+{
+    if (index < 0 || index > 1 || !optimizer->state[index])
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the %s optimizer has no state array %d to restore",
+                       optimizer->ops->name, index);
+    optimizer->backend->ops->upload_f64(optimizer->backend, optimizer->state[index], values,
+                                        optimizer->count);
+    return AX_STATUS_OK;
+}
+
 void ax_optimizer_free(ax_optimizer *optimizer)
 {
     if (!optimizer)

@@ -60,4 +60,12 @@ ax_status ax_optimizer_lbfgs_init(ax_optimizer *optimizer);
 /* Allocates state arena i (zeroed). */
 ax_status ax_optimizer_allocate_state(ax_optimizer *optimizer, int index);
 
+/* Checkpoints: copies state arena i (count reals) to or from host doubles,
+ * exactly for float and double arenas. get returns false, copying nothing,
+ * when the kind has no arena i; set fails when it has none. The step count
+ * and evaluation counters are plain fields the trainer copies itself. CG
+ * and L-BFGS keep more in kind_state, which this does not cover. */
+bool ax_optimizer_state_get(const ax_optimizer *optimizer, int index, double *values);
+ax_status ax_optimizer_state_set(ax_optimizer *optimizer, int index, const double *values);
+
 #endif

@@ -1,5 +1,5 @@
 /* progress.c: the live line and the per-epoch lines of `axon train`, the
- * per-epoch --metrics record, and Ctrl-C handling. The live line goes to
+ * per-epoch --metrics record, and Ctrl-C / SIGTERM handling. The live line goes to
  * stderr only when stderr is a terminal, so logs and pipes get the plain
  * epoch lines alone, without carriage returns. */
 #define _POSIX_C_SOURCE 200809L
@@ -18,31 +18,39 @@ static void on_interrupt(int signal_number)
     interrupt_requested = 1;
 }
 
-static bool interrupt_caught;
+/* SIGINT (Ctrl-C) and SIGTERM (kill, a batch scheduler's stop) alike. */
+static const int caught_signals[] = {SIGINT, SIGTERM};
+static bool interrupt_caught[2];
 
 void progress_catch_interrupt(void)
 {
     interrupt_requested = 0;
-    /* A SIGINT ignored on entry (a background job of a script) stays
-     * ignored, as for any well-behaved program. */
-    struct sigaction previous;
-    if (sigaction(SIGINT, NULL, &previous) == 0 && previous.sa_handler == SIG_IGN)
-        return;
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_interrupt;
-    sigemptyset(&action.sa_mask);
-    /* One-shot: the first Ctrl-C stops training cleanly, a second one kills
-     * the process as the user would expect if the clean stop is slow. */
-    action.sa_flags = (int)SA_RESETHAND;
-    interrupt_caught = sigaction(SIGINT, &action, NULL) == 0;
+    for (int i = 0; i < 2; i++) {
+        interrupt_caught[i] = false;
+        /* A signal ignored on entry (SIGINT for a background job of a
+         * script) stays ignored, as for any well-behaved program. */
+        struct sigaction previous;
+        if (sigaction(caught_signals[i], NULL, &previous) == 0 && previous.sa_handler == SIG_IGN)
+            continue;
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_handler = on_interrupt;
+        sigemptyset(&action.sa_mask);
+        /* One-shot: the first signal stops training cleanly (after the
+         * current step, with a checkpoint when they are on), a second one
+         * kills the process as the user would expect if the stop is slow. */
+        action.sa_flags = (int)SA_RESETHAND;
+        interrupt_caught[i] = sigaction(caught_signals[i], &action, NULL) == 0;
+    }
 }
 
 void progress_release_interrupt(void)
 {
-    if (interrupt_caught)
-        signal(SIGINT, SIG_DFL);
-    interrupt_caught = false;
+    for (int i = 0; i < 2; i++) {
+        if (interrupt_caught[i])
+            signal(caught_signals[i], SIG_DFL);
+        interrupt_caught[i] = false;
+    }
 }
 
 bool progress_interrupted(void) { return interrupt_requested != 0; }

@@ -37,8 +37,8 @@ bool progress_callback(const ax_progress *progress, void *user);
 /* Erases the live line, if one is shown, before other output. */
 void progress_clear_line(progress_display *display);
 
-/* Ctrl-C sets a flag that progress_callback reports as "stop"; a second
- * Ctrl-C kills the process as usual. */
+/* Ctrl-C (SIGINT) or SIGTERM sets a flag that progress_callback reports as
+ * "stop"; a second signal kills the process as usual. */
 void progress_catch_interrupt(void);
 void progress_release_interrupt(void);
 bool progress_interrupted(void);

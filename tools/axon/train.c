@@ -1,12 +1,14 @@
 /* train.c: `axon train`: load data, build the network the options describe,
- * train it with a live display, optionally save it. Ctrl-C stops training at
- * the next progress call; the weights reached so far are still saved when
- * --out was given (with a note), since an interrupted long run is usually
- * worth keeping. */
+ * train it with a live display, optionally save it. Ctrl-C or SIGTERM stops
+ * training at the next progress call; the weights reached so far are still
+ * saved when --out was given (with a note), since an interrupted long run is
+ * usually worth keeping, and with checkpoints on, a checkpoint is written
+ * that --resume continues from. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -66,6 +68,16 @@ static const cli_option train_options[] = {
      "GFLOP/s against the machine's peak and the GEMM rate at its shapes"},
     {"profile-json", CLI_STRING, "FILE", NULL, "write the profile there as JSON (implies --profile)"},
     {"no-shuffle", CLI_FLAG, NULL, NULL, "keep the rows in file order every epoch"},
+    {"checkpoint-every", CLI_INT, "N", "0",
+     "sgd, adam: write a checkpoint after every N-th epoch; 0 = off"},
+    {"checkpoint", CLI_STRING, "PREFIX", NULL,
+     "checkpoints are PREFIX.epoch-NNNNNN.safetensors (default: --out without\n"
+     ".safetensors, else 'checkpoint'); given, a Ctrl-C or SIGTERM also writes\n"
+     "PREFIX.interrupted.safetensors"},
+    {"keep-checkpoints", CLI_INT, "K", "2", "keep the newest K epoch checkpoints; 0 = all"},
+    {"resume", CLI_STRING, "FILE", NULL,
+     "continue the run checkpoint FILE recorded, with its options; give --data\n"
+     "(and --test) again; --epochs may extend the run"},
     DATA_SOURCE_OPTIONS,
 };
 
@@ -89,13 +101,114 @@ typedef struct train_request {
     ax_net_config net;
     ax_train_config train;
     data_settings data_settings;
+    const char *resume;        /* --resume FILE */
+    ax_net *resumed_net;       /* from the checkpoint, with its weights */
+    ax_train_state *resumed;   /* the checkpoint's state */
+    char note[64];             /* the options the library stores for us: val_split */
+    bool resume_failed;        /* the checkpoint could not be read (not a usage error) */
 } train_request;
+
+/* The options a checkpoint records; --resume refuses them. */
+static const char *const recorded_options[] = {
+    "layers", "loss", "optimizer", "lr", "momentum", "nesterov", "batch", "max-iter", "gtol",
+    "lbfgs-memory", "l2", "dropout", "init", "init-range", "seed", "precision", "device",
+    "val-split", "early-stop", "no-shuffle", NULL};
+
+/* --checkpoint-every, --checkpoint, --keep-checkpoints into request->train;
+ * on --resume, an option not given keeps the recorded value. */
+static bool read_checkpoint_options(const cli_args *args, train_request *request)
+{
+    ax_train_config *train = &request->train;
+    const bool resume = request->resume != NULL;
+    if ((!resume || cli_given(args, "checkpoint-every")) &&
+        !cli_get_int(args, "checkpoint-every", 0, 1000000, &train->checkpoint_every))
+        return false;
+    if ((!resume || cli_given(args, "keep-checkpoints")) &&
+        !cli_get_int(args, "keep-checkpoints", 0, 1000000, &train->keep_checkpoints))
+        return false;
+    const char *prefix = NULL;
+    if (!cli_get_nonempty(args, "checkpoint", &prefix))
+        return false;
+    if (prefix)
+        train->checkpoint_prefix = prefix;
+    if (train->checkpoint_every > 0 && !train->checkpoint_prefix) {
+        /* model.safetensors -> model.epoch-000001.safetensors */
+        static char derived[4096];
+        const char *out = request->out ? request->out : "checkpoint";
+        size_t length = strlen(out);
+        if (length > 12 && strcmp(out + length - 12, ".safetensors") == 0)
+            length -= 12;
+        snprintf(derived, sizeof derived, "%.*s", (int)length, out);
+        train->checkpoint_prefix = derived;
+    }
+    const bool line_search = train->optimizer == AX_OPTIMIZER_CG || train->optimizer == AX_OPTIMIZER_LBFGS;
+    if (line_search && train->checkpoint_prefix) {
+        cli_error(args, "--checkpoint-every/--checkpoint: checkpoints are available for sgd and adam "
+                        "only; %s's line-search state is not saved", ax_optimizer_name(train->optimizer));
+        return false;
+    }
+    return true;
+}
+
+/* --resume FILE: the options come from the checkpoint. */
+static bool read_resume_request(const cli_args *args, train_request *request)
+{
+    for (int i = 0; recorded_options[i]; i++)
+        if (cli_given(args, recorded_options[i])) {
+            cli_error(args, "--%s: a resumed run keeps the options its checkpoint recorded; "
+                            "leave it out", recorded_options[i]);
+            return false;
+        }
+    bool ok = cli_get_nonempty(args, "data", &request->data) &&
+              cli_get_nonempty(args, "test", &request->test) &&
+              cli_get_nonempty(args, "out", &request->out) &&
+              cli_get_nonempty(args, "metrics", &request->metrics_path) &&
+              cli_get_flag(args, "quiet", &request->quiet) &&
+              cli_get_flag(args, "profile", &request->profile) &&
+              cli_get_nonempty(args, "profile-json", &request->profile_json) &&
+              data_settings_read(args, &request->data_settings);
+    if (!ok)
+        return false;
+    if (!request->data) {
+        cli_error(args, "--resume needs the training data again: add --data (and --test if the run had one)");
+        return false;
+    }
+    ax_status status = ax_checkpoint_load(request->resume, &request->resumed_net, &request->train,
+                                          &request->resumed);
+    if (status != AX_STATUS_OK) {
+        report_failure(status, request->resume);
+        request->resume_failed = true;
+        return false;
+    }
+    request->net = *ax_net_config_get(request->resumed_net);
+    request->layers = "checkpoint";
+    request->optimizer_name = ax_optimizer_name(request->train.optimizer);
+    /* synth:linear draws from the run's seed; the split from its val_split. */
+    request->data_settings.seed = request->train.seed;
+    const char *note = ax_train_state_note(request->resumed);
+    if (strncmp(note, "val_split=", 10) == 0)
+        request->val_split = strtod(note + 10, NULL);
+    if (!(request->val_split >= 0.0 && request->val_split < 1.0)) {
+        fprintf(stderr, "axon: %s: checkpoint note '%s' holds no valid val_split\n", request->resume, note);
+        request->resume_failed = true;
+        return false;
+    }
+    snprintf(request->note, sizeof request->note, "%s", note);
+    request->train.checkpoint_note = request->note;
+    if (cli_given(args, "epochs") && !cli_get_int(args, "epochs", 1, 1000000, &request->train.epochs))
+        return false;
+    return read_checkpoint_options(args, request);
+}
 
 static bool read_request(const cli_args *args, train_request *request)
 {
     memset(request, 0, sizeof *request);
     request->net = ax_net_defaults();
     request->train = ax_train_defaults();
+    if (!cli_get_nonempty(args, "resume", &request->resume))
+        return false;
+    if (request->resume)
+        return read_resume_request(args, request);
     static const char *const losses[] = {"auto", "cross-entropy", "binary-cross-entropy", "mse",
                                          NULL};
     static const char *const optimizers[] = {"sgd", "adam", "cg", "lbfgs", NULL};
@@ -198,7 +311,9 @@ static bool read_request(const cli_args *args, train_request *request)
         cli_error(args, "--layers %s: %s", request->layers, ax_error_message());
         return false;
     }
-    return true;
+    snprintf(request->note, sizeof request->note, "val_split=%.17g", request->val_split);
+    request->train.checkpoint_note = request->note;
+    return read_checkpoint_options(args, request);
 }
 
 /* Refuses an --out path that cannot be written before hours of training. */
@@ -250,6 +365,9 @@ static void print_header(const train_request *request, const ax_net *net, const 
     char text[1024];
     const ax_net_config *config = ax_net_config_get(net);
     printf("axon %s train\n", AX_VERSION);
+    if (request->resumed)
+        printf("  resumed     %s after epoch %d\n", request->resume,
+               ax_train_state_epochs_done(request->resumed));
     data_describe(train, text, sizeof text);
     printf("  data        %s: %s\n", ax_dataset_source(train), text);
     if (validation) {
@@ -290,6 +408,15 @@ static void print_header(const train_request *request, const ax_net *net, const 
     if (train_config->early_stop > 0)
         printf(", early stop after %d", train_config->early_stop);
     printf("\n");
+    if (train_config->checkpoint_every > 0)
+    {
+        char kept[32] = "all kept";
+        if (train_config->keep_checkpoints > 0)
+            snprintf(kept, sizeof kept, "newest %d kept", train_config->keep_checkpoints);
+        printf("  checkpoints %s.epoch-NNNNNN.safetensors every %d epoch%s, %s\n",
+               train_config->checkpoint_prefix, train_config->checkpoint_every,
+               train_config->checkpoint_every == 1 ? "" : "s", kept);
+    }
     ax_build_info build = ax_build_info_get();
     printf("  precision   %s, %d thread%s, BLAS %s (%s)\n", precision_name(config->precision),
            ax_threads(), ax_threads() == 1 ? "" : "s", build.blas ? build.blas : "?",
@@ -370,12 +497,14 @@ static int load_data(const train_request *request, train_data *data)
 static int run_training(const train_request *request, train_data *data)
 {
     ax_net_config config = request->net;
-    config.input_width = ax_dataset_features(data->train);
-    int64_t classes = ax_dataset_classes(data->loaded);
-    if (data->test && ax_dataset_classes(data->test) > classes)
-        classes = ax_dataset_classes(data->test);
-    if (strcmp(request->layers, "auto") == 0)
-        default_layers(&config, classes, ax_dataset_targets(data->loaded));
+    if (!request->resumed_net) {
+        config.input_width = ax_dataset_features(data->train);
+        int64_t classes = ax_dataset_classes(data->loaded);
+        if (data->test && ax_dataset_classes(data->test) > classes)
+            classes = ax_dataset_classes(data->test);
+        if (strcmp(request->layers, "auto") == 0)
+            default_layers(&config, classes, ax_dataset_targets(data->loaded));
+    }
 
     char layout[1024], name[1100];
     ax_layers_format(&config, layout, sizeof layout);
@@ -383,16 +512,21 @@ static int run_training(const train_request *request, train_data *data)
     int result = check_data_fits(&config, data->loaded, name);
     if (result == CLI_EXIT_OK && data->test)
         result = check_data_fits(&config, data->test, name);
-    if (result != CLI_EXIT_OK)
-        return result;
-    if (data->test && (ax_dataset_classes(data->test) > 0) != (ax_dataset_classes(data->loaded) > 0)) {
+    if (result == CLI_EXIT_OK && data->test &&
+        (ax_dataset_classes(data->test) > 0) != (ax_dataset_classes(data->loaded) > 0)) {
         fprintf(stderr, "axon: %s and %s differ in kind: one has class labels, the other numbers\n",
                 ax_dataset_source(data->loaded), ax_dataset_source(data->test));
-        return CLI_EXIT_RUNTIME;
+        result = CLI_EXIT_RUNTIME;
+    }
+    if (result != CLI_EXIT_OK) {
+        ax_net_free(request->resumed_net);
+        return result;
     }
 
-    ax_net *net = NULL;
-    ax_status status = ax_net_create(&config, &net);
+    ax_net *net = request->resumed_net;
+    ax_status status = AX_STATUS_OK;
+    if (!net)
+        status = ax_net_create(&config, &net);
     if (status != AX_STATUS_OK)
         return report_failure(status, status == AX_STATUS_UNSUPPORTED && config.device >= 0
                                           ? "--device" : "--layers");
@@ -437,6 +571,10 @@ static int run_training(const train_request *request, train_data *data)
                     display.current_epoch, train_config.epochs, done);
         else
             fprintf(stderr, "axon: interrupted after epoch %d of %d\n", done, train_config.epochs);
+        if (train_config.checkpoint_prefix)
+            fprintf(stderr, "axon: checkpoint written to %s.interrupted.safetensors; continue with "
+                            "axon train --resume %s.interrupted.safetensors --data ...\n",
+                    train_config.checkpoint_prefix, train_config.checkpoint_prefix);
     } else if (!request->quiet) {
         print_summary(request, &summary, classification, data->test != NULL);
     }
@@ -477,17 +615,25 @@ int command_train(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     train_request request;
-    if (!read_request(&args, &request))
-        return CLI_EXIT_USAGE;
     result = apply_threads(&args);
     if (result != CLI_EXIT_OK)
         return result;
+    if (!read_request(&args, &request)) {
+        result = request.resume_failed ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
+        ax_net_free(request.resumed_net);
+        ax_train_state_free(request.resumed);
+        return result;
+    }
     if (request.out && !output_writable(request.out))
-        return CLI_EXIT_RUNTIME;
+        result = CLI_EXIT_RUNTIME;
     train_data data = {0};
-    result = load_data(&request, &data);
     if (result == CLI_EXIT_OK)
-        result = run_training(&request, &data);
+        result = load_data(&request, &data);
+    if (result == CLI_EXIT_OK)
+        result = run_training(&request, &data); /* frees request.resumed_net */
+    else
+        ax_net_free(request.resumed_net);
     train_data_free(&data);
+    ax_train_state_free(request.resumed);
     return result;
 }

@@ -1,0 +1,359 @@
+/* checkpoint.c: writing and reading checkpoint files (see checkpoint.h) and
+ * keeping the newest K of them. Every field read back is validated and a
+ * failure names the file and the field, since a checkpoint is outside input
+ * like any other file. */
+#define _POSIX_C_SOURCE 200809L
+#include "core/checkpoint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/net.h"
+#include "data/dataset.h"
+#include "io/json.h"
+#include "io/safetensors.h"
+
+#define CHECKPOINT_FORMAT "axon-checkpoint-1"
+
+uint64_t ax_dataset_fingerprint(const ax_dataset *data)
+{
+    uint64_t hash = ax_hash64((uint64_t)data->rows) ^ (uint64_t)data->features;
+    const int64_t count = data->rows * data->features;
+    for (int64_t i = 0; i < count; i++) {
+        uint32_t bits;
+        memcpy(&bits, &data->feature_values[i], sizeof bits);
+        hash = ax_hash64(hash ^ bits);
+    }
+    if (data->labels)
+        for (int64_t i = 0; i < data->rows; i++)
+            hash = ax_hash64(hash ^ (uint32_t)data->labels[i]);
+    if (data->target_values)
+        for (int64_t i = 0; i < data->rows * data->targets; i++) {
+            uint32_t bits;
+            memcpy(&bits, &data->target_values[i], sizeof bits);
+            hash = ax_hash64(hash ^ bits);
+        }
+    return hash;
+}
+
+void ax_train_state_free(ax_train_state *state)
+{
+    if (!state)
+        return;
+    free(state->prefix);
+    free(state->note);
+    free(state->order);
+    free(state->parameters);
+    free(state->optimizer_state[0]);
+    free(state->optimizer_state[1]);
+    free(state->best_parameters);
+    free(state);
+}
+
+int ax_train_state_epochs_done(const ax_train_state *state) { return state->epoch; }
+
+const char *ax_train_state_note(const ax_train_state *state)
+{
+    return state->note ? state->note : "";
+}
+
+/* ------------------------------------------------------------------ writing */
+
+static void append_double(ax_json_writer *w, const char *key, double value)
+{
+    char text[64];
+    snprintf(text, sizeof text, "\"%s\":%.17g,", key, value);
+    ax_json_writer_append(w, text);
+}
+
+/* Exact and able to hold Inf and NaN: a hexadecimal float in a string. */
+static void append_hex_double(ax_json_writer *w, const char *key, double value)
+{
+    char text[96];
+    snprintf(text, sizeof text, "\"%s\":\"%a\",", key, value);
+    ax_json_writer_append(w, text);
+}
+
+static void append_int(ax_json_writer *w, const char *key, int64_t value)
+{
+    char text[64];
+    snprintf(text, sizeof text, "\"%s\":%" PRId64 ",", key, value);
+    ax_json_writer_append(w, text);
+}
+
+static void append_u64(ax_json_writer *w, const char *key, uint64_t value)
+{
+    char text[64];
+    snprintf(text, sizeof text, "\"%s\":\"%016" PRIx64 "\",", key, value);
+    ax_json_writer_append(w, text);
+}
+
+static void append_string(ax_json_writer *w, const char *key, const char *value)
+{
+    ax_json_writer_append_string(w, key);
+    ax_json_writer_append(w, ":");
+    ax_json_writer_append_string(w, value);
+    ax_json_writer_append(w, ",");
+}
+
+/* Replaces the trailing comma by the closing brace. */
+static void close_object(ax_json_writer *w)
+{
+    if (!w->out_of_memory && w->length > 0 && w->text[w->length - 1] == ',')
+        w->text[--w->length] = '\0';
+    ax_json_writer_append(w, "}");
+}
+
+static void net_json(const ax_net_config *c, ax_json_writer *w)
+{
+    char layers[AX_MAX_LAYERS * 32];
+    size_t used = 0;
+    layers[0] = '\0';
+    for (int l = 0; l < c->layer_count && used < sizeof layers; l++)
+        used += (size_t)snprintf(layers + used, sizeof layers - used, "%s%lld:%s", l ? "," : "",
+                                 (long long)c->layers[l].width,
+                                 ax_activation_name(c->layers[l].activation));
+    ax_json_writer_append(w, "{");
+    append_int(w, "input_width", c->input_width);
+    append_string(w, "layers", layers);
+    append_string(w, "loss", ax_loss_name(c->loss));
+    append_string(w, "init", ax_init_name(c->init));
+    append_double(w, "init_range", c->init_range);
+    append_string(w, "precision", c->precision == AX_PRECISION_F64 ? "f64" : "f32");
+    append_u64(w, "seed", c->seed);
+    append_int(w, "device", c->device);
+    close_object(w);
+}
+
+static void train_json(const ax_train_config *c, ax_json_writer *w)
+{
+    ax_json_writer_append(w, "{");
+    append_string(w, "optimizer", ax_optimizer_name(c->optimizer));
+    append_double(w, "learning_rate", c->learning_rate);
+    append_double(w, "momentum", c->momentum);
+    append_int(w, "nesterov", c->nesterov);
+    append_double(w, "beta1", c->beta1);
+    append_double(w, "beta2", c->beta2);
+    append_double(w, "epsilon", c->epsilon);
+    append_double(w, "gtol", c->gtol);
+    append_int(w, "lbfgs_memory", c->lbfgs_memory);
+    append_int(w, "line_search_max_evaluations", c->line_search_max_evaluations);
+    append_int(w, "batch_size", c->batch_size);
+    append_int(w, "epochs", c->epochs);
+    append_double(w, "l2", c->l2);
+    append_double(w, "dropout", c->dropout);
+    append_int(w, "early_stop", c->early_stop);
+    append_u64(w, "seed", c->seed);
+    append_int(w, "shuffle", c->shuffle);
+    append_double(w, "progress_interval", c->progress_interval);
+    append_int(w, "checkpoint_every", c->checkpoint_every);
+    append_string(w, "checkpoint_prefix", c->checkpoint_prefix ? c->checkpoint_prefix : "");
+    append_int(w, "keep_checkpoints", c->keep_checkpoints);
+    close_object(w);
+}
+
+static void state_json(const ax_train_state *s, ax_json_writer *w)
+{
+    ax_json_writer_append(w, "{");
+    append_int(w, "epoch", s->epoch);
+    append_int(w, "batch", s->batch);
+    append_u64(w, "step", s->step);
+    append_int(w, "optimizer_steps", s->optimizer_steps);
+    append_int(w, "evaluations", s->evaluations);
+    append_int(w, "gradient_evaluations", s->gradient_evaluations);
+    for (int i = 0; i < 4; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "rng%d", i);
+        append_u64(w, key, s->rng.state[i]);
+    }
+    append_hex_double(w, "loss_sum", s->loss_sum);
+    append_hex_double(w, "best_loss", s->best_loss);
+    append_int(w, "best_epoch", s->best_epoch);
+    append_int(w, "since_best", s->since_best);
+    append_hex_double(w, "seconds", s->seconds);
+    append_hex_double(w, "gflop", s->gflop);
+    append_hex_double(w, "final_train_loss", s->final_train_loss);
+    append_hex_double(w, "final_test_accuracy", s->final_test_accuracy);
+    append_int(w, "rows", s->rows);
+    append_int(w, "features", s->features);
+    append_int(w, "classes", s->classes);
+    append_int(w, "targets", s->targets);
+    append_u64(w, "train_hash", s->train_hash);
+    append_int(w, "validation_rows", s->validation_rows);
+    append_u64(w, "validation_hash", s->validation_hash);
+    close_object(w);
+}
+
+ax_status ax_checkpoint_write(const ax_train_state *state, const char *path)
+{
+    const bool single = state->net_config.precision == AX_PRECISION_F32;
+    const int64_t n = state->parameter_count;
+    ax_safetensors_tensor tensors[5];
+    const char *names[] = {"parameters", "optimizer.state0", "optimizer.state1", "best_parameters",
+                           "order"};
+    const double *arrays[] = {state->parameters, state->optimizer_state[0], state->optimizer_state[1],
+                              state->best_parameters, NULL};
+    float *singles[4] = {NULL, NULL, NULL, NULL};
+    double *order = NULL;
+    ax_status status = AX_STATUS_OK;
+    int count = 0;
+    for (int i = 0; i < 4 && status == AX_STATUS_OK; i++) {
+        if (!arrays[i])
+            continue;
+        ax_safetensors_tensor *t = &tensors[count++];
+        memset(t, 0, sizeof *t);
+        t->name = names[i];
+        t->rank = 1;
+        t->shape[0] = n;
+        /* The arenas in their own precision (the best weights are doubles). */
+        if (single && i < 3) {
+            singles[i] = malloc((size_t)n * sizeof(float));
+            if (!singles[i]) {
+                status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory writing %s", path);
+                break;
+            }
+            for (int64_t j = 0; j < n; j++)
+                singles[i][j] = (float)arrays[i][j];
+            t->dtype = AX_SAFETENSORS_F32;
+            t->data = singles[i];
+        } else {
+            t->dtype = AX_SAFETENSORS_F64;
+            t->data = arrays[i];
+        }
+    }
+    if (status == AX_STATUS_OK && state->batch > 0 && state->order) {
+        /* Row numbers are below 2^53, so doubles hold them exactly. */
+        order = malloc((size_t)state->rows * sizeof(double));
+        if (!order)
+            status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory writing %s", path);
+        else {
+            for (int64_t j = 0; j < state->rows; j++)
+                order[j] = (double)state->order[j];
+            ax_safetensors_tensor *t = &tensors[count++];
+            memset(t, 0, sizeof *t);
+            t->name = names[4];
+            t->dtype = AX_SAFETENSORS_F64;
+            t->rank = 1;
+            t->shape[0] = state->rows;
+            t->data = order;
+        }
+    }
+    ax_json_writer net = {0}, train = {0}, progress = {0};
+    net_json(&state->net_config, &net);
+    train_json(&state->config, &train);
+    state_json(state, &progress);
+    if (status == AX_STATUS_OK && (net.out_of_memory || train.out_of_memory || progress.out_of_memory))
+        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory writing %s", path);
+    if (status == AX_STATUS_OK) {
+        const char *keys[] = {"format", "producer", "net", "train", "state", "note"};
+        const char *values[] = {CHECKPOINT_FORMAT, "axon " AX_VERSION, net.text, train.text,
+                                progress.text, state->note ? state->note : ""};
+        status = ax_safetensors_write(path, tensors, count, keys, values, 6);
+    }
+    ax_json_writer_free(&net);
+    ax_json_writer_free(&train);
+    ax_json_writer_free(&progress);
+    for (int i = 0; i < 4; i++)
+        free(singles[i]);
+    free(order);
+    return status;
+}
+
+/* Splits prefix into its folder ("." when none) and file-name start. */
+static void split_prefix(const char *prefix, char *folder, size_t capacity, const char **base)
+{
+    const char *slash = strrchr(prefix, '/');
+    if (!slash) {
+        snprintf(folder, capacity, ".");
+        *base = prefix;
+    } else {
+        snprintf(folder, capacity, "%.*s", slash == prefix ? 1 : (int)(slash - prefix), prefix);
+        *base = slash + 1;
+    }
+}
+
+/* The epoch of "BASE.epoch-NNNNNN.safetensors", or -1 for any other name. */
+static long epoch_of(const char *name, const char *base)
+{
+    size_t length = strlen(base);
+    if (strncmp(name, base, length) != 0 || strncmp(name + length, ".epoch-", 7) != 0)
+        return -1;
+    const char *digits = name + length + 7;
+    char *end;
+    errno = 0;
+    long epoch = strtol(digits, &end, 10);
+    if (end == digits || *digits < '0' || *digits > '9' || errno || strcmp(end, ".safetensors") != 0)
+        return -1;
+    return epoch;
+}
+
+static int compare_longs_descending(const void *a, const void *b)
+{
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x < y) - (x > y);
+}
+
+/* Deletes all but the newest `keep` epoch checkpoints of prefix. */
+static ax_status prune(const char *prefix, int keep)
+{
+    char folder[4096];
+    const char *base;
+    split_prefix(prefix, folder, sizeof folder, &base);
+    DIR *dir = opendir(folder);
+    if (!dir)
+        return ax_fail(AX_STATUS_IO_ERROR, "cannot list %s to delete old checkpoints: %s", folder,
+                       strerror(errno));
+    long *epochs = NULL;
+    size_t count = 0, capacity = 0;
+    ax_status status = AX_STATUS_OK;
+    for (struct dirent *entry; (entry = readdir(dir));) {
+        long epoch = epoch_of(entry->d_name, base);
+        if (epoch < 0)
+            continue;
+        if (count == capacity) {
+            size_t grown = capacity ? 2 * capacity : 16;
+            long *bigger = realloc(epochs, grown * sizeof *epochs);
+            if (!bigger) {
+                status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory listing checkpoints");
+                break;
+            }
+            epochs = bigger;
+            capacity = grown;
+        }
+        epochs[count++] = epoch;
+    }
+    closedir(dir);
+    if (status == AX_STATUS_OK && count > (size_t)keep) {
+        qsort(epochs, count, sizeof *epochs, compare_longs_descending);
+        for (size_t i = (size_t)keep; i < count && status == AX_STATUS_OK; i++) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s.epoch-%06ld.safetensors", prefix, epochs[i]);
+            if (remove(path) != 0 && errno != ENOENT)
+                status = ax_fail(AX_STATUS_IO_ERROR, "cannot delete the old checkpoint %s: %s", path,
+                                 strerror(errno));
+        }
+    }
+    free(epochs);
+    return status;
+}
+
+ax_status ax_checkpoint_write_epoch(const ax_train_state *state, const char *prefix, int keep)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s.epoch-%06d.safetensors", prefix, state->epoch);
+    AX_TRY(ax_checkpoint_write(state, path));
+    return keep > 0 ? prune(prefix, keep) : AX_STATUS_OK;
+}
+
+ax_status ax_checkpoint_write_interrupted(const ax_train_state *state, const char *prefix)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s.interrupted.safetensors", prefix);
+    return ax_checkpoint_write(state, path);
+}

@@ -1,0 +1,352 @@
+/* checkpoint_load.c: reading a checkpoint back (ax_checkpoint_load). The
+ * file is outside input: every tensor and metadata field is checked, and a
+ * failure names the file and the field, so a truncated or edited checkpoint
+ * is refused with a reason rather than resumed into nonsense. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/checkpoint.h"
+#include "core/error.h"
+#include "core/net.h"
+#include "io/json.h"
+#include "io/safetensors.h"
+
+typedef struct reader {
+    const char *path;
+    const char *section; /* "net", "train" or "state" */
+    const ax_json *object;
+    ax_status status;
+} reader;
+
+static const ax_json *field(reader *r, const char *key, ax_json_type type, const char *what)
+{
+    if (r->status != AX_STATUS_OK)
+        return NULL;
+    const ax_json *node = ax_json_object_get(r->object, key);
+    bool ok = node && (ax_json_type_of(node) == type ||
+                       (type == AX_JSON_DOUBLE && ax_json_type_of(node) == AX_JSON_INT));
+    if (!ok) {
+        r->status = ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"%s\": field \"%s\" %s",
+                            r->path, r->section, key, node ? "has the wrong type" : "is missing");
+        (void)what;
+        return NULL;
+    }
+    return node;
+}
+
+static int64_t get_int(reader *r, const char *key, int64_t low, int64_t high)
+{
+    const ax_json *node = field(r, key, AX_JSON_INT, "an integer");
+    int64_t value = 0;
+    if (node && (!ax_json_int(node, &value) || value < low || value > high)) {
+        r->status = ax_fail(AX_STATUS_BAD_FILE,
+                            "%s: checkpoint metadata \"%s\": field \"%s\" must be from %" PRId64
+                            " to %" PRId64,
+                            r->path, r->section, key, low, high);
+        return low;
+    }
+    return node ? value : low;
+}
+
+static double get_double(reader *r, const char *key)
+{
+    const ax_json *node = field(r, key, AX_JSON_DOUBLE, "a number");
+    double value = 0.0;
+    if (node)
+        ax_json_number(node, &value);
+    return value;
+}
+
+static const char *get_string(reader *r, const char *key)
+{
+    const ax_json *node = field(r, key, AX_JSON_STRING, "a string");
+    return node ? ax_json_string(node) : "";
+}
+
+static double get_hex_double(reader *r, const char *key)
+{
+    const char *text = get_string(r, key);
+    if (r->status != AX_STATUS_OK)
+        return 0.0;
+    char *end;
+    double value = strtod(text, &end);
+    if (end == text || *end)
+        r->status = ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"%s\": field \"%s\" is not a number: '%s'",
+                            r->path, r->section, key, text);
+    return value;
+}
+
+static uint64_t get_u64(reader *r, const char *key)
+{
+    const char *text = get_string(r, key);
+    if (r->status != AX_STATUS_OK)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 16);
+    if (strlen(text) != 16 || *end || errno)
+        r->status = ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"%s\": field \"%s\" is not 16 hexadecimal digits: '%s'",
+                            r->path, r->section, key, text);
+    return (uint64_t)value;
+}
+
+/* Parses metadata entry key as a JSON object into r. */
+static ax_status open_section(const ax_safetensors_file *file, const char *key, reader *r, ax_json **root)
+{
+    r->path = ax_safetensors_path(file);
+    r->section = key;
+    r->status = AX_STATUS_OK;
+    const char *text = ax_safetensors_metadata(file, key);
+    if (!text)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: the checkpoint metadata lacks \"%s\"", r->path, key);
+    if (ax_json_parse(text, strlen(text), 0, root) != AX_STATUS_OK)
+        return ax_fail_context(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"%s\"", r->path, key);
+    if (ax_json_type_of(*root) != AX_JSON_OBJECT)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"%s\" is not a JSON object", r->path, key);
+    r->object = *root;
+    return AX_STATUS_OK;
+}
+
+#define CHECK_PARSE(call)                                                                       \
+    do {                                                                                        \
+        ax_status check_ = (call);                                                              \
+        if (check_ != AX_STATUS_OK)                                                             \
+            return ax_fail_context(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"%s\"", r->path, \
+                                   r->section);                                                 \
+    } while (0)
+
+static ax_status read_net(reader *r, ax_net_config *c)
+{
+    *c = ax_net_defaults();
+    c->input_width = get_int(r, "input_width", 1, INT64_MAX);
+    const char *layers = get_string(r, "layers");
+    const char *loss = get_string(r, "loss");
+    const char *init = get_string(r, "init");
+    c->init_range = get_double(r, "init_range");
+    const char *precision = get_string(r, "precision");
+    c->seed = get_u64(r, "seed");
+    c->device = (int)get_int(r, "device", -1, 1023);
+    AX_TRY(r->status);
+    CHECK_PARSE(ax_layers_parse(layers, c));
+    CHECK_PARSE(ax_loss_parse(loss, &c->loss));
+    CHECK_PARSE(ax_init_parse(init, &c->init));
+    if (strcmp(precision, "f32") != 0 && strcmp(precision, "f64") != 0)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"net\": precision '%s' is not f32 or f64",
+                       r->path, precision);
+    c->precision = precision[1] == '6' ? AX_PRECISION_F64 : AX_PRECISION_F32;
+    return AX_STATUS_OK;
+}
+
+static ax_status read_train(reader *r, ax_train_state *s)
+{
+    ax_train_config *c = &s->config;
+    *c = ax_train_defaults();
+    const char *optimizer = get_string(r, "optimizer");
+    c->learning_rate = get_double(r, "learning_rate");
+    c->momentum = get_double(r, "momentum");
+    c->nesterov = get_int(r, "nesterov", 0, 1) != 0;
+    c->beta1 = get_double(r, "beta1");
+    c->beta2 = get_double(r, "beta2");
+    c->epsilon = get_double(r, "epsilon");
+    c->gtol = get_double(r, "gtol");
+    c->lbfgs_memory = (int)get_int(r, "lbfgs_memory", 0, 1000);
+    c->line_search_max_evaluations = (int)get_int(r, "line_search_max_evaluations", 0, 1000);
+    c->batch_size = get_int(r, "batch_size", 0, INT64_MAX);
+    c->epochs = (int)get_int(r, "epochs", 1, 100000000);
+    c->l2 = get_double(r, "l2");
+    c->dropout = get_double(r, "dropout");
+    c->early_stop = (int)get_int(r, "early_stop", 0, 100000000);
+    c->seed = get_u64(r, "seed");
+    c->shuffle = get_int(r, "shuffle", 0, 1) != 0;
+    c->progress_interval = get_double(r, "progress_interval");
+    c->checkpoint_every = (int)get_int(r, "checkpoint_every", 0, 100000000);
+    const char *prefix = get_string(r, "checkpoint_prefix");
+    c->keep_checkpoints = (int)get_int(r, "keep_checkpoints", 0, 100000000);
+    AX_TRY(r->status);
+    CHECK_PARSE(ax_optimizer_parse(optimizer, &c->optimizer));
+    if (*prefix) {
+        s->prefix = malloc(strlen(prefix) + 1);
+        if (!s->prefix)
+            return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory reading %s", r->path);
+        strcpy(s->prefix, prefix);
+    }
+    c->checkpoint_prefix = s->prefix;
+    return AX_STATUS_OK;
+}
+
+static ax_status read_state(reader *r, ax_train_state *s)
+{
+    s->epoch = (int)get_int(r, "epoch", 0, 100000000);
+    s->batch = get_int(r, "batch", 0, INT64_MAX);
+    s->step = get_u64(r, "step");
+    s->optimizer_steps = get_int(r, "optimizer_steps", 0, INT64_MAX);
+    s->evaluations = get_int(r, "evaluations", 0, INT64_MAX);
+    s->gradient_evaluations = get_int(r, "gradient_evaluations", 0, INT64_MAX);
+    for (int i = 0; i < 4; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "rng%d", i);
+        s->rng.state[i] = get_u64(r, key);
+    }
+    s->loss_sum = get_hex_double(r, "loss_sum");
+    s->best_loss = get_hex_double(r, "best_loss");
+    s->best_epoch = (int)get_int(r, "best_epoch", 0, 100000000);
+    s->since_best = (int)get_int(r, "since_best", 0, 100000000);
+    s->seconds = get_hex_double(r, "seconds");
+    s->gflop = get_hex_double(r, "gflop");
+    s->final_train_loss = get_hex_double(r, "final_train_loss");
+    s->final_test_accuracy = get_hex_double(r, "final_test_accuracy");
+    s->rows = get_int(r, "rows", 1, INT64_MAX);
+    s->features = get_int(r, "features", 1, INT64_MAX);
+    s->classes = get_int(r, "classes", 0, INT64_MAX);
+    s->targets = get_int(r, "targets", 0, INT64_MAX);
+    s->train_hash = get_u64(r, "train_hash");
+    s->validation_rows = get_int(r, "validation_rows", -1, INT64_MAX);
+    s->validation_hash = get_u64(r, "validation_hash");
+    AX_TRY(r->status);
+    if (s->rng.state[0] == 0 && s->rng.state[1] == 0 && s->rng.state[2] == 0 && s->rng.state[3] == 0)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"state\": the random state is all zero",
+                       r->path);
+    return AX_STATUS_OK;
+}
+
+/* A 1-D tensor of count values into a new double array; NULL when absent
+ * and not required. */
+static ax_status read_array(const ax_safetensors_file *file, const char *name, int64_t count,
+                            bool required, double **out)
+{
+    *out = NULL;
+    const char *path = ax_safetensors_path(file);
+    const ax_safetensors_tensor *t = ax_safetensors_find(file, name);
+    if (!t)
+        return required ? ax_fail(AX_STATUS_BAD_FILE, "%s: the checkpoint lacks the tensor \"%s\"", path, name)
+                        : AX_STATUS_OK;
+    if (t->rank != 1 || t->shape[0] != count)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"%s\" should have shape (%lld)", path, name,
+                       (long long)count);
+    double *values = malloc((size_t)(count > 0 ? count : 1) * sizeof(double));
+    if (!values)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
+    for (int64_t i = 0; i < count; i++) {
+        values[i] = t->dtype == AX_SAFETENSORS_F64 ? ((const double *)t->data)[i]
+                                                   : (double)((const float *)t->data)[i];
+        if (!isfinite(values[i])) {
+            free(values);
+            return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"%s\" holds a NaN or infinite value at index %lld",
+                           path, name, (long long)i);
+        }
+    }
+    *out = values;
+    return AX_STATUS_OK;
+}
+
+static ax_status read_tensors(const ax_safetensors_file *file, ax_train_state *s)
+{
+    const char *path = ax_safetensors_path(file);
+    const int64_t n = s->parameter_count;
+    AX_TRY(read_array(file, "parameters", n, true, &s->parameters));
+    AX_TRY(read_array(file, "optimizer.state0", n, false, &s->optimizer_state[0]));
+    AX_TRY(read_array(file, "optimizer.state1", n, false, &s->optimizer_state[1]));
+    AX_TRY(read_array(file, "best_parameters", n, s->config.early_stop > 0 && s->best_epoch > 0,
+                      &s->best_parameters));
+    if (s->batch == 0)
+        return AX_STATUS_OK;
+    double *order = NULL;
+    AX_TRY(read_array(file, "order", s->rows, true, &order));
+    s->order = malloc((size_t)s->rows * sizeof *s->order);
+    unsigned char *seen = calloc((size_t)s->rows, 1);
+    ax_status status = AX_STATUS_OK;
+    if (!s->order || !seen)
+        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
+    for (int64_t i = 0; status == AX_STATUS_OK && i < s->rows; i++) {
+        double v = order[i];
+        if (!(v >= 0 && v < (double)s->rows) || v != floor(v) || seen[(int64_t)v])
+            status = ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"order\" is not a permutation of the rows (index %lld)",
+                             path, (long long)i);
+        else {
+            seen[(int64_t)v] = 1;
+            s->order[i] = (int64_t)v;
+        }
+    }
+    free(order);
+    free(seen);
+    return status;
+}
+
+static ax_status load_state(const ax_safetensors_file *file, ax_train_state *s)
+{
+    const char *path = ax_safetensors_path(file);
+    const char *format = ax_safetensors_metadata(file, "format");
+    if (!format || strcmp(format, "axon-checkpoint-1") != 0)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: not an axon checkpoint (metadata \"format\" is %s%s%s)",
+                       path, format ? "'" : "", format ? format : "missing", format ? "'" : "");
+    reader r;
+    ax_json *root = NULL;
+    ax_status status = open_section(file, "net", &r, &root);
+    if (status == AX_STATUS_OK)
+        status = read_net(&r, &s->net_config);
+    ax_json_free(root);
+    root = NULL;
+    if (status == AX_STATUS_OK)
+        status = open_section(file, "train", &r, &root);
+    if (status == AX_STATUS_OK)
+        status = read_train(&r, s);
+    ax_json_free(root);
+    root = NULL;
+    if (status == AX_STATUS_OK)
+        status = open_section(file, "state", &r, &root);
+    if (status == AX_STATUS_OK)
+        status = read_state(&r, s);
+    ax_json_free(root);
+    AX_TRY(status);
+    const char *note = ax_safetensors_metadata(file, "note");
+    if (note && *note) {
+        s->note = malloc(strlen(note) + 1);
+        if (!s->note)
+            return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
+        strcpy(s->note, note);
+        s->config.checkpoint_note = s->note;
+    }
+    if (s->epoch >= s->config.epochs && s->batch > 0)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"state\": batch %lld of epoch %d is past the last epoch",
+                       path, (long long)s->batch, s->epoch + 1);
+    return AX_STATUS_OK;
+}
+
+ax_status ax_checkpoint_load(const char *path, ax_net **net_out, ax_train_config *config,
+                             ax_train_state **state_out)
+{
+    *net_out = NULL;
+    *state_out = NULL;
+    ax_safetensors_file *file = NULL;
+    AX_TRY(ax_safetensors_read(path, &file));
+    ax_train_state *s = calloc(1, sizeof *s);
+    ax_net *net = NULL;
+    ax_status status = s ? load_state(file, s)
+                         : ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
+    if (status == AX_STATUS_OK) {
+        status = ax_net_create(&s->net_config, &net);
+        if (status != AX_STATUS_OK)
+            status = ax_fail_context(status, "%s: checkpoint metadata \"net\"", path);
+    }
+    if (status == AX_STATUS_OK) {
+        s->parameter_count = net->parameter_count;
+        status = read_tensors(file, s);
+    }
+    if (status == AX_STATUS_OK)
+        ax_net_parameters_set(net, s->parameters);
+    ax_safetensors_free(file);
+    if (status != AX_STATUS_OK) {
+        ax_net_free(net);
+        ax_train_state_free(s);
+        return status;
+    }
+    *net_out = net;
+    *config = s->config;
+    config->resume = s;
+    *state_out = s;
+    return AX_STATUS_OK;
+}

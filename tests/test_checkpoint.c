@@ -1,0 +1,356 @@
+/* test_checkpoint.c: checkpoints and resume. A run of N epochs, and the same
+ * run stopped (after k epochs, or inside an epoch by the progress callback),
+ * freed entirely and resumed from its checkpoint file, must end with
+ * bit-identical weights: SGD with momentum, dropout and shuffling; Adam;
+ * early stopping; float32 and float64; one thread. Also: only the newest K
+ * checkpoints are kept, a divergence leaves the old ones untouched, and
+ * corrupt files, other data and changed options are refused. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/random.h"
+#include "test_util.h"
+
+enum { ROWS = 300, FEATURES = 6, CLASSES = 3, EPOCHS = 6 };
+
+static char folder[256];
+
+/* A learnable three-class problem drawn from seed; classes by the sign of
+ * two linear functions of the features. */
+static ax_dataset *make_data(int64_t rows, uint64_t seed)
+{
+    ax_dataset *data = NULL;
+    if (ax_dataset_create(rows, FEATURES, CLASSES, 0, &data) != AX_STATUS_OK)
+        return NULL;
+    ax_rng rng;
+    ax_rng_seed(&rng, seed);
+    float *x = ax_dataset_features_data(data);
+    int32_t *labels = ax_dataset_labels_data(data);
+    for (int64_t r = 0; r < rows; r++) {
+        for (int64_t c = 0; c < FEATURES; c++)
+            x[r * FEATURES + c] = (float)ax_rng_normal(&rng);
+        double a = x[r * FEATURES] + 0.5 * x[r * FEATURES + 1];
+        double b = x[r * FEATURES + 2] - x[r * FEATURES + 3];
+        labels[r] = a > 0 ? 0 : (b > 0 ? 1 : 2);
+    }
+    return data;
+}
+
+static ax_net *make_net(ax_precision precision)
+{
+    ax_net_config config = ax_net_defaults();
+    config.input_width = FEATURES;
+    config.precision = precision;
+    config.seed = 7;
+    if (ax_layers_parse("16:relu,12:tanh,3:softmax", &config) != AX_STATUS_OK)
+        return NULL;
+    ax_net *net = NULL;
+    return ax_net_create(&config, &net) == AX_STATUS_OK ? net : NULL;
+}
+
+static double *parameters_of(const ax_net *net)
+{
+    double *values = malloc((size_t)ax_net_parameter_count(net) * sizeof(double));
+    if (values)
+        ax_net_parameters_get(net, values);
+    return values;
+}
+
+static bool same_parameters(const double *a, const double *b, int64_t count)
+{
+    return a && b && memcmp(a, b, (size_t)count * sizeof(double)) == 0;
+}
+
+static bool exists(const char *path)
+{
+    struct stat info;
+    return stat(path, &info) == 0;
+}
+
+/* Stops a run at the stop_at-th progress call inside an epoch. */
+typedef struct stopper {
+    int calls, stop_at;
+} stopper;
+
+static bool stop_after(const ax_progress *progress, void *user)
+{
+    stopper *s = user;
+    if (progress->epoch_done)
+        return true;
+    return ++s->calls < s->stop_at;
+}
+
+/* Resumes from path with epochs total and returns the final weights. */
+static double *resume(const char *path, int epochs, const ax_dataset *train,
+                      const ax_dataset *validation)
+{
+    ax_net *net = NULL;
+    ax_train_state *state = NULL;
+    ax_train_config config;
+    double *values = NULL;
+    ax_status status = ax_checkpoint_load(path, &net, &config, &state);
+    CHECK_OK(status);
+    if (status != AX_STATUS_OK)
+        return NULL;
+    CHECK(config.resume == state);
+    config.epochs = epochs;
+    ax_train_summary summary;
+    status = ax_train(net, train, validation, NULL, &config, &summary);
+    CHECK_OK(status);
+    if (status == AX_STATUS_OK) {
+        CHECK(summary.epochs_run >= ax_train_state_epochs_done(state));
+        values = parameters_of(net);
+    }
+    ax_net_free(net);
+    ax_train_state_free(state);
+    return values;
+}
+
+static void test_case(const char *name, ax_precision precision, ax_train_config config,
+                      const ax_dataset *train, const ax_dataset *validation)
+{
+    printf("case %s, %s\n", name, precision == AX_PRECISION_F64 ? "f64" : "f32");
+    char prefix[512], path[600];
+    snprintf(prefix, sizeof prefix, "%s/%s-%d", folder, name, (int)precision);
+    ax_train_summary summary;
+
+    /* The uninterrupted run. */
+    config.epochs = EPOCHS;
+    ax_net *net = make_net(precision);
+    CHECK(net != NULL);
+    if (!net)
+        return;
+    const int64_t count = ax_net_parameter_count(net);
+    CHECK_OK(ax_train(net, train, validation, NULL, &config, &summary));
+    double *straight = parameters_of(net);
+    ax_net_free(net);
+
+    /* The same with checkpoints every epoch: writing them changes nothing. */
+    ax_train_config checkpointed = config;
+    checkpointed.checkpoint_every = 1;
+    checkpointed.checkpoint_prefix = prefix;
+    checkpointed.checkpoint_note = "note text";
+    net = make_net(precision);
+    CHECK_OK(ax_train(net, train, validation, NULL, &checkpointed, &summary));
+    double *with_checkpoints = parameters_of(net);
+    ax_net_free(net);
+    CHECK(same_parameters(straight, with_checkpoints, count));
+    /* keep_checkpoints 2: epochs 5 and 6 are left. */
+    snprintf(path, sizeof path, "%s.epoch-000004.safetensors", prefix);
+    CHECK(!exists(path));
+    snprintf(path, sizeof path, "%s.epoch-000006.safetensors", prefix);
+    CHECK(exists(path));
+
+    /* Stopped after 3 epochs, everything freed, resumed to 6. */
+    for (int k = 1; k <= 6; k++) {
+        snprintf(path, sizeof path, "%s.epoch-%06d.safetensors", prefix, k);
+        remove(path);
+    }
+    checkpointed.epochs = 3;
+    net = make_net(precision);
+    CHECK_OK(ax_train(net, train, validation, NULL, &checkpointed, &summary));
+    ax_net_free(net);
+    snprintf(path, sizeof path, "%s.epoch-000003.safetensors", prefix);
+    double *resumed = resume(path, EPOCHS, train, validation);
+    CHECK(same_parameters(straight, resumed, count));
+    free(resumed);
+
+    /* The note comes back (the resumed run went on writing checkpoints:
+     * epoch 3's is gone, keep_checkpoints being 2). */
+    CHECK(!exists(path));
+    snprintf(path, sizeof path, "%s.epoch-000006.safetensors", prefix);
+    ax_net *loaded = NULL;
+    ax_train_state *state = NULL;
+    ax_train_config loaded_config;
+    CHECK_OK(ax_checkpoint_load(path, &loaded, &loaded_config, &state));
+    if (state) {
+        CHECK(strcmp(ax_train_state_note(state), "note text") == 0);
+        CHECK(ax_train_state_epochs_done(state) == EPOCHS);
+        CHECK(loaded_config.learning_rate == config.learning_rate);
+        /* Changed options and other data are refused. */
+        loaded_config.epochs = EPOCHS;
+        loaded_config.learning_rate *= 2;
+        ax_train_summary ignored;
+        CHECK_FAILS(ax_train(loaded, train, validation, NULL, &loaded_config, &ignored),
+                    AX_STATUS_BAD_ARGUMENT, "learning rate differs");
+        loaded_config.learning_rate = config.learning_rate;
+        loaded_config.epochs = EPOCHS - 1;
+        CHECK_FAILS(ax_train(loaded, train, validation, NULL, &loaded_config, &ignored),
+                    AX_STATUS_BAD_ARGUMENT, "at epoch 6");
+        loaded_config.epochs = EPOCHS;
+        ax_dataset *other = make_data(ROWS, 99);
+        CHECK_FAILS(ax_train(loaded, other, validation, NULL, &loaded_config, &ignored),
+                    AX_STATUS_BAD_DATA, "not its values");
+        ax_dataset_free(other);
+    }
+    ax_net_free(loaded);
+    ax_train_state_free(state);
+
+    /* Stopped inside epoch 3 by the progress callback (as Ctrl-C would). */
+    stopper stop = {.calls = 0, .stop_at = 2 * ((ROWS + 31) / 32) + 4};
+    ax_train_config stopping = checkpointed;
+    stopping.epochs = EPOCHS;
+    stopping.progress = stop_after;
+    stopping.progress_user = &stop;
+    stopping.progress_interval = 0.0;
+    net = make_net(precision);
+    CHECK_FAILS(ax_train(net, train, validation, NULL, &stopping, &summary), AX_STATUS_INTERRUPTED,
+                ".interrupted.safetensors");
+    ax_net_free(net);
+    snprintf(path, sizeof path, "%s.interrupted.safetensors", prefix);
+    CHECK(exists(path));
+    resumed = resume(path, EPOCHS, train, validation);
+    CHECK(same_parameters(straight, resumed, count));
+    free(resumed);
+
+    free(straight);
+    free(with_checkpoints);
+}
+
+/* The first occurrence of text in bytes[0, size), or NULL. */
+static char *find_bytes(char *bytes, size_t size, const char *text)
+{
+    size_t length = strlen(text);
+    for (size_t i = 0; i + length <= size; i++)
+        if (memcmp(bytes + i, text, length) == 0)
+            return bytes + i;
+    return NULL;
+}
+
+static void test_refusals(const ax_dataset *train)
+{
+    char prefix[512], path[600];
+    snprintf(prefix, sizeof prefix, "%s/refuse", folder);
+    ax_train_config config = ax_train_defaults();
+    config.batch_size = 32;
+    config.epochs = 2;
+    config.checkpoint_every = 1;
+    config.checkpoint_prefix = prefix;
+    ax_train_summary summary;
+    ax_net *net = make_net(AX_PRECISION_F32);
+    CHECK_OK(ax_train(net, train, NULL, NULL, &config, &summary));
+    ax_net_free(net);
+    snprintf(path, sizeof path, "%s.epoch-000002.safetensors", prefix);
+
+    /* A truncated checkpoint. */
+    FILE *in = fopen(path, "rb");
+    CHECK(in != NULL);
+    static char bytes[1 << 16];
+    size_t size = in ? fread(bytes, 1, sizeof bytes, in) : 0;
+    if (in)
+        fclose(in);
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/truncated.safetensors", folder);
+    FILE *out = fopen(bad, "wb");
+    CHECK(out != NULL);
+    if (out) {
+        fwrite(bytes, 1, size - 100, out);
+        fclose(out);
+    }
+    ax_net *loaded = NULL;
+    ax_train_state *state = NULL;
+    ax_train_config loaded_config;
+    CHECK_FAILS(ax_checkpoint_load(bad, &loaded, &loaded_config, &state), AX_STATUS_BAD_FILE,
+                "truncated.safetensors");
+    CHECK(loaded == NULL && state == NULL);
+
+    /* A random-state field edited to nonsense (same length, so the file stays valid). */
+    char *field = find_bytes(bytes, size, "\\\"rng0\\\":\\\"");
+    CHECK(field != NULL);
+    if (field) {
+        memcpy(field + 11, "zzzz", 4);
+        out = fopen(bad, "wb");
+        if (out) {
+            fwrite(bytes, 1, size, out);
+            fclose(out);
+        }
+        CHECK_FAILS(ax_checkpoint_load(bad, &loaded, &loaded_config, &state), AX_STATUS_BAD_FILE,
+                    "field \"rng0\" is not 16 hexadecimal digits");
+    }
+
+    /* A model file is not a checkpoint. */
+    net = make_net(AX_PRECISION_F32);
+    snprintf(bad, sizeof bad, "%s/model.safetensors", folder);
+    CHECK_OK(ax_net_save(net, bad));
+    CHECK_FAILS(ax_checkpoint_load(bad, &loaded, &loaded_config, &state), AX_STATUS_BAD_FILE,
+                "not an axon checkpoint");
+
+    /* CG and L-BFGS refuse checkpoints. */
+    ax_train_config cg = ax_train_defaults();
+    cg.optimizer = AX_OPTIMIZER_CG;
+    cg.batch_size = 0;
+    cg.checkpoint_every = 1;
+    cg.checkpoint_prefix = prefix;
+    CHECK_FAILS(ax_train(net, train, NULL, NULL, &cg, &summary), AX_STATUS_UNSUPPORTED,
+                "sgd and adam only");
+    config.checkpoint_prefix = NULL;
+    CHECK_FAILS(ax_train(net, train, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
+                "need a file prefix");
+
+    /* A run that diverges writes and deletes nothing: the old checkpoints stay. */
+    struct stat before1, before2, after1, after2;
+    char path1[600];
+    snprintf(path1, sizeof path1, "%s.epoch-000001.safetensors", prefix);
+    CHECK(stat(path1, &before1) == 0 && stat(path, &before2) == 0);
+    ax_train_config wild = ax_train_defaults();
+    wild.batch_size = 32;
+    wild.epochs = 3;
+    wild.learning_rate = 1e30;
+    wild.checkpoint_every = 1;
+    wild.checkpoint_prefix = prefix;
+    wild.keep_checkpoints = 1;
+    CHECK_FAILS(ax_train(net, train, NULL, NULL, &wild, &summary), AX_STATUS_DIVERGED,
+                "diverged in epoch 1");
+    CHECK(stat(path1, &after1) == 0 && stat(path, &after2) == 0);
+    CHECK(before1.st_ino == after1.st_ino && before2.st_ino == after2.st_ino);
+    CHECK(before2.st_mtime == after2.st_mtime && before2.st_size == after2.st_size);
+    ax_net_free(net);
+}
+
+int main(void)
+{
+    CHECK_OK(ax_set_threads(1));
+    snprintf(folder, sizeof folder, "/tmp/axon_test_checkpoint_%d", (int)getpid());
+    CHECK(mkdir(folder, 0700) == 0);
+    ax_dataset *train = make_data(ROWS, 1);
+    ax_dataset *validation = make_data(60, 2);
+    CHECK(train && validation);
+    if (!train || !validation)
+        return test_finish("test_checkpoint");
+
+    ax_train_config sgd = ax_train_defaults();
+    sgd.batch_size = 32;
+    sgd.learning_rate = 0.05;
+    sgd.momentum = 0.9;
+    sgd.nesterov = true;
+    sgd.dropout = 0.2;
+    sgd.l2 = 1e-3;
+    sgd.seed = 11;
+    ax_train_config adam = ax_train_defaults();
+    adam.optimizer = AX_OPTIMIZER_ADAM;
+    adam.learning_rate = 0.01;
+    adam.batch_size = 32;
+    adam.seed = 5;
+    ax_train_config early = sgd;
+    early.early_stop = 2;
+    early.learning_rate = 0.5; /* noisy enough that the validation loss goes up at times */
+    for (int p = 0; p < 2; p++) {
+        ax_precision precision = p ? AX_PRECISION_F64 : AX_PRECISION_F32;
+        test_case("sgd", precision, sgd, train, NULL);
+        test_case("adam", precision, adam, train, NULL);
+        test_case("early", precision, early, train, validation);
+    }
+    test_refusals(train);
+
+    ax_dataset_free(train);
+    ax_dataset_free(validation);
+    char command[400];
+    snprintf(command, sizeof command, "rm -rf '%s'", folder);
+    if (test_failures == 0 && system(command) != 0)
+        fprintf(stderr, "could not remove %s\n", folder);
+    return test_finish("test_checkpoint");
+}
