@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh: sets up, builds and runs the whole test suite twice: the release
-# build, then a build with AddressSanitizer and UndefinedBehaviorSanitizer.
+# build, then a build with AddressSanitizer and UndefinedBehaviorSanitizer;
+# then a short run of each libFuzzer target (clang build, tests fuzz_*).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,3 +19,11 @@ cmake --build build-sanitize -j "$(nproc)" 2>&1 | grep -E "error:|warning:" || t
 # still reported for everything the library allocates itself.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-sanitize --output-on-failure -j 2
+
+echo "== tests: libFuzzer targets (clang, ASan + UBSan, ${AXON_FUZZ_SECONDS:-20} s each)"
+# Only the fuzzers and their library copy are built here (target "fuzz");
+# docs/fuzzing.md says how to run them for longer.
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DAXON_FUZZ=ON -DAXON_CUDA=OFF \
+  -DCMAKE_BUILD_TYPE=Debug -DAXON_FUZZ_SECONDS="${AXON_FUZZ_SECONDS:-20}" >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target fuzz 2>&1 | grep -E "error:|warning:" || true
+ctest --test-dir build-fuzz -R fuzz_ --output-on-failure -j 2

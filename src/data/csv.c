@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -132,8 +133,10 @@ static ax_status parse_field(const csv_reader *reader, const char **cursor, int6
     if (q > digits && field_ends(reader, q)) {
         *value = negative ? -(double)whole : (double)whole;
     } else {
-        /* strtod skips leading white space, newlines included: never let it start on one. */
-        if (p >= reader->end || *p == '\n' || *p == '\r' || *p == reader->delimiter)
+        /* strtod skips leading white space, newlines included: never let it start on
+         * any (a form feed before a newline let a field run into the next line and
+         * the row loop past the end of the buffer; found by tests/fuzz/fuzz_csv). */
+        if (p >= reader->end || isspace((unsigned char)*p) || *p == reader->delimiter)
             return bad_field(reader, line, column, start);
         char *after;
         *value = strtod(p, &after);

@@ -119,6 +119,29 @@ static ax_status read_tensor(const ax_safetensors_file *file, const char *name, 
     return AX_STATUS_OK;
 }
 
+/* A layout in the metadata can claim any size in a few bytes (16777216 wide
+ * layers: 2^48 weights); the file must hold every value, so a layout needing
+ * more values than the file's tensors have is refused before the network is
+ * allocated (found by tests/fuzz/fuzz_safetensors). Counted in double: the
+ * claimed sizes may overflow int64_t. */
+static ax_status check_size(const ax_safetensors_file *file, const ax_net_config *config)
+{
+    double needed = 0.0, held = 0.0, in = (double)config->input_width;
+    for (int l = 0; l < config->layer_count; l++) {
+        const double width = (double)config->layers[l].width;
+        needed += in * width + width;
+        in = width;
+    }
+    for (int i = 0; i < ax_safetensors_count(file); i++)
+        held += (double)ax_safetensors_tensor_elements(ax_safetensors_tensor_at(file, i));
+    if (needed > held)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: the layout in the metadata needs %.0f parameters but the file holds "
+                       "%.0f values",
+                       ax_safetensors_path(file), needed, held);
+    return AX_STATUS_OK;
+}
+
 ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out)
 {
     *out = NULL;
@@ -129,14 +152,16 @@ ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out)
     ax_net *net = NULL;
     double *values = NULL;
     ax_status status = read_architecture(file, &config);
+    if (status == AX_STATUS_OK && ax_safetensors_count(file) != 2 * config.layer_count)
+        status = ax_fail(AX_STATUS_BAD_FILE, "%s: holds %d tensors but its layout needs %d", path,
+                         ax_safetensors_count(file), 2 * config.layer_count);
+    if (status == AX_STATUS_OK)
+        status = check_size(file, &config);
     if (status == AX_STATUS_OK) {
         status = ax_net_create(&config, &net);
         if (status != AX_STATUS_OK)
             status = ax_fail_context(AX_STATUS_BAD_FILE, "%s: metadata", path);
     }
-    if (status == AX_STATUS_OK && ax_safetensors_count(file) != 2 * net->layer_count)
-        status = ax_fail(AX_STATUS_BAD_FILE, "%s: holds %d tensors but its layout needs %d", path,
-                         ax_safetensors_count(file), 2 * net->layer_count);
     if (status == AX_STATUS_OK) {
         values = malloc((size_t)net->parameter_count * sizeof(double));
         if (!values)

@@ -25,6 +25,21 @@
 
 #include "prep/prep.h"
 
+/* Largest image decoded: 2^28 pixels (16384 x 16384), 768 MiB as RGB. A
+ * header may claim up to 10^6 x 10^6 (PNG) or 65500 x 65500 (JPEG) in a few
+ * bytes; such a file is refused before the buffer is allocated (found by
+ * tests/fuzz/fuzz_image). */
+#define PREP_MAX_PIXELS ((int64_t)1 << 28)
+
+static bool too_large(int64_t width, int64_t height, char *why, size_t why_capacity)
+{
+    if (width > 0 && height > 0 && width <= PREP_MAX_PIXELS / height)
+        return false;
+    snprintf(why, why_capacity, "image of %lld x %lld pixels is over the limit of %lld pixels",
+             (long long)width, (long long)height, (long long)PREP_MAX_PIXELS);
+    return true;
+}
+
 static bool reserve(prep_pixels *pixels, int64_t width, int64_t height, int channels)
 {
     size_t bytes = (size_t)width * (size_t)height * (size_t)channels;
@@ -107,6 +122,12 @@ static bool decode_jpeg(const unsigned char *bytes, size_t size, int64_t min_sid
         if (shorter >= min_side)
             break;
     }
+    /* libjpeg's own buffers (a progressive file's coefficients) grow with
+     * the full size, so that is what is limited. */
+    if (too_large(info.image_width, info.image_height, why, why_capacity)) {
+        jpeg_destroy_decompress(&info);
+        return false;
+    }
     jpeg_start_decompress(&info);
     int64_t width = info.output_width, height = info.output_height;
     if (!reserve(pixels, width, height, channels)) {
@@ -178,6 +199,10 @@ static bool decode_png(const unsigned char *bytes, size_t size, int channels,
         return false;
     }
     image.format = PNG_FORMAT_RGB;
+    if (too_large(image.width, image.height, why, why_capacity)) {
+        png_image_free(&image);
+        return false;
+    }
     if (!reserve(pixels, image.width, image.height, 3)) {
         snprintf(why, why_capacity, "out of memory for %u x %u pixels", image.width, image.height);
         png_image_free(&image);
