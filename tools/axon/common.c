@@ -159,3 +159,16 @@ int check_data_fits(const ax_net_config *config, const ax_dataset *data, const c
     }
     return CLI_EXIT_OK;
 }
+
+int load_model_on_device(const char *path, ax_precision precision, int device, ax_net **out)
+{
+    int result = load_model(path, precision, out);
+    if (result != CLI_EXIT_OK)
+        return result;
+    result = move_to_device(out, device);
+    if (result != CLI_EXIT_OK) {
+        ax_net_free(*out);
+        *out = NULL;
+    }
+    return result;
+}

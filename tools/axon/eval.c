@@ -160,14 +160,9 @@ int command_eval(int argc, char **argv)
         return result;
 
     ax_net *net = NULL;
-    result = load_model(model_path, precision, &net);
+    result = load_model_on_device(model_path, precision, device, &net);
     if (result != CLI_EXIT_OK)
         return result;
-    result = move_to_device(&net, device);
-    if (result != CLI_EXIT_OK) {
-        ax_net_free(net);
-        return result;
-    }
     const char *option = data_spec ? "--data" : "--test";
     const char *spec = data_spec ? data_spec : test_spec;
     /* An IDX folder is evaluated on its test files; synth:linear given as

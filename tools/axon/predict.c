@@ -146,14 +146,9 @@ int command_predict(int argc, char **argv)
         return result;
 
     ax_net *net = NULL;
-    result = load_model(model_path, precision, &net);
+    result = load_model_on_device(model_path, precision, device, &net);
     if (result != CLI_EXIT_OK)
         return result;
-    result = move_to_device(&net, device);
-    if (result != CLI_EXIT_OK) {
-        ax_net_free(net);
-        return result;
-    }
     data_part part = strncmp(data_spec, "synth:", 6) == 0 ? DATA_PART_TRAIN : DATA_PART_TEST;
     ax_dataset *data = NULL;
     result = data_source_load("--data", data_spec, settings.labels, part, &settings, &data);
