@@ -41,7 +41,10 @@ while :; do
         command=(--resume "$checkpoint" "${data[@]}")
         resumes=$((resumes + 1))
     elif [ -f run.interrupted.safetensors ]; then
-        fail "a stopped run left only run.interrupted.safetensors"
+        # Stopped (SIGTERM) and then killed before an epoch ended (slow
+        # builds, e.g. with sanitizers): the interrupted state is the newest.
+        command=(--resume run.interrupted.safetensors "${data[@]}")
+        resumes=$((resumes + 1))
     else
         command=("${data[@]}" "${options[@]}" --checkpoint-every 1 --checkpoint run)
     fi
