@@ -20,6 +20,7 @@
 #include <stdbool.h>
 
 #include "core/error.h"
+#include "stats/finite.h"
 
 /* libmvec's vector expf, callable from `omp simd` loops (see cpu_backend.c). */
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__)
@@ -60,21 +61,6 @@ static inline double row_sum_p2(const float *restrict x, int64_t d, float *finit
     return s2 / (s * s); /* s >= 1: the maximum contributes exp(0) */
 }
 
-/* Names the first NaN or Inf of a (rows, d) array, or returns OK. */
-static ax_status find_non_finite(const float *a, const char *name, int64_t rows, int64_t d)
-{
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < d; c++) {
-            float v = a[r * d + c];
-            if (!isfinite(v))
-                return ax_fail(AX_STATUS_BAD_DATA,
-                               "entropy-mi: %s [row %lld, column %lld] is %s; the logits must "
-                               "be finite",
-                               name, (long long)r, (long long)c, isnan(v) ? "NaN" : "Inf");
-        }
-    return AX_STATUS_OK;
-}
-
 ax_status ax_stats_entropy_mi(const float *x, const float *y, int64_t rows, int64_t d,
                               double *entropy, double *mutual_information)
 {
@@ -103,8 +89,8 @@ ax_status ax_stats_entropy_mi(const float *x, const float *y, int64_t rows, int6
         bad_rows += isnan(check_x) || isnan(check_y);
     }
     if (bad_rows > 0) {
-        AX_TRY(find_non_finite(x, "x", rows, d));
-        AX_TRY(find_non_finite(y, "y", rows, d));
+        AX_TRY(ax_stats_find_non_finite(x, "entropy-mi", "x", "logits", rows, d));
+        AX_TRY(ax_stats_find_non_finite(y, "entropy-mi", "y", "logits", rows, d));
     }
     if (entropy)
         *entropy = -sum_p2 / (double)rows;

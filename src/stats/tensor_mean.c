@@ -23,26 +23,13 @@
 #include <cblas.h>
 
 #include "core/error.h"
+#include "stats/finite.h"
 #include "core/memory.h"
 
 /* Floats in the Khatri-Rao block buffer (1 MB), and the most rows per block. */
 enum { BLOCK_FLOATS = 1 << 18, BLOCK_MAX_ROWS = 256 };
 /* Largest tensor (floats) of which each thread keeps its own copy (4 MB). */
 enum { PRIVATE_TENSOR_FLOATS = 1 << 20 };
-
-static ax_status find_non_finite(const float *a, const char *name, int64_t n, int64_t d)
-{
-    for (int64_t r = 0; r < n; r++)
-        for (int64_t c = 0; c < d; c++) {
-            float v = a[r * d + c];
-            if (!isfinite(v))
-                return ax_fail(AX_STATUS_BAD_DATA,
-                               "tensor-mean: %s [row %lld, column %lld] is %s; the features "
-                               "must be finite",
-                               name, (long long)r, (long long)c, isnan(v) ? "NaN" : "Inf");
-        }
-    return AX_STATUS_OK;
-}
 
 /* True when every element is finite: one vectorised pass (v * 0 is NaN
  * exactly for NaN and Inf). */
@@ -105,7 +92,7 @@ ax_status ax_stats_tensor_mean(const float *fx, const float *fy, const float *fz
         const float *array = a == 0 ? fx : a == 1 ? fy : fz;
         const char *name = a == 0 ? "fx" : a == 1 ? "fy" : "fz";
         if (!all_finite(array, n * d))
-            return find_non_finite(array, name, n, d);
+            return ax_stats_find_non_finite(array, "tensor-mean", name, "features", n, d);
     }
 
     int64_t block = BLOCK_FLOATS / dd;
