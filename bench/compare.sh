@@ -1,12 +1,13 @@
 #!/bin/bash
-# compare.sh: runs axon and its peers (PyTorch, NumPy) on the B1 and B2 workloads
-# (../shared/BENCHMARKS.md) side by side, alternating axon, torch, numpy for each
+# compare.sh: runs axon and its peers on the workloads of ../shared/BENCHMARKS.md (B1
+# and B2: PyTorch and NumPy; B3 galaxy-cg: NumPy + SciPy's fmin_cg) side by side, alternating axon, torch, numpy for each
 # workload in each round, so that machine noise falls on all systems alike. All rows go
 # into one CSV, bench/results/<date>.csv; then bench/report.py writes
 # bench/results/report.md and the PNG plots. See docs/benchmarks.md.
 #
 # usage: bench/compare.sh [--quick] [--threads T[,T...]] [--repeat N] [--axon PATH]
-#   --quick    2 rounds, B1(a) 2 epochs, B1(b) 10 epochs, B2 50,000 rows and fewer shapes
+#   --quick    2 rounds, B1(a) 2 epochs, B1(b) 10 epochs, B2 50,000 rows and fewer shapes,
+#              B3 50 iterations
 #   --threads  thread counts to run every workload with (default 2)
 #   --repeat   rounds (default 5; 2 with --quick)
 set -u
@@ -35,11 +36,17 @@ b2 256 256 f32
 b2 4096 256 f32
 b2 1024 384 f32
 b2 1024 512 f32
-b2 1024 256 f64"
+b2 1024 256 f64
+galaxy-cg 2700 8 f64
+galaxy-cg 2700 8 f32"
+    b3_iterations=50
 else
     repeat=${repeat:-5} b1a_epochs=5 b1b_epochs=40 b2_rows=500000 quick_flag=
     configs="b1a 128 128 f32
-b1b 60000 128 f32"
+b1b 60000 128 f32
+galaxy-cg 2700 8 f64
+galaxy-cg 2700 8 f32"
+    b3_iterations=300
     for precision in f32 f64; do
         configs+="
 b2 1024 256 $precision
@@ -74,6 +81,11 @@ run_one() {
     *:b1a) cmd="$py bench/peers/b1_$system.py --epochs $b1a_epochs $common" ;;
     *:b1b) cmd="$py bench/peers/b1_$system.py --batch full --lr 0.5 --momentum 0 --epochs $b1b_epochs $common" ;;
     *:b2) cmd="$py bench/peers/b2_$system.py --rows $b2_rows --batch $batch --width $width $common" ;;
+    torch:galaxy-cg) return ;; # seed 000's peer is NumPy + SciPy
+    numpy:galaxy-cg)
+        # NumPy works in float64 only: its row stands beside axon's f64 row.
+        [ "$precision" = f64 ] || return
+        cmd="$py bench/peers/galaxy_scipy.py --mode cached --iterations $b3_iterations --threads $t --repeat $round --csv $tmp" ;;
     esac
     rm -f "$tmp"
     echo "round $round: $system $workload batch $batch width $width $precision, $t threads"

@@ -20,8 +20,12 @@ from collections import defaultdict
 
 CONFIG = ("workload", "precision", "threads", "batch", "width")
 TITLES = {"b1a": "B1(a) mnist-mlp, mini-batch SGD", "b1b": "B1(b) mnist-mlp, full batch",
-          "b2": "B2 tmva-dnn, synthetic regression"}
+          "b2": "B2 tmva-dnn, synthetic regression",
+          "galaxy-cg": "B3 galaxy 1024-8-3, full-batch CG (seed 000)"}
 ORDER = {"axon": 0, "torch": 1, "numpy": 2}
+# An empty panel: gnuplot refuses to plot only undefined points, so draw a line
+# below the visible range.
+EMPTY_PLOT = "set yrange [0:1]\nplot [0:1] -1 notitle\nset yrange [0:*]"
 COLORS = {"axon": "#1f77b4", "torch": "#d62728", "numpy": "#2ca02c"}
 
 
@@ -123,7 +127,7 @@ def label(s, summary):
 
 
 def gnuplot(script, png):
-    subprocess.run(["gnuplot"], input=f"set terminal pngcairo size 1100,520 font ',10'\nset output '{png}'\n"
+    subprocess.run(["gnuplot"], input=f"set terminal pngcairo size 1300,520 font ',10'\nset output '{png}'\n"
                    + script, text=True, check=True)
 
 
@@ -132,7 +136,8 @@ def plot_time(summary, out):
     panels = [("b1a", "f32", "128", "128", "B1(a): s per epoch", "epoch_seconds"),
               ("b1b", "f32", "60000", "128", "B1(b): s per run", "seconds"),
               ("b2", "f32", "1024", "256", "B2 f32 1024x256: s per epoch", "epoch_seconds"),
-              ("b2", "f64", "1024", "256", "B2 f64 1024x256: s per epoch", "epoch_seconds")]
+              ("b2", "f64", "1024", "256", "B2 f64 1024x256: s per epoch", "epoch_seconds"),
+              ("galaxy-cg", "f64", "2700", "8", "B3 f64: s per run", "seconds")]
     script = [f"set multiplot layout 1,{len(panels)} title 'Time per workload ({threads} threads), "
               "mean and standard deviation over repeats'",
               "set style fill solid 0.8 border -1", "set boxwidth 0.6", "set yrange [0:*]",
@@ -142,7 +147,7 @@ def plot_time(summary, out):
                 and (s["batch"], s["width"]) == (batch, width)]
         script.append(f"set title '{title}'")
         if not bars:
-            script += ["set label 1 'not run' at graph 0.5, 0.5 center", "plot [0:1] NaN", "unset label 1"]
+            script += ["set label 1 'not run' at graph 0.5, 0.5 center", EMPTY_PLOT, "unset label 1"]
             continue
         data = "\n".join(f'{i} "{label(s, summary)}" {s[column][0]} {s[column][1] or 0} '
                          f'0x{COLORS.get(s["system"], "#7f7f7f")[1:]}' for i, s in enumerate(bars))
@@ -165,7 +170,7 @@ def series(summary, keep, x):
 def plot_lines(lines, title, xlabel, ylabel, png, logx=False):
     script = [f"set title '{title}'", f"set xlabel '{xlabel}'", f"set ylabel '{ylabel}'",
               "set key outside right", "set grid", "set yrange [0:*]", "set offsets graph 0.05, graph 0.05, 0, 0"]
-    if logx:
+    if logx and lines:
         script.append("set logscale x 2")
     xs = sorted({x for *_, points in lines for x, _, _ in points})
     if xs:
@@ -176,7 +181,7 @@ def plot_lines(lines, title, xlabel, ylabel, png, logx=False):
         script.append(f"$d{i} << EOD\n{data}\nEOD")
         plots.append(f"$d{i} using 1:2:3 with yerrorlines lw 2 pt 7 dt {1 if precision == 'f32' else 2} "
                      f"lc rgb '{COLORS.get(system, '#7f7f7f')}' title '{name}'")
-    script.append("plot " + ", ".join(plots) if plots else "set label 'not run' at graph 0.5,0.5 center\nplot [0:1] NaN notitle")
+    script.append("plot " + ", ".join(plots) if plots else "set label 'not run' at graph 0.5,0.5 center\n" + EMPTY_PLOT)
     gnuplot("\n".join(script) + "\n", png)
 
 
@@ -196,7 +201,7 @@ def plot_loss(summary, out):
             script.append(f"${workload}{i} << EOD\n{data}\nEOD")
             plots.append(f"${workload}{i} using 1:2 with linespoints lw 2 pt 7 "
                          f"lc rgb '{COLORS.get(s['system'], '#7f7f7f')}' title '{label(s, summary)}'")
-        script.append("plot " + ", ".join(plots) if plots else "plot [0:1] NaN notitle")
+        script.append("plot " + ", ".join(plots) if plots else EMPTY_PLOT)
     gnuplot("\n".join(script) + "\nunset multiplot\n", f"{out}/loss.png")
 
 

@@ -12,13 +12,22 @@ Two ways to hand the cost to scipy:
 Prints per mode: seconds, cost and gradient evaluations, final cost, train and
 test accuracy.
 
+With --csv FILE, each mode also appends one whole-run row (empty epoch column) in
+the columns of bench/peers/common.py: workload galaxy-cg, variant numpy-fmin_cg-MODE,
+precision f64, batch = training rows, width 8, samples per second = rows x iterations
+/ seconds (as axon's per-iteration rows), so bench/compare.sh can put it beside axon.
+
 usage: galaxy_scipy.py [--data DIR] [--iterations N] [--mode separate|cached|both]
-                       [--seed S] [--threads T]"""
+                       [--seed S] [--threads T] [--repeat R] [--csv FILE]"""
 import argparse
 import os
+import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import CsvRows  # noqa: E402
 
 
 def load(path):
@@ -97,6 +106,9 @@ def main():
     p.add_argument("--mode", default="both")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0, help="0 = the BLAS default")
+    p.add_argument("--repeat", type=int, default=1, help="the numbering of the CSV rows' repeat column")
+    p.add_argument("--csv", help="append one CSV row per mode to this file")
+    p.add_argument("--precision", default="f64", choices=("f64",), help="NumPy works in float64")
     a = p.parse_args()
     if a.threads > 0:
         for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -109,19 +121,31 @@ def main():
     count = model.hidden * (model.features + 1) + model.classes * (model.hidden + 1)
     theta0 = np.random.default_rng(a.seed).uniform(-0.2, 0.2, count)
     modes = ["separate", "cached"] if a.mode == "both" else [a.mode]
+    if a.mode not in ("both", "separate", "cached"):
+        sys.exit(f"galaxy_scipy.py: --mode must be separate, cached or both, not {a.mode}")
     for mode in modes:
         f, fprime = ((model.cost, model.gradient) if mode == "separate"
                      else (model.cached_cost, model.cached_gradient))
         model.cached_theta = None
         start = time.perf_counter()
+        iterations = [0]
+
+        def count_iteration(_theta):
+            iterations[0] += 1
         theta, fopt, fc, gc, warnflag = fmin_cg(f, theta0, fprime=fprime, gtol=1e-5,
                                                 maxiter=a.iterations, full_output=True,
-                                                disp=False)
+                                                disp=False, callback=count_iteration)
         seconds = time.perf_counter() - start
         print("numpy+fmin_cg %-8s %.3f s  %d cost and %d gradient evaluations  final cost %.4f  "
               "train acc %.2f%%  test acc %.2f%%  warnflag %d"
               % (mode, seconds, fc, gc, fopt, 100 * model.accuracy(theta, x, labels),
                  100 * model.accuracy(theta, xt, labels_t), warnflag))
+        if a.csv:
+            rows = CsvRows(a.csv, system="numpy", workload="galaxy-cg", variant=f"numpy-fmin_cg-{mode}",
+                           precision="f64", threads=a.threads or "", batch=model.m, width=model.hidden)
+            rows.write(repeat=a.repeat, epoch=None, seconds=seconds, loss=float(fopt),
+                       test_accuracy=100 * model.accuracy(theta, xt, labels_t),
+                       samples_per_second=model.m * iterations[0] / seconds)
 
 
 if __name__ == "__main__":
