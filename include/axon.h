@@ -246,6 +246,8 @@ typedef struct ax_regularization {
     double l2;            /* loss += l2/2 * sum of squared weights (not biases) */
     double dropout;       /* probability of dropping a hidden unit, 0 = off */
     uint64_t dropout_key; /* selects the mask; the same key gives the same mask */
+    int64_t dropout_first_row; /* the mask's row index of the first row passed (0 usually;
+                                  a batch computed in parts gives each part its offset) */
 } ax_regularization;
 
 /* Loss and gradient over rows [first, first + rows) of data, in float64
@@ -307,6 +309,9 @@ typedef bool (*ax_progress_fn)(const ax_progress *progress, void *user);
 /* Where a checkpointed run stood (see "checkpoints" below). */
 typedef struct ax_train_state ax_train_state;
 
+/* Processes training one network together (see "distributed" below). */
+typedef struct ax_communicator ax_communicator;
+
 typedef struct ax_train_config {
     ax_optimizer_kind optimizer;
     double learning_rate;
@@ -340,6 +345,11 @@ typedef struct ax_train_config {
     const char *checkpoint_note; /* text stored verbatim in checkpoints (the CLI keeps its
                                     own options there); NULL = none */
     const ax_train_state *resume; /* continue the run a checkpoint recorded; NULL = start */
+    /* Data-parallel training over processes (see "distributed" below); NULL
+     * or a communicator of size 1 = this process alone, unchanged. */
+    const ax_communicator *communicator;
+    bool check_replicas;       /* with a communicator: after each epoch, check that every
+                                  rank holds the same weights (a debugging aid) */
 } ax_train_config;
 
 /* Defaults: SGD, lr 0.1, momentum 0.9, batch 128, 10 epochs, Adam betas
@@ -360,6 +370,7 @@ typedef struct ax_train_summary {
      * "converged: gradient norm below gtol", "line search failed to find a
      * Wolfe point", "early stopping: no validation improvement". */
     const char *stop_reason;
+    double communication_seconds; /* in the communicator's sums, waiting included (0 alone) */
 } ax_train_summary;
 
 /* Trains net on train. validation (nullable) drives early stopping; test
@@ -368,6 +379,59 @@ typedef struct ax_train_summary {
 AX_NODISCARD ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
                                 const ax_dataset *test, const ax_train_config *config,
                                 ax_train_summary *summary);
+
+/* ------------------------------------------------------------- distributed */
+/* Data-parallel training (docs/mpi.md). P processes ("ranks") each hold a
+ * replica of the network and a contiguous shard of the training rows:
+ * ax_train's `train` is this rank's shard, rows [lo, hi) of the global
+ * set in rank order (rank 0 the first rows). Every rank draws the same
+ * global row order from the same seed; for each global batch a rank
+ * computes the gradient of the rows of the batch in its shard (possibly
+ * none), weighted by their share of the batch, and the gradients and losses
+ * are summed over the ranks, so that every rank takes the step one process
+ * would take on the whole batch (up to rounding) and the replicas stay
+ * identical. CG and L-BFGS distribute exactly: their full-batch cost and
+ * gradient are sums of per-rank parts. validation and test are shards too:
+ * each rank evaluates its rows and the sums give every rank the same
+ * figures, so early stopping decides alike everywhere. The progress
+ * callback is called on rank 0 only; its request to stop reaches the other
+ * ranks with the next sum, and all stop together. Checkpoints and resume
+ * need one process (AX_STATUS_UNSUPPORTED with more). Dropout masks depend
+ * on the sharding (each rank draws its own), so dropout runs match one
+ * process in distribution only.
+ *
+ * Every rank must call ax_train with the same network, options and the
+ * same kind of data (validation and test present on all ranks or on none).
+ * A rank whose ax_train fails before another one does may leave the others
+ * waiting in a sum: a program must then end the whole job (abort below),
+ * as the axon command does. */
+struct ax_communicator {
+    int rank;                  /* this process, 0 .. size - 1 */
+    int size;                  /* processes in the job */
+    void *context;             /* the implementation's own */
+    /* Sums count values (float or double, by precision) over all ranks in
+     * place; every rank gets the same bits. Blocking; a collective call. */
+    ax_status (*sum)(const ax_communicator *self, void *values, int64_t count,
+                     ax_precision precision);
+    /* Ends every process of the job with exit status code; does not return. */
+    void (*abort)(const ax_communicator *self, int code);
+};
+
+/* The number of processes an MPI launcher (mpirun, mpiexec) started this
+ * one among, from its environment (OMPI_COMM_WORLD_SIZE or PMI_SIZE); 0 when
+ * it was not started by one. Works in builds without MPI too, so that they
+ * can refuse such a start. */
+int ax_mpi_launched(void);
+/* Initialises MPI (thread level FUNNELED: only the calling thread uses it)
+ * unless it is initialised already. AX_STATUS_UNSUPPORTED in builds
+ * without MPI (AXON_MPI=OFF or no MPI found). */
+AX_NODISCARD ax_status ax_mpi_init(int *argc, char ***argv);
+/* Finalises MPI if ax_mpi_init initialised it; otherwise does nothing. */
+void ax_mpi_finalize(void);
+/* *out = the communicator of all processes (MPI_COMM_WORLD), summing with
+ * MPI_Allreduce and aborting with MPI_Abort. MPI must be initialised;
+ * AX_STATUS_UNSUPPORTED without MPI. */
+AX_NODISCARD ax_status ax_communicator_mpi_world(ax_communicator *out);
 
 /* ------------------------------------------------------------- checkpoints */
 /* A checkpoint is a safetensors file holding everything a run needs to go on

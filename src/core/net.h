@@ -86,6 +86,12 @@ void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regulari
  * with_gradient, the gradient arena. */
 double ax_net_backward(ax_net *net, int64_t rows, const ax_regularization *regularization,
                        bool with_gradient);
+/* Full-batch loss and gradient over all rows of data, `chunk` rows at a
+ * time, so that the workspace (reserved for `chunk` rows) holds one chunk
+ * rather than the whole data set; accumulator is a gradient-shaped backend
+ * array. Equals one forward and backward pass over all rows up to rounding. */
+double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t chunk,
+                                    const ax_regularization *regularization, void *accumulator);
 /* Mean data loss only (no gradient, no regularisation) of the last forward pass. */
 double ax_net_data_loss(ax_net *net, int64_t rows);
 

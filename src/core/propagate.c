@@ -76,7 +76,8 @@ void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regulari
         if (dropout_on(regularization) && l < net->layer_count - 1)
             AX_PROFILED(net, AX_PROFILE_DROPOUT, l, 0.0,
                         OPS->dropout(net->backend, z, regularization->dropout,
-                                     layer_key(regularization, l), 0, rows, layer->out));
+                                     layer_key(regularization, l), regularization->dropout_first_row,
+                                     rows, layer->out));
         x = z;
     }
 }
@@ -176,7 +177,8 @@ double ax_net_backward(ax_net *net, int64_t rows, const ax_regularization *regul
         if (dropout_on(regularization)) {
             AX_PROFILED(net, AX_PROFILE_DROPOUT, l - 1, 0.0,
                         OPS->dropout(net->backend, previous, regularization->dropout,
-                                     layer_key(regularization, l - 1), 0, rows, layer->in));
+                                     layer_key(regularization, l - 1),
+                                     regularization->dropout_first_row, rows, layer->in));
             kept_scale = 1.0 - regularization->dropout;
         }
         /* derivative, Hadamard product and column sums in one pass */
@@ -186,6 +188,43 @@ double ax_net_backward(ax_net *net, int64_t rows, const ax_regularization *regul
                                              ax_layer_bias(net, net->gradients, l - 1), rows,
                                              layer->in));
         current = 1 - current;
+    }
+    return loss;
+}
+
+double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t chunk,
+                                    const ax_regularization *regularization, void *accumulator)
+{
+    const int64_t rows = data->rows;
+    ax_regularization per_chunk = {0};
+    if (regularization)
+        per_chunk = *regularization;
+    const double l2 = per_chunk.l2;
+    per_chunk.l2 = 0.0; /* added once below, not once per chunk */
+    double loss = 0.0;
+    for (int64_t first = 0; first < rows; first += chunk) {
+        const int64_t count = rows - first < chunk ? rows - first : chunk;
+        ax_batch batch = {.data = data, .order = NULL, .first = first, .count = count};
+        ax_net_load_batch(net, &batch, true);
+        per_chunk.dropout_first_row = first;
+        ax_net_forward(net, count, &per_chunk);
+        /* Each chunk's loss and gradient are means over its rows: weighted by
+         * its share of the rows, they sum to the means over all rows. */
+        const double weight = (double)count / (double)rows;
+        loss += weight * ax_net_backward(net, count, &per_chunk, true);
+        if (first == 0) {
+            OPS->copy(net->backend, accumulator, net->gradients, net->parameter_count);
+            OPS->scale(net->backend, net->parameter_count, weight, accumulator);
+        } else {
+            OPS->axpy(net->backend, net->parameter_count, weight, net->gradients, accumulator);
+        }
+    }
+    OPS->copy(net->backend, net->gradients, accumulator, net->parameter_count);
+    if (l2 > 0.0) {
+        loss += l2_penalty(net, l2);
+        for (int l = 0; l < net->layer_count; l++)
+            OPS->axpy(net->backend, net->layers[l].in * net->layers[l].out, l2,
+                      ax_layer_weights(net, net->parameters, l), ax_layer_weights(net, net->gradients, l));
     }
     return loss;
 }

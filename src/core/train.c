@@ -45,9 +45,19 @@ static double now_seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Full batches of more rows than this are computed a chunk at a time: the
+ * workspace then holds one chunk (8 MB for B1) instead of the whole data set
+ * (B1: 128 MB), which also keeps each chunk's activations in cache between
+ * its GEMMs and elementwise passes. */
+enum { FULL_BATCH_CHUNK_ROWS = 4096 };
+
 typedef struct step_context {
     ax_net *net;
     int64_t rows;
+    /* A chunked full batch: the data set, computed FULL_BATCH_CHUNK_ROWS at
+     * a time with the gradient summed in accumulator (NULL otherwise). */
+    const ax_dataset *chunked_data;
+    void *accumulator;
     ax_regularization regularization;
     double evaluate_seconds; /* time in evaluations during this step, when profiling */
 } step_context;
@@ -57,8 +67,13 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
 {
     step_context *step = context;
     double start = step->net->profile ? ax_seconds_now() : 0.0;
-    ax_net_forward(step->net, step->rows, &step->regularization);
-    *loss = ax_net_backward(step->net, step->rows, &step->regularization, true);
+    if (step->chunked_data) {
+        *loss = ax_net_chunked_loss_gradient(step->net, step->chunked_data, FULL_BATCH_CHUNK_ROWS,
+                                             &step->regularization, step->accumulator);
+    } else {
+        ax_net_forward(step->net, step->rows, &step->regularization);
+        *loss = ax_net_backward(step->net, step->rows, &step->regularization, true);
+    }
     if (step->net->profile)
         step->evaluate_seconds += ax_seconds_now() - start;
     return AX_STATUS_OK;
@@ -199,6 +214,7 @@ typedef struct trainer {
     const ax_train_config *config;
     ax_optimizer *optimizer;
     int64_t *order;       /* (rows) shuffled row order, NULL for full batch */
+    void *accumulator;    /* gradient-shaped, for a chunked full batch; else NULL */
     int64_t batch_rows;
     int64_t batches;
     double *best_parameters;
@@ -291,6 +307,8 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         AX_PROFILED(t->net, AX_PROFILE_SHUFFLE, -1, 0.0, ax_rng_permutation(&t->rng, t->order, rows));
     ax_objective objective = {.evaluate = evaluate_loaded_batch};
     step_context step = {.net = t->net,
+                         .chunked_data = t->accumulator ? t->train : NULL,
+                         .accumulator = t->accumulator,
                          .regularization = {.l2 = config->l2, .dropout = config->dropout}};
     objective.context = &step;
 
@@ -298,7 +316,8 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     for (int64_t b = first_batch; b < t->batches; b++) {
         ax_batch batch = {.data = t->train, .order = t->order, .first = b * t->batch_rows};
         batch.count = rows - batch.first < t->batch_rows ? rows - batch.first : t->batch_rows;
-        ax_net_load_batch(t->net, &batch, true);
+        if (!t->accumulator) /* a chunked full batch loads each chunk as it goes */
+            ax_net_load_batch(t->net, &batch, true);
         step.rows = batch.count;
         step.regularization.dropout_key = ax_hash64(config->seed ^ ax_hash64(t->step));
         double loss;
@@ -532,7 +551,15 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
     t.batch_rows = full_batch ? rows : config->batch_size;
     t.batches = (rows + t.batch_rows - 1) / t.batch_rows;
 
-    ax_status status = ax_net_reserve_shuffled(net, t.batch_rows, !full_batch);
+    const bool chunked = full_batch && rows > FULL_BATCH_CHUNK_ROWS;
+    ax_status status = ax_net_reserve_shuffled(net, chunked ? FULL_BATCH_CHUNK_ROWS : t.batch_rows,
+                                               !full_batch);
+    if (status == AX_STATUS_OK && chunked) {
+        t.accumulator = net->backend->ops->alloc(net->backend,
+                                                 (size_t)net->parameter_count * net->backend->real_size);
+        if (!t.accumulator)
+            status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the full-batch gradient sum");
+    }
     if (status == AX_STATUS_OK)
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
                                      net->parameter_count, &t.optimizer);
@@ -560,6 +587,8 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
     free(t.snapshot.optimizer_state[1]);
     free(t.order);
     free(t.best_parameters);
+    if (t.accumulator)
+        net->backend->ops->free(net->backend, t.accumulator);
     ax_optimizer_free(t.optimizer);
     return status;
 }
