@@ -4,9 +4,10 @@
 # six copies of each as two labels, plus a truncated JPEG and a README),
 # batches out, `axon train --data batches:DIR` and `axon eval` on them.
 # Checks the summary's counts, the warning naming the bad file, the resume
-# of a rerun, the refusal of other settings into the same folder, the exit
-# statuses of usage and runtime errors, and that the model learns the two
-# labels. Usage: prep_cli.sh AXON WORKDIR
+# of a rerun (and its removal of stale temporaries, and only those), the
+# refusal of other settings into the same folder, the exit statuses of usage
+# and runtime errors, and that the model learns the two labels.
+# Usage: prep_cli.sh AXON WORKDIR
 set -u
 axon=$1
 work=$2
@@ -39,8 +40,19 @@ contains stdout "12 images written, 1 skipped, 1 other files ignored; 2 labels"
 contains stdout "3 batches written, 0 kept from an earlier run"
 contains stderr "warning: photo/cut.jpg: damaged JPEG"
 
+# Temporaries an interrupted run left: this program's (by name) whose
+# process is gone are removed and reported; a live process's, and files of
+# other names, are left alone.
+dead=$(sh -c 'echo $$')
+stale="batch_00001.npy.tmp.$dead batch_00000_labels.npy.tmp.$dead meta.json.tmp.$dead"
+others="notes.tmp.$dead batch_1.npy.tmp.$dead mydata.npy.tmp.$dead batch_00001.npy.tmp.12ab"
+for f in $stale $others plan.json.tmp.$$; do echo partial >"$work/out/$f"; done
 expect 0 "prep rerun" -- "$axon" prep --input "$work/in" --out "$work/out" --size 32 --batch 5
 contains stdout "0 batches written, 3 kept from an earlier run"
+contains stderr "$work/out: removed 3 stale temporary files"
+contains stderr "plan.json.tmp.$$: left alone: a temporary file whose process $$ is running"
+for f in $stale; do [ ! -e "$work/out/$f" ] || fail "stale $f was not removed"; done
+for f in $others plan.json.tmp.$$; do [ -e "$work/out/$f" ] || fail "$f was removed"; done
 
 expect 1 "prep, other settings" -- "$axon" prep --input "$work/in" --out "$work/out" --size 16 --batch 5
 contains stderr "another input or other settings"

@@ -8,11 +8,16 @@
  * Each file goes to "NAME.tmp.PID" first (every write, the flush, fsync and
  * close checked: a full disk fails the run with the file named) and is then
  * renamed into place, the labels first: a data file present means both are
- * complete. */
+ * complete. An interrupted run can leave such temporaries;
+ * prep_remove_stale_temporaries removes them at the start of the next run,
+ * by name and only when their process is gone. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,4 +194,74 @@ bool prep_batch_reuse(const char *dir, int64_t batch, int64_t side, int channels
     ax_npy_close(&data);
     ax_npy_close(&labels);
     return ok;
+}
+
+/* True when name is "X.tmp.PID" for an X this program writes; *pid is PID. */
+static bool own_temporary(const char *name, long *pid)
+{
+    const char *tmp = strstr(name, ".tmp.");
+    if (!tmp)
+        return false;
+    const char *digits = tmp + 5;
+    if (!*digits || strspn(digits, "0123456789") != strlen(digits) || strlen(digits) > 9)
+        return false;
+    *pid = atol(digits);
+    size_t base = (size_t)(tmp - name);
+    static const char *const fixed[] = {"meta.json", "mean.npy", "plan.json"};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (base == strlen(fixed[i]) && strncmp(name, fixed[i], base) == 0)
+            return true;
+    /* batch_ + at least 5 digits + ".npy" or "_labels.npy" */
+    if (strncmp(name, "batch_", 6) != 0)
+        return false;
+    size_t number = strspn(name + 6, "0123456789");
+    if (number < 5 || 6 + number > base)
+        return false;
+    const char *rest = name + 6 + number;
+    size_t rest_length = base - 6 - number;
+    return (rest_length == 4 && strncmp(rest, ".npy", 4) == 0) ||
+           (rest_length == 11 && strncmp(rest, "_labels.npy", 11) == 0);
+}
+
+ax_status prep_remove_stale_temporaries(const char *dir, prep_warnings *warnings)
+{
+    DIR *folder = opendir(dir);
+    if (!folder)
+        return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot list the output folder: %s", dir,
+                       strerror(errno));
+    int64_t removed = 0;
+    char first[300] = "";
+    struct dirent *entry;
+    ax_status status = AX_STATUS_OK;
+    while ((entry = readdir(folder)) != NULL) {
+        long pid = 0;
+        if (!own_temporary(entry->d_name, &pid))
+            continue;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
+        struct stat info;
+        if (lstat(path, &info) != 0 || !S_ISREG(info.st_mode))
+            continue; /* only plain files are ours */
+        if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
+            /* Its process runs: maybe a run into the same folder now, or
+             * an unrelated process that got the same number. Left alone. */
+            prep_warn(warnings, "%s: left alone: a temporary file whose process %ld is running",
+                      path, pid);
+            continue;
+        }
+        if (unlink(path) != 0) {
+            status = ax_fail(AX_STATUS_IO_ERROR, "%s: cannot remove this stale temporary: %s",
+                             path, strerror(errno));
+            break;
+        }
+        if (removed++ == 0)
+            snprintf(first, sizeof first, "%s", entry->d_name);
+    }
+    closedir(folder);
+    if (removed > 0)
+        prep_warn(warnings,
+                  "%s: removed %lld stale temporary file%s (%s%s) left by an interrupted run",
+                  dir, (long long)removed, removed == 1 ? "" : "s", first,
+                  removed > 1 ? ", ..." : "");
+    return status;
 }

@@ -8,9 +8,14 @@
  * written do not depend on which thread finished first. Bad images leave
  * their slot empty and are compacted out in slot order, with their warning.
  *
+ * Under mpirun every rank lists and shuffles the same way and makes the
+ * batches b with b % P == rank (ranks.c); counts and the exact integer pixel
+ * sums are added over ranks at the end and rank 0 writes the metadata, so
+ * the files are the same for any number of processes and threads.
+ *
  * Seed 002 could not show global progress; here the calling thread (the
  * master of the OpenMP team) reports images done, images/s and the ETA
- * while the others work. */
+ * while the others work, summed over all ranks on rank 0. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -83,33 +88,76 @@ typedef struct run {
     int64_t done, processed, skipped, batches_done;
     bool stop;
     ax_prep_summary *summary;
+    prep_ranks ranks;
 } run;
 
+/* Shows the counts summed over ranks (rank 0 only); false = the caller
+ * asked to stop. */
+static bool show(run *r, const prep_counts *all)
+{
+    if (!r->progress || r->ranks.rank != 0)
+        return true;
+    double now = now_seconds();
+    ax_prep_progress p;
+    memset(&p, 0, sizeof p);
+    p.images_done = all->done;
+    p.images_total = r->list.count;
+    p.batches_done = all->batches_done;
+    p.batches_total = r->batches;
+    p.images_skipped = all->skipped;
+    p.seconds = now - r->start;
+    double working = now - r->processing_start;
+    p.images_per_second =
+        working > 0 && all->processed > 0 ? (double)all->processed / working : 0.0;
+    p.eta_seconds = all->done == r->list.count ? 0.0
+                    : p.images_per_second > 0
+                        ? (double)(r->list.count - all->done) / p.images_per_second
+                        : NAN;
+    return r->progress(&p, r->user);
+}
+
+static prep_counts my_counts(run *r)
+{
+    prep_counts mine;
+#pragma omp atomic read
+    mine.done = r->done;
+#pragma omp atomic read
+    mine.processed = r->processed;
+    mine.skipped = r->skipped;
+    mine.batches_done = r->batches_done;
+    return mine;
+}
+
+/* At most every progress_interval unless forced: exchanges counts with the
+ * other ranks and shows them. False = stop (the caller, or another rank's
+ * failure). Called only by the thread that called ax_prep_run. */
 static bool report(run *r, bool force)
 {
     double now = now_seconds();
-    if (!r->progress || (!force && now - r->last_report < r->options->progress_interval))
+    if (!force && now - r->last_report < r->options->progress_interval)
         return true;
     r->last_report = now;
-    ax_prep_progress p;
-    memset(&p, 0, sizeof p);
-    int64_t done, processed;
-#pragma omp atomic read
-    done = r->done;
-#pragma omp atomic read
-    processed = r->processed;
-    p.images_done = done;
-    p.images_total = r->list.count;
-    p.batches_done = r->batches_done;
-    p.batches_total = r->batches;
-    p.images_skipped = r->skipped;
-    p.seconds = now - r->start;
-    double working = now - r->processing_start;
-    p.images_per_second = working > 0 && processed > 0 ? (double)processed / working : 0.0;
-    p.eta_seconds = done == r->list.count          ? 0.0
-                    : p.images_per_second > 0 ? (double)(r->list.count - done) / p.images_per_second
-                                              : NAN;
-    return r->progress(&p, r->user);
+    prep_counts mine = my_counts(r), all;
+    prep_ranks_poll(&r->ranks, &mine, &all);
+    if (r->ranks.stop)
+        return false;
+    if (!show(r, &all)) {
+        prep_ranks_stop_all(&r->ranks);
+        return false;
+    }
+    return true;
+}
+
+/* Rank 0's display while it waits for the other ranks to finish. */
+static void tick(void *context, const prep_counts *all)
+{
+    run *r = context;
+    double now = now_seconds();
+    if (now - r->last_report < r->options->progress_interval)
+        return;
+    r->last_report = now;
+    if (!r->ranks.stop && !show(r, all))
+        prep_ranks_stop_all(&r->ranks);
 }
 
 /* Reads the bytes of one image into *buffer (grown as needed). */
@@ -164,6 +212,11 @@ static void process_batch(run *r, int64_t b, int64_t count)
         float *work = NULL;
         size_t work_capacity = 0, bytes_capacity = 0;
         unsigned char *bytes = NULL;
+        /* This thread's pixel sums, added while the image is still in cache;
+         * uint32 holds K <= 10^6 images of 255. Integer sums are exact, so
+         * the total does not depend on which thread summed what. */
+        uint32_t *partial = calloc(r->image_bytes, sizeof *partial);
+        bool partial_used = false;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t j = 0; j < count; j++) {
             bool stop;
@@ -188,11 +241,17 @@ static void process_batch(run *r, int64_t b, int64_t count)
                                            why, WHY_LENGTH);
                 double t2 = now_seconds();
                 decode_seconds += t2 - t1;
-                if (decoded &&
-                    !prep_resize_crop(&pixels, side, r->buffer + (size_t)j * r->image_bytes, &work,
-                                      &work_capacity))
+                unsigned char *slot = r->buffer + (size_t)j * r->image_bytes;
+                if (decoded && !prep_resize_crop(&pixels, side, slot, &work, &work_capacity))
                     snprintf(why, WHY_LENGTH, "out of memory resizing %lld x %lld pixels",
                              (long long)pixels.width, (long long)pixels.height);
+                else if (decoded && !partial)
+                    snprintf(why, WHY_LENGTH, "out of memory for the pixel sums");
+                else if (decoded) {
+                    for (size_t i = 0; i < r->image_bytes; i++)
+                        partial[i] += slot[i];
+                    partial_used = true;
+                }
                 resize_seconds += now_seconds() - t2;
             }
 #pragma omp atomic
@@ -204,6 +263,12 @@ static void process_batch(run *r, int64_t b, int64_t count)
                 r->stop = true;
             }
         }
+        if (partial_used) {
+#pragma omp critical(prep_sums)
+            for (size_t i = 0; i < r->image_bytes; i++)
+                r->sums[i] += partial[i];
+        }
+        free(partial);
         free(pixels.data);
         free(work);
         free(bytes);
@@ -215,8 +280,9 @@ static void process_batch(run *r, int64_t b, int64_t count)
     }
 }
 
-/* Moves the good images of a batch to the front, adds them to the sums and
- * counts, and records the bad ones' warnings, all in slot order. */
+/* Moves the good images of a batch to the front, counts their labels, and
+ * records the bad ones' warnings, all in slot order (their pixels were
+ * added to the sums as they were made). */
 static int64_t compact_batch(run *r, int64_t b, int64_t count)
 {
     int64_t kept = 0;
@@ -234,16 +300,6 @@ static int64_t compact_batch(run *r, int64_t b, int64_t count)
         r->labels[kept] = r->labels[j];
         r->label_counts[r->labels[j]]++;
         kept++;
-    }
-    const size_t image_bytes = r->image_bytes;
-    const unsigned char *buffer = r->buffer;
-    uint64_t *sums = r->sums;
-#pragma omp parallel for num_threads(r->threads) schedule(static)
-    for (size_t i = 0; i < image_bytes; i++) {
-        uint64_t total = 0;
-        for (int64_t k = 0; k < kept; k++)
-            total += buffer[(size_t)k * image_bytes + i];
-        sums[i] += total;
     }
     return kept;
 }
@@ -304,14 +360,26 @@ static ax_status make_output_folder(const char *dir)
     return AX_STATUS_OK;
 }
 
+static ax_status stopped(const run *r)
+{
+    if (r->ranks.stopped_by_other)
+        return ax_fail(AX_STATUS_INTERRUPTED, "prep: stopped because another rank failed");
+    return ax_fail(AX_STATUS_INTERRUPTED,
+                   "prep: stopped by the caller; %lld complete batches are in %s, a "
+                   "rerun makes the rest",
+                   (long long)r->batches_done, r->options->output);
+}
+
 static ax_status run_batches(run *r)
 {
     const ax_prep_options *o = r->options;
     const int64_t n = r->list.count;
     r->processing_start = now_seconds();
-    AX_TRY(report(r, true) ? AX_STATUS_OK
-                           : ax_fail(AX_STATUS_INTERRUPTED, "prep: stopped by the caller"));
-    for (int64_t b = 0; b < r->batches; b++) {
+    if (!report(r, true))
+        return stopped(r);
+    for (int64_t b = r->ranks.rank; b < r->batches; b += r->ranks.size) {
+        if (!report(r, false))
+            return stopped(r);
         const int64_t count = n - b * o->batch_size < o->batch_size ? n - b * o->batch_size
                                                                    : o->batch_size;
         int64_t reused = 0;
@@ -328,13 +396,12 @@ static ax_status run_batches(run *r)
         ax_error_clear(); /* the failed check of a missing batch is no error */
         process_batch(r, b, count);
         if (r->stop)
-            return ax_fail(AX_STATUS_INTERRUPTED,
-                           "prep: stopped by the caller; %lld complete batches are in %s, a "
-                           "rerun makes the rest",
-                           (long long)r->batches_done, o->output);
+            return stopped(r);
         int64_t kept = compact_batch(r, b, count);
         r->batch_counts[b] = kept;
         if (kept > 0) {
+            /* Written in this thread: a background writer on a second
+             * buffer did not pay here (docs/prep.md, B6). */
             double t0 = now_seconds();
             AX_TRY(prep_batch_write(o->output, b, r->buffer, r->labels, kept, o->image_size,
                                     r->channels));
@@ -345,15 +412,74 @@ static ax_status run_batches(run *r)
         }
         r->batches_done++;
         if (!report(r, true))
-            return ax_fail(AX_STATUS_INTERRUPTED,
-                           "prep: stopped by the caller; %lld complete batches are in %s, a "
-                           "rerun makes the rest",
-                           (long long)r->batches_done, o->output);
+            return stopped(r);
     }
     return AX_STATUS_OK;
 }
 
-static ax_status prep(run *r)
+/* Rank 0 prepares the output folder; the others check they see it (the
+ * folder must be on a file system every rank shares). */
+static ax_status prepare_output(run *r)
+{
+    const ax_prep_options *o = r->options;
+    ax_status status = AX_STATUS_OK;
+    if (r->ranks.rank == 0) {
+        status = make_output_folder(o->output);
+        if (status == AX_STATUS_OK)
+            status = prep_remove_stale_temporaries(o->output, &r->warnings);
+        if (status == AX_STATUS_OK)
+            status = prep_plan_check(o->output, prep_fingerprint(&r->list, o, r->channels), o);
+    }
+    AX_TRY(prep_ranks_agree(&r->ranks, status, false));
+    if (r->ranks.rank != 0) {
+        char plan[4200];
+        struct stat info;
+        snprintf(plan, sizeof plan, "%s/plan.json", o->output);
+        if (stat(plan, &info) != 0)
+            status = ax_fail(AX_STATUS_IO_ERROR,
+                             "%s: rank 0 wrote it but this rank cannot see it (%s); the output "
+                             "folder must be on a file system every rank shares",
+                             plan, strerror(errno));
+    }
+    return prep_ranks_agree(&r->ranks, status, false);
+}
+
+/* Adds the per-rank results into every rank's (exact integer sums). */
+static void add_over_ranks(run *r)
+{
+    prep_ranks *ranks = &r->ranks;
+    if (ranks->size == 1)
+        return;
+    prep_ranks_sum_u64(ranks, r->sums, r->image_bytes);
+    prep_ranks_sum_i64(ranks, r->label_counts, (size_t)r->list.label_count + 1);
+    prep_ranks_sum_i64(ranks, r->batch_counts, (size_t)r->batches);
+    int64_t counts[4] = {r->skipped, 0, 0, r->done};
+    if (r->summary) {
+        counts[1] = r->summary->batches_written;
+        counts[2] = r->summary->batches_reused;
+    }
+    prep_ranks_sum_i64(ranks, counts, 4);
+    r->skipped = counts[0];
+    r->done = counts[3];
+    double seconds[4] = {0};
+    if (r->summary) {
+        seconds[0] = r->summary->seconds_read;
+        seconds[1] = r->summary->seconds_decode;
+        seconds[2] = r->summary->seconds_resize;
+        seconds[3] = r->summary->seconds_write;
+    }
+    prep_ranks_sum_f64(ranks, seconds, 4);
+    if (r->summary) {
+        r->summary->batches_written = counts[1];
+        r->summary->batches_reused = counts[2];
+        r->summary->seconds_read = seconds[0];
+        r->summary->seconds_decode = seconds[1];
+        r->summary->seconds_resize = seconds[2];
+        r->summary->seconds_write = seconds[3];
+    }
+}
+
+static ax_status list_input(run *r)
 {
     const ax_prep_options *o = r->options;
     AX_TRY(check_options(o));
@@ -366,18 +492,47 @@ static ax_status prep(run *r)
     }
     if (r->list.count == 0)
         return ax_fail(AX_STATUS_BAD_DATA, "%s: no images (.jpg, .jpeg, .png) found", o->input);
-    AX_TRY(make_output_folder(o->output));
-    AX_TRY(prep_plan_check(o->output, prep_fingerprint(&r->list, o, r->channels), o));
-    AX_TRY(allocate(r));
-    AX_TRY(run_batches(r));
+    return AX_STATUS_OK;
+}
+
+/* Each phase ends with prep_ranks_agree, which every rank reaches: a rank
+ * that fails takes the others with it, naming itself, and none waits for
+ * it forever. */
+static ax_status prep(run *r)
+{
+    const ax_prep_options *o = r->options;
+    prep_ranks *ranks = &r->ranks;
+    AX_TRY(prep_ranks_agree(ranks, list_input(r), false));
+    uint64_t fingerprint = prep_fingerprint(&r->list, o, r->channels);
+    if (!prep_ranks_same(ranks, fingerprint))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "prep: the ranks list different images or settings for %s; every rank "
+                       "must see the same input and options",
+                       o->input);
+    AX_TRY(prepare_output(r));
+    AX_TRY(prep_ranks_agree(ranks, allocate(r), false));
+    ax_status status = run_batches(r);
+    prep_counts mine = my_counts(r);
+    prep_ranks_finish(ranks, &mine, status != AX_STATUS_OK, tick, r);
+    if (status == AX_STATUS_OK && ranks->size > 1 && ranks->rank == 0 && !report(r, true))
+        status = stopped(r); /* the last, complete figures of all ranks */
+    prep_ranks_gather_warnings(ranks, &r->warnings);
+    bool secondary = status == AX_STATUS_INTERRUPTED && ranks->stopped_by_other;
+    status = prep_ranks_agree(ranks, status, secondary);
+    add_over_ranks(r); /* also after a failure: the summary covers every rank */
+    if (status != AX_STATUS_OK)
+        return status;
     int64_t written = 0;
     for (int64_t b = 0; b < r->batches; b++)
         written += r->batch_counts[b];
     if (written == 0)
         return ax_fail(AX_STATUS_BAD_DATA, "%s: none of the %lld image files could be decoded",
                        o->input, (long long)r->list.count);
-    return prep_metadata_write(o->output, &r->list, o, r->channels, r->label_counts,
-                               r->batch_counts, r->batches, r->sums, written, r->skipped);
+    status = AX_STATUS_OK;
+    if (ranks->rank == 0)
+        status = prep_metadata_write(o->output, &r->list, o, r->channels, r->label_counts,
+                                     r->batch_counts, r->batches, r->sums, written, r->skipped);
+    return prep_ranks_agree(ranks, status, false);
 }
 
 ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progress, void *user,
@@ -391,10 +546,17 @@ ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progre
     r.summary = summary;
     r.start = now_seconds();
     r.channels = options && options->grey ? 1 : 3;
-    r.threads = options && options->threads > 0 ? options->threads : ax_threads();
     if (summary)
         memset(summary, 0, sizeof *summary);
-    ax_status status = prep(&r);
+    ax_status status = prep_ranks_start(&r.ranks);
+    r.start = now_seconds(); /* MPI's start-up is mpirun's time, not prep's */
+    /* Under mpirun each rank defaults to the CPUs it is bound to. */
+    r.threads = options && options->threads > 0 ? options->threads
+                : r.ranks.size > 1              ? prep_cpus_available()
+                                                : ax_threads();
+    if (status == AX_STATUS_OK)
+        status = prep(&r);
+    prep_ranks_end(&r.ranks);
     if (summary) {
         for (int64_t b = 0; r.batch_counts && b < r.batches; b++)
             summary->images_written += r.batch_counts[b];

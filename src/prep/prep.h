@@ -2,8 +2,9 @@
  * 002) and what they share. enumerate.c lists the input (folder tree, tar,
  * tar of tars) into a prep_list of byte ranges; decode.c turns one range into
  * pixels; resize.c makes the S x S crop; batch_file.c writes and checks the
- * .npy batches; metadata.c writes meta.json and the run's plan; pipeline.c
- * runs it all in parallel. */
+ * .npy batches; metadata.c writes meta.json and the run's plan; ranks.c
+ * shares the work between MPI processes; pipeline.c runs it all in
+ * parallel. */
 #ifndef AX_PREP_PREP_H
 #define AX_PREP_PREP_H
 
@@ -110,5 +111,59 @@ ax_status prep_metadata_write(const char *dir, const prep_list *list,
                               const int64_t *label_counts, const int64_t *batch_counts,
                               int64_t batches, const uint64_t *sums, int64_t images,
                               int64_t skipped);
+
+/* Removes DIR's temporaries left by an interrupted run: names this program
+ * writes ("batch_NNNNN.npy.tmp.PID", "batch_NNNNN_labels.npy.tmp.PID",
+ * "meta.json.tmp.PID", "mean.npy.tmp.PID", "plan.json.tmp.PID") whose
+ * process no longer runs on this machine; nothing else is touched. Says
+ * what it removed, and what it left because its process still runs, in
+ * warnings. */
+ax_status prep_remove_stale_temporaries(const char *dir, prep_warnings *warnings);
+
+/* ------------------------------------------------- MPI processes (ranks.c) */
+
+/* The number of processes mpirun started (OMPI_COMM_WORLD_SIZE, PMI_SIZE),
+ * 0 when not started by mpirun. */
+int prep_launched_size(void);
+/* CPUs this process may run on (mpirun binds each rank to its share). */
+int prep_cpus_available(void);
+
+typedef struct prep_counts {
+    int64_t done, processed, skipped, batches_done;
+} prep_counts;
+
+typedef struct prep_ranks {
+    int rank, size;          /* 0 and 1 without MPI */
+    bool initialized_here;   /* prep called MPI_Init: it finalises too */
+    bool stop;               /* stop making batches (told by rank 0, or rank 0 decided) */
+    bool stopped_by_other;   /* the stop comes from another rank's failure */
+    struct prep_ranks_state *state; /* NULL without MPI */
+} prep_ranks;
+
+/* Joins MPI when started by mpirun (or when the program initialised it);
+ * otherwise one process. Fails under mpirun in a build without MPI. */
+ax_status prep_ranks_start(prep_ranks *ranks);
+void prep_ranks_end(prep_ranks *ranks);
+/* Collective: when any rank's status failed, every rank returns the status
+ * and message of the first rank that failed on its own account (secondary:
+ * this rank only stopped because told to), as "rank R of P: message". */
+ax_status prep_ranks_agree(prep_ranks *ranks, ax_status status, bool secondary);
+/* Collective: true when every rank passed the same value. */
+bool prep_ranks_same(prep_ranks *ranks, uint64_t value);
+/* During the batches: other ranks send their counts to rank 0 and look for
+ * its stop; rank 0 takes them in and returns the sum over ranks in all. */
+void prep_ranks_poll(prep_ranks *ranks, const prep_counts *mine, prep_counts *all);
+/* Rank 0: tells every other rank to stop. */
+void prep_ranks_stop_all(prep_ranks *ranks);
+/* The end of the batches on every rank (see ranks.c); rank 0 calls tick
+ * with the global counts while it waits for the others. */
+void prep_ranks_finish(prep_ranks *ranks, const prep_counts *mine, bool failed,
+                       void (*tick)(void *context, const prep_counts *all), void *context);
+/* Collective sums over ranks, in place. */
+void prep_ranks_sum_u64(prep_ranks *ranks, uint64_t *values, size_t count);
+void prep_ranks_sum_i64(prep_ranks *ranks, int64_t *values, size_t count);
+void prep_ranks_sum_f64(prep_ranks *ranks, double *values, size_t count);
+/* Collective: rank 0 gets every rank's warnings, the others none. */
+void prep_ranks_gather_warnings(prep_ranks *ranks, prep_warnings *warnings);
 
 #endif

@@ -3,11 +3,21 @@
  * shuffled .npy batches out, with a live line of images done / total,
  * images/s and ETA (as `axon train` shows its batches), and a summary with
  * the files skipped and where the time went. Ctrl-C stops after the batches
- * already complete; rerunning the same command makes the rest. */
-#define _POSIX_C_SOURCE 200809L
+ * already complete; rerunning the same command makes the rest.
+ *
+ * Under `mpirun -np P axon prep ...` the library joins the P processes
+ * (src/prep/ranks.c); here only rank 0 (from mpirun's environment) shows the
+ * progress, the summary and the error, so they appear once. Each rank uses
+ * the CPUs mpirun bound it to unless --threads says otherwise. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity */
+#endif
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -40,32 +50,81 @@ static const char prep_description[] =
     "The label of an image is the top-level folder or inner tar it sits in.\n"
     "Damaged files are skipped and listed. A rerun into the same --out keeps the\n"
     "complete batches. Format: docs/prep.md. Train on it with --data batches:DIR.\n"
+    "Under mpirun (build with MPI) the processes share the batches, rank 0 shows\n"
+    "the progress of all; the files are the same for any number of processes.\n"
     "\nexample:\n  axon prep --input photos/ --out batches/ --size 64 --batch 512\n"
+    "  mpirun -np 4 axon prep --input photos/ --out batches/\n"
     "  axon train --data batches:batches/ --layers 256,10:softmax";
 
 typedef struct prep_display {
-    bool live;
+    bool live;         /* stderr is a terminal: one line rewritten in place */
+    bool lines;        /* under mpirun, whose stderr is a pipe: a line every few seconds */
     bool shown;
+    bool finished_shown; /* lines: the line with every image done is out */
+    double last_line;
 } prep_display;
+
+static double wall_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static bool on_progress(const ax_prep_progress *progress, void *user)
 {
     prep_display *display = user;
-    if (display->live) {
+    bool finished = progress->images_done == progress->images_total;
+    if (display->live ||
+        (display->lines && !display->finished_shown &&
+         (finished || wall_seconds() - display->last_line >= 5.0))) {
+        display->finished_shown = finished;
         char eta[32];
         format_duration(progress->eta_seconds, eta, sizeof eta);
-        fprintf(stderr, "\rprep  images %lld/%lld  batch %lld/%lld  %.0f images/s  skipped %lld  "
-                "ETA %s\033[K",
-                (long long)progress->images_done, (long long)progress->images_total,
-                (long long)progress->batches_done, (long long)progress->batches_total,
-                progress->images_per_second, (long long)progress->images_skipped, eta);
+        fprintf(stderr, "%sprep  images %lld/%lld  batch %lld/%lld  %.0f images/s  skipped %lld  "
+                "ETA %s%s",
+                display->live ? "\r" : "", (long long)progress->images_done,
+                (long long)progress->images_total, (long long)progress->batches_done,
+                (long long)progress->batches_total, progress->images_per_second,
+                (long long)progress->images_skipped, eta, display->live ? "\033[K" : "\n");
         fflush(stderr);
-        display->shown = true;
+        display->shown = display->live;
+        display->last_line = wall_seconds();
     }
     return !progress_interrupted();
 }
 
-static void print_summary(const ax_prep_summary *s, const char *out, int threads)
+/* mpirun's rank of this process and the number of processes; 0 and 0 when
+ * not started by mpirun. */
+static int launched(const char *const *names)
+{
+    for (int i = 0; names[i]; i++) {
+        const char *text = getenv(names[i]);
+        if (text && *text)
+            return atoi(text);
+    }
+    return 0;
+}
+static int launched_rank(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", NULL};
+    return launched(names);
+}
+static int launched_size(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", NULL};
+    return launched(names);
+}
+
+static int cpus_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return 1;
+    return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+}
+
+static void print_summary(const ax_prep_summary *s, const char *out, int threads, int processes)
 {
     char total[32];
     format_seconds(s->seconds, total, sizeof total);
@@ -75,9 +134,14 @@ static void print_summary(const ax_prep_summary *s, const char *out, int threads
     printf("prep: %lld batches written, %lld kept from an earlier run, in %s\n",
            (long long)s->batches_written, (long long)s->batches_reused, out);
     double processed = (double)(s->images_written + s->images_skipped);
-    printf("prep: %s, %.0f images/s with %d threads (listing %.2f s; thread-seconds: read %.2f, "
+    char workers[64];
+    if (processes > 1)
+        snprintf(workers, sizeof workers, "%d processes x %d threads", processes, threads);
+    else
+        snprintf(workers, sizeof workers, "%d threads", threads);
+    printf("prep: %s, %.0f images/s with %s (listing %.2f s; thread-seconds: read %.2f, "
            "decode %.2f, resize %.2f; write %.2f s)\n",
-           total, s->seconds > 0 ? processed / s->seconds : 0.0, threads, s->seconds_enumerate,
+           total, s->seconds > 0 ? processed / s->seconds : 0.0, workers, s->seconds_enumerate,
            s->seconds_read, s->seconds_decode, s->seconds_resize, s->seconds_write);
     for (int64_t i = 0; i < s->warnings_kept; i++)
         fprintf(stderr, "axon prep: warning: %s\n", s->warnings[i]);
@@ -117,8 +181,16 @@ int command_prep(int argc, char **argv)
     if (result != CLI_EXIT_OK)
         return result;
     options.threads = ax_threads();
+    const int processes = launched_size(), rank = launched_rank();
+    if (processes > 1 && !cli_given(&args, "threads") && !getenv("OMP_NUM_THREADS"))
+        options.threads = cpus_available(); /* mpirun binds each rank to its share */
 
-    prep_display display = {.live = !quiet && isatty(fileno(stderr)), .shown = false};
+    /* Rank 0 speaks for all: the library calls on_progress only there. */
+    const bool speaker = rank == 0;
+    prep_display display = {.live = !quiet && speaker && isatty(fileno(stderr)),
+                            .lines = !quiet && speaker && processes > 1 &&
+                                     !isatty(fileno(stderr)),
+                            .last_line = wall_seconds()};
     ax_prep_summary summary;
     progress_catch_interrupt();
     ax_status status = ax_prep_run(&options, on_progress, &display, &summary);
@@ -127,10 +199,11 @@ int command_prep(int argc, char **argv)
         fputs("\r\033[K", stderr);
         fflush(stderr);
     }
-    if (status == AX_STATUS_OK || summary.images_found > 0)
-        print_summary(&summary, options.output, options.threads);
+    if (speaker && (status == AX_STATUS_OK || summary.images_found > 0))
+        print_summary(&summary, options.output, options.threads, processes);
     ax_prep_summary_free(&summary);
     if (status != AX_STATUS_OK)
-        return report_failure(status, options.input);
+        return speaker ? report_failure(status, options.input)
+               : status == AX_STATUS_INTERRUPTED ? CLI_EXIT_INTERRUPTED : CLI_EXIT_RUNTIME;
     return CLI_EXIT_OK;
 }
