@@ -6,7 +6,9 @@
  * the full double sum over (i, j) (no factorisation), and the tensor mean is
  * the direct loop over (n, i, j, k); the library must agree within 1e-3
  * relative (B4, B5). A committed NumPy reference (scripts/make_stats_reference.py)
- * pins the same figures from outside C. */
+ * pins the same figures from outside C. Where the CPU has AVX-512 the
+ * statistics run hand-written kernels (src/stats/dispatch.h); every case
+ * runs with those and again with the portable kernels forced. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 #include <sys/wait.h>
 
 #include "core/random.h"
+#include "stats/dispatch.h"
 #include "test_util.h"
 
 static char work_dir[64];
@@ -117,6 +120,23 @@ static void test_entropy_mi(void)
     /* Either output may be NULL. */
     CHECK_OK(ax_stats_entropy_mi(hot, flat, 1, 4, NULL, &mi));
     CHECK_OK(ax_stats_entropy_mi(hot, flat, 1, 4, &h, NULL));
+
+    /* Every remainder of d modulo the 16 lanes, and chunk boundaries. */
+    const int64_t widths[] = {2, 15, 16, 17, 31, 33, 511, 512, 513};
+    for (int i = 0; i < 9; i++)
+        check_entropy_case(&rng, 5, widths[i], 2.0);
+
+    /* Threads add their partial sums in a fixed order: the same call twice
+     * gives the same bits. */
+    float *x = random_array(&rng, 4096 * 256, 2.0), *y = random_array(&rng, 4096 * 256, 2.0);
+    double h2 = 0.0, mi2 = 0.0;
+    CHECK_OK(ax_set_threads(2));
+    CHECK_OK(ax_stats_entropy_mi(x, y, 4096, 256, &h, &mi));
+    CHECK_OK(ax_stats_entropy_mi(x, y, 4096, 256, &h2, &mi2));
+    CHECK(h == h2 && mi == mi2);
+    CHECK_OK(ax_set_threads(0));
+    free(x);
+    free(y);
 }
 
 static void test_entropy_bad_input(void)
@@ -145,6 +165,20 @@ static void test_entropy_bad_input(void)
     big_y[4000 * 64 + 63] = INFINITY;
     CHECK_FAILS(ax_stats_entropy_mi(big_x, big_y, 4096, 64, &h, &mi), AX_STATUS_BAD_DATA,
                 "y [row 4000, column 63] is Inf");
+    /* -Inf, +Inf and NaN in whole vectors of 16 as well as in the tail. */
+    big_y[4000 * 64 + 63] = 0.5f;
+    big_x[17 * 64 + 5] = -INFINITY;
+    CHECK_FAILS(ax_stats_entropy_mi(big_x, big_y, 4096, 64, &h, &mi), AX_STATUS_BAD_DATA,
+                "x [row 17, column 5] is Inf");
+    big_x[17 * 64 + 5] = 0.5f;
+    big_y[4095 * 64 + 40] = INFINITY;
+    CHECK_FAILS(ax_stats_entropy_mi(big_x, big_y, 4096, 64, &h, &mi), AX_STATUS_BAD_DATA,
+                "y [row 4095, column 40] is Inf");
+    big_y[4095 * 64 + 40] = NAN;
+    CHECK_FAILS(ax_stats_entropy_mi(big_x, big_y, 4096, 64, &h, &mi), AX_STATUS_BAD_DATA,
+                "y [row 4095, column 40] is NaN");
+    big_y[4095 * 64 + 40] = 0.5f;
+    CHECK_OK(ax_stats_entropy_mi(big_x, big_y, 4096, 64, &h, &mi));
     free(big_x);
     free(big_y);
 }
@@ -232,6 +266,11 @@ static void test_tensor_mean(void)
     check_tensor_case(&rng, 8192, 32);
     check_tensor_case(&rng, 300, 7);
     CHECK_OK(ax_set_threads(0));
+    /* The AVX-512 kernel's tiles of 16, 8, 4, 2, 1 columns j, its masked
+     * vectors of k, and its limit d = 64 (the BLAS above). */
+    const int64_t widths[] = {15, 16, 17, 31, 33, 47, 63, 64, 65};
+    for (int i = 0; i < 9; i++)
+        check_tensor_case(&rng, 150, widths[i]);
 
     /* Exact: A[i,j,k] = fx_i fy_j fz_k for one row. */
     float fx[2] = {1, 2}, fy[2] = {3, 4}, fz[2] = {5, 6}, out[8];
@@ -499,6 +538,68 @@ static void test_cli(void)
     free(y);
 }
 
+/* `axon bench entropy-mi|tensor-mean`: one CSV row per sample in the
+ * columns of bench/peers (compare_stats.sh relies on them), and usage
+ * errors for bad sizes. */
+static void test_bench_cli(void)
+{
+    char text[65536];
+    CHECK(run_cli("bench entropy-mi --sizes 64,300 --d 20 --repeat 2 --min-time 0 --threads 1 "
+                  "--csv b.csv",
+                  text, sizeof text) == 0);
+    CHECK(strstr(text, "axon bench entropy-mi: D = 20, 1 thread(s), 2 sample(s)") != NULL);
+    CHECK(run_cli("bench tensor-mean --sizes 50 --d 5 --repeat 3 --min-time 0 --csv b.csv", text,
+                  sizeof text) == 0);
+    char path[128];
+    snprintf(path, sizeof path, "%s/b.csv", work_dir);
+    FILE *file = fopen(path, "r");
+    CHECK(file != NULL);
+    char line[512];
+    int rows = 0;
+    while (file && fgets(line, sizeof line, file)) {
+        /* system,workload,variant,precision,threads,batch,width,repeat,epoch,
+         * seconds,loss,test_accuracy,gflops,samples_per_second */
+        char *field[14] = {0};
+        int count = 0;
+        for (char *p = line; count < 14; p++) {
+            field[count++] = p;
+            p = strchr(p, ',');
+            if (!p)
+                break;
+            *p = '\0';
+        }
+        CHECK(count == 14);
+        if (count != 14)
+            break;
+        bool entropy = rows < 4;
+        long long batch = atoll(field[5]);
+        double seconds = strtod(field[9], NULL), per_second = strtod(field[13], NULL);
+        CHECK(strcmp(field[0], "axon") == 0 && strcmp(field[2], "axon") == 0);
+        CHECK(strcmp(field[1], entropy ? "entropy-mi" : "tensor-mean") == 0);
+        CHECK(batch == (entropy ? (rows < 2 ? 64 : 300) : 50));
+        CHECK(atoi(field[6]) == (entropy ? 20 : 5));
+        CHECK(atoi(field[7]) == (entropy ? rows % 2 : rows - 4) + 1);
+        CHECK(field[8][0] == '\0' && seconds > 0.0);
+        CHECK(fabs(per_second * seconds / (double)batch - 1.0) < 1e-3);
+        if (!entropy) /* 2 N D^3 flops */
+            CHECK(fabs(strtod(field[12], NULL) * 1e9 * seconds / (2.0 * 50 * 125) - 1.0) < 1e-2);
+        rows++;
+    }
+    if (file)
+        fclose(file);
+    CHECK(rows == 7);
+
+    CHECK(run_cli("bench entropy-mi --sizes 0", text, sizeof text) == 2);
+    CHECK(strstr(text, "--sizes: expected sizes from 1") != NULL);
+    CHECK(run_cli("bench tensor-mean --sizes 64,x", text, sizeof text) == 2);
+    CHECK(strstr(text, "got '64,x'") != NULL);
+    CHECK(run_cli("bench tensor-mean --sizes 64, --d 4", text, sizeof text) == 2);
+    CHECK(strstr(text, "a size is missing after the last comma") != NULL);
+    CHECK(run_cli("bench tensor-mean --d 2000", text, sizeof text) == 2);
+    CHECK(run_cli("bench entropy-mi --help", text, sizeof text) == 0);
+    CHECK(strstr(text, "--sizes") != NULL);
+}
+
 int main(void)
 {
     snprintf(work_dir, sizeof work_dir, "/tmp/axon-test-stats-XXXXXX");
@@ -506,13 +607,21 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    test_entropy_mi();
-    test_entropy_bad_input();
-    test_numpy_reference();
-    test_tensor_mean();
+    /* With the AVX-512 kernels where the CPU has them, then the portable. */
+    for (int portable = 0; portable <= 1; portable++) {
+        ax_stats_force_portable(portable);
+        if (portable)
+            CHECK(!ax_stats_use_avx512());
+        test_entropy_mi();
+        test_entropy_bad_input();
+        test_numpy_reference();
+        test_tensor_mean();
+    }
+    ax_stats_force_portable(false);
     test_npy();
     test_activations();
     test_cli();
+    test_bench_cli();
     char command[128];
     snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
     CHECK(system(command) == 0);

@@ -17,9 +17,21 @@ tensor-mean (B5), fx, fy, fz: (N, 32) float32:
 Each figure is the median of several runs after a warm-up (the machine is
 shared and noisy). Threads: torch.set_num_threads(T) and, for NumPy's BLAS,
 OMP_NUM_THREADS / OPENBLAS_NUM_THREADS set before import (default 2).
-Output: one CSV line per (benchmark, form, size): bench,form,size,seconds.
+Output: one line per (benchmark, form, size): bench,form,size,seconds.
+
+With --csv FILE, each (benchmark, form, size) is instead timed as --repeat
+samples of at least --min-time seconds each (seconds per call), as
+`axon bench entropy-mi|tensor-mean` times itself, and every sample is
+appended to FILE as a row in the columns of bench/peers/common.py (system
+numpy or torch, variant = the form, batch = B or N, width = D, epoch empty:
+a whole run); bench/compare_stats.sh alternates this with axon.
+
+The naive entropy-mi forms build (B, D, D) float32 temporaries, 4 GB at
+B = 16384: --naive-max (default 4096, 1 GB) bounds the B they run at.
 
 usage: /usr/bin/python3 bench/peers/stats_peers.py [--threads T] [--quick]
+       [--bench entropy-mi|tensor-mean] [--sizes LIST] [--forms LIST]
+       [--csv FILE --repeat N --min-time S] [--naive-max B]
 """
 import argparse
 import os
@@ -31,6 +43,15 @@ parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 parser.add_argument("--threads", type=int, default=2)
 parser.add_argument("--quick", action="store_true", help="fewer sizes and repeats")
 parser.add_argument("--no-torch", action="store_true")
+parser.add_argument("--bench", choices=("entropy-mi", "tensor-mean"), help="only this statistic")
+parser.add_argument("--sizes", help="comma-separated B or N (default: seed 004's)")
+parser.add_argument("--forms", help="comma-separated forms (default: all)")
+parser.add_argument("--naive-max", type=int, default=4096,
+                    help="largest B for the naive entropy-mi forms ((B, D, D) temporaries)")
+parser.add_argument("--csv", help="append one row per sample to this file (common columns)")
+parser.add_argument("--repeat", type=int, default=5, help="samples per form and size with --csv")
+parser.add_argument("--min-time", type=float, default=0.05,
+                    help="with --csv, each sample repeats the call for at least this long")
 args = parser.parse_args()
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = str(args.threads)
@@ -49,6 +70,11 @@ except ImportError:
 D_ENTROPY, D_TENSOR = 256, 32
 BATCHES = [256, 1024, 4096, 16384] + ([] if args.quick else [65536])
 TRIPLETS = [64, 256, 1024, 4096, 8192]
+if args.sizes:
+    BATCHES = TRIPLETS = [int(v) for v in args.sizes.split(",")]
+FORMS = set(args.forms.split(",")) if args.forms else None
+COLUMNS = ("system,workload,variant,precision,threads,batch,width,repeat,epoch,"
+           "seconds,loss,test_accuracy,gflops,samples_per_second")
 
 
 def median_seconds(fn, budget=1.0, min_runs=3, max_runs=15):
@@ -60,6 +86,44 @@ def median_seconds(fn, budget=1.0, min_runs=3, max_runs=15):
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def samples(fn, repeat, min_time):
+    """Seconds per call, one figure per sample of at least min_time seconds."""
+    fn()  # warm-up
+    result = []
+    for _ in range(repeat):
+        calls, start = 0, time.perf_counter()
+        while True:
+            fn()
+            calls += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= min_time:
+                break
+        result.append(elapsed / calls)
+    return result
+
+
+def time_form(bench, name, fn, size, d, heavy=False):
+    """Times one form at one size: the legacy median line, or CSV rows."""
+    if FORMS is not None and name not in FORMS:
+        return
+    if not args.csv:
+        s = median_seconds(fn, budget=0.5 if heavy else 1.0,
+                           min_runs=1 if heavy and size >= 16384 else 3)
+        print(f"{bench},{name},{size},{s:.6g}", flush=True)
+        return
+    runs = samples(fn, args.repeat, args.min_time)
+    new = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
+    with open(args.csv, "a") as f:
+        if new:
+            f.write(COLUMNS + "\n")
+        for i, s in enumerate(runs, 1):
+            gflops = f"{2 * size * d ** 3 / s * 1e-9:.3f}" if bench == "tensor-mean" else ""
+            f.write(f"{name.split('-')[0]},{bench},{name},f32,{args.threads},{size},{d},{i},,"
+                    f"{s:.9g},,,{gflops},{size / s:.1f}\n")
+    print(f"{bench},{name},{size},{statistics.mean(runs):.6g} (mean of {len(runs)}; "
+          f"sd {statistics.stdev(runs) if len(runs) > 1 else 0:.2g})", flush=True)
 
 
 # ------------------------------------------------------------- entropy-mi
@@ -127,34 +191,30 @@ def main():
     print(f"# stats_peers.py: numpy {np.__version__}, torch "
           f"{torch.__version__ if torch else 'absent'}, threads {args.threads}")
     print("bench,form,size,seconds")
-    for b in BATCHES:
+    for b in BATCHES if args.bench in (None, "entropy-mi") else []:
         x = rng.normal(size=(b, D_ENTROPY)).astype(np.float32)
         y = rng.normal(size=(b, D_ENTROPY)).astype(np.float32)
+        naive = b <= args.naive_max
         forms = [("numpy-factor", numpy_factor, x, y)]
-        if b * D_ENTROPY * D_ENTROPY <= 16384 * 65536:  # (B, D, D) float32 up to 4 GB
+        if naive:
             forms.append(("numpy-naive", numpy_naive, x, y))
         if torch:
             tx, ty = torch.from_numpy(x), torch.from_numpy(y)
             forms.append(("torch-factor", torch_factor, tx, ty))
-            if b * D_ENTROPY * D_ENTROPY <= 16384 * 65536:
+            if naive:
                 forms.append(("torch-naive", torch_naive, tx, ty))
         for name, fn, a, c in forms:
-            heavy = "naive" in name
-            s = median_seconds(lambda: fn(a, c), budget=0.5 if heavy else 1.0,
-                               min_runs=1 if heavy and b >= 16384 else 3)
-            print(f"entropy-mi,{name},{b},{s:.6g}", flush=True)
-    for n in TRIPLETS:
+            time_form("entropy-mi", name, lambda: fn(a, c), b, D_ENTROPY, heavy="naive" in name)
+    for n in TRIPLETS if args.bench in (None, "tensor-mean") else []:
         fx, fy, fz = (rng.normal(size=(n, D_TENSOR)).astype(np.float32) for _ in range(3))
         forms = [("numpy-einsum", numpy_einsum), ("numpy-kr-matmul", numpy_kr_matmul)]
         if not args.quick or n <= 1024:
             forms.insert(0, ("numpy-einsum-loop", numpy_einsum_loop))
         for name, fn in forms:
-            s = median_seconds(lambda: fn(fx, fy, fz), min_runs=1 if "loop" in name else 3)
-            print(f"tensor-mean,{name},{n},{s:.6g}", flush=True)
+            time_form("tensor-mean", name, lambda: fn(fx, fy, fz), n, D_TENSOR, heavy="loop" in name)
         if torch:
             t = [torch.from_numpy(a) for a in (fx, fy, fz)]
-            s = median_seconds(lambda: torch_einsum(*t))
-            print(f"tensor-mean,torch-einsum,{n},{s:.6g}", flush=True)
+            time_form("tensor-mean", "torch-einsum", lambda: torch_einsum(*t), n, D_TENSOR)
     return 0
 
 

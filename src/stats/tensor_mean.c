@@ -1,15 +1,22 @@
 /* tensor_mean.c: seed 004's third-order tensor mean (BENCHMARKS.md B5),
  *   A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k],
  * as a GEMM. With K the row-wise Khatri-Rao product, K[r, i*d + j] =
- * fx[r,i] fy[r,j], A viewed as (d*d, d) is K^T fz / n: 2 n d^3 flops in the
- * BLAS instead of seed 004's loop of n outer products.
+ * fx[r,i] fy[r,j], A viewed as (d*d, d) is K^T fz / n: 2 n d^3 flops in
+ * GEMM form instead of seed 004's loop of n outer products. Two kernels
+ * (dispatch.h), neither of which makes K whole (32 MB at n = 8192, d = 32):
  *
- * K is never made whole (for n = 8192, d = 32 it would be 32 MB): BLOCK rows
- * of it at a time are built into a buffer of about 1 MB (stays in L2/L3) and
- * multiplied in with beta = 1, so the work is n/BLOCK GEMMs of shape
- * (d*d, BLOCK) x (BLOCK, d) that accumulate into out. With several threads
- * and a small tensor (d <= 101), each thread takes a range of blocks into
- * its own copy of A (single-threaded GEMMs) and the copies are summed. */
+ * AVX-512, d <= 64 (`direct`): a GEMM microkernel that forms K's entries on
+ * the fly, fx[r,i] times a vector of fz[r,:] then one FMA per column j, so
+ * nothing is stored or packed and 16 FMAs cost one load and one multiply.
+ * Threads own disjoint slices out[i, :, :]. The BLAS's GEMM is slower here
+ * because this GEMM is narrow (d = 32 columns) and K must be packed.
+ *
+ * Portable (no AVX-512, or d > 64): BLOCK rows of K at a time are built
+ * into a buffer of about 1 MB (stays in L2/L3) and multiplied in with
+ * beta = 1, so the work is n/BLOCK GEMMs of shape (d*d, BLOCK) x (BLOCK, d)
+ * that accumulate into out. With several threads and a small tensor
+ * (d <= 101), each thread takes a range of blocks into its own copy of A
+ * (single-threaded GEMMs) and the copies are summed. */
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -23,8 +30,13 @@
 #include <cblas.h>
 
 #include "core/error.h"
-#include "stats/finite.h"
 #include "core/memory.h"
+#include "stats/dispatch.h"
+#include "stats/finite.h"
+
+#ifdef AX_STATS_AVX512
+#include <immintrin.h>
+#endif
 
 /* Floats in the Khatri-Rao block buffer (1 MB), and the most rows per block. */
 enum { BLOCK_FLOATS = 1 << 18, BLOCK_MAX_ROWS = 256 };
@@ -70,6 +82,110 @@ static void accumulate(const float *fx, const float *fy, const float *fz, int64_
     }
 }
 
+/* ---------------------------------------------------------------- AVX-512 */
+
+#ifdef AX_STATS_AVX512
+#define AVX512 __attribute__((target("avx512f")))
+
+/* Rows per pass of the direct kernel: the slices of fx, fy, fz it streams
+ * through per tile stay in L1 (3 * 64 rows * 32 floats = 24 KB of the 48 KB L1). */
+enum { DIRECT_ROWS = 64, DIRECT_MAX_D = 64 };
+
+/* One tile of the direct kernel: for columns j0 .. j0+JT-1 of fy and 16
+ * columns k0.. of fz (kmask: those below d), over rows [r0, r1):
+ *   out[i, j, k] += scale * sum_r fx[r,i] fy[r,j] fz[r,k].
+ * JT accumulators of 16 lanes stay in registers; per row, w = fx[r,i] *
+ * fz[r, k0..] (one multiply), then one FMA per j with fy[r,j] broadcast
+ * from memory: the GEMM microkernel with the Khatri-Rao factor formed on
+ * the fly, so K is never stored and nothing is packed. */
+AVX512 static inline __attribute__((always_inline)) void
+direct_tile(const float *restrict fx, const float *restrict fy, const float *restrict fz,
+            int64_t r0, int64_t r1, int64_t d, int64_t i, int64_t j0, const int jt, int64_t k0,
+            __mmask16 kmask, float scale, float *restrict out)
+{
+    __m512 acc[16];
+#pragma GCC unroll 16
+    for (int t = 0; t < jt; t++)
+        acc[t] = _mm512_setzero_ps();
+    for (int64_t r = r0; r < r1; r++) {
+        const float *y = fy + r * d + j0;
+        const __m512 w = _mm512_mul_ps(_mm512_set1_ps(fx[r * d + i]),
+                                       _mm512_maskz_loadu_ps(kmask, fz + r * d + k0));
+#pragma GCC unroll 16
+        for (int t = 0; t < jt; t++)
+            acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(y[t]), w, acc[t]);
+    }
+    const __m512 s = _mm512_set1_ps(scale);
+#pragma GCC unroll 16
+    for (int t = 0; t < jt; t++) {
+        float *o = out + (i * d + j0 + t) * d + k0;
+        _mm512_mask_storeu_ps(o, kmask, _mm512_fmadd_ps(acc[t], s, _mm512_maskz_loadu_ps(kmask, o)));
+    }
+}
+
+/* The slices out[i, :, :] for i in [i0, i1), over all n rows: row blocks
+ * outermost so that each block's rows are read from memory once, then
+ * tiles of 16, 8, 4, 2, 1 columns j (specialised copies of the tile) times
+ * vectors of 16 columns k. */
+AVX512 static void direct_slices(const float *fx, const float *fy, const float *fz, int64_t n,
+                                 int64_t d, int64_t i0, int64_t i1, float scale, float *out)
+{
+    memset(out + i0 * d * d, 0, (size_t)((i1 - i0) * d * d) * sizeof *out);
+    for (int64_t r0 = 0; r0 < n; r0 += DIRECT_ROWS) {
+        const int64_t r1 = r0 + DIRECT_ROWS < n ? r0 + DIRECT_ROWS : n;
+        for (int64_t i = i0; i < i1; i++)
+            for (int64_t k0 = 0; k0 < d; k0 += 16) {
+                const __mmask16 kmask =
+                    d - k0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (d - k0)) - 1u);
+                int64_t j0 = 0;
+                for (; j0 + 16 <= d; j0 += 16)
+                    direct_tile(fx, fy, fz, r0, r1, d, i, j0, 16, k0, kmask, scale, out);
+                if (d - j0 >= 8) {
+                    direct_tile(fx, fy, fz, r0, r1, d, i, j0, 8, k0, kmask, scale, out);
+                    j0 += 8;
+                }
+                if (d - j0 >= 4) {
+                    direct_tile(fx, fy, fz, r0, r1, d, i, j0, 4, k0, kmask, scale, out);
+                    j0 += 4;
+                }
+                if (d - j0 >= 2) {
+                    direct_tile(fx, fy, fz, r0, r1, d, i, j0, 2, k0, kmask, scale, out);
+                    j0 += 2;
+                }
+                if (d - j0 >= 1)
+                    direct_tile(fx, fy, fz, r0, r1, d, i, j0, 1, k0, kmask, scale, out);
+            }
+    }
+}
+
+/* The direct kernel over all of out: threads take ranges of i (disjoint
+ * slices of out, so no per-thread copies and no reduction), one fork. */
+static void direct(const float *fx, const float *fy, const float *fz, int64_t n, int64_t d,
+                   float scale, float *out)
+{
+    int threads = 1;
+#ifdef _OPENMP
+    /* Below ~16 MFLOP (about 100 us on one core) a fork costs more than
+     * it saves (entropy.c: PARALLEL_ELEMENTS). */
+    if (2 * n * d * d * d >= 16 << 20)
+        threads = omp_get_max_threads();
+#endif
+    if (threads > d)
+        threads = (int)d;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+        int t = 0, count = 1;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+        count = omp_get_num_threads();
+#endif
+        direct_slices(fx, fy, fz, n, d, d * t / count, d * (t + 1) / count, scale, out);
+    }
+}
+#endif
+
+/* ------------------------------------------------------------------ driver */
+
 ax_status ax_stats_tensor_mean(const float *fx, const float *fy, const float *fz, int64_t n,
                                int64_t d, float *out)
 {
@@ -94,6 +210,14 @@ ax_status ax_stats_tensor_mean(const float *fx, const float *fy, const float *fz
         if (!all_finite(array, n * d))
             return ax_stats_find_non_finite(array, "tensor-mean", name, "features", n, d);
     }
+
+    const float scale = (float)(1.0 / (double)n);
+#ifdef AX_STATS_AVX512
+    if (d <= DIRECT_MAX_D && ax_stats_use_avx512()) {
+        direct(fx, fy, fz, n, d, scale, out);
+        return AX_STATUS_OK;
+    }
+#endif
 
     int64_t block = BLOCK_FLOATS / dd;
     block = block < 1 ? 1 : block > BLOCK_MAX_ROWS ? BLOCK_MAX_ROWS : block;
@@ -123,7 +247,6 @@ ax_status ax_stats_tensor_mean(const float *fx, const float *fy, const float *fz
                        "tensor-mean: out of memory for %d blocks of %lld x %lld", threads,
                        (long long)block, (long long)dd);
     }
-    const float scale = (float)(1.0 / (double)n);
     if (threads == 1) {
         accumulate(fx, fy, fz, 0, n, d, block, k, scale, out, true);
     } else {

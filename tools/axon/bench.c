@@ -6,12 +6,14 @@
  *   b1a  784-128-128-10 ReLU on Fashion-MNIST, SGD lr 0.1 momentum 0.9, batch 128, 5 epochs
  *   b1b  the same network, full-batch gradient descent lr 0.5, 40 epochs
  *   b2   20-(W tanh)x5-1 on 500,000 synthetic rows, MSE, SGD lr 0.001, batch B, 1 epoch
- *   galaxy-cg  1024-8-3 sigmoid on the galaxy CSVs, full-batch CG, 300 iterations */
+ *   galaxy-cg  1024-8-3 sigmoid on the galaxy CSVs, full-batch CG, 300 iterations
+ *   entropy-mi, tensor-mean  seed 004's statistics (B4, B5): bench_stats.c */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_stats.h"
 #include "common.h"
 #include "options.h"
 
@@ -26,7 +28,9 @@ static const cli_option bench_options[] = {
     {"galaxy", CLI_STRING, "DIR", "../shared/data/galaxy", "galaxy-cg: folder with train.csv and test.csv"},
 };
 
-static const char bench_usage[] = "axon bench b1a|b1b|b2|galaxy-cg [--repeat N] [--threads N] [--csv FILE] [options]";
+static const char bench_usage[] =
+    "axon bench b1a|b1b|b2|galaxy-cg|entropy-mi|tensor-mean [--repeat N] [--threads N] [--csv FILE] [options]\n"
+    "(axon bench entropy-mi --help and axon bench tensor-mean --help list their own options)";
 static const char bench_description[] =
     "Runs a reference workload of BENCHMARKS.md and prints seconds per epoch,\n"
     "loss, accuracy and GFLOP/s (seed 001's count) as mean and sd over repeats.";
@@ -135,7 +139,7 @@ static int prepare(const char *name, const cli_args *args, bool quick, workload 
         /* Seed 000's cost: lambda / (2 m) * sum W^2 with lambda = 1. */
         work->train.l2 = 1.0 / (double)ax_dataset_rows(work->data);
     } else {
-        fprintf(stderr, "axon bench: unknown workload '%s' (b1a, b1b, b2, galaxy-cg)\n", name);
+        fprintf(stderr, "axon bench: unknown workload '%s' (b1a, b1b, b2, galaxy-cg, entropy-mi, tensor-mean)\n", name);
         return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
@@ -153,6 +157,8 @@ int command_bench(int argc, char **argv)
     cli_args args;
     /* argv[0] is "bench", argv[1] the workload. */
     bool named = argc >= 2 && argv[1][0] != '-';
+    if (named && bench_stats_handles(argv[1]))
+        return command_bench_stats(argc, argv);
     int result = cli_parse("bench", bench_options, (int)(sizeof bench_options / sizeof *bench_options),
                            argc - named, argv + named, 1, &args);
     if (result != CLI_EXIT_OK)
