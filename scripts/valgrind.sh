@@ -6,6 +6,12 @@
 # test_convergence (minutes natively, hours under valgrind), not the CUDA
 # test (the driver is opaque to valgrind). tests/valgrind.supp silences only
 # OpenMP's and OpenBLAS's own thread-pool allocations, which live until exit.
+# Tests run two at a time (VALGRIND_JOBS, default the number of cores):
+# valgrind runs a process's threads one at a time, so a second process is
+# what uses a second core. Each test gets at most VALGRIND_TIMEOUT seconds
+# (default 900), so a test too slow for valgrind fails rather than hangs.
+# scripts/test.sh runs the fast ones (its fourth stage); all of them take
+# about half an hour, test_cg most of it.
 # Usage: bash scripts/valgrind.sh [BUILD_DIR (default build)] [TEST_NAME...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,11 +38,13 @@ export OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2
 # lanes are discarded and reports the decoded pixels as uninitialised. Its
 # plain C code path (same pixels) is what valgrind can check.
 export JSIMD_FORCENONE=1
-failed=0
-start=$SECONDS
-for name in "${names[@]}"; do
-  t0=$SECONDS
-  (cd "$build/tests" && valgrind --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible \
+jobs=${VALGRIND_JOBS:-$(nproc)}
+limit=${VALGRIND_TIMEOUT:-900}
+# One test: its line of the report goes to $logs/$name.result.
+run_one() {
+  local name=$1 t0=$SECONDS rc result
+  (cd "$build/tests" && timeout "$limit" valgrind --error-exitcode=99 --leak-check=full \
+       --show-leak-kinds=definite,indirect,possible \
        --errors-for-leak-kinds=definite,indirect,possible --track-origins=yes \
        --suppressions="$suppressions" --log-file="$logs/$name.log" \
        "./$name" >"$logs/$name.out" 2>&1)
@@ -44,13 +52,26 @@ for name in "${names[@]}"; do
   case $rc in
     0) result="ok" ;;
     77) result="skipped" ;;
-    99) result="VALGRIND ERRORS (see $logs/$name.log)"; failed=1 ;;
-    *) result="FAILED rc=$rc (see $logs/$name.out)"; failed=1
+    99) result="VALGRIND ERRORS (see $logs/$name.log)" ;;
+    124) result="TIMED OUT after ${limit}s (see $logs/$name.out)" ;;
+    *) result="FAILED rc=$rc (see $logs/$name.out)"
        # A check that fails only here, with memcheck silent, is a numerical
        # difference: valgrind's CPU has no AVX-512, so other code paths run.
        grep -q "ERROR SUMMARY: 0 errors" "$logs/$name.log" && result="$result, memcheck clean" ;;
   esac
-  printf '%-24s %-8s %4ds\n' "$name" "$result" $((SECONDS - t0))
+  printf '%-24s %-8s %4ds\n' "$name" "$result" $((SECONDS - t0)) >"$logs/$name.result"
+  cat "$logs/$name.result"
+}
+start=$SECONDS
+for name in "${names[@]}"; do
+  rm -f "$logs/$name.result"
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  run_one "$name" &
 done
-echo "valgrind.sh: ${#names[@]} tests in $((SECONDS - start)) s: $([ $failed = 0 ] && echo clean || echo FAILURES)"
+wait
+failed=0
+for name in "${names[@]}"; do
+  grep -qE "^$name +(ok|skipped) " "$logs/$name.result" 2>/dev/null || failed=1
+done
+echo "valgrind.sh: ${#names[@]} tests in $((SECONDS - start)) s ($jobs at a time): $([ $failed = 0 ] && echo clean || echo FAILURES)"
 exit $failed

@@ -5,7 +5,9 @@
 # one thread). One stop is a SIGTERM instead, which must end the run
 # cleanly (exit 130) with PREFIX.interrupted.safetensors written where
 # training stood, and is resumed from that file. About 30 s of killing; the
-# run after the deadline is left to finish.
+# run after the deadline is left to finish. Every run writes --metrics to the
+# same file, which must end equal to the uninterrupted run's (timing columns
+# aside): no epoch lost or written twice.
 #
 # usage: kill_resume.sh AXON WORKDIR
 set -u
@@ -23,7 +25,8 @@ fail() { echo "kill_resume: FAIL: $*" >&2; exit 1; }
 
 # The reference: one run, never interrupted.
 start=$(date +%s%N)
-"$axon" train "${data[@]}" "${options[@]}" "${common[@]}" --out reference.safetensors ||
+"$axon" train "${data[@]}" "${options[@]}" "${common[@]}" --out reference.safetensors \
+    --metrics reference.jsonl ||
     fail "the uninterrupted run failed"
 echo "uninterrupted run: $(( ($(date +%s%N) - start) / 1000000 )) ms"
 
@@ -50,7 +53,8 @@ while :; do
     fi
     quiet=(--quiet)
     [ $terms -eq 0 ] && [ $kills -ge 1 ] && quiet=() # the SIGTERM run shows when training starts
-    "$axon" train "${command[@]}" --threads 1 "${quiet[@]}" --out final.safetensors >log.txt 2>&1 &
+    "$axon" train "${command[@]}" --threads 1 "${quiet[@]}" --out final.safetensors \
+        --metrics run.jsonl >log.txt 2>&1 &
     pid=$!
     if [ "$(date +%s)" -ge "$deadline" ]; then
         wait $pid || { cat log.txt; fail "the last run (not killed) failed"; }
@@ -80,7 +84,7 @@ while :; do
         terms=1
         # Continue from the interrupted checkpoint, then let the loop go on.
         "$axon" train --resume run.interrupted.safetensors "${data[@]}" "${common[@]}" \
-            --out final.safetensors >log.txt 2>&1 &
+            --out final.safetensors --metrics run.jsonl >log.txt 2>&1 &
         pid=$!
         resumes=$((resumes + 1))
         sleep 0.5
@@ -100,4 +104,7 @@ cmp reference.safetensors final.safetensors ||
     fail "the resumed model differs from the uninterrupted one"
 [ $kills -ge 3 ] || fail "only $kills kills happened; the runs were too fast to test"
 [ $terms -eq 1 ] || fail "the SIGTERM stop was not exercised"
-echo "kill_resume: final model byte-identical to the uninterrupted run"
+untimed() { sed -E 's/,"seconds":[^,}]*//; s/,"gflops":[^,}]*//' "$1"; }
+diff <(untimed reference.jsonl) <(untimed run.jsonl) ||
+    fail "the metrics of the resumed runs differ from the uninterrupted run's"
+echo "kill_resume: final model byte-identical to the uninterrupted run, metrics equal"

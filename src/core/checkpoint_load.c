@@ -316,6 +316,31 @@ static ax_status load_state(const ax_safetensors_file *file, ax_train_state *s)
     return AX_STATUS_OK;
 }
 
+/* The layout in the metadata decides how much ax_net_create allocates, so it
+ * is checked against the weights the file actually holds first: a layout of
+ * 2^48 weights in a 2 KB file is refused here, not tried. Counted in double,
+ * which is exact far beyond any real file and cannot overflow. */
+static ax_status check_layout_size(const ax_safetensors_file *file, const ax_net_config *c)
+{
+    const char *path = ax_safetensors_path(file);
+    double needed = 0.0, in = (double)c->input_width;
+    for (int l = 0; l < c->layer_count; l++) {
+        const double out = (double)c->layers[l].width;
+        needed += in * out + out;
+        in = out;
+    }
+    const ax_safetensors_tensor *t = ax_safetensors_find(file, "parameters");
+    if (!t)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: the checkpoint lacks the tensor \"parameters\"", path);
+    const double held = ax_safetensors_tensor_elements(t);
+    if (t->rank != 1 || held != needed)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: the layout in checkpoint metadata \"net\" has %.0f parameters but tensor "
+                       "\"parameters\" holds %.0f",
+                       path, needed, held);
+    return AX_STATUS_OK;
+}
+
 ax_status ax_checkpoint_load(const char *path, ax_net **net_out, ax_train_config *config,
                              ax_train_state **state_out)
 {
@@ -327,6 +352,8 @@ ax_status ax_checkpoint_load(const char *path, ax_net **net_out, ax_train_config
     ax_net *net = NULL;
     ax_status status = s ? load_state(file, s)
                          : ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory reading %s", path);
+    if (status == AX_STATUS_OK)
+        status = check_layout_size(file, &s->net_config);
     if (status == AX_STATUS_OK) {
         status = ax_net_create(&s->net_config, &net);
         if (status != AX_STATUS_OK)

@@ -129,6 +129,30 @@ static void draw_initial_parameters(const ax_net *net, double *values)
     }
 }
 
+/* The arenas of a network are checked against the memory available before
+ * any is allocated: the float64 initial values drawn on the host, and the
+ * weights and gradients (on the host for the CPU backend; a GPU backend
+ * keeps those on the device, where its allocator refuses what does not
+ * fit). A layout of
+ * absurd widths is then refused with its sizes rather than failing inside
+ * malloc, or succeeding lazily and being killed by the kernel later. */
+static ax_status check_network_memory(const ax_net_config *config, int64_t parameters, size_t real)
+{
+    const double arenas = config->device < 0 ? 2.0 : 0.0;
+    const double bytes = (double)parameters * ((double)sizeof(double) + arenas * (double)real);
+    char layout[512], what[768];
+    ax_layers_format(config, layout, sizeof layout);
+    snprintf(what, sizeof what,
+             "the network %s: %lld parameters (weights and gradients in %s, %.1f GiB each, and "
+             "their initial values in float64, %.1f GiB)",
+             layout, (long long)parameters,
+             config->precision == AX_PRECISION_F64 ? "float64" : "float32",
+             (double)parameters * (double)real / 1073741824.0,
+             (double)parameters * (double)sizeof(double) / 1073741824.0);
+    /* At most 64 layers of 2^24 x 2^24 weights: under 2^59 bytes, so size_t holds it. */
+    return ax_memory_check((size_t)bytes, what);
+}
+
 ax_status ax_net_create(const ax_net_config *config, ax_net **out)
 {
     *out = NULL;
@@ -157,8 +181,12 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
     }
     net->parameter_count = offset;
 
-    ax_status status = AX_STATUS_OK;
     size_t real = resolved.precision == AX_PRECISION_F64 ? sizeof(double) : sizeof(float);
+    ax_status status = check_network_memory(&resolved, offset, real);
+    if (status != AX_STATUS_OK) {
+        free(net);
+        return status;
+    }
     double *initial = malloc((size_t)offset * sizeof(double));
     status = ax_backend_create(resolved.precision, resolved.device, &net->backend);
     if (status != AX_STATUS_OK)
@@ -244,10 +272,12 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
     size_t row_bytes = (size_t)((copy_input ? net->config.input_width : 0) + 2 * net->max_width + 1) * real;
     for (int l = 0; l < net->layer_count; l++)
         row_bytes += (size_t)net->layers[l].out * real;
-    if ((double)rows * (double)row_bytes > 1e18)
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "a batch of %lld rows is too large", (long long)rows);
-    char what[128];
-    snprintf(what, sizeof what, "the workspace for a batch of %lld rows", (long long)rows);
+    char what[160];
+    snprintf(what, sizeof what, "the workspace for a batch of %lld rows (%lld bytes per row)",
+             (long long)rows, (long long)row_bytes);
+    const double bytes = (double)rows * (double)row_bytes;
+    if (bytes > 1e18)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s needs %.3g GiB", what, bytes / 1073741824.0);
     AX_TRY(ax_memory_check((size_t)rows * row_bytes, what));
 
     int64_t output_width = net->layers[net->layer_count - 1].out;

@@ -1,11 +1,18 @@
 /* metrics.c: JSON Lines per epoch for --metrics, and the small JSON writer
  * shared with `axon eval --json`. Written by hand: the output is a handful of
- * flat numbers, not worth a JSON library. */
+ * flat numbers, not worth a JSON library. A resumed run continues the file of
+ * the run it resumes: the lines up to the checkpoint's epoch are kept, the
+ * later ones (written before the kill, after the checkpoint) are dropped,
+ * since the resumed run writes those epochs again. */
+#define _POSIX_C_SOURCE 200809L
 #include "metrics.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void json_write_string(FILE *stream, const char *text)
 {
@@ -46,6 +53,95 @@ bool metrics_open(metrics_file *metrics, const char *path)
         fprintf(stderr, "axon: cannot write the metrics file %s: %s\n", path, strerror(errno));
         return false;
     }
+    return true;
+}
+
+/* The epoch of a whole metrics line ({"epoch":N,...}\n), or -1 for a line
+ * that is not one: cut short by a kill, or not ours. */
+static int line_epoch(const char *line, size_t length)
+{
+    static const char prefix[] = "{\"epoch\":";
+    if (length < sizeof prefix || line[length - 1] != '\n' || line[length - 2] != '}' ||
+        strncmp(line, prefix, sizeof prefix - 1) != 0)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    long epoch = strtol(line + sizeof prefix - 1, &end, 10);
+    if (errno || end == line + sizeof prefix - 1 || (*end != ',' && *end != '}') || epoch < 1 ||
+        epoch > 100000000)
+        return -1;
+    return (int)epoch;
+}
+
+/* Copies the lines of epochs 1..epochs_done from old to out; *kept counts
+ * them and *in_order says whether they were exactly 1, 2, .., epochs_done. */
+static bool copy_kept_lines(FILE *old, FILE *out, int epochs_done, int *kept, bool *in_order)
+{
+    char *line = NULL;
+    size_t capacity = 0;
+    ssize_t length;
+    *kept = 0;
+    *in_order = true;
+    while ((length = getline(&line, &capacity, old)) > 0) {
+        int epoch = line_epoch(line, (size_t)length);
+        if (epoch < 1 || epoch > epochs_done)
+            continue;
+        if (epoch != *kept + 1)
+            *in_order = false;
+        (*kept)++;
+        fwrite(line, 1, (size_t)length, out);
+    }
+    free(line);
+    return !ferror(old);
+}
+
+bool metrics_open_resumed(metrics_file *metrics, const char *path, int epochs_done)
+{
+    struct stat info;
+    const bool exists = path && stat(path, &info) == 0;
+    if (!exists || !S_ISREG(info.st_mode)) {
+        /* Nothing to continue (or a pipe, a terminal): write as a new run does. */
+        if (path && !exists && epochs_done > 0)
+            fprintf(stderr, "axon: note: the metrics file %s did not exist; it holds epochs %d on only\n",
+                    path, epochs_done + 1);
+        return metrics_open(metrics, path);
+    }
+    metrics->file = NULL;
+    metrics->path = path;
+    FILE *old = fopen(path, "r");
+    if (!old) {
+        fprintf(stderr, "axon: cannot read the metrics file %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    /* The kept lines go to a new file renamed over the old one, and the
+     * resumed epochs are appended to that same stream. */
+    char temporary[4096];
+    snprintf(temporary, sizeof temporary, "%s.tmp.%ld", path, (long)getpid());
+    FILE *out = fopen(temporary, "w");
+    if (!out) {
+        fprintf(stderr, "axon: cannot write the metrics file %s: %s: %s\n", path, temporary,
+                strerror(errno));
+        fclose(old);
+        return false;
+    }
+    int kept = 0;
+    bool in_order = true;
+    bool read_ok = copy_kept_lines(old, out, epochs_done, &kept, &in_order);
+    int read_errno = errno;
+    fclose(old);
+    bool write_ok = fflush(out) == 0 && !ferror(out) && fsync(fileno(out)) == 0;
+    if (!read_ok || !write_ok || rename(temporary, path) != 0) {
+        fprintf(stderr, "axon: %s the metrics file %s failed: %s\n", read_ok ? "rewriting" : "reading",
+                path, strerror(read_ok ? errno : read_errno));
+        fclose(out);
+        unlink(temporary);
+        return false;
+    }
+    if (kept != epochs_done || !in_order)
+        fprintf(stderr, "axon: note: the metrics file %s held %d line%s for the %d epoch%s before the "
+                        "checkpoint (not epochs 1 to %d in order); kept as found\n",
+                path, kept, kept == 1 ? "" : "s", epochs_done, epochs_done == 1 ? "" : "s", epochs_done);
+    metrics->file = out;
     return true;
 }
 

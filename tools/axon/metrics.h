@@ -25,6 +25,14 @@ typedef struct metrics_file {
 /* Creates (truncates) the metrics file; prints "axon: ..." and returns false
  * when it cannot. path NULL means no metrics: every call is then a no-op. */
 bool metrics_open(metrics_file *metrics, const char *path);
+/* For `--resume`: keeps the lines of epochs 1..epochs_done that the
+ * interrupted run wrote to path, drops those of later epochs (the resumed run
+ * writes them again) and any line cut short by a kill, and appends after
+ * them. The file is rewritten atomically (temporary file, rename), so a
+ * failure leaves it as it was. A missing file is created; a note on stderr
+ * says when the kept lines are not exactly epochs 1..epochs_done. Prints
+ * "axon: ..." and returns false when the file cannot be read or written. */
+bool metrics_open_resumed(metrics_file *metrics, const char *path, int epochs_done);
 /* Appends the line of a finished epoch:
  * {"epoch":1,"train_loss":..,"val_loss":..,"test_loss":..,"test_accuracy":..,
  *  "seconds":..,"gflops":..} (test_accuracy null for regression); false
