@@ -14,6 +14,7 @@
 #include "core/net.h"
 #include "core/random.h"
 #include "data/dataset.h"
+#include "dist/replicas.h"
 #include "optim/optimizer.h"
 
 ax_train_config ax_train_defaults(void)
@@ -60,6 +61,9 @@ typedef struct step_context {
     void *accumulator;
     ax_regularization regularization;
     double evaluate_seconds; /* time in evaluations during this step, when profiling */
+    ax_replicas *replicas;   /* one of several ranks: sums over them; else NULL */
+    ax_line_cache *line;     /* CG and L-BFGS on one unchunked full batch: trial steps along
+                                a direction reuse X W^T and X D^T (propagate_along.c); else NULL */
 } step_context;
 
 /* The objective the optimizer evaluates: the loaded batch at the current weights. */
@@ -67,16 +71,52 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
 {
     step_context *step = context;
     double start = step->net->profile ? ax_seconds_now() : 0.0;
+    if (step->line) /* the weights may have moved other than along a search */
+        ax_line_cache_invalidate(step->line);
     if (step->chunked_data) {
         *loss = ax_net_chunked_loss_gradient(step->net, step->chunked_data, FULL_BATCH_CHUNK_ROWS,
                                              &step->regularization, step->accumulator);
-    } else {
+    } else if (step->rows > 0) {
         ax_net_forward(step->net, step->rows, &step->regularization);
         *loss = ax_net_backward(step->net, step->rows, &step->regularization, true);
+    } else {
+        *loss = 0.0; /* a rank without rows in this batch adds nothing to the sums */
     }
+    if (step->replicas)
+        AX_TRY(ax_replicas_reduce(step->replicas, step->net, step->rows, loss));
     if (step->net->profile)
         step->evaluate_seconds += ax_seconds_now() - start;
     return AX_STATUS_OK;
+}
+
+/* The objective along a search direction (optimizer.h): the same cost and
+ * gradient, with the passes over the inputs taken out of the trial steps. */
+static ax_status begin_along(void *context, const void *direction)
+{
+    step_context *step = context;
+    double start = step->net->profile ? ax_seconds_now() : 0.0;
+    ax_net_line_begin(step->net, step->line, direction);
+    if (step->net->profile)
+        step->evaluate_seconds += ax_seconds_now() - start;
+    return AX_STATUS_OK;
+}
+
+static ax_status evaluate_along(void *context, double alpha, bool with_gradient, double *loss,
+                                double *slope)
+{
+    step_context *step = context;
+    double start = step->net->profile ? ax_seconds_now() : 0.0;
+    *loss = ax_net_line_evaluate(step->net, step->line, alpha, with_gradient, &step->regularization,
+                                 slope);
+    if (step->net->profile)
+        step->evaluate_seconds += ax_seconds_now() - start;
+    return AX_STATUS_OK;
+}
+
+static void end_along(void *context, double alpha)
+{
+    step_context *step = context;
+    ax_net_line_end(step->net, step->line, alpha);
 }
 
 /* CG and L-BFGS: one epoch is one iteration of a line search. */
@@ -86,8 +126,12 @@ static bool is_line_search(const ax_train_config *config)
 }
 
 static ax_status check_config(const ax_net *net, const ax_train_config *config,
-                              const ax_dataset *validation, int64_t rows)
+                              const ax_dataset *validation, int64_t rows, bool replicated)
 {
+    if (replicated && (config->checkpoint_every > 0 || config->checkpoint_prefix || config->resume))
+        return ax_fail(AX_STATUS_UNSUPPORTED,
+                       "checkpoints and resume need one process; with %d ranks train without them",
+                       config->communicator->size);
     if (config->epochs < 1 || config->epochs > 100000000)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "epochs must be from 1 to 100000000, not %d", config->epochs);
     if (config->batch_size < 0)
@@ -128,6 +172,39 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
                        "(search direction, correction pairs) is not saved",
                        ax_optimizer_name(config->optimizer));
     return AX_STATUS_OK;
+}
+
+/* Early stopping keeps the best validation weights; keep_best keeps the best
+ * weights by the loss it names, without stopping early. */
+static bool keeps_best(const ax_train_config *config)
+{
+    return config->early_stop > 0 || config->keep_best != AX_KEEP_BEST_NONE;
+}
+
+static ax_status check_keep_best(const ax_train_config *config, const ax_dataset *validation,
+                                 const ax_dataset *test)
+{
+    switch (config->keep_best) {
+    case AX_KEEP_BEST_NONE:
+        return AX_STATUS_OK;
+    case AX_KEEP_BEST_VALIDATION:
+        if (!validation)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "keeping the best validation weights needs a validation set "
+                           "(e.g. --val-split 0.1)");
+        return AX_STATUS_OK;
+    case AX_KEEP_BEST_TEST:
+        if (!test)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "keeping the best test weights needs a test set (e.g. --test FILE)");
+        if (config->early_stop > 0)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "early stopping watches the validation loss; it cannot keep the best "
+                           "test weights (use one or the other)");
+        return AX_STATUS_OK;
+    }
+    return ax_fail(AX_STATUS_BAD_ARGUMENT, "keep_best must be none, validation or test, not %d",
+                   (int)config->keep_best);
 }
 
 /* The options that shape the trajectory must be those of the checkpoint. */
@@ -213,8 +290,11 @@ typedef struct trainer {
     const ax_dataset *train, *validation, *test;
     const ax_train_config *config;
     ax_optimizer *optimizer;
-    int64_t *order;       /* (rows) shuffled row order, NULL for full batch */
+    int64_t *order;       /* (global_rows) shuffled row order, NULL for full batch */
+    int64_t global_rows;  /* training rows of all ranks (train's alone for one process) */
+    ax_replicas *replicas; /* one of several ranks (docs/mpi.md); else NULL */
     void *accumulator;    /* gradient-shaped, for a chunked full batch; else NULL */
+    ax_line_cache *line;  /* see step_context; else NULL */
     int64_t batch_rows;
     int64_t batches;
     double *best_parameters;
@@ -294,10 +374,16 @@ static ax_status interrupted(trainer *t, int epoch, int64_t batch, double loss_s
                    prefix ? ".interrupted.safetensors" : "");
 }
 
+/* Only rank 0 of a replicated run calls the progress callback. */
+static bool reports_progress(const trainer *t)
+{
+    return t->config->progress && (!t->replicas || t->replicas->rank == 0);
+}
+
 static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double *flops_done)
 {
     const ax_train_config *config = t->config;
-    const int64_t rows = t->train->rows;
+    const int64_t rows = t->global_rows; /* every rank shuffles and counts globally */
     /* A run resumed inside an epoch has that epoch's order already. */
     const int64_t first_batch = t->first_batch;
     double loss_sum = t->first_loss_sum;
@@ -309,17 +395,33 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     step_context step = {.net = t->net,
                          .chunked_data = t->accumulator ? t->train : NULL,
                          .accumulator = t->accumulator,
-                         .regularization = {.l2 = config->l2, .dropout = config->dropout}};
+                         .regularization = {.l2 = config->l2, .dropout = config->dropout},
+                         .replicas = t->replicas};
     objective.context = &step;
+    if (t->line) {
+        step.line = t->line;
+        objective.line_begin = begin_along;
+        objective.evaluate_along = evaluate_along;
+        objective.line_end = end_along;
+    }
 
     double start = now_seconds(), last_report = start;
     for (int64_t b = first_batch; b < t->batches; b++) {
         ax_batch batch = {.data = t->train, .order = t->order, .first = b * t->batch_rows};
         batch.count = rows - batch.first < t->batch_rows ? rows - batch.first : t->batch_rows;
-        if (!t->accumulator) /* a chunked full batch loads each chunk as it goes */
-            ax_net_load_batch(t->net, &batch, true);
-        step.rows = batch.count;
+        ax_batch local = batch;
+        if (t->replicas) { /* this rank's rows of the global batch, as rows of its shard */
+            local.count = ax_replicas_select(t->replicas, t->order, batch.first, batch.count);
+            local.order = t->order ? t->replicas->local_order : NULL;
+            local.first = 0;
+        }
+        if (!t->accumulator && local.count > 0) /* a chunked full batch loads each chunk as it goes */
+            ax_net_load_batch(t->net, &local, true);
+        step.rows = local.count;
         step.regularization.dropout_key = ax_hash64(config->seed ^ ax_hash64(t->step));
+        if (t->replicas)
+            step.regularization.dropout_key =
+                ax_replicas_dropout_key(t->replicas, step.regularization.dropout_key);
         double loss;
         const int64_t evaluations_before = t->optimizer->evaluations;
         step.evaluate_seconds = 0.0;
@@ -338,9 +440,11 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                            epoch, (long long)b + 1, isnan(loss) ? "NaN" : "infinite");
         loss_sum += loss * (double)batch.count;
         *flops_done += ax_net_train_flops(t->net, batch.count) * (double)(passes > 0 ? passes : 1);
+        if (t->replicas && t->replicas->stop_agreed) /* rank 0 voted to stop with this step's sum */
+            return interrupted(t, epoch - 1, b + 1, loss_sum, "in", epoch);
 
         double now = now_seconds();
-        if (config->progress && (now - last_report >= config->progress_interval) && b + 1 < t->batches) {
+        if (reports_progress(t) && (now - last_report >= config->progress_interval) && b + 1 < t->batches) {
             last_report = now;
             double samples = (double)(batch.first + batch.count);
             progress->batch = b + 1;
@@ -350,8 +454,11 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                                     (double)(config->epochs - epoch) * (double)rows /
                                         progress->samples_per_second;
             progress->epoch_done = false;
-            if (!config->progress(progress, config->progress_user))
-                return interrupted(t, epoch - 1, b + 1, loss_sum, "in", epoch);
+            if (!config->progress(progress, config->progress_user)) {
+                if (!t->replicas)
+                    return interrupted(t, epoch - 1, b + 1, loss_sum, "in", epoch);
+                t->replicas->stop_vote = 1.0; /* the other ranks learn it with the next sum */
+            }
         }
     }
     progress->epoch_seconds = now_seconds() - start;
@@ -362,11 +469,15 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     return check_parameters_finite(t->net, epoch);
 }
 
-static ax_status evaluate_into(ax_net *net, const ax_dataset *data, double *loss, double *accuracy)
+/* The figures of a data set; replicated, of the set whose shards the ranks hold. */
+static ax_status evaluate_into(ax_net *net, ax_replicas *replicas, const ax_dataset *data,
+                               double *loss, double *accuracy)
 {
     *loss = *accuracy = NAN;
     if (!data)
         return AX_STATUS_OK;
+    if (replicas && data->rows == 0)
+        return ax_replicas_sum_evaluation(replicas, 0, loss, accuracy);
     ax_evaluation evaluation;
     /* Evaluation is timed as one entry, not mixed into the training passes. */
     ax_profile *profile = net->profile;
@@ -380,6 +491,8 @@ static ax_status evaluate_into(ax_net *net, const ax_dataset *data, double *loss
     *loss = evaluation.loss;
     *accuracy = evaluation.accuracy;
     ax_evaluation_free(&evaluation);
+    if (replicas)
+        return ax_replicas_sum_evaluation(replicas, data->rows, loss, accuracy);
     return AX_STATUS_OK;
 }
 
@@ -405,6 +518,8 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
         summary->gradient_evaluations = t->optimizer->gradient_evaluations;
         AX_TRY(status);
         summary->seconds += progress.epoch_seconds;
+        if (t->replicas && config->check_replicas)
+            AX_TRY(ax_replicas_check(t->replicas, t->net, epoch));
         /* A line-search optimizer that stopped without moving (converged at
          * the start, or no Wolfe point) made no iteration: as scipy's k,
          * the epoch is not counted. */
@@ -412,7 +527,7 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
             summary->stop_reason = t->optimizer->stop_reason;
             if (epoch == 1) {
                 summary->final_train_loss = progress.train_loss;
-                AX_TRY(evaluate_into(t->net, t->test, &progress.test_loss, &progress.test_accuracy));
+                AX_TRY(evaluate_into(t->net, t->replicas, t->test, &progress.test_loss, &progress.test_accuracy));
                 summary->final_test_accuracy = progress.test_accuracy;
             }
             break;
@@ -421,21 +536,23 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
         summary->gflop += flops * 1e-9;
         summary->final_train_loss = progress.train_loss;
         progress.gflops = flops * 1e-9 / progress.epoch_seconds;
-        AX_TRY(evaluate_into(t->net, t->validation, &progress.validation_loss,
+        AX_TRY(evaluate_into(t->net, t->replicas, t->validation, &progress.validation_loss,
                              &progress.validation_accuracy));
-        AX_TRY(evaluate_into(t->net, t->test, &progress.test_loss, &progress.test_accuracy));
+        AX_TRY(evaluate_into(t->net, t->replicas, t->test, &progress.test_loss, &progress.test_accuracy));
         summary->final_test_accuracy = progress.test_accuracy;
         summary->best_epoch = epoch;
         progress.eta_seconds = (double)(config->epochs - epoch) * progress.epoch_seconds;
         progress.epoch_done = true;
         bool stop = false;
-        if (config->early_stop > 0) {
-            if (progress.validation_loss < t->best_loss) {
-                t->best_loss = progress.validation_loss;
+        if (keeps_best(config)) {
+            const double watched = config->keep_best == AX_KEEP_BEST_TEST ? progress.test_loss
+                                                                          : progress.validation_loss;
+            if (watched < t->best_loss) {
+                t->best_loss = watched;
                 t->since_best = 0;
                 ax_net_parameters_get(t->net, t->best_parameters);
                 t->best_epoch = epoch;
-            } else if (++t->since_best >= config->early_stop) {
+            } else if (++t->since_best >= config->early_stop && config->early_stop > 0) {
                 summary->stop_reason = "early stopping: no validation improvement";
                 stop = true;
             }
@@ -444,7 +561,13 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
             summary->stop_reason = t->optimizer->stop_reason;
             stop = true;
         }
-        if (config->progress && !config->progress(&progress, config->progress_user))
+        bool go_on = !reports_progress(t) || config->progress(&progress, config->progress_user);
+        if (t->replicas) { /* rank 0's answer, or a vote still on its way, stops every rank */
+            bool stop_all = false;
+            AX_TRY(ax_replicas_agree_stop(t->replicas, !go_on, &stop_all));
+            go_on = !stop_all;
+        }
+        if (!go_on)
             return interrupted(t, epoch, 0, 0.0, "after", epoch);
         if (stop)
             break;
@@ -454,12 +577,12 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
                                              config->keep_checkpoints));
         }
     }
-    if (config->early_stop > 0 && t->best_epoch > 0) {
+    if (keeps_best(config) && t->best_epoch > 0) {
         ax_net_parameters_set(t->net, t->best_parameters);
         summary->best_epoch = t->best_epoch;
         if (t->test && t->best_epoch != summary->epochs_run) {
             double loss;
-            AX_TRY(evaluate_into(t->net, t->test, &loss, &summary->final_test_accuracy));
+            AX_TRY(evaluate_into(t->net, t->replicas, t->test, &loss, &summary->final_test_accuracy));
         }
     }
     return AX_STATUS_OK;
@@ -514,17 +637,20 @@ static ax_status restore(trainer *t, const ax_train_state *s)
     return AX_STATUS_OK;
 }
 
-ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
-                   const ax_dataset *test, const ax_train_config *config,
-                   ax_train_summary *summary)
+/* ax_train, for one process (replicas NULL) or as one rank of several. */
+static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
+                                  const ax_dataset *test, const ax_train_config *config,
+                                  ax_train_summary *summary, ax_replicas *replicas)
 {
-    memset(summary, 0, sizeof *summary);
-    summary->final_test_accuracy = NAN;
-    AX_TRY(check_config(net, config, validation, train->rows));
-    AX_TRY(ax_net_check_data(net, train, "training"));
-    if (validation)
+    const int64_t global_rows = replicas ? replicas->global_rows : train->rows;
+    AX_TRY(check_config(net, config, validation, global_rows, replicas != NULL));
+    AX_TRY(check_keep_best(config, validation, test));
+    /* A rank's shard may hold no rows; the sets as a whole have some. */
+    if (!replicas || train->rows > 0)
+        AX_TRY(ax_net_check_data(net, train, "training"));
+    if (validation && (!replicas || validation->rows > 0))
         AX_TRY(ax_net_check_data(net, validation, "validation"));
-    if (test)
+    if (test && (!replicas || test->rows > 0))
         AX_TRY(ax_net_check_data(net, test, "test"));
     AX_TRY(ax_dataset_check_finite(train));
 
@@ -532,7 +658,8 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
     if (resume)
         AX_TRY(check_resume_config(config, resume));
     trainer t = {.net = net, .train = train, .validation = validation, .test = test, .config = config,
-                 .summary = summary, .best_loss = INFINITY, .first_epoch = 1};
+                 .summary = summary, .best_loss = INFINITY, .first_epoch = 1,
+                 .global_rows = global_rows, .replicas = replicas};
     ax_rng_seed(&t.rng, config->seed);
     if (config->checkpoint_prefix || resume) {
         t.snapshot.features = train->features;
@@ -546,13 +673,15 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
     if (resume)
         AX_TRY(check_resume_data(net, resume, train, validation, t.snapshot.train_hash,
                                  t.snapshot.validation_hash));
-    const int64_t rows = train->rows;
+    /* Batches are global (all ranks' rows); a rank computes its part of one. */
+    const int64_t rows = global_rows, local_rows = train->rows;
     const bool full_batch = config->batch_size == 0 || config->batch_size >= rows;
     t.batch_rows = full_batch ? rows : config->batch_size;
     t.batches = (rows + t.batch_rows - 1) / t.batch_rows;
 
-    const bool chunked = full_batch && rows > FULL_BATCH_CHUNK_ROWS;
-    ax_status status = ax_net_reserve_shuffled(net, chunked ? FULL_BATCH_CHUNK_ROWS : t.batch_rows,
+    const bool chunked = full_batch && local_rows > FULL_BATCH_CHUNK_ROWS;
+    const int64_t local_batch = t.batch_rows < local_rows ? t.batch_rows : local_rows > 0 ? local_rows : 1;
+    ax_status status = ax_net_reserve_shuffled(net, chunked ? FULL_BATCH_CHUNK_ROWS : local_batch,
                                                !full_batch);
     if (status == AX_STATUS_OK && chunked) {
         t.accumulator = net->backend->ops->alloc(net->backend,
@@ -563,6 +692,8 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
     if (status == AX_STATUS_OK)
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
                                      net->parameter_count, &t.optimizer);
+    if (status == AX_STATUS_OK && is_line_search(config) && full_batch && !chunked && !replicas)
+        status = ax_line_cache_create(net, local_batch, &t.line);
     /* A full batch is a sum over all rows: order does not matter, so rows are
      * used where they lie. */
     if (status == AX_STATUS_OK && !full_batch) {
@@ -573,13 +704,15 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
             for (int64_t i = 0; i < rows; i++)
                 t.order[i] = i;
     }
-    if (status == AX_STATUS_OK && config->early_stop > 0) {
+    if (status == AX_STATUS_OK && keeps_best(config)) {
         t.best_parameters = malloc((size_t)net->parameter_count * sizeof(double));
         if (!t.best_parameters)
             status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the best weights");
     }
     if (status == AX_STATUS_OK && resume)
         status = restore(&t, resume);
+    if (status == AX_STATUS_OK)
+        status = replicas ? ax_replicas_agree_ready(replicas, AX_STATUS_OK) : AX_STATUS_OK;
     if (status == AX_STATUS_OK)
         status = train_epochs(&t, summary);
     free(t.snapshot.parameters);
@@ -589,6 +722,26 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
     free(t.best_parameters);
     if (t.accumulator)
         net->backend->ops->free(net->backend, t.accumulator);
+    ax_line_cache_free(t.line);
     ax_optimizer_free(t.optimizer);
+    return status;
+}
+
+ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
+                   const ax_dataset *test, const ax_train_config *config,
+                   ax_train_summary *summary)
+{
+    memset(summary, 0, sizeof *summary);
+    summary->final_test_accuracy = NAN;
+    /* With several ranks, every one learns the others' row counts first. */
+    ax_replicas *replicas = NULL;
+    AX_TRY(ax_replicas_create(config->communicator, net, train, validation, test, &replicas));
+    ax_status status = train_replicated(net, train, validation, test, config, summary, replicas);
+    /* A rank that failed before training tells the others, which wait for it. */
+    if (replicas && !replicas->ready_agreed)
+        status = ax_replicas_agree_ready(replicas, status);
+    if (replicas)
+        summary->communication_seconds = replicas->seconds;
+    ax_replicas_free(replicas);
     return status;
 }

@@ -246,6 +246,34 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
     return CLI_EXIT_OK;
 }
 
+void data_shard_bounds(int64_t rows, int rank, int size, int64_t *first, int64_t *end)
+{
+    /* rows < 2^37 and size < 2^31 (the option and MPI limits): no overflow. */
+    *first = rows * rank / size;
+    *end = rows * (rank + 1) / size;
+}
+
+int data_shard(ax_dataset **dataset, int64_t first, int64_t end)
+{
+    ax_dataset *whole = *dataset, *shard = NULL;
+    const int64_t features = ax_dataset_features(whole), targets = ax_dataset_targets(whole);
+    ax_status status = ax_dataset_create(end - first, features, ax_dataset_classes(whole), targets,
+                                         &shard);
+    if (status != AX_STATUS_OK)
+        return report_failure(status, ax_dataset_source(whole));
+    memcpy(ax_dataset_features_data(shard), ax_dataset_features_data(whole) + first * features,
+           (size_t)((end - first) * features) * sizeof(float));
+    if (ax_dataset_labels_data(whole))
+        memcpy(ax_dataset_labels_data(shard), ax_dataset_labels_data(whole) + first,
+               (size_t)(end - first) * sizeof(int32_t));
+    if (targets > 0)
+        memcpy(ax_dataset_targets_data(shard), ax_dataset_targets_data(whole) + first * targets,
+               (size_t)((end - first) * targets) * sizeof(float));
+    ax_dataset_free(whole);
+    *dataset = shard;
+    return CLI_EXIT_OK;
+}
+
 bool data_source_has_test_part(const char *spec)
 {
     char path[4096];

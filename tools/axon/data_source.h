@@ -68,6 +68,14 @@ bool data_settings_read(const cli_args *args, data_settings *settings);
 int data_source_load(const char *option, const char *spec, const char *labels_path,
                      data_part part, const data_settings *settings, ax_dataset **out);
 
+/* The shard of rank (of size ranks) in rows rows: [*first, *end), contiguous
+ * and in rank order, sizes differing by at most one (docs/mpi.md). */
+void data_shard_bounds(int64_t rows, int rank, int size, int64_t *first, int64_t *end);
+/* Replaces *dataset by a copy of its rows [first, end) (possibly none),
+ * freeing the whole; returns CLI_EXIT_OK or CLI_EXIT_RUNTIME after printing
+ * why (out of memory). */
+int data_shard(ax_dataset **dataset, int64_t first, int64_t end);
+
 /* True when spec is an IDX folder that also holds the t10k test files. */
 bool data_source_has_test_part(const char *spec);
 

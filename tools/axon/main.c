@@ -2,12 +2,14 @@
  * `axon --version`. Each subcommand lives in its own file and uses only the
  * public header, like any other program built on libaxon. Exit status: 0 on
  * success, 1 for runtime errors (bad data, unreadable files), 2 for usage
- * errors (bad command line), 130 when Ctrl-C stopped training. */
+ * errors (bad command line), 130 when Ctrl-C stopped training. Under
+ * mpirun, `axon train` joins the MPI job (job.c) and ends it. */
 #include <stdio.h>
 #include <string.h>
 
 #include "axon.h"
 #include "common.h"
+#include "job.h"
 #include "options.h"
 
 typedef struct command {
@@ -111,5 +113,11 @@ int main(int argc, char **argv)
     const command *target = find_command(name);
     if (!target)
         return unknown_command(name);
-    return target->run(argc - 1, argv + 1);
+    if (target->run != command_train)
+        return target->run(argc - 1, argv + 1);
+    /* Data-parallel training: one rank of an MPI job when mpirun started us. */
+    int result = cli_job_start(&argc, &argv);
+    if (result != CLI_EXIT_OK)
+        return result;
+    return cli_job_end(target->run(argc - 1, argv + 1));
 }

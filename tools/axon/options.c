@@ -5,6 +5,7 @@
  * values missing at the end of the line). */
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -261,9 +262,8 @@ bool cli_get_flag(const cli_args *args, const char *name, bool *out)
 /* strtod on the whole text, finite results only. */
 static bool parse_plain_number(const char *text, const char *end_of_text, double *out)
 {
-    if (text == end_of_text)
-        return false;
-    if (*text == ' ' || *text == '\t' || *text == '\n')
+    /* strtod would skip any leading white space (\f, \v and \r too): refuse it all. */
+    if (text == end_of_text || isspace((unsigned char)*text))
         return false;
     char *end = NULL;
     errno = 0;
@@ -330,7 +330,7 @@ bool cli_get_double(const cli_args *args, const char *name, double min, double m
 static bool parse_integer(const char *text, int64_t *out, bool *out_of_range)
 {
     *out_of_range = false;
-    if (text[0] == '\0' || text[0] == ' ' || text[0] == '\t')
+    if (text[0] == '\0' || isspace((unsigned char)text[0]))
         return false;
     char *end = NULL;
     errno = 0;

@@ -3,7 +3,8 @@
  * training at the next progress call; the weights reached so far are still
  * saved when --out was given (with a note), since an interrupted long run is
  * usually worth keeping, and with checkpoints on, a checkpoint is written
- * that --resume continues from. */
+ * that --resume continues from. Under mpirun each rank trains on its shard of
+ * the rows and rank 0 alone prints and writes files (docs/mpi.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 
 #include "common.h"
 #include "data_source.h"
+#include "job.h"
 #include "metrics.h"
 #include "options.h"
 #include "progress.h"
@@ -60,6 +62,9 @@ static const cli_option train_options[] = {
     {"early-stop", CLI_INT, "N", "0",
      "stop when the validation loss has not improved for N epochs and keep the\n"
      "best weights (needs --val-split); 0 = off"},
+    {"keep-best", CLI_STRING, "SET", "none",
+     "keep the weights of the epoch (cg, lbfgs: iteration) with the lowest\n"
+     "test or validation loss (as seed 000): test, validation or none"},
     {"out", CLI_STRING, "FILE", NULL, "save the trained model there (safetensors)"},
     {"metrics", CLI_STRING, "FILE", NULL, "write one JSON line per epoch there"},
     {"quiet", CLI_FLAG, NULL, NULL, "print nothing but errors"},
@@ -78,6 +83,9 @@ static const cli_option train_options[] = {
     {"resume", CLI_STRING, "FILE", NULL,
      "continue the run checkpoint FILE recorded, with its options; give --data\n"
      "(and --test) again; --epochs may extend the run"},
+    {"check-replicas", CLI_FLAG, NULL, NULL,
+     "under mpirun: after each epoch, check that every rank holds the same\n"
+     "weights (a debugging aid; one hash and one small sum per epoch)"},
     DATA_SOURCE_OPTIONS,
 };
 
@@ -108,11 +116,19 @@ typedef struct train_request {
     bool resume_failed;        /* the checkpoint could not be read (not a usage error) */
 } train_request;
 
+/* The data of a run; freed together. Under mpirun the sets are this rank's
+ * shards, and source and described[] tell of the whole sets. */
+typedef struct train_data {
+    ax_dataset *loaded, *train, *validation, *test;
+    char source[512];
+    char described[3][160]; /* training, validation, test */
+} train_data;
+
 /* The options a checkpoint records; --resume refuses them. */
 static const char *const recorded_options[] = {
     "layers", "loss", "optimizer", "lr", "momentum", "nesterov", "batch", "max-iter", "gtol",
     "lbfgs-memory", "l2", "dropout", "init", "init-range", "seed", "precision", "device",
-    "val-split", "early-stop", "no-shuffle", NULL};
+    "val-split", "early-stop", "keep-best", "no-shuffle", NULL};
 
 /* --checkpoint-every, --checkpoint, --keep-checkpoints into request->train;
  * on --resume, an option not given keeps the recorded value. */
@@ -213,7 +229,8 @@ static bool read_request(const cli_args *args, train_request *request)
                                          NULL};
     static const char *const optimizers[] = {"sgd", "adam", "cg", "lbfgs", NULL};
     static const char *const inits[] = {"auto", "he", "xavier", "uniform", NULL};
-    int loss = 0, optimizer = 0, init = 0;
+    static const char *const keep_bests[] = {"none", "validation", "test", NULL}; /* ax_keep_best */
+    int loss = 0, optimizer = 0, init = 0, keep_best = 0;
     int64_t batch = 0, seed = 1;
     bool nesterov = false, no_shuffle = false;
     bool ok = cli_get_nonempty(args, "data", &request->data) &&
@@ -237,6 +254,7 @@ static bool read_request(const cli_args *args, train_request *request)
               read_device(args, &request->net.device) &&
               cli_get_double(args, "val-split", 0.0, 1.0, CLI_MAX_OPEN, &request->val_split) &&
               cli_get_int(args, "early-stop", 0, 1000000, &request->train.early_stop) &&
+              cli_get_choice(args, "keep-best", keep_bests, &keep_best) &&
               cli_get_nonempty(args, "out", &request->out) &&
               cli_get_nonempty(args, "metrics", &request->metrics_path) &&
               cli_get_flag(args, "quiet", &request->quiet) &&
@@ -299,6 +317,11 @@ static bool read_request(const cli_args *args, train_request *request)
         cli_error(args, "--early-stop needs a validation set: add --val-split, e.g. 0.1");
         return false;
     }
+    request->train.keep_best = (ax_keep_best)keep_best;
+    if (request->train.keep_best == AX_KEEP_BEST_VALIDATION && request->val_split == 0.0) {
+        cli_error(args, "--keep-best validation needs a validation set: add --val-split, e.g. 0.1");
+        return false;
+    }
     /* Options that the chosen method ignores: worth a note, not a refusal. */
     if (request->train.optimizer != AX_OPTIMIZER_SGD &&
         (cli_given(args, "momentum") || cli_given(args, "nesterov")))
@@ -359,8 +382,7 @@ static void default_layers(ax_net_config *net, int64_t classes, int64_t targets)
     }
 }
 
-static void print_header(const train_request *request, const ax_net *net, const ax_dataset *train,
-                         const ax_dataset *validation, const ax_dataset *test)
+static void print_header(const train_request *request, const ax_net *net, const train_data *data)
 {
     char text[1024];
     const ax_net_config *config = ax_net_config_get(net);
@@ -368,17 +390,16 @@ static void print_header(const train_request *request, const ax_net *net, const 
     if (request->resumed)
         printf("  resumed     %s after epoch %d\n", request->resume,
                ax_train_state_epochs_done(request->resumed));
-    data_describe(train, text, sizeof text);
-    printf("  data        %s: %s\n", ax_dataset_source(train), text);
-    if (validation) {
-        data_describe(validation, text, sizeof text);
-        printf("  validation  %s (--val-split %g)\n", text, request->val_split);
-    }
-    if (test) {
-        data_describe(test, text, sizeof text);
+    printf("  data        %s: %s\n", data->source, data->described[0]);
+    if (data->validation)
+        printf("  validation  %s (--val-split %g)\n", data->described[1], request->val_split);
+    if (data->test) {
         const char *spec = request->test ? request->test : request->data;
-        printf("  test        %s: %s\n", data_name(test, spec), text);
+        printf("  test        %s: %s\n", data_name(data->test, spec), data->described[2]);
     }
+    if (cli_job_size() > 1)
+        printf("  processes   %d ranks (MPI), each training on its shard of the rows; gradients "
+               "summed by MPI_Allreduce every step\n", cli_job_size());
     ax_layers_format(config, text, sizeof text);
     printf("  network     %s, %lld parameters\n", text, (long long)ax_net_parameter_count(net));
     printf("  loss        %s, init %s%s\n", ax_loss_name(config->loss), ax_init_name(config->init),
@@ -441,6 +462,10 @@ static void print_summary(const train_request *request, const ax_train_summary *
     if (request->train.early_stop > 0 && summary->best_epoch != summary->epochs_run)
         printf("early stopping kept the weights of epoch %d (lowest validation loss)\n",
                summary->best_epoch);
+    else if (request->train.keep_best != AX_KEEP_BEST_NONE)
+        printf("kept the weights of %s %d (lowest %s loss)\n", line_search ? "iteration" : "epoch",
+               summary->best_epoch,
+               request->train.keep_best == AX_KEEP_BEST_TEST ? "test" : "validation");
     char loss[32];
     format_loss(summary->final_train_loss, loss, sizeof loss);
     printf("final training loss %s", loss);
@@ -451,12 +476,13 @@ static void print_summary(const train_request *request, const ax_train_summary *
         printf("%lld cost and %lld gradient evaluations (one pass computes both); stopped: %s\n",
                (long long)summary->evaluations, (long long)summary->gradient_evaluations,
                summary->stop_reason ? summary->stop_reason : "?");
+    if (cli_job_size() > 1 && summary->seconds > 0)
+        printf("all-reduce %.3f s of %.3f s training on rank 0 (%.1f%%, waiting for other ranks "
+               "included), %d ranks\n",
+               summary->communication_seconds, summary->seconds,
+               100.0 * summary->communication_seconds / summary->seconds, cli_job_size());
 }
 
-/* The data of a run; freed together. */
-typedef struct train_data {
-    ax_dataset *loaded, *train, *validation, *test;
-} train_data;
 
 static void train_data_free(train_data *data)
 {
@@ -467,11 +493,63 @@ static void train_data_free(train_data *data)
     ax_dataset_free(data->test);
 }
 
+/* Under mpirun: keeps this rank's shard of each set (the whole sets are
+ * described first, for the header). */
+static int shard_data(const train_request *request, train_data *data, int64_t synth_rows)
+{
+    const int rank = cli_job_rank(), size = cli_job_size();
+    snprintf(data->source, sizeof data->source, "%s", ax_dataset_source(data->train));
+    data_describe(data->train, data->described[0], sizeof data->described[0]);
+    if (synth_rows > 0) { /* the rows drawn stop at this shard's end: say how many there are */
+        char rest[160];
+        const char *comma = strchr(data->described[0], ',');
+        snprintf(rest, sizeof rest, "%s", comma ? comma : "");
+        snprintf(data->described[0], sizeof data->described[0], "%lld rows%.120s",
+                 (long long)synth_rows, rest);
+    }
+    if (data->validation)
+        data_describe(data->validation, data->described[1], sizeof data->described[1]);
+    if (data->test)
+        data_describe(data->test, data->described[2], sizeof data->described[2]);
+    if (size == 1)
+        return CLI_EXIT_OK;
+    int64_t first = 0, end = 0;
+    int result = CLI_EXIT_OK;
+    ax_dataset **sets[2] = {&data->validation, &data->test};
+    for (int i = 0; i < 2 && result == CLI_EXIT_OK; i++)
+        if (*sets[i]) {
+            data_shard_bounds(ax_dataset_rows(*sets[i]), rank, size, &first, &end);
+            result = data_shard(sets[i], first, end);
+        }
+    if (result != CLI_EXIT_OK)
+        return result;
+    /* synth:linear drew the rows before the shard too, and no more. */
+    data_shard_bounds(synth_rows > 0 ? synth_rows : ax_dataset_rows(data->train), rank, size, &first,
+                      &end);
+    const bool split = data->loaded != data->train;
+    result = data_shard(&data->train, first, end); /* frees the whole training set */
+    if (result != CLI_EXIT_OK)
+        return result;
+    if (split) /* the set the split was drawn from is not needed any more */
+        ax_dataset_free(data->loaded);
+    data->loaded = data->train;
+    return CLI_EXIT_OK;
+}
+
 static int load_data(const train_request *request, train_data *data)
 {
     const data_settings *settings = &request->data_settings;
+    /* synth:linear draws its rows in order: without a split, a rank of several
+     * draws only the rows up to its shard's end. */
+    data_settings train_settings = *settings;
+    int64_t synth_rows = 0, first = 0, end = 0;
+    if (cli_job_size() > 1 && request->val_split == 0 && strncmp(request->data, "synth:", 6) == 0) {
+        synth_rows = settings->synth_rows;
+        data_shard_bounds(synth_rows, cli_job_rank(), cli_job_size(), &first, &end);
+        train_settings.synth_rows = end > 0 ? end : 1;
+    }
     int result = data_source_load("--data", request->data, settings->labels, DATA_PART_TRAIN,
-                                  settings, &data->loaded);
+                                  &train_settings, &data->loaded);
     if (result != CLI_EXIT_OK)
         return result;
     data->train = data->loaded;
@@ -491,7 +569,7 @@ static int load_data(const train_request *request, train_data *data)
             return report_failure(status, "--val-split");
         }
     }
-    return CLI_EXIT_OK;
+    return shard_data(request, data, synth_rows);
 }
 
 static int run_training(const train_request *request, train_data *data)
@@ -532,12 +610,16 @@ static int run_training(const train_request *request, train_data *data)
                                           ? "--device" : "--layers");
     bool classification = ax_dataset_classes(data->loaded) > 0;
     if (!request->quiet)
-        print_header(request, net, data->train, data->validation, data->test);
+        print_header(request, net, data);
     if (request->profile || request->profile_json)
         ax_net_profile_enable(net, true);
 
     metrics_file metrics;
-    if (!metrics_open(&metrics, request->metrics_path)) {
+    bool metrics_opened = request->resumed
+                              ? metrics_open_resumed(&metrics, request->metrics_path,
+                                                     ax_train_state_epochs_done(request->resumed))
+                              : metrics_open(&metrics, request->metrics_path);
+    if (!metrics_opened) {
         ax_net_free(net);
         return CLI_EXIT_RUNTIME;
     }
@@ -548,6 +630,7 @@ static int run_training(const train_request *request, train_data *data)
     ax_train_config train_config = request->train;
     train_config.progress = progress_callback;
     train_config.progress_user = &display;
+    train_config.communicator = cli_job_communicator();
 
     ax_train_summary summary;
     memset(&summary, 0, sizeof summary);
@@ -558,13 +641,20 @@ static int run_training(const train_request *request, train_data *data)
     bool metrics_ok = metrics_close(&metrics);
 
     bool interrupted = status == AX_STATUS_INTERRUPTED && !display.metrics_failed;
+    /* These outcomes every rank reaches together (the losses and the stop
+     * are agreed by sums): rank 0 reports them and the job ends normally. */
+    const bool shared = status == AX_STATUS_OK || status == AX_STATUS_INTERRUPTED ||
+                        status == AX_STATUS_DIVERGED;
+    if (shared)
+        cli_job_outcome_shared();
+    const bool speaks = !shared || cli_job_rank() == 0;
     if (status != AX_STATUS_OK && !interrupted) {
-        if (!display.metrics_failed)
-            report_failure(status, ax_dataset_source(data->train));
+        if (!display.metrics_failed && speaks)
+            report_failure(status, data->source[0] ? data->source : ax_dataset_source(data->train));
         ax_net_free(net);
         return CLI_EXIT_RUNTIME;
     }
-    if (interrupted) {
+    if (interrupted && speaks) {
         int done = display.have_epoch ? display.last_epoch.epoch : 0;
         if (display.current_epoch > done)
             fprintf(stderr, "axon: interrupted during epoch %d of %d (%d complete)\n",
@@ -618,11 +708,24 @@ int command_train(int argc, char **argv)
     result = apply_threads(&args);
     if (result != CLI_EXIT_OK)
         return result;
-    if (!read_request(&args, &request)) {
+    bool request_ok = read_request(&args, &request) &&
+                      cli_get_flag(&args, "check-replicas", &request.train.check_replicas);
+    if (request_ok && cli_job_size() > 1 && (request.resume || request.train.checkpoint_prefix)) {
+        cli_error(&args, "%s: checkpoints need one process; under mpirun with %d ranks, train "
+                         "without --resume, --checkpoint and --checkpoint-every",
+                  request.resume ? "--resume" : "--checkpoint", cli_job_size());
+        request_ok = false;
+    }
+    if (!request_ok) {
         result = request.resume_failed ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
         ax_net_free(request.resumed_net);
         ax_train_state_free(request.resumed);
         return result;
+    }
+    if (cli_job_rank() != 0) { /* rank 0 alone prints and writes files */
+        request.quiet = true;
+        request.out = request.metrics_path = request.profile_json = NULL;
+        request.profile = false;
     }
     if (request.out && !output_writable(request.out))
         result = CLI_EXIT_RUNTIME;

@@ -1,0 +1,138 @@
+/* mpi_communicator.c: the ax_communicator of MPI_COMM_WORLD (sums by
+ * MPI_Allreduce, abort by MPI_Abort), and starting and ending MPI for a
+ * program. With AXON_MPI undefined (a build without MPI) the same calls
+ * exist and say that MPI is not built in, so programs need no #ifdef. */
+#include <stdlib.h>
+
+#include "core/error.h"
+
+int ax_mpi_launched(void)
+{
+    /* Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE; MPICH's and Intel's
+     * Hydra launchers set PMI_SIZE. A singleton MPI_Init (no launcher)
+     * would work too, but it is slow and prints warnings: not worth it for
+     * one process. (src/prep/ranks.c reads the same variables.) */
+    static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+    for (int i = 0; i < 3; i++) {
+        const char *text = getenv(names[i]);
+        if (text && *text) {
+            long size = strtol(text, NULL, 10);
+            return size > 0 && size < 1000000000L ? (int)size : 0;
+        }
+    }
+    return 0;
+}
+
+#ifdef AXON_MPI
+
+#include <limits.h>
+#include <mpi.h>
+
+static bool initialised_here;
+
+ax_status ax_mpi_init(int *argc, char ***argv)
+{
+    int initialised = 0;
+    MPI_Initialized(&initialised);
+    if (initialised)
+        return AX_STATUS_OK;
+    int provided = 0;
+    /* Only the thread that calls ax_train talks to MPI; OpenMP threads
+     * compute between the sums. */
+    int code = MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+    if (code != MPI_SUCCESS)
+        return ax_fail(AX_STATUS_UNSUPPORTED, "MPI_Init_thread failed (error %d)", code);
+    if (provided < MPI_THREAD_FUNNELED) {
+        MPI_Finalize();
+        return ax_fail(AX_STATUS_UNSUPPORTED,
+                       "this MPI offers no thread support (MPI_THREAD_FUNNELED), which OpenMP "
+                       "threads need");
+    }
+    initialised_here = true;
+    return AX_STATUS_OK;
+}
+
+void ax_mpi_finalize(void)
+{
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (initialised_here && !finalized)
+        MPI_Finalize();
+    initialised_here = false;
+}
+
+static ax_status mpi_failure(int code, const char *what)
+{
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int length = 0;
+    MPI_Error_string(code, text, &length);
+    return ax_fail(AX_STATUS_IO_ERROR, "%s failed: %s", what, text);
+}
+
+static ax_status world_sum(const ax_communicator *self, void *values, int64_t count,
+                           ax_precision precision)
+{
+    (void)self;
+    MPI_Datatype type = precision == AX_PRECISION_F64 ? MPI_DOUBLE : MPI_FLOAT;
+    size_t size = precision == AX_PRECISION_F64 ? sizeof(double) : sizeof(float);
+    /* MPI counts are ints: a larger buffer goes in pieces. */
+    for (int64_t done = 0; done < count;) {
+        int64_t part = count - done < INT_MAX / 2 ? count - done : INT_MAX / 2;
+        int code = MPI_Allreduce(MPI_IN_PLACE, (char *)values + (size_t)done * size, (int)part,
+                                 type, MPI_SUM, MPI_COMM_WORLD);
+        if (code != MPI_SUCCESS)
+            return mpi_failure(code, "MPI_Allreduce");
+        done += part;
+    }
+    return AX_STATUS_OK;
+}
+
+static void world_abort(const ax_communicator *self, int code)
+{
+    (void)self;
+    MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code); /* MPI_Abort returns only if the MPI is broken */
+}
+
+ax_status ax_communicator_mpi_world(ax_communicator *out)
+{
+    int initialised = 0;
+    MPI_Initialized(&initialised);
+    if (!initialised)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "MPI is not initialised: call ax_mpi_init first");
+    int rank = 0, size = 1;
+    int code = MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (code == MPI_SUCCESS)
+        code = MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (code != MPI_SUCCESS)
+        return mpi_failure(code, "MPI_Comm_rank/MPI_Comm_size");
+    *out = (ax_communicator){.rank = rank, .size = size, .context = NULL, .sum = world_sum,
+                             .abort = world_abort};
+    return AX_STATUS_OK;
+}
+
+#else /* built without MPI */
+
+static ax_status no_mpi(void)
+{
+    return ax_fail(AX_STATUS_UNSUPPORTED,
+                   "this build of axon has no MPI; rebuild with MPI (apt-get install "
+                   "libopenmpi-dev openmpi-bin; cmake -DAXON_MPI=ON)");
+}
+
+ax_status ax_mpi_init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return no_mpi();
+}
+
+void ax_mpi_finalize(void) {}
+
+ax_status ax_communicator_mpi_world(ax_communicator *out)
+{
+    (void)out;
+    return no_mpi();
+}
+
+#endif

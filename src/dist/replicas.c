@@ -1,0 +1,258 @@
+/* replicas.c: the data-parallel part of training (replicas.h): which rows
+ * of a global batch this rank holds, the weighted sum of gradients and
+ * losses over the ranks (as in synchronous data-parallel SGD, e.g.
+ * Goyal et al. 2017, "Accurate, Large Minibatch SGD"), sharded evaluation,
+ * an agreed stop, and a check that the replicas are identical. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "data/dataset.h"
+#include "dist/replicas.h"
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Every sum goes through here, to be timed. */
+static ax_status sum(ax_replicas *replicas, void *values, int64_t count, ax_precision precision)
+{
+    const ax_communicator *communicator = replicas->communicator;
+    double start = seconds_now();
+    ax_status status = communicator->sum(communicator, values, count, precision);
+    replicas->seconds += seconds_now() - start;
+    if (status != AX_STATUS_OK)
+        return ax_fail_context(status, "rank %d of %d: summing over the ranks", replicas->rank,
+                               replicas->size);
+    return AX_STATUS_OK;
+}
+
+static int64_t rows_or_absent(const ax_dataset *data)
+{
+    return data ? data->rows : -1;
+}
+
+/* The facts each rank reports at the start, one slot per rank. */
+enum { FACT_TRAIN, FACT_VALIDATION, FACT_TEST, FACT_PARAMETERS, FACT_COUNT };
+
+/* Which ranks disagree with rank 0 about a fact, for messages. */
+static void list_disagreeing(const double *facts, int size, int fact, char *text, size_t capacity)
+{
+    size_t used = 0;
+    text[0] = '\0';
+    for (int r = 1; r < size && used + 16 < capacity; r++)
+        if ((facts[r * FACT_COUNT + fact] < 0) != (facts[fact] < 0) ||
+            (fact == FACT_PARAMETERS && facts[r * FACT_COUNT + fact] != facts[fact]))
+            used += (size_t)snprintf(text + used, capacity - used, "%s%d", used ? ", " : "", r);
+}
+
+ax_status ax_replicas_create(const ax_communicator *communicator, const ax_net *net,
+                             const ax_dataset *train, const ax_dataset *validation,
+                             const ax_dataset *test, ax_replicas **out)
+{
+    *out = NULL;
+    if (!communicator)
+        return AX_STATUS_OK;
+    const int size = communicator->size, rank = communicator->rank;
+    if (size < 1 || rank < 0 || rank >= size || !communicator->sum)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "the communicator is not valid: rank %d of %d, sum %s", rank, size,
+                       communicator->sum ? "set" : "missing");
+    if (size == 1)
+        return AX_STATUS_OK;
+    ax_replicas *replicas = calloc(1, sizeof *replicas);
+    double *facts = calloc((size_t)size * FACT_COUNT, sizeof(double));
+    if (replicas) {
+        /* A rank holds at most its shard's rows of any batch. */
+        replicas->local_order = malloc((size_t)(train->rows > 0 ? train->rows : 1) * sizeof(int64_t));
+        replicas->staging = malloc((size_t)net->parameter_count * sizeof(double));
+    }
+    if (!replicas || !facts || !replicas->local_order || !replicas->staging) {
+        free(facts);
+        ax_replicas_free(replicas);
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for data-parallel training");
+    }
+    replicas->communicator = communicator;
+    replicas->rank = rank;
+    replicas->size = size;
+    replicas->local_rows = train->rows;
+    double *mine = facts + (size_t)rank * FACT_COUNT;
+    mine[FACT_TRAIN] = (double)train->rows;
+    mine[FACT_VALIDATION] = (double)rows_or_absent(validation);
+    mine[FACT_TEST] = (double)rows_or_absent(test);
+    mine[FACT_PARAMETERS] = (double)net->parameter_count;
+    /* Every rank sees every rank's facts, so all take the same decision. */
+    ax_status status = sum(replicas, facts, (int64_t)size * FACT_COUNT, AX_PRECISION_F64);
+    static const char *const fact_names[] = {"", "a validation set", "a test set",
+                                             "the same network size"};
+    for (int fact = FACT_VALIDATION; status == AX_STATUS_OK && fact < FACT_COUNT; fact++) {
+        char ranks[256];
+        list_disagreeing(facts, size, fact, ranks, sizeof ranks);
+        if (ranks[0])
+            status = ax_fail(AX_STATUS_BAD_ARGUMENT,
+                             "the ranks disagree on %s: rank%s %s differ%s from rank 0; every "
+                             "rank must be given the same kind of data and network",
+                             fact_names[fact], strchr(ranks, ',') ? "s" : "", ranks,
+                             strchr(ranks, ',') ? "" : "s");
+    }
+    for (int r = 0; status == AX_STATUS_OK && r < size; r++) {
+        int64_t rows = (int64_t)facts[r * FACT_COUNT + FACT_TRAIN];
+        if (r < rank)
+            replicas->first_row += rows;
+        replicas->global_rows += rows;
+    }
+    free(facts);
+    if (status == AX_STATUS_OK && replicas->global_rows < 1)
+        status = ax_fail(AX_STATUS_BAD_DATA, "no rank holds any training rows");
+    if (status != AX_STATUS_OK) {
+        ax_replicas_free(replicas);
+        return status;
+    }
+    *out = replicas;
+    return AX_STATUS_OK;
+}
+
+void ax_replicas_free(ax_replicas *replicas)
+{
+    if (!replicas)
+        return;
+    free(replicas->local_order);
+    free(replicas->staging);
+    free(replicas);
+}
+
+ax_status ax_replicas_agree_ready(ax_replicas *replicas, ax_status status)
+{
+    replicas->ready_agreed = true;
+    double *statuses = calloc((size_t)replicas->size, sizeof(double));
+    if (!statuses) /* the others then wait: the program must end the job (axon.h) */
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory to agree with the other ranks");
+    statuses[replicas->rank] = (double)status;
+    ax_status summed = sum(replicas, statuses, replicas->size, AX_PRECISION_F64);
+    int failed = -1;
+    for (int r = 0; r < replicas->size && failed < 0; r++)
+        if (statuses[r] != 0.0)
+            failed = r;
+    ax_status first = failed >= 0 ? (ax_status)statuses[failed] : AX_STATUS_OK;
+    free(statuses);
+    if (status != AX_STATUS_OK)
+        return status;
+    AX_TRY(summed);
+    if (failed >= 0)
+        return ax_fail(first, "rank %d of %d could not start training (%s; its own message says "
+                              "why)", failed, replicas->size, ax_status_name(first));
+    return AX_STATUS_OK;
+}
+
+int64_t ax_replicas_select(ax_replicas *replicas, const int64_t *order, int64_t first,
+                           int64_t count)
+{
+    replicas->batch_rows = count;
+    if (!order)
+        return replicas->local_rows;
+    const int64_t low = replicas->first_row, high = low + replicas->local_rows;
+    int64_t selected = 0;
+    for (int64_t i = first; i < first + count; i++)
+        if (order[i] >= low && order[i] < high)
+            replicas->local_order[selected++] = order[i] - low;
+    return selected;
+}
+
+ax_status ax_replicas_reduce(ax_replicas *replicas, ax_net *net, int64_t rows, double *loss)
+{
+    const ax_backend_ops *ops = net->backend->ops;
+    const int64_t count = net->parameter_count;
+    /* The net's gradient and loss are means over its rows (the L2 term
+     * added once); weighted by each rank's share of the batch they sum to
+     * the mean over the batch, and the L2 term to once, as the shares sum
+     * to 1. A rank without rows in the batch adds zeros. */
+    const double share = replicas->batch_rows > 0 ? (double)rows / (double)replicas->batch_rows : 0.0;
+    if (net->backend->host_memory) {
+        ops->scale(net->backend, count, share, net->gradients);
+        AX_TRY(sum(replicas, net->gradients, count, net->config.precision));
+    } else {
+        /* A device arena goes through host memory: no CUDA-aware MPI is
+         * assumed (docs/mpi.md). */
+        ops->download_f64(net->backend, replicas->staging, net->gradients, count);
+        for (int64_t i = 0; i < count; i++)
+            replicas->staging[i] *= share;
+        AX_TRY(sum(replicas, replicas->staging, count, AX_PRECISION_F64));
+        ops->upload_f64(net->backend, net->gradients, replicas->staging, count);
+    }
+    /* The loss travels in double whatever the precision: line searches
+     * compare losses that differ in their last digits. */
+    double totals[2] = {rows > 0 ? *loss * share : 0.0, replicas->stop_vote};
+    AX_TRY(sum(replicas, totals, 2, AX_PRECISION_F64));
+    *loss = totals[0];
+    if (totals[1] > 0.0)
+        replicas->stop_agreed = true;
+    return AX_STATUS_OK;
+}
+
+ax_status ax_replicas_sum_evaluation(ax_replicas *replicas, int64_t rows, double *loss,
+                                     double *accuracy)
+{
+    const bool have = rows > 0;
+    /* Correct answers are counted exactly: accuracy * rows is an integer. */
+    double totals[4] = {have ? *loss * (double)rows : 0.0,
+                        have && isfinite(*accuracy) ? nearbyint(*accuracy * (double)rows) : 0.0,
+                        (double)rows, have && !isfinite(*accuracy) ? 1.0 : 0.0};
+    AX_TRY(sum(replicas, totals, 4, AX_PRECISION_F64));
+    *loss = totals[2] > 0 ? totals[0] / totals[2] : NAN;
+    *accuracy = totals[2] > 0 && totals[3] == 0.0 ? totals[1] / totals[2] : NAN;
+    return AX_STATUS_OK;
+}
+
+ax_status ax_replicas_agree_stop(ax_replicas *replicas, bool vote, bool *stop)
+{
+    double total = vote || replicas->stop_vote > 0.0 ? 1.0 : 0.0;
+    replicas->stop_vote = 0.0;
+    AX_TRY(sum(replicas, &total, 1, AX_PRECISION_F64));
+    *stop = total > 0.0;
+    return AX_STATUS_OK;
+}
+
+ax_status ax_replicas_check(ax_replicas *replicas, const ax_net *net, int epoch)
+{
+    const int size = replicas->size;
+    ax_net_parameters_get(net, replicas->staging);
+    uint64_t hash = 0x243f6a8885a308d3ULL;
+    for (int64_t i = 0; i < net->parameter_count; i++) {
+        uint64_t bits;
+        memcpy(&bits, &replicas->staging[i], sizeof bits);
+        hash = ax_hash64(hash ^ bits);
+    }
+    /* Each rank's hash in its own slots, 16 bits per double so that the
+     * sum is exact: every rank then sees every rank's hash. */
+    double *hashes = calloc((size_t)size * 4, sizeof(double));
+    if (!hashes)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the replica check");
+    for (int part = 0; part < 4; part++)
+        hashes[replicas->rank * 4 + part] = (double)((hash >> (16 * part)) & 0xffff);
+    ax_status status = sum(replicas, hashes, (int64_t)size * 4, AX_PRECISION_F64);
+    char ranks[256] = "";
+    size_t used = 0;
+    for (int r = 1; status == AX_STATUS_OK && r < size && used + 16 < sizeof ranks; r++)
+        if (memcmp(&hashes[r * 4], &hashes[0], 4 * sizeof(double)) != 0)
+            used += (size_t)snprintf(ranks + used, sizeof ranks - used, "%s%d", used ? ", " : "", r);
+    free(hashes);
+    AX_TRY(status);
+    if (ranks[0])
+        return ax_fail(AX_STATUS_BAD_DATA,
+                       "replica check after epoch %d: the weights of rank%s %s differ from rank "
+                       "0's; the ranks no longer train the same network",
+                       epoch, strchr(ranks, ',') ? "s" : "", ranks);
+    return AX_STATUS_OK;
+}
+
+uint64_t ax_replicas_dropout_key(const ax_replicas *replicas, uint64_t key)
+{
+    return replicas->rank == 0 ? key : ax_hash64(key ^ ((uint64_t)replicas->rank << 40));
+}

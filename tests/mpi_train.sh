@@ -1,0 +1,146 @@
+#!/bin/bash
+# mpi_train.sh: data-parallel training under mpirun (docs/mpi.md), 2 ranks
+# oversubscribed on one machine, against one process without MPI:
+#  - SGD (and Adam) with global batch B on 2 ranks ends with the weights of
+#    1 process with batch B, within 1e-5 relative (float64); the runs use
+#    L2, a validation split with early stopping (sharded evaluation) and a
+#    last batch of one row (one rank has no rows in it), and check that the
+#    replicas stay identical (--check-replicas);
+#  - full-batch CG and L-BFGS on 2 ranks follow the 1-process trajectory;
+#  - mpirun -np 1 is the same as no mpirun, byte for byte;
+#  - the comparison itself can fail: another seed's model is refused;
+#  - a rank given a missing file ends the whole job quickly, non-zero, with a
+#    message naming the rank and the file; checkpoints under 2 ranks are
+#    refused with a message.
+# Exits 77 (skipped) when mpirun is missing.
+#
+# usage: mpi_train.sh AXON WORKDIR
+set -u
+axon=$1
+work=$2
+command -v mpirun >/dev/null || { echo "mpi_train: SKIP: no mpirun on PATH"; exit 77; }
+rm -rf "$work"
+mkdir -p "$work" || exit 1
+cd "$work" || exit 1
+
+# Root in a container needs Open MPI's consent; --oversubscribe lets 2 ranks
+# share fewer cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+# Shared memory between the ranks of one machine; no network probing.
+export OMPI_MCA_btl=self,vader
+mpi=(timeout 120 mpirun -np 2)
+
+fail() { echo "mpi_train: FAIL: $*" >&2; exit 1; }
+
+# Largest relative difference of each tensor: max |a - b| / max |b|.
+compare() { # compare A B TOLERANCE
+    /usr/bin/python3 - "$@" <<'EOF'
+import json, struct, sys
+import numpy as np
+
+def load(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    body = raw[8 + n:]
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        dtype = {"F64": "<f8", "F32": "<f4"}[info["dtype"]]
+        out[name] = np.frombuffer(body[begin:end], dtype=dtype).astype(np.float64)
+    return out
+
+a, b, tolerance = load(sys.argv[1]), load(sys.argv[2]), float(sys.argv[3])
+if sorted(a) != sorted(b):
+    sys.exit(f"{sys.argv[1]} and {sys.argv[2]} hold different tensors")
+worst = max(np.max(np.abs(a[k] - b[k])) / max(np.max(np.abs(b[k])), 1e-300) for k in a)
+print(f"  {sys.argv[1]} vs {sys.argv[2]}: largest relative difference {worst:.3g}")
+sys.exit(0 if worst <= tolerance else 1)
+EOF
+}
+
+# A classification set: 3 classes by the sign pattern of two features.
+/usr/bin/python3 - <<'EOF' || fail "could not write the CSV"
+import numpy as np
+rng = np.random.default_rng(7)
+x = rng.normal(size=(1501, 6))
+y = (x[:, 0] > 0).astype(int) + (x[:, 1] > 0.5).astype(int)
+np.savetxt("classes.csv", np.column_stack([x, y]), delimiter=",", fmt="%.6f")
+EOF
+
+common=(--precision f64 --threads 1 --quiet)
+regression=(--data synth:linear --rows 2001 --features 10 --layers 16:tanh,16:tanh,1)
+# 2001 rows, 10 % held out: 1801 training rows; batch 100 leaves a last
+# batch of 1 row, which one rank does not hold.
+sgd=(--batch 100 --epochs 4 --l2 0.001 --lr 0.05 --val-split 0.1 --early-stop 2)
+
+echo "SGD, 1 process and 2 ranks"
+"$axon" train "${regression[@]}" "${sgd[@]}" "${common[@]}" --out sgd1.safetensors ||
+    fail "SGD in one process failed"
+"${mpi[@]}" "$axon" train "${regression[@]}" "${sgd[@]}" "${common[@]}" --check-replicas \
+    --out sgd2.safetensors > sgd2.log 2>&1 || { cat sgd2.log; fail "SGD on 2 ranks failed"; }
+compare sgd2.safetensors sgd1.safetensors 1e-5 || fail "SGD on 2 ranks differs from 1 process"
+
+echo "the comparison refuses a different model"
+"$axon" train "${regression[@]}" "${sgd[@]}" "${common[@]}" --seed 2 --out other.safetensors ||
+    fail "SGD with seed 2 failed"
+if compare other.safetensors sgd1.safetensors 1e-5; then
+    fail "models of different seeds compared equal: the check cannot fail"
+fi
+
+echo "Adam on classes (cross-entropy), 1 process and 2 ranks"
+adam=(--data classes.csv --label-column -1 --layers 12:relu,3:softmax --optimizer adam --lr 0.01 --batch 64
+      --epochs 3)
+"$axon" train "${adam[@]}" "${common[@]}" --out adam1.safetensors || fail "Adam in one process failed"
+"${mpi[@]}" "$axon" train "${adam[@]}" "${common[@]}" --check-replicas --out adam2.safetensors \
+    > adam2.log 2>&1 || { cat adam2.log; fail "Adam on 2 ranks failed"; }
+compare adam2.safetensors adam1.safetensors 1e-5 || fail "Adam on 2 ranks differs from 1 process"
+
+for optimizer in cg lbfgs; do
+    echo "$optimizer (full batch), 1 process and 2 ranks"
+    full=(--data classes.csv --label-column -1 --layers 8:tanh,3:softmax --optimizer $optimizer --max-iter 15)
+    "$axon" train "${full[@]}" "${common[@]}" --out ${optimizer}1.safetensors ||
+        fail "$optimizer in one process failed"
+    "${mpi[@]}" "$axon" train "${full[@]}" "${common[@]}" --out ${optimizer}2.safetensors \
+        > ${optimizer}2.log 2>&1 || { cat ${optimizer}2.log; fail "$optimizer on 2 ranks failed"; }
+    compare ${optimizer}2.safetensors ${optimizer}1.safetensors 1e-5 ||
+        fail "$optimizer on 2 ranks differs from 1 process"
+done
+
+echo "mpirun -np 1 is one process, byte for byte"
+timeout 120 mpirun -np 1 "$axon" train "${regression[@]}" "${sgd[@]}" "${common[@]}" \
+    --out sgd1_mpi.safetensors || fail "mpirun -np 1 failed"
+cmp sgd1_mpi.safetensors sgd1.safetensors || fail "mpirun -np 1 differs from a plain run"
+
+echo "only rank 0 prints: one header, one summary, the rank count"
+"${mpi[@]}" "$axon" train "${regression[@]}" --epochs 2 --threads 1 > print.log 2>&1 ||
+    { cat print.log; fail "the printing run failed"; }
+[ "$(grep -c '^axon .* train$' print.log)" = 1 ] || { cat print.log; fail "not one header"; }
+grep -q "2 ranks (MPI)" print.log || { cat print.log; fail "the header does not say 2 ranks"; }
+grep -q "^all-reduce .* 2 ranks" print.log || { cat print.log; fail "no all-reduce figure"; }
+
+echo "a rank given a missing file ends the job"
+cp classes.csv rank0.csv
+start=$(date +%s)
+timeout 60 mpirun -np 2 bash -c \
+    'exec "$0" train --data rank$OMPI_COMM_WORLD_RANK.csv --label-column -1 --layers 3:softmax --epochs 50 --threads 1' \
+    "$axon" > missing.log 2>&1
+status=$?
+elapsed=$(( $(date +%s) - start ))
+[ $status -ne 0 ] || { cat missing.log; fail "the job with a missing file succeeded"; }
+[ $status -ne 124 ] || { cat missing.log; fail "the job with a missing file hung (timeout)"; }
+grep -q "axon: rank 1 of 2: --data rank1.csv: no such file or directory" missing.log ||
+    { cat missing.log; fail "no message naming rank 1 and its missing file"; }
+echo "  ended with status $status after ${elapsed} s"
+
+echo "checkpoints under 2 ranks are refused"
+"${mpi[@]}" "$axon" train "${regression[@]}" --checkpoint-every 1 --threads 1 > checkpoint.log 2>&1 &&
+    fail "checkpoints under 2 ranks were accepted"
+grep -q "checkpoints need one process" checkpoint.log ||
+    { cat checkpoint.log; fail "no message refusing checkpoints"; }
+
+echo "mpi_train: all passed"

@@ -1,0 +1,140 @@
+/* job.c: the MPI job of `mpirun -np P axon train` (see job.h). Messages of
+ * several ranks interleave in mpirun's output, so each rank's stderr names
+ * the rank ("axon: rank 1 of 2: --data x.csv: no such file"): stderr is
+ * replaced by a glibc cookie stream that inserts the rank into every line,
+ * which covers all the places that print, not only some. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* fopencookie (CMake defines it for every file already) */
+#endif
+#include "job.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "options.h"
+
+static struct {
+    bool mpi;                 /* MPI was started here: end it */
+    bool several;             /* more than one rank */
+    bool shared;              /* the outcome is every rank's */
+    ax_communicator communicator;
+    char tag[48];             /* "rank R of P: " */
+    bool line_start;          /* the next byte written to stderr starts a line */
+} job = {.line_start = true};
+
+static void write_all(const char *bytes, size_t count)
+{
+    while (count > 0) {
+        ssize_t written = write(STDERR_FILENO, bytes, count);
+        if (written <= 0)
+            return;
+        bytes += written;
+        count -= (size_t)written;
+    }
+}
+
+/* The cookie stream's write: copies to fd 2, inserting the tag after the
+ * "axon...: " that starts a line (or "axon: " and the tag before a line
+ * that has none). A tagged line goes out in one write, so that mpirun does
+ * not interleave other ranks' output within it. */
+static ssize_t tagged_write(void *cookie, const char *bytes, size_t count)
+{
+    (void)cookie;
+    size_t done = 0;
+    while (done < count) {
+        const char *line = bytes + done;
+        const char *newline = memchr(line, '\n', count - done);
+        size_t length = newline ? (size_t)(newline - line) + 1 : count - done;
+        char tagged[8192];
+        if (job.line_start && length + 64 < sizeof tagged) {
+            const char *colon = strncmp(line, "axon", 4) == 0 ? memchr(line, ':', length) : NULL;
+            size_t head = colon && (size_t)(colon - line) + 1 < length && colon[1] == ' '
+                              ? (size_t)(colon - line) + 2 : 0;
+            int used = snprintf(tagged, sizeof tagged, "%.*s%s%s", (int)head, line,
+                                head ? "" : "axon: ", job.tag);
+            memcpy(tagged + used, line + head, length - head);
+            write_all(tagged, (size_t)used + length - head);
+        } else {
+            write_all(line, length);
+        }
+        job.line_start = newline != NULL;
+        done += length;
+    }
+    return (ssize_t)count;
+}
+
+static void tag_stderr(int rank, int size)
+{
+    snprintf(job.tag, sizeof job.tag, "rank %d of %d: ", rank, size);
+    cookie_io_functions_t functions = {.write = tagged_write};
+    FILE *stream = fopencookie(NULL, "w", functions);
+    if (!stream)
+        return; /* untagged messages are still messages */
+    /* Whole lines reach tagged_write, however many fprintf calls make one. */
+    setvbuf(stream, NULL, _IOLBF, 8192);
+    fflush(stderr);
+    stderr = stream;
+}
+
+int cli_job_start(int *argc, char ***argv)
+{
+    const int launched = ax_mpi_launched();
+    if (launched == 0)
+        return CLI_EXIT_OK;
+    ax_status status = ax_mpi_init(argc, argv);
+    if (status == AX_STATUS_UNSUPPORTED && launched == 1)
+        return CLI_EXIT_OK; /* mpirun -np 1 of a build without MPI: one process anyway */
+    if (status != AX_STATUS_OK) {
+        fprintf(stderr, "axon: started by an MPI launcher as one of %d processes, but: %s\n",
+                launched, ax_error_message());
+        return CLI_EXIT_RUNTIME;
+    }
+    job.mpi = true;
+    status = ax_communicator_mpi_world(&job.communicator);
+    if (status != AX_STATUS_OK) {
+        fprintf(stderr, "axon: %s\n", ax_error_message());
+        return CLI_EXIT_RUNTIME;
+    }
+    job.several = job.communicator.size > 1;
+    if (job.several) {
+        tag_stderr(job.communicator.rank, job.communicator.size);
+        /* Rank 0 speaks for the job; the others' figures are the same. */
+        if (job.communicator.rank != 0 && !freopen("/dev/null", "w", stdout))
+            fprintf(stderr, "axon: cannot silence standard output\n");
+    }
+    return CLI_EXIT_OK;
+}
+
+const ax_communicator *cli_job_communicator(void)
+{
+    return job.several ? &job.communicator : NULL;
+}
+
+int cli_job_rank(void)
+{
+    return job.several ? job.communicator.rank : 0;
+}
+
+int cli_job_size(void)
+{
+    return job.several ? job.communicator.size : 1;
+}
+
+void cli_job_outcome_shared(void)
+{
+    job.shared = true;
+}
+
+int cli_job_end(int result)
+{
+    fflush(stdout);
+    fflush(stderr);
+    if (job.several && result != CLI_EXIT_OK && !job.shared)
+        job.communicator.abort(&job.communicator, result); /* does not return */
+    if (job.mpi)
+        ax_mpi_finalize();
+    return result;
+}
