@@ -312,6 +312,13 @@ typedef struct ax_train_state ax_train_state;
 /* Processes training one network together (see "distributed" below). */
 typedef struct ax_communicator ax_communicator;
 
+/* Which weights ax_train leaves in the network (ax_train_config.keep_best). */
+typedef enum ax_keep_best {
+    AX_KEEP_BEST_NONE = 0,   /* the last epoch's */
+    AX_KEEP_BEST_VALIDATION, /* those with the lowest validation loss */
+    AX_KEEP_BEST_TEST        /* those with the lowest test loss */
+} ax_keep_best;
+
 typedef struct ax_train_config {
     ax_optimizer_kind optimizer;
     double learning_rate;
@@ -331,6 +338,14 @@ typedef struct ax_train_config {
     double dropout;            /* on hidden layers */
     int early_stop;            /* stop when validation loss has not improved for this many
                                   epochs and restore the best weights; 0 = off */
+    /* Keep the weights of the epoch (CG, L-BFGS: iteration) with the lowest
+     * validation or test loss, as seed 000 keeps its lowest test cost:
+     * training runs all its epochs, then those weights are restored and
+     * summary.best_epoch names their epoch (final_test_accuracy is theirs;
+     * final_train_loss stays the last epoch's). Needs the set it watches;
+     * early stopping keeps the best validation weights already, so with
+     * early_stop only AX_KEEP_BEST_NONE or _VALIDATION are allowed. */
+    ax_keep_best keep_best;    /* default AX_KEEP_BEST_NONE */
     uint64_t seed;             /* shuffling and dropout */
     bool shuffle;              /* reshuffle every epoch (default true) */
     double progress_interval;  /* seconds between progress calls within an epoch */
@@ -418,7 +433,7 @@ struct ax_communicator {
 };
 
 /* The number of processes an MPI launcher (mpirun, mpiexec) started this
- * one among, from its environment (OMPI_COMM_WORLD_SIZE or PMI_SIZE); 0 when
+ * one among, from its environment (OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_SIZE); 0 when
  * it was not started by one. Works in builds without MPI too, so that they
  * can refuse such a start. */
 int ax_mpi_launched(void);

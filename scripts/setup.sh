@@ -12,7 +12,8 @@ packages=(build-essential cmake pkg-config zlib1g-dev
           libarchive-dev libjpeg62-turbo-dev libpng-dev python-matplotlib-data
           dataset-fashion-mnist
           clang libclang-rt-14-dev libomp-dev valgrind
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin
+          gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

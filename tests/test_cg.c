@@ -6,10 +6,15 @@
  * and gradient equal a NumPy float64 reference to 1e-10, its first 20 CG
  * iterates' costs equal scipy.optimize.fmin_cg's from the same weights to
  * 1e-8, and its cost after 300 iterations is within 5 % of fmin_cg's
- * (tests/data/galaxy_cg_reference.txt, scripts/make_galaxy_reference.py). */
+ * (tests/data/galaxy_cg_reference.txt, scripts/make_galaxy_reference.py).
+ * Line searches along a direction (propagate_along.c, which keeps X W^T and
+ * X D^T instead of reading X at every trial step) give the plain path's
+ * cost, slope and gradient to 1e-12 relative in float64, and CG takes the
+ * same steps with either. */
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "core/net.h"
 #include "optim/line_search.h"
 #include "optim/optimizer.h"
 #include "test_util.h"
@@ -399,6 +404,240 @@ static void test_galaxy(void)
     ax_dataset_free(train);
 }
 
+/* ------------------------------------------------ line searches along d */
+
+/* A small classification set (features uniform in [0, 1), 3 classes). */
+static ax_dataset *small_dataset(int64_t rows, int64_t features, uint64_t seed)
+{
+    ax_dataset *data = NULL;
+    CHECK_OK(ax_dataset_create(rows, features, 3, 0, &data));
+    if (!data)
+        return NULL;
+    float *x = ax_dataset_features_data(data);
+    int32_t *labels = ax_dataset_labels_data(data);
+    uint64_t state = seed;
+    for (int64_t i = 0; i < rows * features; i++) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        x[i] = (float)((double)(state >> 11) / 9007199254740992.0);
+    }
+    for (int64_t r = 0; r < rows; r++)
+        labels[r] = (int32_t)((r * 7 + (int64_t)(x[r * features] * 3.0f)) % 3);
+    return data;
+}
+
+static ax_net *small_net(const char *layers, ax_loss loss, int64_t features)
+{
+    ax_net_config config = ax_net_defaults();
+    CHECK_OK(ax_layers_parse(layers, &config));
+    config.input_width = features;
+    config.loss = loss;
+    config.precision = AX_PRECISION_F64;
+    config.init = AX_INIT_UNIFORM;
+    config.init_range = 0.5;
+    ax_net *net = NULL;
+    CHECK_OK(ax_net_create(&config, &net));
+    return net;
+}
+
+static double relative_gap(double a, double b)
+{
+    return fabs(a - b) / fmax(fabs(b), 1e-300);
+}
+
+/* The cost, slope and gradient at x0 + alpha d along a direction equal the
+ * plain forward and backward pass there; after a search ends at alpha, the
+ * next one starts from x0 + alpha d with X W^T updated, not recomputed. */
+static void test_along_matches_plain(const char *layers, ax_loss loss)
+{
+    const int64_t rows = 300, features = 40;
+    ax_dataset *data = small_dataset(rows, features, 5);
+    ax_net *net = small_net(layers, loss, features);
+    if (!data || !net) {
+        ax_net_free(net);
+        ax_dataset_free(data);
+        return;
+    }
+    const int64_t n = ax_net_parameter_count(net);
+    double *x0 = malloc((size_t)n * sizeof *x0), *d = malloc((size_t)n * sizeof *d);
+    double *x = malloc((size_t)n * sizeof *x), *plain = malloc((size_t)n * sizeof *plain);
+    double *along = malloc((size_t)n * sizeof *along);
+    ax_net_parameters_get(net, x0);
+    for (int64_t i = 0; i < n; i++)
+        d[i] = 0.3 * sin(0.7 * (double)i + 1.0);
+    ax_backend *backend = net->backend;
+    void *direction = backend->ops->alloc(backend, (size_t)n * sizeof(double));
+    backend->ops->upload_f64(backend, direction, d, n);
+    ax_regularization regularization = {.l2 = 0.01};
+    CHECK_OK(ax_net_reserve(net, rows));
+    ax_line_cache *cache = NULL;
+    CHECK_OK(ax_line_cache_create(net, rows, &cache));
+    ax_batch batch = {.data = data, .first = 0, .count = rows};
+    double worst_loss = 0.0, worst_slope = 0.0, worst_gradient = 0.0;
+    const double steps[] = {0.0, 1e-3, 0.25, 1.0, 3.0};
+    double origin_shift = 0.0; /* x0 of the current search is x0 + origin_shift d */
+    for (int search = 0; cache && search < 2; search++) {
+        for (int64_t i = 0; i < n; i++)
+            x[i] = x0[i] + origin_shift * d[i];
+        ax_net_parameters_set(net, x);
+        ax_net_load_batch(net, &batch, true);
+        ax_net_line_begin(net, cache, direction);
+        for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+            const double alpha = steps[k];
+            for (int64_t i = 0; i < n; i++)
+                x[i] = (x0[i] + origin_shift * d[i]) + alpha * d[i];
+            ax_net_parameters_set(net, x);
+            double slope_cost_only = NAN, slope = NAN;
+            double cost_cost_only = ax_net_line_evaluate(net, cache, alpha, false, &regularization,
+                                                         &slope_cost_only);
+            double cost = ax_net_line_evaluate(net, cache, alpha, true, &regularization, &slope);
+            CHECK(cost == cost_cost_only && slope == slope_cost_only);
+            backend->ops->download_f64(backend, along, net->gradients, n);
+            double plain_cost = NAN;
+            CHECK_OK(ax_net_loss_gradient(net, data, 0, rows, &regularization, &plain_cost, plain));
+            double plain_slope = 0.0, largest = 0.0, gap = 0.0;
+            for (int64_t i = 0; i < n; i++) {
+                plain_slope += plain[i] * d[i];
+                largest = fmax(largest, fabs(plain[i]));
+                gap = fmax(gap, fabs(plain[i] - along[i]));
+            }
+            worst_loss = fmax(worst_loss, relative_gap(cost, plain_cost));
+            worst_slope = fmax(worst_slope, relative_gap(slope, plain_slope));
+            worst_gradient = fmax(worst_gradient, gap / largest);
+            /* the plain pass used the workspace: load the batch again */
+            ax_net_load_batch(net, &batch, true);
+        }
+        /* the search "accepts" 0.25: the next starts there */
+        ax_net_line_end(net, cache, 0.25);
+        origin_shift += 0.25;
+    }
+    printf("along d (%s): cost, slope, gradient within %.1e, %.1e, %.1e of the plain pass\n",
+           layers, worst_loss, worst_slope, worst_gradient);
+    CHECK(worst_loss <= 1e-12);
+    CHECK(worst_slope <= 1e-12);
+    CHECK(worst_gradient <= 1e-12);
+    ax_line_cache_free(cache);
+    backend->ops->free(backend, direction);
+    free(x0);
+    free(d);
+    free(x);
+    free(plain);
+    free(along);
+    ax_net_free(net);
+    ax_dataset_free(data);
+}
+
+/* The network objective both ways, for the optimizer itself. */
+typedef struct net_problem {
+    ax_net *net;
+    ax_line_cache *cache;
+    int64_t rows;
+    ax_regularization regularization;
+} net_problem;
+
+/* GEMMs that read X (the first layer's forward and weight gradient), from
+ * the network's profile. */
+static int64_t passes_over_inputs(const ax_net *net)
+{
+    ax_profile_entry entries[64];
+    int count = ax_net_profile_get(net, entries, 64);
+    int64_t passes = 0;
+    for (int i = 0; i < count && i < 64; i++)
+        if (strcmp(entries[i].name, "layer 1 forward GEMM") == 0 ||
+            strcmp(entries[i].name, "layer 1 weight-gradient GEMM") == 0)
+            passes += entries[i].count;
+    return passes;
+}
+
+static ax_status net_evaluate(void *context, double *loss)
+{
+    net_problem *p = context;
+    if (p->cache)
+        ax_line_cache_invalidate(p->cache);
+    ax_net_forward(p->net, p->rows, &p->regularization);
+    *loss = ax_net_backward(p->net, p->rows, &p->regularization, true);
+    return AX_STATUS_OK;
+}
+
+static ax_status net_begin(void *context, const void *direction)
+{
+    net_problem *p = context;
+    ax_net_line_begin(p->net, p->cache, direction);
+    return AX_STATUS_OK;
+}
+
+static ax_status net_along(void *context, double alpha, bool with_gradient, double *loss,
+                           double *slope)
+{
+    net_problem *p = context;
+    *loss = ax_net_line_evaluate(p->net, p->cache, alpha, with_gradient, &p->regularization, slope);
+    return AX_STATUS_OK;
+}
+
+static void net_end(void *context, double alpha)
+{
+    net_problem *p = context;
+    ax_net_line_end(p->net, p->cache, alpha);
+}
+
+/* CG and L-BFGS from the same start, plain and along: the same iterates to
+ * rounding (the costs of 15 iterations agree to 1e-9) and the same counts,
+ * with fewer passes over X along d (about 2 per iteration instead of 2 per
+ * evaluation). */
+static void test_optimizer_along(ax_optimizer_kind kind)
+{
+    const int64_t rows = 300, features = 40;
+    ax_dataset *data = small_dataset(rows, features, 9);
+    double costs[2][15];
+    int64_t evaluations[2] = {0, 0}, passes[2] = {0, 0};
+    for (int way = 0; way < 2 && data; way++) {
+        ax_net *net = small_net("8:sigmoid,3:sigmoid", AX_LOSS_BINARY_CROSS_ENTROPY, features);
+        if (!net)
+            break;
+        net_problem p = {.net = net, .rows = rows, .regularization = {.l2 = 1.0 / (double)rows}};
+        CHECK_OK(ax_net_reserve(net, rows));
+        ax_batch batch = {.data = data, .first = 0, .count = rows};
+        ax_net_load_batch(net, &batch, true);
+        ax_net_profile_enable(net, true);
+        ax_objective objective = {.evaluate = net_evaluate, .context = &p};
+        if (way == 1) {
+            CHECK_OK(ax_line_cache_create(net, rows, &p.cache));
+            objective.line_begin = net_begin;
+            objective.evaluate_along = net_along;
+            objective.line_end = net_end;
+        }
+        ax_train_config config = ax_train_defaults();
+        config.optimizer = kind;
+        ax_optimizer *optimizer = NULL;
+        CHECK_OK(ax_optimizer_create(&config, net->backend, net->parameters, net->gradients,
+                                     net->parameter_count, &optimizer));
+        for (int s = 0; optimizer && s < 15; s++) {
+            costs[way][s] = NAN;
+            CHECK_OK(optimizer->ops->step(optimizer, &objective, &costs[way][s]));
+        }
+        if (optimizer)
+            evaluations[way] = optimizer->evaluations;
+        passes[way] = passes_over_inputs(net);
+        printf("%s on the network, %s: %lld evaluations, %lld passes over X, cost %.12f\n",
+               ax_optimizer_name(kind), way ? "along d" : "plain", (long long)evaluations[way],
+               (long long)passes[way], costs[way][14]);
+        ax_optimizer_free(optimizer);
+        ax_line_cache_free(p.cache);
+        ax_net_free(net);
+    }
+    if (data) {
+        double worst = 0.0;
+        for (int s = 0; s < 15; s++)
+            worst = fmax(worst, relative_gap(costs[1][s], costs[0][s]));
+        printf("%s: plain and along-d costs of 15 iterations within %.1e\n", ax_optimizer_name(kind),
+               worst);
+        CHECK(worst <= 1e-9);
+        CHECK(evaluations[0] == evaluations[1] && evaluations[0] > 15);
+        CHECK(passes[0] == 2 * evaluations[0]);
+        CHECK(passes[1] <= 2 * 15 + 2 + 15 / 16 + 1);
+    }
+    ax_dataset_free(data);
+}
+
 int main(void)
 {
     const ax_optimizer_kind kinds[2] = {AX_OPTIMIZER_CG, AX_OPTIMIZER_LBFGS};
@@ -417,6 +656,11 @@ int main(void)
     CHECK_OK(ax_optimizer_parse("lbfgs", &parsed));
     CHECK(parsed == AX_OPTIMIZER_LBFGS);
     CHECK(strcmp(ax_optimizer_name(AX_OPTIMIZER_LBFGS), "lbfgs") == 0);
+    test_along_matches_plain("8:sigmoid,3:sigmoid", AX_LOSS_BINARY_CROSS_ENTROPY);
+    test_along_matches_plain("16:tanh,8:relu,3:softmax", AX_LOSS_CROSS_ENTROPY);
+    test_along_matches_plain("5:identity", AX_LOSS_MSE);
+    test_optimizer_along(AX_OPTIMIZER_CG);
+    test_optimizer_along(AX_OPTIMIZER_LBFGS);
     test_galaxy();
     return test_finish("test_cg");
 }

@@ -95,6 +95,40 @@ double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t
 /* Mean data loss only (no gradient, no regularisation) of the last forward pass. */
 double ax_net_data_loss(ax_net *net, int64_t rows);
 
+/* The forward pass from layer `first` on, whose input (layer first - 1's
+ * outputs) is in the workspace already. */
+void ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *regularization,
+                         int first);
+/* ax_net_backward with the gradient, less the first layer's weight gradient
+ * (its one pass over the inputs); the first layer's delta (rows, width) is
+ * left in delta[(layer_count - 1) % 2]. */
+double ax_net_backward_along(ax_net *net, int64_t rows, const ax_regularization *regularization);
+
+/* Line searches (CG, L-BFGS) along a direction d over the loaded full batch
+ * (propagate_along.c). The first layer's pre-activations are affine in the
+ * step, X (W + a D)^T = X W^T + a X D^T: with the two (rows, width)
+ * products kept, a trial step costs no pass over the inputs X, and neither
+ * does its slope, gradient . d, which needs only delta . X D^T for the first
+ * layer's weights. Only the gradient at a point the search accepts reads X
+ * (X^T delta), and so does X D^T for each new direction; X W^T at the
+ * accepted point is X W^T + a X D^T, kept for the next search. */
+typedef struct ax_line_cache ax_line_cache;
+/* A cache for batches of `rows` rows; no dropout (a line search needs a
+ * deterministic cost). */
+ax_status ax_line_cache_create(ax_net *net, int64_t rows, ax_line_cache **out);
+void ax_line_cache_free(ax_line_cache *cache);
+/* The parameters changed other than along a search: forget X W^T. */
+void ax_line_cache_invalidate(ax_line_cache *cache);
+/* A search from the parameters (x0) along direction (parameter-shaped). */
+void ax_net_line_begin(ax_net *net, ax_line_cache *cache, const void *direction);
+/* With the parameters at x0 + alpha d: the loss; *slope = gradient . d; with
+ * with_gradient the gradient arena too (without it the first layer's weight
+ * gradient is left stale). Calling again at the same alpha reuses the pass. */
+double ax_net_line_evaluate(ax_net *net, ax_line_cache *cache, double alpha, bool with_gradient,
+                            const ax_regularization *regularization, double *slope);
+/* The search ended with the parameters at x0 + alpha d (0: back at x0). */
+void ax_net_line_end(ax_net *net, ax_line_cache *cache, double alpha);
+
 /* Checks a dataset fits the network: input width, labels within the output
  * width, targets of the output width. */
 ax_status ax_net_check_data(const ax_net *net, const ax_dataset *data, const char *role);

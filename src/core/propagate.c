@@ -60,8 +60,14 @@ void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
 
 void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization)
 {
-    const void *x = net->current_input;
-    for (int l = 0; l < net->layer_count; l++) {
+    ax_net_forward_from(net, rows, regularization, 0);
+}
+
+void ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *regularization,
+                         int first)
+{
+    const void *x = first > 0 ? net->outputs[first - 1] : net->current_input;
+    for (int l = first; l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
         void *z = net->outputs[l];
         /* z (rows, out) = x (rows, in) W^T, W (out, in) */
@@ -122,8 +128,10 @@ static double l2_penalty(ax_net *net, double l2)
     return 0.5 * l2 * sum;
 }
 
-double ax_net_backward(ax_net *net, int64_t rows, const ax_regularization *regularization,
-                       bool with_gradient)
+/* first_weights false leaves out the first layer's weight gradient, the
+ * one pass over the inputs a backward pass makes (see ax_net_backward_along). */
+static double backward(ax_net *net, int64_t rows, const ax_regularization *regularization,
+                       bool with_gradient, bool first_weights)
 {
     const int last = net->layer_count - 1;
     const double scale = loss_scale(net, rows);
@@ -157,6 +165,8 @@ double ax_net_backward(ax_net *net, int64_t rows, const ax_regularization *regul
         const void *w = ax_layer_weights(net, net->parameters, l);
         void *weight_gradient = ax_layer_weights(net, net->gradients, l);
         const double nl = (double)layer->out, nprev = (double)layer->in;
+        if (l == 0 && !first_weights)
+            break;
         /* dW (out, in) = delta^T (out, rows) x (rows, in) */
         AX_PROFILED(net, AX_PROFILE_WEIGHT_GRADIENT_GEMM, l, nl * nprev * (2.0 * nb - 1.0),
                     OPS->gemm(net->backend, true, false, layer->out, layer->in, rows, 1.0,
@@ -227,6 +237,17 @@ double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t
                       ax_layer_weights(net, net->parameters, l), ax_layer_weights(net, net->gradients, l));
     }
     return loss;
+}
+
+double ax_net_backward(ax_net *net, int64_t rows, const ax_regularization *regularization,
+                       bool with_gradient)
+{
+    return backward(net, rows, regularization, with_gradient, true);
+}
+
+double ax_net_backward_along(ax_net *net, int64_t rows, const ax_regularization *regularization)
+{
+    return backward(net, rows, regularization, true, false);
 }
 
 static ax_status check_regularization(const ax_regularization *regularization)

@@ -40,7 +40,9 @@ static void reset_to_start(ax_line_search *search)
 }
 
 /* phi(alpha): sets the parameters to x0 + alpha d and evaluates; the slope
- * comes from the same pass and is kept for slope(). */
+ * comes from the same pass and is kept for slope(). Along a direction
+ * (evaluate_along) the gradient arena stays incomplete: only a point the
+ * search accepts, or shows to the caller's extra condition, needs it. */
 ax_status ax_line_probe_phi(probe *p, double alpha, double *value)
 {
     ax_line_search *search = p->search;
@@ -52,7 +54,11 @@ ax_status ax_line_probe_phi(probe *p, double alpha, double *value)
     }
     ops->copy(o->backend, o->parameters, search->x0, o->count);
     ops->axpy(o->backend, o->count, alpha, search->direction, o->parameters);
-    ax_status status = search->objective->evaluate(search->objective->context, value);
+    const ax_objective *objective = search->objective;
+    double slope = NAN;
+    ax_status status = objective->evaluate_along
+                           ? objective->evaluate_along(objective->context, alpha, false, value, &slope)
+                           : objective->evaluate(objective->context, value);
     p->result->evaluations++;
     p->phase_evaluations++;
     if (status != AX_STATUS_OK) {
@@ -67,9 +73,45 @@ ax_status ax_line_probe_phi(probe *p, double alpha, double *value)
                        search->iteration, alpha);
     }
     p->last_alpha = alpha;
+    if (objective->evaluate_along) {
+        p->gradient_complete = false;
+        p->gradient_finite = isfinite(slope);
+        p->derphi = slope;
+        return AX_STATUS_OK;
+    }
+    p->gradient_complete = true;
     p->gradient_finite = ops->all_finite(o->backend, o->count, o->gradients);
     p->derphi = p->gradient_finite ? ops->dot(o->backend, o->count, o->gradients, search->direction)
                                    : NAN;
+    return AX_STATUS_OK;
+}
+
+static ax_status gradient_not_finite(probe *p)
+{
+    reset_to_start(p->search);
+    return ax_fail(AX_STATUS_DIVERGED,
+                   "iteration %d: the gradient is NaN or infinite at line-search step %g; the "
+                   "weights of the previous iteration are kept",
+                   p->search->iteration, p->last_alpha);
+}
+
+ax_status ax_line_probe_gradient(probe *p)
+{
+    if (p->gradient_complete)
+        return AX_STATUS_OK;
+    ax_line_search *search = p->search;
+    ax_optimizer *o = search->optimizer;
+    const ax_objective *objective = search->objective;
+    double loss, slope;
+    ax_status status =
+        objective->evaluate_along(objective->context, p->last_alpha, true, &loss, &slope);
+    if (status != AX_STATUS_OK) {
+        reset_to_start(search);
+        return status;
+    }
+    p->gradient_complete = true;
+    if (!o->backend->ops->all_finite(o->backend, o->count, o->gradients))
+        return gradient_not_finite(p);
     return AX_STATUS_OK;
 }
 
@@ -78,13 +120,8 @@ ax_status ax_line_probe_phi(probe *p, double alpha, double *value)
 ax_status ax_line_probe_slope(probe *p, double *value)
 {
     p->result->gradient_evaluations++;
-    if (!p->gradient_finite || !isfinite(p->derphi)) {
-        reset_to_start(p->search);
-        return ax_fail(AX_STATUS_DIVERGED,
-                       "iteration %d: the gradient is NaN or infinite at line-search step %g; the "
-                       "weights of the previous iteration are kept",
-                       p->search->iteration, p->last_alpha);
-    }
+    if (!p->gradient_finite || !isfinite(p->derphi))
+        return gradient_not_finite(p);
     *value = p->derphi;
     return AX_STATUS_OK;
 }
@@ -126,14 +163,23 @@ static bool quadratic_min(double a, double fa, double fpa, double b, double fb, 
     return isfinite(*xmin);
 }
 
-static bool accepted(const probe *p, double alpha, double value, double derphi)
+/* The caller's extra condition at the point just evaluated, which sees the
+ * gradient there. */
+static ax_status accepted(probe *p, double alpha, double value, double derphi, bool *ok)
 {
     const ax_line_search *s = p->search;
-    return !s->accept || s->accept(s->accept_user, alpha, value, derphi);
+    *ok = true;
+    if (!s->accept)
+        return AX_STATUS_OK;
+    AX_TRY(ax_line_probe_gradient(p));
+    *ok = s->accept(s->accept_user, alpha, value, derphi);
+    return AX_STATUS_OK;
 }
 
 ax_status ax_line_found(probe *p, double alpha, double value, double derphi)
 {
+    /* Both searches accept only the step they evaluated last. */
+    AX_TRY(ax_line_probe_gradient(p));
     p->result->found = true;
     p->result->alpha = alpha;
     p->result->phi = value;
@@ -189,7 +235,10 @@ static ax_status zoom(probe *p, double a_lo, double a_hi, double phi_lo, double 
         } else {
             double derphi_j = 0.0;
             AX_TRY(ax_line_probe_slope(p, &derphi_j));
-            if (fabs(derphi_j) <= -c2 * derphi0 && accepted(p, a_j, phi_j, derphi_j))
+            bool wolfe = fabs(derphi_j) <= -c2 * derphi0;
+            if (wolfe)
+                AX_TRY(accepted(p, a_j, phi_j, derphi_j, &wolfe));
+            if (wolfe)
                 return ax_line_found(p, a_j, phi_j, derphi_j);
             if (derphi_j * (a_hi - a_lo) >= 0) {
                 phi_rec = phi_hi;
@@ -231,7 +280,10 @@ ax_status ax_line_search_nocedal_wright(probe *p, double phi0, double derphi0, d
             return zoom(p, alpha0, alpha1, phi_a0, phi_a1, derphi_a0, phi0, derphi0);
         double derphi_a1 = 0.0;
         AX_TRY(ax_line_probe_slope(p, &derphi_a1));
-        if (fabs(derphi_a1) <= -c2 * derphi0 && accepted(p, alpha1, phi_a1, derphi_a1))
+        bool wolfe = fabs(derphi_a1) <= -c2 * derphi0;
+        if (wolfe)
+            AX_TRY(accepted(p, alpha1, phi_a1, derphi_a1, &wolfe));
+        if (wolfe)
             return ax_line_found(p, alpha1, phi_a1, derphi_a1);
         if (derphi_a1 >= 0.0)
             return zoom(p, alpha1, alpha0, phi_a1, phi_a0, derphi_a1, phi0, derphi0);
@@ -247,18 +299,33 @@ ax_status ax_line_search_nocedal_wright(probe *p, double phi0, double derphi0, d
     return ax_line_not_found(p, BRACKET_SPENT);
 }
 
+static ax_status search_both(probe *p, double phi0, double derphi0, double alpha1)
+{
+    ax_line_search *search = p->search;
+    ax_line_search_result *result = p->result;
+    AX_TRY(ax_line_search_more_thuente(p, phi0, derphi0, alpha1));
+    /* scipy checks the extra condition only after dcsrch converged */
+    if (result->found && (!search->accept || search->accept(search->accept_user, result->alpha,
+                                                            result->phi, result->derphi)))
+        return AX_STATUS_OK;
+    result->found = false;
+    p->phase_evaluations = 0;
+    return ax_line_search_nocedal_wright(p, phi0, derphi0, alpha1);
+}
+
 ax_status ax_line_search_wolfe(ax_line_search *search, double phi0, double derphi0, double alpha1,
                                ax_line_search_result *result)
 {
     *result = (ax_line_search_result){.found = false};
     probe p = {.search = search, .result = result, .last_alpha = NAN};
-    AX_TRY(ax_line_search_more_thuente(&p, phi0, derphi0, alpha1));
-    /* scipy checks the extra condition only after dcsrch converged */
-    if (result->found && (!search->accept || search->accept(search->accept_user, result->alpha,
-                                                            result->phi, result->derphi)))
-        return AX_STATUS_OK;
-    p.phase_evaluations = 0;
-    return ax_line_search_nocedal_wright(&p, phi0, derphi0, alpha1);
+    const ax_objective *objective = search->objective;
+    if (objective->line_begin)
+        AX_TRY(objective->line_begin(objective->context, search->direction));
+    ax_status status = search_both(&p, phi0, derphi0, alpha1);
+    if (objective->line_end)
+        objective->line_end(objective->context,
+                            status == AX_STATUS_OK && result->found ? result->alpha : 0.0);
+    return status;
 }
 
 double ax_arena_max_abs(ax_optimizer *optimizer, const void *arena, double *scratch)

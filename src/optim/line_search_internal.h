@@ -14,6 +14,7 @@ typedef struct ax_line_probe {
     double last_alpha;     /* the point the arenas hold */
     double derphi;         /* slope at last_alpha */
     bool gradient_finite;
+    bool gradient_complete; /* the gradient arena holds the gradient at last_alpha */
 } ax_line_probe;
 
 /* phi(alpha): the loss at x0 + alpha d (one objective call, which also
@@ -23,7 +24,11 @@ ax_status ax_line_probe_phi(ax_line_probe *p, double alpha, double *value);
 /* phi'(alpha) at the point phi() last evaluated; fails when not finite. */
 ax_status ax_line_probe_slope(ax_line_probe *p, double *value);
 bool ax_line_probe_capped(const ax_line_probe *p);
-/* Ends a search: found (arenas at alpha) or not (parameters reset to x0). */
+/* Makes the gradient arena hold the gradient at last_alpha (a search along
+ * a direction leaves it incomplete until needed); fails when not finite. */
+ax_status ax_line_probe_gradient(ax_line_probe *p);
+/* Ends a search: found (arenas at alpha, which must be the point phi()
+ * evaluated last) or not (parameters reset to x0). */
 ax_status ax_line_found(ax_line_probe *p, double alpha, double phi, double derphi);
 ax_status ax_line_not_found(ax_line_probe *p, const char *reason);
 

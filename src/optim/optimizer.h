@@ -9,9 +9,25 @@
 #include "backend/backend.h"
 
 /* Computes the loss at the current parameters and writes the gradient
- * arena. The batch it covers is set by the trainer before each step. */
+ * arena. The batch it covers is set by the trainer before each step.
+ *
+ * Line searches may use three optional calls (all three or none) that make
+ * a trial step cheaper than evaluate: along a fixed direction d the network's
+ * first layer is affine in the step, X (W + a D)^T = X W^T + a X D^T, so
+ * with those two products kept a trial needs no pass over the inputs.
+ *  - line_begin: the parameters hold x0; a search along direction starts.
+ *  - evaluate_along: the parameters hold x0 + alpha direction; *loss and
+ *    *slope = gradient . direction there (equal to evaluate's up to rounding).
+ *    The gradient arena is complete only when with_gradient is set; calling
+ *    again at the same alpha with with_gradient set completes it cheaply.
+ *  - line_end: the search ended at x0 + alpha d (alpha 0: it found no point
+ *    and the parameters are back at x0). */
 typedef struct ax_objective {
     ax_status (*evaluate)(void *context, double *loss);
+    ax_status (*line_begin)(void *context, const void *direction);
+    ax_status (*evaluate_along)(void *context, double alpha, bool with_gradient, double *loss,
+                                double *slope);
+    void (*line_end)(void *context, double alpha);
     void *context;
 } ax_objective;
 
