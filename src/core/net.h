@@ -128,6 +128,9 @@ double ax_net_line_evaluate(ax_net *net, ax_line_cache *cache, double alpha, boo
                             const ax_regularization *regularization, double *slope);
 /* The search ended with the parameters at x0 + alpha d (0: back at x0). */
 void ax_net_line_end(ax_net *net, ax_line_cache *cache, double alpha);
+/* The work the cache's calls did since the last call (seed 001's count, the
+ * skipped passes over X not counted), for the run's GFLOP/s. */
+double ax_line_cache_take_flops(ax_line_cache *cache);
 
 /* Checks a dataset fits the network: input width, labels within the output
  * width, targets of the output width. */

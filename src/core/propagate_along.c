@@ -32,6 +32,7 @@ struct ax_line_cache {
     /* The point the workspace holds: step, loss, slope, gradient complete. */
     double alpha, loss, slope;
     bool evaluated, gradient_done;
+    double flops; /* done since ax_line_cache_take_flops, by seed 001's count */
 };
 
 ax_status ax_line_cache_create(ax_net *net, int64_t rows, ax_line_cache **out)
@@ -80,6 +81,7 @@ static void first_layer_product(ax_net *net, ax_line_cache *cache, const void *a
 {
     const ax_layer *layer = &net->layers[0];
     const double nb = (double)cache->rows, nl = (double)layer->out, nprev = (double)layer->in;
+    cache->flops += nb * nl * (2.0 * nprev - 1.0);
     AX_PROFILED(net, AX_PROFILE_FORWARD_GEMM, 0, nb * nl * (2.0 * nprev - 1.0),
                 OPS->gemm(net->backend, false, true, cache->rows, layer->out, layer->in, 1.0,
                           net->current_input, layer->in, ax_layer_weights(net, (void *)arena, 0),
@@ -142,11 +144,17 @@ double ax_net_line_evaluate(ax_net *net, ax_line_cache *cache, double alpha, boo
         cache->slope = slope_along(net, cache, l2);
         cache->alpha = alpha;
         cache->evaluated = true;
+        /* A full evaluation's count less the first layer's three GEMMs (none
+         * runs: two would read X, the input gradient is never needed), plus
+         * the axpy that stands in for the forward one. */
+        const double nb = (double)rows, nl = (double)first->out, nprev = (double)first->in;
+        cache->flops += ax_net_train_flops(net, rows) - 6.0 * nb * nl * nprev + 2.0 * n;
         cache->gradient_done = false;
     }
     if (with_gradient && !cache->gradient_done) {
         /* dW (out, in) = delta^T (out, rows) X (rows, in) + l2 W */
         const double nb = (double)rows, nl = (double)first->out, nprev = (double)first->in;
+        cache->flops += nl * nprev * (2.0 * nb - 1.0);
         void *weight_gradient = ax_layer_weights(net, net->gradients, 0);
         const void *w = ax_layer_weights(net, net->parameters, 0);
         AX_PROFILED(net, AX_PROFILE_WEIGHT_GRADIENT_GEMM, 0, nl * nprev * (2.0 * nb - 1.0),
@@ -160,6 +168,13 @@ double ax_net_line_evaluate(ax_net *net, ax_line_cache *cache, double alpha, boo
     }
     *slope = cache->slope;
     return cache->loss;
+}
+
+double ax_line_cache_take_flops(ax_line_cache *cache)
+{
+    double flops = cache->flops;
+    cache->flops = 0.0;
+    return flops;
 }
 
 void ax_net_line_end(ax_net *net, ax_line_cache *cache, double alpha)

@@ -61,6 +61,7 @@ typedef struct step_context {
     void *accumulator;
     ax_regularization regularization;
     double evaluate_seconds; /* time in evaluations during this step, when profiling */
+    int64_t plain_evaluations; /* evaluate calls during this step (the line cache counts its own) */
     ax_replicas *replicas;   /* one of several ranks: sums over them; else NULL */
     ax_line_cache *line;     /* CG and L-BFGS on one unchunked full batch: trial steps along
                                 a direction reuse X W^T and X D^T (propagate_along.c); else NULL */
@@ -73,6 +74,7 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
     double start = step->net->profile ? ax_seconds_now() : 0.0;
     if (step->line) /* the weights may have moved other than along a search */
         ax_line_cache_invalidate(step->line);
+    step->plain_evaluations++;
     if (step->chunked_data) {
         *loss = ax_net_chunked_loss_gradient(step->net, step->chunked_data, FULL_BATCH_CHUNK_ROWS,
                                              &step->regularization, step->accumulator);
@@ -425,6 +427,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         double loss;
         const int64_t evaluations_before = t->optimizer->evaluations;
         step.evaluate_seconds = 0.0;
+        step.plain_evaluations = 0;
         double step_start = t->net->profile ? ax_seconds_now() : 0.0;
         AX_TRY(t->optimizer->ops->step(t->optimizer, &objective, &loss));
         if (t->net->profile) /* the step's own work: the update and any line-search algebra */
@@ -439,7 +442,11 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                            "try a lower learning rate",
                            epoch, (long long)b + 1, isnan(loss) ? "NaN" : "infinite");
         loss_sum += loss * (double)batch.count;
-        *flops_done += ax_net_train_flops(t->net, batch.count) * (double)(passes > 0 ? passes : 1);
+        if (step.line) /* trial steps along a direction skip the passes over X */
+            *flops_done += ax_net_train_flops(t->net, batch.count) * (double)step.plain_evaluations +
+                           ax_line_cache_take_flops(step.line);
+        else
+            *flops_done += ax_net_train_flops(t->net, batch.count) * (double)(passes > 0 ? passes : 1);
         if (t->replicas && t->replicas->stop_agreed) /* rank 0 voted to stop with this step's sum */
             return interrupted(t, epoch - 1, b + 1, loss_sum, "in", epoch);
 
