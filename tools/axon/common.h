@@ -20,7 +20,8 @@ int command_prep(int argc, char **argv);
 int command_bench(int argc, char **argv);
 
 /* Restarts axon without an OPENBLAS_CORETYPE that holds an AVX-512 CPU to
- * older kernels (see blas_env.c); returns when there is nothing to do. */
+ * older kernels, and with GOMP_SPINCOUNT=1000 unless the user set OpenMP's
+ * waiting (see blas_env.c); returns when there is nothing to do. */
 void cli_release_blas_core_override(char **argv);
 
 /* After a run with profiling on: prints the per-operation table (when print)
