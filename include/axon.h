@@ -155,6 +155,25 @@ AX_NODISCARD ax_status ax_dataset_load_idx(const char *images_path, const char *
  * train-labels-idx1-ubyte[.gz], or the t10k pair when test is true. */
 AX_NODISCARD ax_status ax_dataset_load_idx_dir(const char *dir, bool test, ax_dataset **out);
 
+/* Row ranges (an MPI rank's shard; docs/mpi.md): the *_rows loaders return
+ * rows [first, first + count) of the file (count 0 allowed) exactly as the
+ * whole-file loader would, reading and keeping only what the range needs;
+ * a range outside the file is AX_STATUS_BAD_ARGUMENT. Headers and size
+ * checks run as for the whole file, and labels are read whole (classes are
+ * the file's, the same for every range), but damage in the feature data
+ * after the range is not seen. The ax_dataset_count_* functions give the
+ * rows of a file, for choosing a range, as cheaply as the format allows. */
+/* IDX: seeks (plain) or inflates and discards (gzip) up to first, stops after the range. */
+AX_NODISCARD ax_status ax_dataset_load_idx_rows(const char *images_path, const char *labels_path,
+                                                int64_t first, int64_t count, ax_dataset **out);
+/* ax_dataset_load_idx_dir's pair, rows [first, first + count). */
+AX_NODISCARD ax_status ax_dataset_load_idx_dir_rows(const char *dir, bool test, int64_t first,
+                                                    int64_t count, ax_dataset **out);
+/* The image count in an IDX images file's header. */
+AX_NODISCARD ax_status ax_dataset_count_idx(const char *images_path, int64_t *rows);
+/* The image count of a folder's train (or t10k when test) images file. */
+AX_NODISCARD ax_status ax_dataset_count_idx_dir(const char *dir, bool test, int64_t *rows);
+
 typedef struct ax_csv_options {
     int64_t label_column;  /* 0-based column of the label; -1 = last column */
     bool header;           /* skip the first line */
@@ -167,12 +186,27 @@ ax_csv_options ax_csv_defaults(void);
 /* A CSV file of numbers, one row per line. Errors name the line and column. */
 AX_NODISCARD ax_status ax_dataset_load_csv(const char *path, const ax_csv_options *options,
                                            ax_dataset **out);
+/* Rows [first, first + count) of ax_dataset_load_csv's set: streams the file, parsing and
+ * checking every line (for the classes) but keeping only the range's rows. */
+AX_NODISCARD ax_status ax_dataset_load_csv_rows(const char *path, const ax_csv_options *options,
+                                                int64_t first, int64_t count, ax_dataset **out);
+/* The data rows of a CSV file (lines after the header, trailing blank lines not counted):
+ * one streaming pass that counts line ends and keeps nothing; the lines are not parsed. */
+AX_NODISCARD ax_status ax_dataset_count_csv(const char *path, const ax_csv_options *options,
+                                            int64_t *rows);
 /* NumPy .npy features (float32, float64 or uint8; 2-D (rows, features)) and
  * optional labels (1-D integers) or targets (1-D/2-D floats); labels_path may
  * be NULL when the label is the first column of the features file. Features
  * are multiplied by scale. */
 AX_NODISCARD ax_status ax_dataset_load_npy(const char *features_path, const char *labels_path,
                                            double scale, ax_dataset **out);
+/* Rows [first, first + count) of ax_dataset_load_npy's set: seeks to the range's rows (labels
+ * from column 0 or integer labels are read whole, in bounded chunks, for the classes). */
+AX_NODISCARD ax_status ax_dataset_load_npy_rows(const char *features_path,
+                                                const char *labels_path, double scale,
+                                                int64_t first, int64_t count, ax_dataset **out);
+/* The rows (first dimension) in a .npy file's header. */
+AX_NODISCARD ax_status ax_dataset_count_npy(const char *features_path, int64_t *rows);
 /* Seed 001's benchmark data: rows x features drawn from N(0, 1), target
  * x . w for a fixed random w drawn from the same seed. */
 AX_NODISCARD ax_status ax_dataset_synth_linear(int64_t rows, int64_t features, uint64_t seed,
@@ -668,6 +702,12 @@ void ax_prep_summary_free(ax_prep_summary *summary);
  * features (rows, S*S*C) = pixels / 255 in (row, column, channel) order,
  * labels from the batches, classes = the number of label names. */
 AX_NODISCARD ax_status ax_dataset_load_batches(const char *dir, ax_dataset **out);
+/* Rows [first, first + count) of ax_dataset_load_batches's set: opens only the batches that
+ * hold rows of the range and reads only those rows (classes come from meta.json). */
+AX_NODISCARD ax_status ax_dataset_load_batches_rows(const char *dir, int64_t first,
+                                                    int64_t count, ax_dataset **out);
+/* The images meta.json lists, summed over its batches. */
+AX_NODISCARD ax_status ax_dataset_count_batches(const char *dir, int64_t *rows);
 
 #ifdef __cplusplus
 }

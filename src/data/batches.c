@@ -3,7 +3,9 @@
  * meta.json names the batches; each batch_NNNNN.npy (k, S, S, C) uint8
  * becomes k rows of S*S*C features scaled to [0, 1], and its
  * batch_NNNNN_labels.npy (k) int32 the labels. Every file is checked against
- * meta.json (shape, count, label range) before its data is used. */
+ * meta.json (shape, count, label range) before its data is used. A row
+ * range (ax_dataset_load_batches_rows) opens only the batches holding its
+ * rows and reads only those rows. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -58,9 +60,11 @@ static ax_status meta_int(const ax_json *root, const char *key, const char *path
     return AX_STATUS_OK;
 }
 
-/* One batch into rows [first, first + count) of data. */
+/* Rows [from, to) of one batch of count images into data from row `into` on:
+ * both files are checked against meta.json, then only those rows are read. */
 static ax_status load_batch(const char *dir, const ax_json *entry, size_t index, int64_t side,
-                            int64_t channels, int64_t first, int64_t count, ax_dataset *data)
+                            int64_t channels, int64_t count, int64_t from, int64_t to,
+                            int64_t into, ax_dataset *data)
 {
     const char *data_name = ax_json_string(ax_json_object_get(entry, "data"));
     const char *labels_name = ax_json_string(ax_json_object_get(entry, "labels"));
@@ -90,13 +94,19 @@ static ax_status load_batch(const char *dir, const ax_json *entry, size_t index,
         !(labels.kind != NPY_KIND_FLOAT && labels.dims == 1 && labels.shape[0] == count))
         status = ax_fail(AX_STATUS_BAD_FILE, "%s: expected %lld integer labels", labels_path,
                          (long long)count);
+    const int64_t rows = to - from;
+    const size_t values = (size_t)rows * (size_t)data->features;
+    if (status == AX_STATUS_OK &&
+        (!(label_bytes = malloc((size_t)rows * (size_t)labels.item_bytes + 1)) ||
+         !(pixel_bytes = malloc(values + 1))))
+        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", data_path);
     if (status == AX_STATUS_OK)
-        status = ax_npy_read_data(&labels, &label_bytes);
+        status = ax_npy_read_items(&labels, from, rows, label_bytes);
     if (status == AX_STATUS_OK)
-        status = ax_npy_read_data(&pixels, &pixel_bytes);
+        status = ax_npy_read_items(&pixels, from * data->features, (int64_t)values, pixel_bytes);
     if (status == AX_STATUS_OK) {
-        for (int64_t i = 0; i < count && status == AX_STATUS_OK; i++) {
-            double label = ax_npy_element(&labels, label_bytes, (size_t)i);
+        for (int64_t i = from; i < to && status == AX_STATUS_OK; i++) {
+            double label = ax_npy_element(&labels, label_bytes, (size_t)(i - from));
             if (!(label >= 0 && label < (double)data->classes))
                 status = ax_fail(AX_STATUS_BAD_DATA,
                                  "%s: label [%lld] is %g, outside 0 .. %lld (meta.json lists "
@@ -104,10 +114,9 @@ static ax_status load_batch(const char *dir, const ax_json *entry, size_t index,
                                  labels_path, (long long)i, label, (long long)data->classes - 1,
                                  (long long)data->classes);
             else
-                data->labels[first + i] = (int32_t)label;
+                data->labels[into + i - from] = (int32_t)label;
         }
-        const size_t values = (size_t)count * (size_t)data->features;
-        float *out = data->feature_values + (size_t)first * (size_t)data->features;
+        float *out = data->feature_values + (size_t)into * (size_t)data->features;
         for (size_t i = 0; i < values; i++)
             out[i] = (float)pixel_bytes[i] * (1.0f / 255.0f);
     }
@@ -118,11 +127,14 @@ static ax_status load_batch(const char *dir, const ax_json *entry, size_t index,
     return status;
 }
 
-ax_status ax_dataset_load_batches(const char *dir, ax_dataset **out)
+/* range: {first, count}, or NULL for every row; count_only: just *rows. */
+static ax_status load(const char *dir, const int64_t *range, bool count_only, int64_t *total,
+                      ax_dataset **out)
 {
-    if (!dir || !out)
+    if (!dir || (!count_only && !out))
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "batches: no folder or no output given");
-    *out = NULL;
+    if (out)
+        *out = NULL;
     char meta_path[4096];
     snprintf(meta_path, sizeof meta_path, "%s/meta.json", dir);
     char *text = NULL;
@@ -160,16 +172,28 @@ ax_status ax_dataset_load_batches(const char *dir, ax_dataset **out)
     }
     if (status == AX_STATUS_OK && rows == 0)
         status = ax_fail(AX_STATUS_BAD_DATA, "%s: lists no images", meta_path);
+    if (status == AX_STATUS_OK && range)
+        status = ax_row_range_check(dir, rows, "images", range[0], range[1]);
+    *total = status == AX_STATUS_OK ? rows : 0;
+    if (count_only) {
+        ax_json_free(root);
+        return status;
+    }
+    /* Rows [keep, keep_end) of the set; batch b holds rows [first, first + count). */
+    const int64_t keep = range ? range[0] : 0, keep_end = range ? range[0] + range[1] : rows;
     if (status == AX_STATUS_OK)
-        status = ax_dataset_allocate(rows, side * side * channels,
+        status = ax_dataset_allocate(keep_end - keep, side * side * channels,
                                      (int64_t)ax_json_length(labels), 0, dir, out);
     int64_t first = 0;
     for (size_t b = 0; status == AX_STATUS_OK && b < ax_json_length(batches); b++) {
         const ax_json *entry = ax_json_array_get(batches, b);
         int64_t count = 0;
         status = meta_int(entry, "images", meta_path, &count);
-        if (status == AX_STATUS_OK)
-            status = load_batch(dir, entry, b, side, channels, first, count, *out);
+        const int64_t from = keep > first ? keep : first;
+        const int64_t to = keep_end < first + count ? keep_end : first + count;
+        if (status == AX_STATUS_OK && from < to) /* batches outside the range stay closed */
+            status = load_batch(dir, entry, b, side, channels, count, from - first, to - first,
+                                from - keep, *out);
         first += count;
     }
     ax_json_free(root);
@@ -178,4 +202,23 @@ ax_status ax_dataset_load_batches(const char *dir, ax_dataset **out)
         *out = NULL;
     }
     return status;
+}
+
+ax_status ax_dataset_load_batches(const char *dir, ax_dataset **out)
+{
+    int64_t rows = 0;
+    return load(dir, NULL, false, &rows, out);
+}
+
+ax_status ax_dataset_load_batches_rows(const char *dir, int64_t first, int64_t count,
+                                       ax_dataset **out)
+{
+    const int64_t range[2] = {first, count};
+    int64_t rows = 0;
+    return load(dir, range, false, &rows, out);
+}
+
+ax_status ax_dataset_count_batches(const char *dir, int64_t *rows)
+{
+    return load(dir, NULL, true, rows, NULL);
 }

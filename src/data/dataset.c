@@ -36,6 +36,20 @@ ax_status ax_memory_check(size_t bytes, const char *what)
     return AX_STATUS_OK;
 }
 
+ax_status ax_row_range_check(const char *source, int64_t rows, const char *what, int64_t first,
+                             int64_t count)
+{
+    if (first < 0 || count < 0)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s: bad row range: first %lld, count %lld (both must be >= 0)", source,
+                       (long long)first, (long long)count);
+    if (first > rows || count > rows - first)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s: %lld %s from row %lld on were asked for, but the file holds %lld",
+                       source, (long long)count, what, (long long)first, (long long)rows);
+    return AX_STATUS_OK;
+}
+
 ax_status ax_dataset_allocate(int64_t rows, int64_t features, int64_t classes, int64_t targets,
                               const char *source, ax_dataset **out)
 {

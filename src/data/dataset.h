@@ -22,6 +22,17 @@ struct ax_dataset {
 ax_status ax_dataset_allocate(int64_t rows, int64_t features, int64_t classes, int64_t targets,
                               const char *source, ax_dataset **out);
 
+/* Reads elements [first, first + n) of an opened .npy array (io/npy_header.h;
+ * its size already checked against the header) into buffer; npy.c. */
+struct npy_array;
+ax_status ax_npy_read_items(struct npy_array *array, int64_t first, int64_t n,
+                            unsigned char *buffer);
+
+/* Refuses a row range [first, first + count) that is not inside the rows
+ * (what: "images", "rows") of source, naming it. */
+ax_status ax_row_range_check(const char *source, int64_t rows, const char *what, int64_t first,
+                             int64_t count);
+
 /* Refuses a dataset whose memory would exceed what the machine has
  * available, before allocating it. */
 ax_status ax_memory_check(size_t bytes, const char *what);

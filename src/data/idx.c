@@ -11,6 +11,11 @@
  * arrives, so a lying header commits no memory. Either way truncation is
  * reported at the image where the data ran out, and trailing data is an
  * error too.
+ *
+ * A row range (ax_dataset_load_idx_rows, an MPI rank's shard) seeks a plain
+ * file to its first image, or inflates and discards a gzipped one up to it,
+ * and stops after its last image: images after the range are not read. The
+ * labels file is read whole (a byte per image) for the file's classes.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -212,19 +217,21 @@ static ax_status idx_check_size(const idx_file *file, uint64_t count, uint64_t i
 /* Receives the body in chunks: bytes [offset, offset + bytes). */
 typedef void (*idx_sink)(void *context, const uint8_t *chunk, size_t offset, size_t bytes);
 
-/* Streams the body (count items of item_bytes) through staging into sink,
- * then makes sure nothing follows it. */
+/* Streams items [first, first + n) of the count the header promises (the
+ * file positioned at item first) through staging into sink, offsets counted
+ * from item first (sink may be NULL: the bytes are skipped). When they are
+ * the last items, makes sure nothing follows them. */
 static ax_status idx_read_items(idx_file *file, uint64_t count, uint64_t item_bytes,
-                                const char *items, uint8_t *staging, size_t staging_bytes,
-                                idx_sink sink, void *context)
+                                const char *items, uint64_t first, uint64_t n, uint8_t *staging,
+                                size_t staging_bytes, idx_sink sink, void *context)
 {
-    const uint64_t total = count * item_bytes;
+    const uint64_t total = count * item_bytes, start = first * item_bytes, bytes = n * item_bytes;
     const char *zlib_error = NULL;
     uint64_t done = 0;
-    while (done < total) {
-        size_t want = total - done < staging_bytes ? (size_t)(total - done) : staging_bytes;
+    while (done < bytes) {
+        size_t want = bytes - done < staging_bytes ? (size_t)(bytes - done) : staging_bytes;
         size_t got = idx_read(file, staging, want, &zlib_error);
-        if (got)
+        if (got && sink)
             sink(context, staging, (size_t)done, got);
         done += got;
         if (got < want) {
@@ -237,10 +244,12 @@ static ax_status idx_read_items(idx_file *file, uint64_t count, uint64_t item_by
                            "runs out at %s %llu (0-based) after %llu bytes%s",
                            file->path, (unsigned long long)count, items,
                            (unsigned long long)total, items[0] == 'i' ? "image" : "label",
-                           (unsigned long long)(done / item_bytes), (unsigned long long)done,
-                           why);
+                           (unsigned long long)((start + done) / item_bytes),
+                           (unsigned long long)(start + done), why);
         }
     }
+    if (first + n < count)
+        return AX_STATUS_OK; /* a range that stops early: what follows is not read */
     /* Reading on to the end also verifies a gzip stream's CRC and length. */
     unsigned char extra;
     size_t more = idx_read(file, &extra, 1, &zlib_error);
@@ -251,6 +260,28 @@ static ax_status idx_read_items(idx_file *file, uint64_t count, uint64_t item_by
     if (zlib_error)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: damaged gzip stream after all %llu %s (zlib: %s)",
                        file->path, (unsigned long long)count, items, zlib_error);
+    return AX_STATUS_OK;
+}
+
+/* Moves a file positioned just after its header to item first: a plain
+ * file seeks (its size was checked against the header), a gzipped one is
+ * inflated and discarded in staging-sized chunks, so that nothing before the
+ * range is kept and truncation before it is still reported. */
+static ax_status idx_skip(idx_file *file, uint64_t count, uint64_t item_bytes, const char *items,
+                          uint64_t first, uint8_t *staging, size_t staging_bytes)
+{
+    if (first == 0)
+        return AX_STATUS_OK;
+    if (file->body_bytes < 0)
+        return idx_read_items(file, count, item_bytes, items, 0, first, staging, staging_bytes,
+                              NULL, NULL);
+    /* gzseek on a plain file is an lseek (zlib's transparent mode). */
+    const uint64_t offset = (uint64_t)file->header_bytes + first * item_bytes;
+    if (gzseek(file->gz, (z_off_t)offset, SEEK_SET) != (z_off_t)offset)
+        return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot seek to %s %llu (byte %llu): %s",
+                       file->path, items[0] == 'i' ? "image" : "label",
+                       (unsigned long long)first, (unsigned long long)offset,
+                       zlib_message(file->gz));
     return AX_STATUS_OK;
 }
 
@@ -304,30 +335,39 @@ static bool idx_size_trusted(const idx_file *file, uint64_t body_bytes)
            (uint32_t)file->gzip_size == (uint32_t)(file->header_bytes + body_bytes);
 }
 
-static ax_status read_labels(idx_file *labels, uint64_t count, uint8_t *staging,
-                             size_t staging_bytes, ax_dataset *dataset)
+/* Labels are read whole whatever the range (one byte per image): the
+ * classes are the largest label of the file plus one, the same for every
+ * range, and the labels file is checked to its end. */
+typedef struct label_sink {
+    int32_t *labels;      /* the range's labels */
+    uint64_t first, n;    /* the range */
+    uint8_t largest;
+} label_sink;
+
+static void keep_labels(void *context, const uint8_t *chunk, size_t offset, size_t bytes)
 {
-    byte_buffer buffer = {0};
-    ax_status status = idx_read_items(labels, count, 1, "labels", staging, staging_bytes,
-                                      keep_bytes, &buffer);
-    if (status == AX_STATUS_OK && buffer.failed)
-        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory for %llu labels",
-                         labels->path, (unsigned long long)count);
-    if (status == AX_STATUS_OK) {
-        uint8_t largest = 0;
-        for (uint64_t i = 0; i < count; i++) {
-            dataset->labels[i] = buffer.data[i];
-            largest = buffer.data[i] > largest ? buffer.data[i] : largest;
-        }
-        dataset->classes = (int64_t)largest + 1;
+    label_sink *sink = context;
+    for (size_t i = 0; i < bytes; i++) {
+        const uint64_t item = (uint64_t)(offset + i);
+        sink->largest = chunk[i] > sink->largest ? chunk[i] : sink->largest;
+        if (item - sink->first < sink->n) /* unsigned: also false below first */
+            sink->labels[item - sink->first] = chunk[i];
     }
-    free(buffer.data);
-    return status;
+}
+
+static ax_status read_labels(idx_file *labels, uint64_t count, uint64_t first, uint64_t n,
+                             uint8_t *staging, size_t staging_bytes, ax_dataset *dataset)
+{
+    label_sink sink = {.labels = dataset->labels, .first = first, .n = n};
+    AX_TRY(idx_read_items(labels, count, 1, "labels", 0, count, staging, staging_bytes,
+                          keep_labels, &sink));
+    dataset->classes = (int64_t)sink.largest + 1;
+    return AX_STATUS_OK;
 }
 
 /* Both headers are read before any body, so that a mismatched pair fails at once. */
-static ax_status load_pair(idx_file *images, idx_file *labels, uint8_t *staging,
-                           size_t staging_bytes, ax_dataset **out)
+static ax_status load_pair(idx_file *images, idx_file *labels, const int64_t *range,
+                           uint8_t *staging, size_t staging_bytes, ax_dataset **out)
 {
     uint32_t image_shape[3] = {0}, label_shape[1] = {0};
     AX_TRY(idx_read_header(images, IDX_MAGIC_IMAGES, 3, image_shape));
@@ -351,17 +391,23 @@ static ax_status load_pair(idx_file *images, idx_file *labels, uint8_t *staging,
                        images->path, (unsigned long long)count, labels->path, label_shape[0]);
     AX_TRY(idx_check_size(images, count, pixels, "images"));
     AX_TRY(idx_check_size(labels, count, 1, "labels"));
+    /* range: {first, count}, or NULL for the whole file. */
+    if (range)
+        AX_TRY(ax_row_range_check(images->path, (int64_t)count, "images", range[0], range[1]));
+    const uint64_t first = range ? (uint64_t)range[0] : 0;
+    const uint64_t n = range ? (uint64_t)range[1] : count;
     char what[600];
     snprintf(what, sizeof what, "%s (%llu images of %u x %u)", images->path,
-             (unsigned long long)count, image_shape[1], image_shape[2]);
-    AX_TRY(ax_memory_check((size_t)(count * pixels * sizeof(float)), what));
+             (unsigned long long)n, image_shape[1], image_shape[2]);
+    AX_TRY(ax_memory_check((size_t)(n * pixels * sizeof(float)), what));
+    AX_TRY(idx_skip(images, count, pixels, "images", first, staging, staging_bytes));
 
-    const uint64_t total = count * pixels;
+    const uint64_t total = n * pixels;
     uint8_t *raw = NULL;
-    if (!idx_size_trusted(images, total)) {
+    if (!idx_size_trusted(images, count * pixels)) {
         /* The header may promise more than the file holds: read the bytes first. */
         byte_buffer buffer = {0};
-        ax_status status = idx_read_items(images, count, pixels, "images", staging,
+        ax_status status = idx_read_items(images, count, pixels, "images", first, n, staging,
                                           staging_bytes, keep_bytes, &buffer);
         if (status == AX_STATUS_OK && buffer.failed)
             status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory for %llu bytes",
@@ -373,17 +419,17 @@ static ax_status load_pair(idx_file *images, idx_file *labels, uint8_t *staging,
         raw = buffer.data;
     }
     ax_status status =
-        ax_dataset_allocate((int64_t)count, (int64_t)pixels, 1, 0, images->path, out);
+        ax_dataset_allocate((int64_t)n, (int64_t)pixels, 1, 0, images->path, out);
     if (status == AX_STATUS_OK) {
         if (raw)
             scale_pixels((*out)->feature_values, raw, 0, (size_t)total);
         else
-            status = idx_read_items(images, count, pixels, "images", staging, staging_bytes,
-                                    scale_pixels, (*out)->feature_values);
+            status = idx_read_items(images, count, pixels, "images", first, n, staging,
+                                    staging_bytes, scale_pixels, (*out)->feature_values);
     }
     free(raw);
     if (status == AX_STATUS_OK)
-        status = read_labels(labels, count, staging, staging_bytes, *out);
+        status = read_labels(labels, count, first, n, staging, staging_bytes, *out);
     if (status != AX_STATUS_OK) {
         ax_dataset_free(*out);
         *out = NULL;
@@ -391,7 +437,8 @@ static ax_status load_pair(idx_file *images, idx_file *labels, uint8_t *staging,
     return status;
 }
 
-ax_status ax_dataset_load_idx(const char *images_path, const char *labels_path, ax_dataset **out)
+static ax_status load_files(const char *images_path, const char *labels_path,
+                            const int64_t *range, ax_dataset **out)
 {
     *out = NULL;
     if (!images_path || !labels_path)
@@ -405,10 +452,37 @@ ax_status ax_dataset_load_idx(const char *images_path, const char *labels_path, 
     if (status == AX_STATUS_OK)
         status = idx_open(labels_path, &labels);
     if (status == AX_STATUS_OK)
-        status = load_pair(&images, &labels, staging, idx_staging_bytes, out);
+        status = load_pair(&images, &labels, range, staging, idx_staging_bytes, out);
     idx_close(&images);
     idx_close(&labels);
     free(staging);
+    return status;
+}
+
+ax_status ax_dataset_load_idx(const char *images_path, const char *labels_path, ax_dataset **out)
+{
+    return load_files(images_path, labels_path, NULL, out);
+}
+
+ax_status ax_dataset_load_idx_rows(const char *images_path, const char *labels_path,
+                                   int64_t first, int64_t count, ax_dataset **out)
+{
+    const int64_t range[2] = {first, count};
+    return load_files(images_path, labels_path, range, out);
+}
+
+ax_status ax_dataset_count_idx(const char *images_path, int64_t *rows)
+{
+    *rows = 0;
+    if (!images_path)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "no IDX images file given");
+    idx_file images;
+    uint32_t shape[3] = {0};
+    ax_status status = idx_open(images_path, &images);
+    if (status == AX_STATUS_OK)
+        status = idx_read_header(&images, IDX_MAGIC_IMAGES, 3, shape);
+    idx_close(&images);
+    *rows = status == AX_STATUS_OK ? (int64_t)shape[0] : 0;
     return status;
 }
 
@@ -429,9 +503,10 @@ static bool find_member(const char *dir, const char *name, char *path, size_t ca
     return false;
 }
 
-ax_status ax_dataset_load_idx_dir(const char *dir, bool test, ax_dataset **out)
+/* The images and labels files of a folder's train or t10k pair. */
+static ax_status find_pair(const char *dir, bool test, char *images_path, char *labels_path,
+                           size_t capacity)
 {
-    *out = NULL;
     struct stat info;
     if (!dir || stat(dir, &info) != 0)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: cannot open folder: %s", dir ? dir : "(null)",
@@ -442,13 +517,38 @@ ax_status ax_dataset_load_idx_dir(const char *dir, bool test, ax_dataset **out)
     char images_name[64], labels_name[64];
     snprintf(images_name, sizeof images_name, "%s-images-idx3-ubyte", prefix);
     snprintf(labels_name, sizeof labels_name, "%s-labels-idx1-ubyte", prefix);
-    char images_path[4096], labels_path[4096], looked_for[512] = "";
-    bool have_images = find_member(dir, images_name, images_path, sizeof images_path,
-                                   looked_for, sizeof looked_for);
-    bool have_labels = find_member(dir, labels_name, labels_path, sizeof labels_path,
-                                   looked_for, sizeof looked_for);
+    char looked_for[512] = "";
+    bool have_images = find_member(dir, images_name, images_path, capacity, looked_for,
+                                   sizeof looked_for);
+    bool have_labels = find_member(dir, labels_name, labels_path, capacity, looked_for,
+                                   sizeof looked_for);
     if (!have_images || !have_labels)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: no MNIST-format %s set: looked for %s", dir,
                        test ? "test" : "training", looked_for);
+    return AX_STATUS_OK;
+}
+
+ax_status ax_dataset_load_idx_dir(const char *dir, bool test, ax_dataset **out)
+{
+    *out = NULL;
+    char images_path[4096], labels_path[4096];
+    AX_TRY(find_pair(dir, test, images_path, labels_path, sizeof images_path));
     return ax_dataset_load_idx(images_path, labels_path, out);
+}
+
+ax_status ax_dataset_load_idx_dir_rows(const char *dir, bool test, int64_t first, int64_t count,
+                                       ax_dataset **out)
+{
+    *out = NULL;
+    char images_path[4096], labels_path[4096];
+    AX_TRY(find_pair(dir, test, images_path, labels_path, sizeof images_path));
+    return ax_dataset_load_idx_rows(images_path, labels_path, first, count, out);
+}
+
+ax_status ax_dataset_count_idx_dir(const char *dir, bool test, int64_t *rows)
+{
+    *rows = 0;
+    char images_path[4096], labels_path[4096];
+    AX_TRY(find_pair(dir, test, images_path, labels_path, sizeof images_path));
+    return ax_dataset_count_idx(images_path, rows);
 }

@@ -6,7 +6,10 @@
  * the features holds the label.
  *
  * The container (header parsing, size checks) is io/npy_header.c, shared
- * with the plain array reader io/npy_array.c.
+ * with the plain array reader io/npy_array.c. Data is read in 1 MiB chunks;
+ * a row range (ax_dataset_load_npy_rows) seeks to its first row and reads
+ * only its rows, except integer labels (a labels file or column 0), read
+ * whole so that the classes are the file's.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -76,21 +79,57 @@ static void convert_values(const npy_array *array, const unsigned char *data, si
         out[j] = (float)(ax_npy_element(array, data, first + (size_t)j) * scale);
 }
 
-/* Converts features (and, when label_in_column_0, the labels) into dataset. */
-static ax_status fill_features(const npy_array *array, const unsigned char *data, double scale,
-                               bool label_in_column_0, ax_dataset *dataset, int64_t *largest)
+/* The bytes read at a time: a bounded buffer whatever the file's size
+ * (at least one row). */
+static const size_t npy_chunk_bytes = (size_t)1 << 20;
+
+ax_status ax_npy_read_items(npy_array *array, int64_t first, int64_t n, unsigned char *buffer)
 {
+    const size_t bytes = (size_t)n * (size_t)array->item_bytes;
+    const off_t offset = (off_t)array->data_offset + (off_t)first * array->item_bytes;
+    if (n == 0)
+        return AX_STATUS_OK;
+    /* The file's size was checked against its header on opening: a short read means it
+     * changed since. */
+    if (fseeko(array->file, offset, SEEK_SET) != 0 || fread(buffer, 1, bytes, array->file) != bytes)
+        return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot read elements %lld to %lld (byte %lld on)",
+                       array->path, (long long)first, (long long)(first + n - 1),
+                       (long long)offset);
+    return AX_STATUS_OK;
+}
+
+/* Where a chunk of rows goes: rows [range_first, range_first + dataset->rows)
+ * of the file are kept, the others only have their label checked. */
+typedef struct row_target {
+    ax_dataset *dataset;
+    int64_t range_first;
+    double scale;
+    bool label_in_column_0;
+    int64_t largest;
+} row_target;
+
+/* Converts rows [chunk_first, chunk_first + chunk_rows) of the file, held in
+ * data, into target (features and, when label_in_column_0, labels). */
+static ax_status fill_features(const npy_array *array, const unsigned char *data,
+                               int64_t chunk_first, int64_t chunk_rows, row_target *target)
+{
+    ax_dataset *dataset = target->dataset;
     const int64_t width = array->count / array->shape[0];
-    const int64_t skip = label_in_column_0 ? 1 : 0;
-    for (int64_t row = 0; row < dataset->rows; row++) {
-        float *out = dataset->feature_values + row * dataset->features;
-        size_t base = (size_t)(row * width);
-        if (label_in_column_0) {
+    const int64_t skip = target->label_in_column_0 ? 1 : 0;
+    for (int64_t i = 0; i < chunk_rows; i++) {
+        const int64_t row = chunk_first + i, kept = row - target->range_first;
+        const bool keep = kept >= 0 && kept < dataset->rows;
+        size_t base = (size_t)(i * width);
+        if (target->label_in_column_0) {
             double label = ax_npy_element(array, data, base);
-            AX_TRY(check_label(array, label, "label (column 0) of row", row, largest));
-            dataset->labels[row] = (int32_t)label;
+            AX_TRY(check_label(array, label, "label (column 0) of row", row, &target->largest));
+            if (keep)
+                dataset->labels[kept] = (int32_t)label;
         }
-        convert_values(array, data, base + (size_t)skip, dataset->features, scale, out);
+        if (!keep)
+            continue;
+        float *out = dataset->feature_values + kept * dataset->features;
+        convert_values(array, data, base + (size_t)skip, dataset->features, target->scale, out);
         for (int64_t column = 0; column < dataset->features; column++) {
             if (isfinite(out[column]))
                 continue;
@@ -105,7 +144,73 @@ static ax_status fill_features(const npy_array *array, const unsigned char *data
     return AX_STATUS_OK;
 }
 
-static ax_status load(npy_array *features, npy_array *labels, double scale, ax_dataset **out)
+/* Reads rows [from, to) of the features file chunk by chunk into target. */
+static ax_status read_feature_rows(npy_array *array, int64_t from, int64_t to,
+                                   row_target *target)
+{
+    const int64_t width = array->count / array->shape[0];
+    const size_t row_bytes = (size_t)width * (size_t)array->item_bytes;
+    const int64_t chunk_rows = row_bytes >= npy_chunk_bytes ? 1
+                                                            : (int64_t)(npy_chunk_bytes / row_bytes);
+    const int64_t wanted = to - from < chunk_rows ? to - from : chunk_rows;
+    unsigned char *chunk = malloc(wanted > 0 ? (size_t)wanted * row_bytes : 1);
+    if (!chunk)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory for %lld rows",
+                       array->path, (long long)wanted);
+    ax_status status = AX_STATUS_OK;
+    for (int64_t row = from; row < to && status == AX_STATUS_OK; row += chunk_rows) {
+        const int64_t rows = to - row < chunk_rows ? to - row : chunk_rows;
+        status = ax_npy_read_items(array, row * width, rows * width, chunk);
+        if (status == AX_STATUS_OK)
+            status = fill_features(array, chunk, row, rows, target);
+    }
+    free(chunk);
+    return status;
+}
+
+/* Labels or targets: integer labels are read whole, chunk by chunk, so that
+ * classes is the file's largest label + 1 whatever the range; float targets
+ * only for the range's rows. */
+static ax_status read_labels(npy_array *labels, int64_t targets, row_target *target)
+{
+    ax_dataset *dataset = target->dataset;
+    const int64_t per_row = targets ? targets : 1;
+    const int64_t from = targets ? target->range_first * per_row : 0;
+    const int64_t to = targets ? from + dataset->rows * per_row : labels->count;
+    const int64_t chunk_items = (int64_t)(npy_chunk_bytes / (size_t)labels->item_bytes);
+    unsigned char *chunk = malloc(npy_chunk_bytes);
+    if (!chunk)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", labels->path);
+    ax_status status = AX_STATUS_OK;
+    for (int64_t item = from; item < to && status == AX_STATUS_OK; item += chunk_items) {
+        const int64_t n = to - item < chunk_items ? to - item : chunk_items;
+        status = ax_npy_read_items(labels, item, n, chunk);
+        for (int64_t j = 0; status == AX_STATUS_OK && j < n; j++) {
+            const int64_t i = item + j; /* the element's index in the file */
+            double value = ax_npy_element(labels, chunk, (size_t)j);
+            if (targets) {
+                float *out = &dataset->target_values[i - from];
+                *out = (float)value;
+                if (!isfinite(*out))
+                    status = ax_fail(AX_STATUS_BAD_DATA, "%s: target [%lld, %lld] is %s",
+                                     labels->path, (long long)(i / targets),
+                                     (long long)(i % targets),
+                                     isnan(value) ? "NaN" : "infinite in float32");
+            } else {
+                status = check_label(labels, value, "label", i, &target->largest);
+                const int64_t kept = i - target->range_first;
+                if (status == AX_STATUS_OK && kept >= 0 && kept < dataset->rows)
+                    dataset->labels[kept] = (int32_t)value;
+            }
+        }
+    }
+    free(chunk);
+    return status;
+}
+
+/* range: {first, count}, or NULL for the whole file. */
+static ax_status load(npy_array *features, npy_array *labels, double scale, const int64_t *range,
+                      ax_dataset **out)
 {
     AX_TRY(ax_npy_open(features->path, features));
     const char *path = features->path;
@@ -152,48 +257,33 @@ static ax_status load(npy_array *features, npy_array *labels, double scale, ax_d
                                labels->path);
         }
     }
+    if (range)
+        AX_TRY(ax_row_range_check(path, rows, "rows", range[0], range[1]));
+    const int64_t first = range ? range[0] : 0, kept = range ? range[1] : rows;
     const int64_t feature_count = labels->path ? width : width - 1;
-    AX_TRY(ax_dataset_allocate(rows, feature_count, targets ? 0 : 1, targets, path, out));
+    AX_TRY(ax_dataset_allocate(kept, feature_count, targets ? 0 : 1, targets, path, out));
     ax_dataset *dataset = *out;
+    row_target target = {.dataset = dataset, .range_first = first, .scale = scale,
+                         .label_in_column_0 = !labels->path};
+    /* Labels in column 0 need every row's column 0 for the classes. */
+    ax_status status = target.label_in_column_0
+                           ? read_feature_rows(features, 0, rows, &target)
+                           : read_feature_rows(features, first, first + kept, &target);
+    if (status == AX_STATUS_OK && labels->path)
+        status = read_labels(labels, targets, &target);
 
-    int64_t largest = 0;
-    unsigned char *data = NULL;
-    ax_status status = ax_npy_read_data(features, &data);
-    if (status == AX_STATUS_OK)
-        status = fill_features(features, data, scale, !labels->path, dataset, &largest);
-    free(data);
-    data = NULL;
-    if (status == AX_STATUS_OK && labels->path) {
-        status = ax_npy_read_data(labels, &data);
-        for (int64_t i = 0; status == AX_STATUS_OK && i < labels->count; i++) {
-            double value = ax_npy_element(labels, data, (size_t)i);
-            if (targets) {
-                dataset->target_values[i] = (float)value;
-                if (!isfinite(dataset->target_values[i]))
-                    status = ax_fail(AX_STATUS_BAD_DATA, "%s: target [%lld, %lld] is %s",
-                                     labels->path, (long long)(i / targets),
-                                     (long long)(i % targets),
-                                     isnan(value) ? "NaN" : "infinite in float32");
-            } else {
-                status = check_label(labels, value, "label", i, &largest);
-                if (status == AX_STATUS_OK)
-                    dataset->labels[i] = (int32_t)value;
-            }
-        }
-        free(data);
-    }
     if (status != AX_STATUS_OK) {
         ax_dataset_free(dataset);
         *out = NULL;
         return status;
     }
     if (!targets)
-        dataset->classes = largest + 1;
+        dataset->classes = target.largest + 1;
     return AX_STATUS_OK;
 }
 
-ax_status ax_dataset_load_npy(const char *features_path, const char *labels_path, double scale,
-                              ax_dataset **out)
+static ax_status load_files(const char *features_path, const char *labels_path, double scale,
+                            const int64_t *range, ax_dataset **out)
 {
     *out = NULL;
     if (!features_path)
@@ -202,8 +292,37 @@ ax_status ax_dataset_load_npy(const char *features_path, const char *labels_path
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: the feature scale must be finite, not %g",
                        features_path, scale);
     npy_array features = {.path = features_path}, labels = {.path = labels_path};
-    ax_status status = load(&features, &labels, scale, out);
+    ax_status status = load(&features, &labels, scale, range, out);
     ax_npy_close(&features);
     ax_npy_close(&labels);
+    return status;
+}
+
+ax_status ax_dataset_load_npy(const char *features_path, const char *labels_path, double scale,
+                              ax_dataset **out)
+{
+    return load_files(features_path, labels_path, scale, NULL, out);
+}
+
+ax_status ax_dataset_load_npy_rows(const char *features_path, const char *labels_path,
+                                   double scale, int64_t first, int64_t count, ax_dataset **out)
+{
+    const int64_t range[2] = {first, count};
+    return load_files(features_path, labels_path, scale, range, out);
+}
+
+ax_status ax_dataset_count_npy(const char *features_path, int64_t *rows)
+{
+    *rows = 0;
+    if (!features_path)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "no .npy features file given");
+    npy_array features;
+    ax_status status = ax_npy_open(features_path, &features);
+    if (status == AX_STATUS_OK && features.dims < 1)
+        status = ax_fail(AX_STATUS_BAD_DATA, "%s: a 0-dimensional array has no rows",
+                         features_path);
+    if (status == AX_STATUS_OK)
+        *rows = features.shape[0];
+    ax_npy_close(&features);
     return status;
 }

@@ -160,15 +160,41 @@ static void scale_features(ax_dataset *dataset, double scale)
         values[i] = (float)(values[i] * scale);
 }
 
-int data_source_load(const char *option, const char *spec, const char *labels_path,
-                     data_part part, const data_settings *settings, ax_dataset **out)
+/* A shard being loaded: the rank and ranks, and the rows of the whole set
+ * once counted. */
+typedef struct shard_request {
+    int rank, size;
+    int64_t total;
+} shard_request;
+
+/* The shard's row range of a set of `rows` rows, recorded in shard. */
+static void shard_range(shard_request *shard, int64_t rows, int64_t *first, int64_t *count)
+{
+    int64_t end = 0;
+    shard->total = rows;
+    data_shard_bounds(rows, shard->rank, shard->size, first, &end);
+    *count = end - *first;
+}
+
+/* Loads spec whole (shard NULL) or only the shard's rows (the file formats;
+ * synth:linear is drawn whole and cut here). */
+static int load_any(const char *option, const char *spec, const char *labels_path, data_part part,
+                    const data_settings *settings, shard_request *shard, ax_dataset **out)
 {
     *out = NULL;
     ax_status status;
     char path[4096];
+    int64_t rows = 0, first = 0, count = 0;
     if (strncmp(spec, "batches:", 8) == 0) {
         /* The output of axon prep: pixels are already scaled to [0, 1]. */
-        status = ax_dataset_load_batches(spec + 8, out);
+        if (!shard) {
+            status = ax_dataset_load_batches(spec + 8, out);
+        } else {
+            status = ax_dataset_count_batches(spec + 8, &rows);
+            shard_range(shard, rows, &first, &count);
+            if (status == AX_STATUS_OK)
+                status = ax_dataset_load_batches_rows(spec + 8, first, count, out);
+        }
         if (status != AX_STATUS_OK)
             return report_failure(status, spec + 8);
     } else if (strncmp(spec, "synth:", 6) == 0) {
@@ -185,6 +211,12 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
         if (status != AX_STATUS_OK)
             return report_failure(status, spec);
         scale_features(*out, settings->scale);
+        if (shard) { /* drawn whole: a generator has no row range */
+            shard_range(shard, ax_dataset_rows(*out), &first, &count);
+            int result = data_shard(out, first, first + count);
+            if (result != CLI_EXIT_OK)
+                return result;
+        }
     } else {
         int resolved = resolve(option, spec, path, sizeof path);
         if (resolved != CLI_EXIT_OK)
@@ -204,12 +236,27 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
                         option, spec, prefix, prefix, prefix);
                 return CLI_EXIT_RUNTIME;
             }
-            status = ax_dataset_load_idx_dir(path, part == DATA_PART_TEST, out);
+            const bool test = part == DATA_PART_TEST;
+            if (!shard) {
+                status = ax_dataset_load_idx_dir(path, test, out);
+            } else {
+                status = ax_dataset_count_idx_dir(path, test, &rows);
+                shard_range(shard, rows, &first, &count);
+                if (status == AX_STATUS_OK)
+                    status = ax_dataset_load_idx_dir_rows(path, test, first, count, out);
+            }
             if (status != AX_STATUS_OK)
                 return report_failure(status, path);
             scale_features(*out, settings->scale);
         } else if (ends_with(path, ".csv")) {
-            status = ax_dataset_load_csv(path, &settings->csv, out);
+            if (!shard) {
+                status = ax_dataset_load_csv(path, &settings->csv, out);
+            } else {
+                status = ax_dataset_count_csv(path, &settings->csv, &rows);
+                shard_range(shard, rows, &first, &count);
+                if (status == AX_STATUS_OK)
+                    status = ax_dataset_load_csv_rows(path, &settings->csv, first, count, out);
+            }
             if (status != AX_STATUS_OK)
                 return report_failure(status, path);
         } else if (ends_with(path, ".npy")) {
@@ -218,7 +265,15 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
                         strcmp(option, "--test") == 0 ? "--test-labels" : "--labels", labels_path);
                 return CLI_EXIT_RUNTIME;
             }
-            status = ax_dataset_load_npy(path, labels_path, settings->scale, out);
+            if (!shard) {
+                status = ax_dataset_load_npy(path, labels_path, settings->scale, out);
+            } else {
+                status = ax_dataset_count_npy(path, &rows);
+                shard_range(shard, rows, &first, &count);
+                if (status == AX_STATUS_OK)
+                    status = ax_dataset_load_npy_rows(path, labels_path, settings->scale, first,
+                                                      count, out);
+            }
             if (status != AX_STATUS_OK)
                 return report_failure(status, path);
         } else {
@@ -237,13 +292,29 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
         *out = NULL;
         return result;
     }
-    if (ax_dataset_rows(*out) == 0) {
+    if ((shard ? shard->total : ax_dataset_rows(*out)) == 0) {
         fprintf(stderr, "axon: %s %s: no rows\n", option, spec);
         ax_dataset_free(*out);
         *out = NULL;
         return CLI_EXIT_RUNTIME;
     }
     return CLI_EXIT_OK;
+}
+
+int data_source_load(const char *option, const char *spec, const char *labels_path,
+                     data_part part, const data_settings *settings, ax_dataset **out)
+{
+    return load_any(option, spec, labels_path, part, settings, NULL, out);
+}
+
+int data_source_load_shard(const char *option, const char *spec, const char *labels_path,
+                           data_part part, const data_settings *settings, int rank, int size,
+                           ax_dataset **out, int64_t *total)
+{
+    shard_request shard = {.rank = rank, .size = size};
+    int result = load_any(option, spec, labels_path, part, settings, &shard, out);
+    *total = result == CLI_EXIT_OK ? shard.total : 0;
+    return result;
 }
 
 void data_shard_bounds(int64_t rows, int rank, int size, int64_t *first, int64_t *end)

@@ -68,6 +68,14 @@ bool data_settings_read(const cli_args *args, data_settings *settings);
 int data_source_load(const char *option, const char *spec, const char *labels_path,
                      data_part part, const data_settings *settings, ax_dataset **out);
 
+/* data_source_load for rank (of size ranks): only rows [⌊rank N/size⌋,
+ * ⌊(rank+1) N/size⌋) of the N rows of spec, read through the library's row
+ * range loaders so that the other rows are never held (synth:linear is drawn
+ * whole, then cut); *total gets N. The dataset keeps the whole set's classes. */
+int data_source_load_shard(const char *option, const char *spec, const char *labels_path,
+                           data_part part, const data_settings *settings, int rank, int size,
+                           ax_dataset **out, int64_t *total);
+
 /* The shard of rank (of size ranks) in rows rows: [*first, *end), contiguous
  * and in rank order, sizes differing by at most one (docs/mpi.md). */
 void data_shard_bounds(int64_t rows, int rank, int size, int64_t *first, int64_t *end);

@@ -494,38 +494,38 @@ static void train_data_free(train_data *data)
 }
 
 /* Under mpirun: keeps this rank's shard of each set (the whole sets are
- * described first, for the header). */
-static int shard_data(const train_request *request, train_data *data, int64_t synth_rows)
+ * described first, for the header). whole_rows[i] > 0: set i (training,
+ * validation, test) holds this rank's shard already, of a set of that many
+ * rows (read as a shard, or synth:linear drawn up to its end). */
+static int shard_data(train_data *data, const int64_t whole_rows[3])
 {
     const int rank = cli_job_rank(), size = cli_job_size();
-    snprintf(data->source, sizeof data->source, "%s", ax_dataset_source(data->train));
-    data_describe(data->train, data->described[0], sizeof data->described[0]);
-    if (synth_rows > 0) { /* the rows drawn stop at this shard's end: say how many there are */
-        char rest[160];
-        const char *comma = strchr(data->described[0], ',');
-        snprintf(rest, sizeof rest, "%s", comma ? comma : "");
-        snprintf(data->described[0], sizeof data->described[0], "%lld rows%.120s",
-                 (long long)synth_rows, rest);
+    ax_dataset *sets[3] = {data->train, data->validation, data->test};
+    for (int i = 0; i < 3; i++) {
+        if (!sets[i])
+            continue;
+        data_describe(sets[i], data->described[i], sizeof data->described[i]);
+        if (whole_rows[i] > 0) { /* the shard's rows are not the set's: say how many there are */
+            char rest[160];
+            const char *comma = strchr(data->described[i], ',');
+            snprintf(rest, sizeof rest, "%s", comma ? comma : "");
+            snprintf(data->described[i], sizeof data->described[i], "%lld rows%.120s",
+                     (long long)whole_rows[i], rest);
+        }
     }
-    if (data->validation)
-        data_describe(data->validation, data->described[1], sizeof data->described[1]);
-    if (data->test)
-        data_describe(data->test, data->described[2], sizeof data->described[2]);
     if (size == 1)
         return CLI_EXIT_OK;
     int64_t first = 0, end = 0;
     int result = CLI_EXIT_OK;
-    ax_dataset **sets[2] = {&data->validation, &data->test};
+    ax_dataset **shardable[2] = {&data->validation, &data->test};
     for (int i = 0; i < 2 && result == CLI_EXIT_OK; i++)
-        if (*sets[i]) {
-            data_shard_bounds(ax_dataset_rows(*sets[i]), rank, size, &first, &end);
-            result = data_shard(sets[i], first, end);
+        if (*shardable[i] && whole_rows[i + 1] == 0) {
+            data_shard_bounds(ax_dataset_rows(*shardable[i]), rank, size, &first, &end);
+            result = data_shard(shardable[i], first, end);
         }
-    if (result != CLI_EXIT_OK)
+    if (result != CLI_EXIT_OK || whole_rows[0] > 0)
         return result;
-    /* synth:linear drew the rows before the shard too, and no more. */
-    data_shard_bounds(synth_rows > 0 ? synth_rows : ax_dataset_rows(data->train), rank, size, &first,
-                      &end);
+    data_shard_bounds(ax_dataset_rows(data->train), rank, size, &first, &end);
     const bool split = data->loaded != data->train;
     result = data_shard(&data->train, first, end); /* frees the whole training set */
     if (result != CLI_EXIT_OK)
@@ -539,26 +539,47 @@ static int shard_data(const train_request *request, train_data *data, int64_t sy
 static int load_data(const train_request *request, train_data *data)
 {
     const data_settings *settings = &request->data_settings;
-    /* synth:linear draws its rows in order: without a split, a rank of several
-     * draws only the rows up to its shard's end. */
+    const int rank = cli_job_rank(), size = cli_job_size();
+    /* whole_rows: see shard_data. A rank of several reads only its shard of
+     * each set, except the training set when --val-split draws from all its
+     * rows; synth:linear draws its rows in order, so a rank draws only the
+     * rows up to its shard's end (the cut is made in shard_data). */
+    int64_t whole_rows[3] = {0, 0, 0}, first = 0, end = 0;
     data_settings train_settings = *settings;
-    int64_t synth_rows = 0, first = 0, end = 0;
-    if (cli_job_size() > 1 && request->val_split == 0 && strncmp(request->data, "synth:", 6) == 0) {
-        synth_rows = settings->synth_rows;
-        data_shard_bounds(synth_rows, cli_job_rank(), cli_job_size(), &first, &end);
+    const bool synth = strncmp(request->data, "synth:", 6) == 0;
+    int result;
+    if (size > 1 && request->val_split == 0 && synth) {
+        data_shard_bounds(settings->synth_rows, rank, size, &first, &end);
         train_settings.synth_rows = end > 0 ? end : 1;
-    }
-    int result = data_source_load("--data", request->data, settings->labels, DATA_PART_TRAIN,
+        result = data_source_load("--data", request->data, settings->labels, DATA_PART_TRAIN,
                                   &train_settings, &data->loaded);
+        if (result == CLI_EXIT_OK) { /* named before the cut: a copy is "(in memory)" */
+            snprintf(data->source, sizeof data->source, "%s", ax_dataset_source(data->loaded));
+            result = data_shard(&data->loaded, first, end);
+            whole_rows[0] = settings->synth_rows;
+        }
+    } else if (size > 1 && request->val_split == 0) {
+        result = data_source_load_shard("--data", request->data, settings->labels,
+                                        DATA_PART_TRAIN, settings, rank, size, &data->loaded,
+                                        &whole_rows[0]);
+    } else {
+        result = data_source_load("--data", request->data, settings->labels, DATA_PART_TRAIN,
+                                  settings, &data->loaded);
+    }
     if (result != CLI_EXIT_OK)
         return result;
     data->train = data->loaded;
-    if (request->test)
-        result = data_source_load("--test", request->test, settings->test_labels, DATA_PART_TEST,
-                                  settings, &data->test);
-    else if (data_source_has_test_part(request->data))
-        result = data_source_load("--data", request->data, NULL, DATA_PART_TEST, settings,
-                                  &data->test);
+    const char *test_spec = request->test ? request->test : request->data;
+    const char *test_labels = request->test ? settings->test_labels : NULL;
+    const char *test_option = request->test ? "--test" : "--data";
+    if (request->test || data_source_has_test_part(request->data)) {
+        if (size > 1)
+            result = data_source_load_shard(test_option, test_spec, test_labels, DATA_PART_TEST,
+                                            settings, rank, size, &data->test, &whole_rows[2]);
+        else
+            result = data_source_load(test_option, test_spec, test_labels, DATA_PART_TEST,
+                                      settings, &data->test);
+    }
     if (result != CLI_EXIT_OK)
         return result;
     if (request->val_split > 0) {
@@ -569,7 +590,9 @@ static int load_data(const train_request *request, train_data *data)
             return report_failure(status, "--val-split");
         }
     }
-    return shard_data(request, data, synth_rows);
+    if (!data->source[0])
+        snprintf(data->source, sizeof data->source, "%s", ax_dataset_source(data->train));
+    return shard_data(data, whole_rows);
 }
 
 static int run_training(const train_request *request, train_data *data)
