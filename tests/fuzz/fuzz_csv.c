@@ -1,6 +1,8 @@
-/* fuzz_csv.c: libFuzzer target for the CSV loader. The first 3 bytes choose
+/* fuzz_csv.c: libFuzzer target for the CSV loaders. The first 3 bytes choose
  * the options (flags: header, regression; label column -2..5; delimiter one
- * of , ; tab space), the rest is the file. */
+ * of , ; tab space), the rest is the file. The row counter and the range
+ * loader must agree with the whole-file loader wherever it succeeds, and
+ * fail cleanly otherwise. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -29,9 +31,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (y[r] < 0 || y[r] >= ax_dataset_classes(dataset))
                     abort();
         }
+        int64_t counted = -1, first, count;
+        if (ax_dataset_count_csv(file.path, &options, &counted) != AX_STATUS_OK || counted != rows)
+            abort();
+        fuzz_pick_range(size, rows, &first, &count);
+        ax_dataset *part = NULL;
+        if (ax_dataset_load_csv_rows(file.path, &options, first, count, &part) != AX_STATUS_OK)
+            abort();
+        fuzz_check_range(dataset, part, first, count);
+        ax_dataset_free(part);
         ax_dataset_free(dataset);
-    } else if (dataset) {
-        abort();
+    } else {
+        if (dataset)
+            abort();
+        int64_t counted = -1;
+        (void)ax_dataset_count_csv(file.path, &options, &counted);
+        ax_dataset *part = NULL;
+        if (ax_dataset_load_csv_rows(file.path, &options, 0, 1, &part) == AX_STATUS_OK) {
+            if (ax_dataset_rows(part) != 1)
+                abort();
+            ax_dataset_free(part);
+        } else if (part) {
+            abort();
+        }
     }
     fuzz_file_close(&file);
     return 0;

@@ -1,7 +1,8 @@
 /* fuzz_idx.c: libFuzzer target for the IDX (MNIST) loader. The input is an
  * images file and a labels file (split as in fuzz_util.h); either may be
  * gzipped, so zlib's path is fuzzed too. A loaded set is checked for a
- * consistent shape and freed. */
+ * consistent shape; the row-range loader must give the same rows wherever
+ * the whole-file loader succeeds, and fail cleanly otherwise. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -30,9 +31,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int64_t r = 0; r < rows; r++)
             if (y[r] < 0 || y[r] >= ax_dataset_classes(dataset))
                 abort();
+        int64_t counted = -1, first, count;
+        if (ax_dataset_count_idx(images.path, &counted) != AX_STATUS_OK || counted != rows)
+            abort();
+        fuzz_pick_range(size, rows, &first, &count);
+        ax_dataset *part = NULL;
+        if (ax_dataset_load_idx_rows(images.path, labels.path, first, count, &part) != AX_STATUS_OK)
+            abort();
+        fuzz_check_range(dataset, part, first, count);
+        ax_dataset_free(part);
         ax_dataset_free(dataset);
-    } else if (dataset) {
-        abort(); /* a failure must leave *out NULL */
+    } else {
+        if (dataset)
+            abort(); /* a failure must leave *out NULL */
+        ax_dataset *part = NULL;
+        if (ax_dataset_load_idx_rows(images.path, labels.path, 0, 1, &part) == AX_STATUS_OK)
+            ax_dataset_free(part);
+        else if (part)
+            abort();
     }
     fuzz_file_close(&images);
     fuzz_file_close(&labels);

@@ -1,6 +1,8 @@
 /* fuzz_npy.c: libFuzzer target for the .npy readers: the data-set loader
  * (features + labels, split as in fuzz_util.h; an empty labels part means
- * "labels in the first column") and ax_npy_read_f32 on the features part. */
+ * "labels in the first column") with its row-range variant, which must give
+ * the same rows wherever the whole-file loader succeeds, and ax_npy_read_f32
+ * on the features part. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -16,13 +18,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_file labels = fuzz_file_make(labels_bytes, labels_size);
 
     ax_dataset *dataset = NULL;
-    if (ax_dataset_load_npy(features.path, labels_size ? labels.path : NULL, 1.0, &dataset) ==
-        AX_STATUS_OK) {
-        if (ax_dataset_rows(dataset) < 1 || ax_dataset_features(dataset) < 1)
+    const char *labels_path = labels_size ? labels.path : NULL;
+    if (ax_dataset_load_npy(features.path, labels_path, 1.0, &dataset) == AX_STATUS_OK) {
+        const int64_t rows = ax_dataset_rows(dataset);
+        if (rows < 1 || ax_dataset_features(dataset) < 1)
             abort();
+        int64_t counted = -1, first, count;
+        if (ax_dataset_count_npy(features.path, &counted) != AX_STATUS_OK || counted != rows)
+            abort();
+        fuzz_pick_range(size, rows, &first, &count);
+        ax_dataset *part = NULL;
+        if (ax_dataset_load_npy_rows(features.path, labels_path, 1.0, first, count, &part) !=
+            AX_STATUS_OK)
+            abort();
+        fuzz_check_range(dataset, part, first, count);
+        ax_dataset_free(part);
         ax_dataset_free(dataset);
-    } else if (dataset) {
-        abort();
+    } else {
+        if (dataset)
+            abort();
+        ax_dataset *part = NULL;
+        if (ax_dataset_load_npy_rows(features.path, labels_path, 1.0, 0, 1, &part) == AX_STATUS_OK)
+            ax_dataset_free(part);
+        else if (part)
+            abort();
     }
 
     float *values = NULL;

@@ -60,4 +60,41 @@ static inline void fuzz_split(const uint8_t *data, size_t size, const uint8_t **
     *second_size = rest - *first_size;
 }
 
+/* The row-range loaders (an MPI rank's shard) against the whole-file one:
+ * whole holds the file's rows; part must hold rows [first, first + count)
+ * of it exactly, with the same classes. A range is chosen from the input's
+ * size so that runs cover first, middle, last and empty ranges. */
+#include <string.h>
+
+#include "axon.h"
+
+static inline void fuzz_pick_range(size_t size, int64_t rows, int64_t *first, int64_t *count)
+{
+    *first = (int64_t)(size % (size_t)(rows + 1));
+    *count = (int64_t)((size / 7) % (size_t)(rows - *first + 1));
+}
+
+static inline void fuzz_check_range(const ax_dataset *whole, ax_dataset *part, int64_t first,
+                                    int64_t count)
+{
+    const int64_t features = ax_dataset_features(whole), targets = ax_dataset_targets(whole);
+    if (ax_dataset_rows(part) != count || ax_dataset_features(part) != features ||
+        ax_dataset_classes(part) != ax_dataset_classes(whole) || ax_dataset_targets(part) != targets)
+        abort();
+    if (count == 0)
+        return;
+    ax_dataset *w = (ax_dataset *)whole;
+    if (memcmp(ax_dataset_features_data(part), ax_dataset_features_data(w) + first * features,
+               (size_t)(count * features) * sizeof(float)) != 0)
+        abort();
+    if (ax_dataset_labels_data(w) &&
+        memcmp(ax_dataset_labels_data(part), ax_dataset_labels_data(w) + first,
+               (size_t)count * sizeof(int32_t)) != 0)
+        abort();
+    if (ax_dataset_targets_data(w) &&
+        memcmp(ax_dataset_targets_data(part), ax_dataset_targets_data(w) + first * targets,
+               (size_t)(count * targets) * sizeof(float)) != 0)
+        abort();
+}
+
 #endif
