@@ -14,6 +14,12 @@
  *   0.41 and 2.08: IDCT scaling is no exact block mean in integers); grey is the
  *   luma of the same reference, within 1 level; an Adobe CMYK JPEG decodes
  *   to the RGB it was made from;
+ * - the partial JPEG decode the pipeline uses (only the window the crop
+ *   reads) makes crops byte for byte equal to the whole decode's, over
+ *   sizes, qualities, samplings, progressive files, grey and every DCT
+ *   scale, and refuses damaged files exactly as the whole decode does; a
+ *   run with AXON_PREP_FULL_DECODE=1 writes the same batches; the RGB
+ *   resize gives each channel the bytes of the one-channel resize;
  * - the same batches (byte for byte) from 1 and 2 threads and from the
  *   folder and the tar of tars; another seed gives other batches;
  * - resume: a deleted batch is remade identical, the others reused;
@@ -497,6 +503,46 @@ static bool on_progress(const ax_prep_progress *progress, void *user)
     return !(s->stop_after_batches > 0 && progress->batches_done >= s->stop_after_batches);
 }
 
+/* The RGB resize (vector code where available) computes each channel with
+ * the same floats as the one-channel code: an RGB crop's channel equals the
+ * crop of that channel's plane, shrinking and enlarging, from whole images
+ * and from windows of them. */
+static void check_resize_channels(void)
+{
+    enum { W = 97, H = 61 };
+    prep_pixels rgb = {0}, plane = {0};
+    rgb.width = W, rgb.height = H, rgb.channels = 3;
+    plane.width = W, plane.height = H, plane.channels = 1;
+    rgb.data = malloc(W * H * 3);
+    plane.data = malloc(W * H);
+    uint32_t state = 12345;
+    for (int i = 0; i < W * H * 3; i++) {
+        state = state * 1664525u + 1013904223u;
+        rgb.data[i] = (unsigned char)(state >> 24);
+    }
+    static const int sides[] = {17, 40, 61, 150};
+    float *work = NULL;
+    size_t capacity = 0;
+    unsigned char *out_rgb = malloc(150 * 150 * 3), *out_plane = malloc(150 * 150);
+    int64_t differ = 0;
+    for (int k = 0; k < 4; k++)
+        for (int c = 0; c < 3; c++) {
+            for (int i = 0; i < W * H; i++)
+                plane.data[i] = rgb.data[3 * i + c];
+            const int64_t side = sides[k];
+            CHECK(prep_resize_crop(&rgb, side, out_rgb, &work, &capacity));
+            CHECK(prep_resize_crop(&plane, side, out_plane, &work, &capacity));
+            for (int64_t i = 0; i < side * side; i++)
+                differ += out_rgb[3 * i + c] != out_plane[i];
+        }
+    CHECK(differ == 0);
+    free(work);
+    free(out_rgb);
+    free(out_plane);
+    free(rgb.data);
+    free(plane.data);
+}
+
 static void check_resize_unit(void)
 {
     /* A constant picture stays constant when enlarged (bilinear) or shrunk. */
@@ -524,6 +570,7 @@ static void check_resize_unit(void)
     CHECK(ramp && out[3 * 31] > out[0]);
     free(work);
     free(pixels.data);
+    check_resize_channels();
 }
 
 /* A CMYK JPEG (a few are in ImageNet) decodes to the RGB it holds. */
@@ -545,6 +592,135 @@ static void check_cmyk(const image *photo)
     free(part.rgb);
 }
 
+/* A JPEG with luma sampling h x v (chroma 1 x 1), optionally progressive. */
+static blob encode_jpeg_sampled(const image *picture, int quality, int h, int v, bool progressive)
+{
+    struct jpeg_compress_struct info;
+    struct jpeg_error_mgr error;
+    info.err = jpeg_std_error(&error);
+    jpeg_create_compress(&info);
+    unsigned char *data = NULL;
+    unsigned long size = 0;
+    jpeg_mem_dest(&info, &data, &size);
+    info.image_width = (JDIMENSION)picture->width;
+    info.image_height = (JDIMENSION)picture->height;
+    info.input_components = 3;
+    info.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&info);
+    jpeg_set_quality(&info, quality, TRUE);
+    info.comp_info[0].h_samp_factor = h, info.comp_info[0].v_samp_factor = v;
+    for (int c = 1; c < 3; c++)
+        info.comp_info[c].h_samp_factor = info.comp_info[c].v_samp_factor = 1;
+    if (progressive)
+        jpeg_simple_progression(&info);
+    jpeg_start_compress(&info, TRUE);
+    while (info.next_scanline < info.image_height) {
+        JSAMPROW row = picture->rgb + (size_t)info.next_scanline * (size_t)picture->width * 3;
+        jpeg_write_scanlines(&info, &row, 1);
+    }
+    jpeg_finish_compress(&info);
+    jpeg_destroy_compress(&info);
+    return (blob){data, size};
+}
+
+/* The partial decode (prep_decode_for_crop: jpeg_crop_scanline and
+ * jpeg_skip_scanlines on the window the resize reads) gives crops byte for
+ * byte equal to those of the whole decode (prep_decode), for landscape,
+ * portrait and square images (a square's crop starts at 0), sizes that are
+ * no multiple of the iMCU, qualities, chroma samplings 4:2:0, 4:2:2, 4:4:0,
+ * 4:4:4, baseline and progressive, RGB and grey, and sides S that select
+ * every DCT scale from 1/8 to 8/8 and enlargement. Damage below the window
+ * still fails the image. */
+static void check_partial_decode(const image *photo)
+{
+    static const int sizes[][2] = {{512, 384}, {384, 512}, {300, 300}, {301, 217}, {217, 301},
+                                   {500, 333}, {333, 500}, {257, 255}, {97, 131},  {512, 600},
+                                   {450, 449}, {129, 511}, {511, 129}};
+    static const int sides[] = {32, 57, 64, 100, 128, 160, 224, 256};
+    static const int sampling[][2] = {{2, 2}, {2, 1}, {1, 2}, {1, 1}};
+    const int size_count = (int)(sizeof sizes / sizeof sizes[0]);
+    unsigned char *whole_out = malloc(256 * 256 * 3), *part_out = malloc(256 * 256 * 3);
+    prep_pixels whole = {0}, part = {0};
+    float *work = NULL;
+    size_t work_capacity = 0;
+    int64_t compared = 0, narrower = 0, shorter = 0, different = 0, failed = 0, spoilt_refused = 0;
+    for (int i = 0; i < size_count; i++) {
+        const int w = sizes[i][0], h = sizes[i][1];
+        image picture = crop(photo, (512 - w) / 3, (600 - h) / 2, w, h, 1);
+        for (int m = 0; m < 4; m++) {
+            const int quality = 70 + 9 * ((i + m) % 4);
+            blob jpeg = encode_jpeg_sampled(&picture, quality, sampling[m][0], sampling[m][1],
+                                            (i + m) % 3 == 0);
+            for (size_t k = 0; k < sizeof sides / sizeof sides[0]; k++) {
+                const int64_t side = sides[k];
+                for (int channels = 1; channels <= 3; channels += 2) {
+                    char why[200] = "";
+                    const size_t bytes = (size_t)(side * side * channels);
+                    if (!prep_decode(jpeg.data, jpeg.size, side, channels, &whole, why, sizeof why) ||
+                        !prep_decode_for_crop(jpeg.data, jpeg.size, side, channels, &part, why,
+                                              sizeof why) ||
+                        !prep_resize_crop(&whole, side, whole_out, &work, &work_capacity) ||
+                        !prep_resize_crop(&part, side, part_out, &work, &work_capacity)) {
+                        printf("partial decode: %d x %d, S = %lld: failed (%s)\n", w, h,
+                               (long long)side, why);
+                        failed++;
+                        continue;
+                    }
+                    compared++;
+                    narrower += part.width < whole.width;
+                    shorter += part.height < whole.height;
+                    CHECK(part.full_width == whole.width && part.full_height == whole.height);
+                    if (memcmp(whole_out, part_out, bytes) != 0) {
+                        different++;
+                        printf("partial decode: %d x %d q%d %dx%d, S = %lld, %d channels: crops "
+                               "differ\n", w, h, quality, sampling[m][0], sampling[m][1],
+                               (long long)side, channels);
+                    }
+                }
+            }
+            /* Cut to 90% of its bytes, below any S's window for a portrait
+             * image: refused as by the whole decode (a progressive file
+             * may also lose only refinement scans; then both warn too). */
+            if (h > w) {
+                char why_whole[200] = "", why_part[200] = "";
+                const size_t cut = jpeg.size * 9 / 10;
+                const bool whole_ok =
+                    prep_decode(jpeg.data, cut, 64, 3, &whole, why_whole, sizeof why_whole);
+                const bool part_ok =
+                    prep_decode_for_crop(jpeg.data, cut, 64, 3, &part, why_part, sizeof why_part);
+                CHECK(!whole_ok && !part_ok && strcmp(why_whole, why_part) == 0);
+                /* Bytes spoilt near the end (before EOI): the same verdict. */
+                blob spoilt = copy_prefix(jpeg, jpeg.size);
+                for (size_t b = spoilt.size - 40; b < spoilt.size - 30; b++)
+                    spoilt.data[b] ^= 0x5A;
+                why_whole[0] = why_part[0] = '\0';
+                CHECK(prep_decode(spoilt.data, spoilt.size, 64, 3, &whole, why_whole,
+                                  sizeof why_whole) ==
+                      prep_decode_for_crop(spoilt.data, spoilt.size, 64, 3, &part, why_part,
+                                           sizeof why_part));
+                CHECK(strcmp(why_whole, why_part) == 0);
+                spoilt_refused += why_whole[0] != '\0';
+                free(spoilt.data);
+            }
+            free(jpeg.data);
+        }
+        free(picture.rgb);
+    }
+    printf("partial decode: %lld crops compared with the whole decode's (%lld narrower, %lld "
+           "shorter windows): %lld differ, %lld failed; spoilt ends refused by both: %lld\n",
+           (long long)compared, (long long)narrower, (long long)shorter, (long long)different,
+           (long long)failed, (long long)spoilt_refused);
+    CHECK(compared == (int64_t)size_count * 4 * 8 * 2 && failed == 0 && different == 0);
+    /* The window really is smaller in both directions for many of them. */
+    CHECK(narrower > compared / 4 && shorter > compared / 8);
+    CHECK(spoilt_refused > 0);
+    free(work);
+    free(whole.data);
+    free(part.data);
+    free(whole_out);
+    free(part_out);
+}
+
 int main(void)
 {
     check_resize_unit();
@@ -556,6 +732,7 @@ int main(void)
     }
     CHECK(photo.width == 512 && photo.height == 600);
     check_cmyk(&photo);
+    check_partial_decode(&photo);
     snprintf(root, sizeof root, "/tmp/axon_test_prep_%ld", (long)getpid());
     mkdir(root, 0755);
     image reference_png;
@@ -619,6 +796,14 @@ int main(void)
     CHECK(has_warning(&summary, "photos.tar:alpha.tar:truncated.jpg"));
     ax_prep_summary_free(&summary);
     CHECK(same_output(out1, out3, 5));
+    /* Whole JPEG decodes (AXON_PREP_FULL_DECODE=1): the same batches. */
+    char whole_out[700];
+    snprintf(whole_out, sizeof whole_out, "%s/whole", root);
+    setenv("AXON_PREP_FULL_DECODE", "1", 1);
+    CHECK_OK(run_prep(folder, whole_out, 2, 7, false, NULL, NULL, &summary));
+    unsetenv("AXON_PREP_FULL_DECODE");
+    ax_prep_summary_free(&summary);
+    CHECK(same_output(out1, whole_out, 5));
     /* Another seed: other batches. */
     CHECK_OK(run_prep(folder, out4, 2, 8, false, NULL, NULL, &summary));
     ax_prep_summary_free(&summary);

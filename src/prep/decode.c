@@ -8,6 +8,10 @@
  * instead, and any warning (a truncated file gives "premature end of data"
  * and grey rows) fails the image too, so a damaged file is skipped, not
  * half-used. CMYK/YCCK JPEGs (a few in ImageNet) are converted here.
+ * prep_decode_for_crop computes only the window of the scaled image that the
+ * centre crop's resize reads (jpeg_crop_scanline, jpeg_skip_scanlines): the
+ * IDCT, upsampling and colour conversion of the rest are saved, while every
+ * row is still entropy-decoded so that damage is found wherever it is.
  *
  * PNG: libpng's simplified API (any bit depth, palette, alpha composited on
  * black, 16-bit reduced to 8). Grey is the luma 0.299 R + 0.587 G + 0.114 B,
@@ -53,6 +57,8 @@ static bool reserve(prep_pixels *pixels, int64_t width, int64_t height, int chan
     pixels->width = width;
     pixels->height = height;
     pixels->channels = channels;
+    pixels->x0 = pixels->y0 = 0;
+    pixels->full_width = pixels->full_height = 0;
     return true;
 }
 
@@ -87,8 +93,19 @@ static inline unsigned char luma(int r, int g, int b)
     return (unsigned char)((19595 * r + 38470 * g + 7471 * b + 32768) >> 16);
 }
 
+/* Pixels of margin decoded around the window a crop reads. libjpeg-turbo's
+ * partial decode equals the whole decode except at the window's own left
+ * and right edges, where fancy (smooth) h2v1/h2v2 chroma upsampling treats
+ * them as image edges (libjpeg.txt, "Partial image decompression"): that
+ * changes the outermost pixel column only, so 2 columns of margin keep every
+ * pixel the resize reads exact (tests/test_prep.c compares the crops made
+ * from partial and whole decodes byte for byte). Rows get the same margin,
+ * though jpeg_skip_scanlines keeps upsampling context exact. */
+#define PREP_CROP_MARGIN 2
+
+/* crop: compute only the window that prep_resize_crop(min_side) reads. */
 static bool decode_jpeg(const unsigned char *bytes, size_t size, int64_t min_side, int channels,
-                        prep_pixels *pixels, char *why, size_t why_capacity)
+                        bool crop, prep_pixels *pixels, char *why, size_t why_capacity)
 {
     struct jpeg_decompress_struct info;
     jpeg_failure failure;
@@ -107,6 +124,8 @@ static bool decode_jpeg(const unsigned char *bytes, size_t size, int64_t min_sid
     jpeg_mem_src(&info, bytes, (unsigned long)size);
     jpeg_read_header(&info, TRUE);
     const bool cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
+    /* Grey output of a colour JPEG is libjpeg's own: it skips the chroma
+     * components' IDCT and upsampling altogether. */
     if (cmyk)
         info.out_color_space = JCS_CMYK;
     else
@@ -129,13 +148,33 @@ static bool decode_jpeg(const unsigned char *bytes, size_t size, int64_t min_sid
         return false;
     }
     jpeg_start_decompress(&info);
-    int64_t width = info.output_width, height = info.output_height;
+    const int64_t full_width = info.output_width, full_height = info.output_height;
+    /* The window: all of it, or the crop's, widened by the margin. */
+    int64_t x_first = 0, x_end = full_width, y_first = 0, y_end = full_height;
+    int64_t window[4];
+    if (crop && prep_crop_window(full_width, full_height, min_side, window)) {
+        x_first = window[0] > PREP_CROP_MARGIN ? window[0] - PREP_CROP_MARGIN : 0;
+        x_end = window[1] + PREP_CROP_MARGIN < full_width ? window[1] + PREP_CROP_MARGIN : full_width;
+        y_first = window[2] > PREP_CROP_MARGIN ? window[2] - PREP_CROP_MARGIN : 0;
+        y_end = window[3] + PREP_CROP_MARGIN < full_height ? window[3] + PREP_CROP_MARGIN
+                                                             : full_height;
+    }
+    if (x_first > 0 || x_end < full_width) {
+        /* libjpeg moves the start left to an iMCU boundary and widens. */
+        JDIMENSION offset = (JDIMENSION)x_first, columns = (JDIMENSION)(x_end - x_first);
+        jpeg_crop_scanline(&info, &offset, &columns);
+        x_first = offset;
+    }
+    const int64_t width = info.output_width, height = y_end - y_first;
     if (!reserve(pixels, width, height, channels)) {
         snprintf(why, why_capacity, "out of memory for %lld x %lld pixels", (long long)width,
                  (long long)height);
         jpeg_destroy_decompress(&info);
         return false;
     }
+    pixels->x0 = x_first, pixels->y0 = y_first;
+    pixels->full_width = crop ? full_width : 0;
+    pixels->full_height = crop ? full_height : 0;
     const int components = info.output_components;
     if (cmyk || components != channels) {
         row_buffer = malloc((size_t)width * (size_t)components);
@@ -145,10 +184,15 @@ static bool decode_jpeg(const unsigned char *bytes, size_t size, int64_t min_sid
             return false;
         }
     }
+    /* Rows above the window are entropy-decoded only (no IDCT, upsampling
+     * or colour conversion). */
+    if (y_first > 0)
+        jpeg_skip_scanlines(&info, (JDIMENSION)y_first);
     /* Adobe writes CMYK JPEGs inverted (0 = full ink). */
     const bool inverted = info.saw_Adobe_marker;
-    while (info.output_scanline < info.output_height) {
-        unsigned char *out = pixels->data + (size_t)info.output_scanline * (size_t)width * (size_t)channels;
+    while ((int64_t)info.output_scanline < y_end) {
+        unsigned char *out = pixels->data + (size_t)((int64_t)info.output_scanline - y_first) *
+                                                (size_t)width * (size_t)channels;
         JSAMPROW row = row_buffer ? row_buffer : out;
         jpeg_read_scanlines(&info, &row, 1);
         if (!row_buffer)
@@ -174,6 +218,25 @@ static bool decode_jpeg(const unsigned char *bytes, size_t size, int64_t min_sid
                 out[3 * x + 2] = (unsigned char)b;
             }
         }
+    }
+    /* Rows below the window: entropy-decoded too, so that damage there
+     * (a truncated file, a bad Huffman code) still fails the image, as it
+     * does in a whole decode. jpeg_skip_scanlines reads nothing when told to
+     * skip to the end (it just declares the end reached), so it skips to the
+     * last row, which is then read. */
+    if (y_end < full_height) {
+        if (y_end < full_height - 1)
+            jpeg_skip_scanlines(&info, (JDIMENSION)(full_height - 1 - y_end));
+        if (!row_buffer) {
+            row_buffer = malloc((size_t)width * (size_t)components);
+            if (!row_buffer) {
+                snprintf(why, why_capacity, "out of memory");
+                jpeg_destroy_decompress(&info);
+                return false;
+            }
+        }
+        JSAMPROW row = row_buffer;
+        jpeg_read_scanlines(&info, &row, 1);
     }
     jpeg_finish_decompress(&info);
     jpeg_destroy_decompress(&info);
@@ -232,14 +295,26 @@ static bool decode_png(const unsigned char *bytes, size_t size, int channels,
     return true;
 }
 
-bool prep_decode(const unsigned char *bytes, size_t size, int64_t min_side, int channels,
-                 prep_pixels *pixels, char *why, size_t why_capacity)
+static bool decode(const unsigned char *bytes, size_t size, int64_t min_side, int channels,
+                   bool crop, prep_pixels *pixels, char *why, size_t why_capacity)
 {
     if (size >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF)
-        return decode_jpeg(bytes, size, min_side, channels, pixels, why, why_capacity);
+        return decode_jpeg(bytes, size, min_side, channels, crop, pixels, why, why_capacity);
     if (size >= 8 && memcmp(bytes, "\x89PNG\r\n\x1a\n", 8) == 0)
         return decode_png(bytes, size, channels, pixels, why, why_capacity);
     snprintf(why, why_capacity, "not a JPEG or PNG image (%s)",
              size == 0 ? "empty file" : "unknown signature");
     return false;
+}
+
+bool prep_decode(const unsigned char *bytes, size_t size, int64_t min_side, int channels,
+                 prep_pixels *pixels, char *why, size_t why_capacity)
+{
+    return decode(bytes, size, min_side, channels, false, pixels, why, why_capacity);
+}
+
+bool prep_decode_for_crop(const unsigned char *bytes, size_t size, int64_t side, int channels,
+                          prep_pixels *pixels, char *why, size_t why_capacity)
+{
+    return decode(bytes, size, side, channels, true, pixels, why, why_capacity);
 }

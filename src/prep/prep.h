@@ -61,12 +61,17 @@ static inline const char *prep_image_name(const prep_list *list, const prep_imag
     return list->names + image->name;
 }
 
-/* A decoded image: (height, width, channels) uint8, channels 1 or 3. */
+/* A decoded image, or the part of it a crop needs: data holds rows
+ * [y0, y0 + height) and columns [x0, x0 + width) of an image of
+ * full_width x full_height pixels, (height, width, channels) uint8, channels
+ * 1 or 3. full_width = full_height = 0 means the whole image (x0 = y0 = 0). */
 typedef struct prep_pixels {
     unsigned char *data;
     int64_t width, height;
     int channels;
     size_t capacity;   /* bytes allocated in data (reused between images) */
+    int64_t x0, y0;
+    int64_t full_width, full_height;
 } prep_pixels;
 
 /* Decodes a JPEG or PNG held in bytes[0, size) into pixels, at the
@@ -75,12 +80,22 @@ typedef struct prep_pixels {
  * never exits: libjpeg's errors are caught, its warnings count as failure). */
 bool prep_decode(const unsigned char *bytes, size_t size, int64_t min_side, int channels,
                  prep_pixels *pixels, char *why, size_t why_capacity);
+/* As prep_decode with min_side = side, but a JPEG's pixels are computed only
+ * in the window prep_resize_crop(side) reads (plus a margin; see decode.c):
+ * the crop made from the result is byte for byte the one made from a whole
+ * decode. Damage anywhere in the file still fails the image. */
+bool prep_decode_for_crop(const unsigned char *bytes, size_t size, int64_t side, int channels,
+                          prep_pixels *pixels, char *why, size_t why_capacity);
 
 /* Resizes pixels so the shorter side is side and writes the centre
  * side x side crop to out (side, side, channels). Area filter when shrinking
- * an axis, bilinear when enlarging. work is scratch space, grown as needed. */
+ * an axis, bilinear when enlarging. work is scratch space, grown as needed.
+ * Fails (false) when pixels lack a source pixel the crop needs. */
 bool prep_resize_crop(const prep_pixels *pixels, int64_t side, unsigned char *out, float **work,
                       size_t *work_capacity);
+/* The source pixels prep_resize_crop(side) reads from a width x height
+ * image: columns [window[0], window[1]) and rows [window[2], window[3]). */
+bool prep_crop_window(int64_t width, int64_t height, int64_t side, int64_t window[4]);
 
 /* Batch files: "batch_NNNNN.npy" (k, S, S, C) uint8 and "batch_NNNNN_labels.npy"
  * (k) int32. Written to temporaries, the labels renamed first, so a data file

@@ -8,12 +8,19 @@
  * antialiases however large the photograph is; for an integer factor r it is
  * exactly the mean of r x r blocks, which the tests check. Enlarging an axis
  * (a photograph smaller than S) uses bilinear interpolation between pixel
- * centres, edges clamped. */
+ * centres, edges clamped.
+ *
+ * prep_crop_window tells the decoder which source pixels those filters read
+ * (the crop plus the filters' support), so that it may decode only them;
+ * the resize then works in the whole image's coordinates on that window. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "prep/prep.h"
 
@@ -85,14 +92,10 @@ static void free_plan(axis_plan *plan)
     free(plan->weights);
 }
 
-bool prep_resize_crop(const prep_pixels *pixels, int64_t side, unsigned char *out, float **work,
-                      size_t *work_capacity)
+/* Plans the crop of side x side from a w x h image: the columns and rows of
+ * the centre crop of the image resized so that its shorter side is side. */
+static bool plan_crop(int64_t w, int64_t h, int64_t side, axis_plan *xs, axis_plan *ys)
 {
-    const int64_t w = pixels->width, h = pixels->height;
-    const int c = pixels->channels;
-    if (w <= 0 || h <= 0)
-        return false;
-    /* The resized size: the shorter side becomes exactly `side`. */
     int64_t rw, rh;
     if (w <= h) {
         rw = side;
@@ -106,8 +109,59 @@ bool prep_resize_crop(const prep_pixels *pixels, int64_t side, unsigned char *ou
     if (rh < side)
         rh = side;
     const int64_t x_first = (rw - side) / 2, y_first = (rh - side) / 2;
+    return plan_axis(w, rw, x_first, side, xs) && plan_axis(h, rh, y_first, side, ys);
+}
+
+/* [first, end) of the source pixels an axis plan reads. */
+static void plan_range(const axis_plan *plan, int64_t count, int64_t *first, int64_t *end)
+{
+    *first = plan->start[0];
+    *end = plan->start[0] + plan->taps[0];
+    for (int64_t o = 1; o < count; o++) {
+        if (plan->start[o] < *first)
+            *first = plan->start[o];
+        if (plan->start[o] + plan->taps[o] > *end)
+            *end = plan->start[o] + plan->taps[o];
+    }
+}
+
+bool prep_crop_window(int64_t width, int64_t height, int64_t side, int64_t window[4])
+{
+    if (width <= 0 || height <= 0 || side <= 0)
+        return false;
     axis_plan xs = {0}, ys = {0};
-    bool ok = plan_axis(w, rw, x_first, side, &xs) && plan_axis(h, rh, y_first, side, &ys);
+    bool ok = plan_crop(width, height, side, &xs, &ys);
+    if (ok) {
+        plan_range(&xs, side, &window[0], &window[1]);
+        plan_range(&ys, side, &window[2], &window[3]);
+    }
+    free_plan(&xs);
+    free_plan(&ys);
+    return ok;
+}
+
+bool prep_resize_crop(const prep_pixels *pixels, int64_t side, unsigned char *out, float **work,
+                      size_t *work_capacity)
+{
+    /* The plan is made in the whole image's coordinates; data may hold only
+     * the window [x0, x0 + width) x [y0, y0 + height) of it. */
+    const bool part = pixels->full_width > 0;
+    const int64_t w = part ? pixels->full_width : pixels->width;
+    const int64_t h = part ? pixels->full_height : pixels->height;
+    const int64_t x0 = part ? pixels->x0 : 0, y0 = part ? pixels->y0 : 0;
+    const int64_t stride = pixels->width;
+    const int c = pixels->channels;
+    if (w <= 0 || h <= 0 || pixels->width <= 0 || pixels->height <= 0)
+        return false;
+    axis_plan xs = {0}, ys = {0};
+    bool ok = plan_crop(w, h, side, &xs, &ys);
+    if (ok) {
+        int64_t x_first, x_end, y_first, y_end;
+        plan_range(&xs, side, &x_first, &x_end);
+        plan_range(&ys, side, &y_first, &y_end);
+        ok = x_first >= x0 && x_end <= x0 + pixels->width && y_first >= y0 &&
+             y_end <= y0 + pixels->height;
+    }
     if (!ok) {
         free_plan(&xs);
         free_plan(&ys);
@@ -130,13 +184,37 @@ bool prep_resize_crop(const prep_pixels *pixels, int64_t side, unsigned char *ou
         *work_capacity = need;
     }
     float *tmp = *work;
+    const unsigned char *data_end =
+        pixels->data + (size_t)pixels->width * (size_t)pixels->height * (size_t)c;
     for (int64_t r = 0; r < rows; r++) {
-        const unsigned char *src = pixels->data + (size_t)(row_first + r) * (size_t)w * (size_t)c;
+        const unsigned char *src =
+            pixels->data + (size_t)(row_first + r - y0) * (size_t)stride * (size_t)c;
         float *dst = tmp + (size_t)r * row_floats;
         for (int64_t x = 0; x < side; x++) {
             const float *weight = xs.weights + x * xs.max_taps;
-            const unsigned char *p = src + xs.start[x] * c;
+            const unsigned char *p = src + (xs.start[x] - x0) * c;
             const int taps = xs.taps[x];
+#if defined(__SSE2__)
+            /* R, G, B (and the next byte, ignored) in the lanes of one
+             * vector: each lane does the scalar code's multiplies and adds
+             * in its order, so the sums are the same floats. The 4-byte
+             * load may not pass the end of the data; its fourth lane's
+             * store is overwritten by the next pixel's (or lands in the
+             * next row or the accumulator row, written later). */
+            if (c == 3 && p + 3 * taps + 1 <= data_end) {
+                const __m128i zero = _mm_setzero_si128();
+                __m128 sum = _mm_setzero_ps();
+                for (int k = 0; k < taps; k++) {
+                    int32_t bytes;
+                    memcpy(&bytes, p + 3 * k, 4);
+                    __m128i wide = _mm_unpacklo_epi8(_mm_cvtsi32_si128(bytes), zero);
+                    __m128 value = _mm_cvtepi32_ps(_mm_unpacklo_epi16(wide, zero));
+                    sum = _mm_add_ps(sum, _mm_mul_ps(_mm_set1_ps(weight[k]), value));
+                }
+                _mm_storeu_ps(dst + 3 * x, sum);
+                continue;
+            }
+#endif
             if (c == 3) {
                 float a = 0, b = 0, d = 0;
                 for (int k = 0; k < taps; k++) {
