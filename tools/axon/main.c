@@ -23,7 +23,7 @@ static const command commands[] = {
     {"eval", command_eval, "loss, accuracy and confusion matrix of a saved model"},
     {"predict", command_predict, "write a saved model's outputs for a data set as CSV"},
     {"info", command_info, "version, build (BLAS, CPU features, OpenMP), threads and cores"},
-    {"bench", command_bench, "run a reference workload (b1a, b1b, b2, galaxy-cg): mean and sd over repeats"},
+    {"bench", command_bench, "run a reference workload (b1a, b1b, b2, galaxy-cg, entropy-mi, tensor-mean): mean and sd over repeats"},
     {"stats", command_stats, "entropy-mi and tensor-mean of arrays or of a model's layers"},
     {"prep", command_prep, "photographs (folder, tar, tar of tars) to shuffled .npy batches"},
 };
