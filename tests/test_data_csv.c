@@ -16,24 +16,16 @@
 #include <unistd.h>
 
 #include "test_util.h"
+#include "test_files.h"
 
-static char work_dir[64];
 static char expected[1024];
 #define EXPECT(...) (snprintf(expected, sizeof expected, __VA_ARGS__), expected)
 
 /* Writes text to a file in the temporary folder; the last 8 paths stay valid. */
 static const char *write_csv(const char *name, const char *text)
 {
-    static char paths[8][256];
-    static int next;
-    char *path = paths[next++ % 8];
-    snprintf(path, 256, "%s/%s", work_dir, name);
-    FILE *file = fopen(path, "wb");
-    CHECK(file != NULL);
-    if (file) {
-        CHECK(fwrite(text, 1, strlen(text), file) == strlen(text));
-        fclose(file);
-    }
+    const char *path = in_work(name);
+    write_file(path, text, strlen(text));
     return path;
 }
 
@@ -339,17 +331,12 @@ static void test_galaxy(void)
 
 int main(void)
 {
-    snprintf(work_dir, sizeof work_dir, "/tmp/axon-test-csv-XXXXXX");
-    if (!mkdtemp(work_dir)) {
-        perror("mkdtemp");
+    if (!test_work_dir_make("axon-test-csv"))
         return 1;
-    }
     test_defaults();
     test_good_files();
     test_bad_files();
     test_galaxy();
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
-    CHECK(system(command) == 0);
+    test_work_dir_remove();
     return test_finish("test_data_csv");
 }

@@ -17,38 +17,7 @@
 #include <zlib.h>
 
 #include "test_util.h"
-
-static char work_dir[64];
-
-/* A path inside the temporary folder; the last 8 stay valid. */
-static const char *in_work(const char *name)
-{
-    static char paths[8][256];
-    static int next;
-    char *path = paths[next++ % 8];
-    snprintf(path, 256, "%s/%s", work_dir, name);
-    return path;
-}
-
-static void write_file(const char *path, const void *data, size_t bytes)
-{
-    bool gz = strlen(path) > 3 && strcmp(path + strlen(path) - 3, ".gz") == 0;
-    if (gz) {
-        gzFile file = gzopen(path, "wb");
-        CHECK(file != NULL);
-        if (!file)
-            return;
-        CHECK(bytes == 0 || gzwrite(file, data, (unsigned)bytes) == (int)bytes);
-        CHECK(gzclose(file) == Z_OK);
-    } else {
-        FILE *file = fopen(path, "wb");
-        CHECK(file != NULL);
-        if (!file)
-            return;
-        CHECK(fwrite(data, 1, bytes, file) == bytes);
-        CHECK(fclose(file) == 0);
-    }
-}
+#include "test_files.h"
 
 static unsigned char *read_file(const char *path, size_t *bytes)
 {
@@ -452,17 +421,12 @@ static void test_fashion_mnist(void)
 
 int main(void)
 {
-    snprintf(work_dir, sizeof work_dir, "/tmp/axon-test-idx-XXXXXX");
-    if (!mkdtemp(work_dir)) {
-        perror("mkdtemp");
+    if (!test_work_dir_make("axon-test-idx"))
         return 1;
-    }
     test_good_files();
     test_folder();
     test_bad_files();
     test_fashion_mnist();
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
-    CHECK(system(command) == 0);
+    test_work_dir_remove();
     return test_finish("test_data_idx");
 }

@@ -15,52 +15,27 @@
 #include <string.h>
 
 #include "test_util.h"
+#include "test_files.h"
 
-static char work_dir[64];
 static char expected[1024];
 #define EXPECT(...) (snprintf(expected, sizeof expected, __VA_ARGS__), expected)
 
-/* Writes a .npy file: magic, version, header padded with spaces to a
- * multiple of 64 and ended by '\n' (as numpy does), then the data. Returns
- * the path; the last 8 stay valid. */
+/* .npy files in the temporary folder (test_files.h); return the path, of
+ * which the last 8 stay valid. */
 static const char *write_npy_version(const char *name, int major, const char *dict,
                                      const void *data, size_t bytes)
 {
-    static char paths[8][256];
-    static int next;
-    char *path = paths[next++ % 8];
-    snprintf(path, 256, "%s/%s", work_dir, name);
-    size_t prefix = major == 1 ? 10 : 12;
-    size_t length = strlen(dict) + 1;
-    size_t padded = (prefix + length + 63) / 64 * 64 - prefix;
-    unsigned char *bytes_out = malloc(prefix + padded + bytes + 1);
-    memcpy(bytes_out, "\x93NUMPY", 6);
-    bytes_out[6] = (unsigned char)major;
-    bytes_out[7] = 0;
-    for (size_t i = 0; i < prefix - 8; i++)
-        bytes_out[8 + i] = (unsigned char)(padded >> (8 * i));
-    memset(bytes_out + prefix, ' ', padded);
-    memcpy(bytes_out + prefix, dict, strlen(dict));
-    bytes_out[prefix + padded - 1] = '\n';
-    if (bytes)
-        memcpy(bytes_out + prefix + padded, data, bytes);
-    FILE *file = fopen(path, "wb");
-    CHECK(file != NULL);
-    if (file) {
-        CHECK(fwrite(bytes_out, 1, prefix + padded + bytes, file) == prefix + padded + bytes);
-        fclose(file);
-    }
-    free(bytes_out);
+    const char *path = in_work(name);
+    write_npy_file(path, major, dict, data, bytes);
     return path;
 }
 
 static const char *write_npy(const char *name, const char *descr, const char *shape,
                              const void *data, size_t bytes)
 {
-    char dict[256];
-    snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr,
-             shape);
-    return write_npy_version(name, 1, dict, data, bytes);
+    const char *path = in_work(name);
+    write_npy_array(path, descr, shape, data, bytes);
+    return path;
 }
 
 static void test_numpy_files(void)
@@ -334,16 +309,11 @@ static void test_bad_files(void)
 
 int main(void)
 {
-    snprintf(work_dir, sizeof work_dir, "/tmp/axon-test-npy-XXXXXX");
-    if (!mkdtemp(work_dir)) {
-        perror("mkdtemp");
+    if (!test_work_dir_make("axon-test-npy"))
         return 1;
-    }
     test_numpy_files();
     test_dtypes();
     test_bad_files();
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
-    CHECK(system(command) == 0);
+    test_work_dir_remove();
     return test_finish("test_data_npy");
 }

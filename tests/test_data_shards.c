@@ -18,37 +18,7 @@
 #include <zlib.h>
 
 #include "test_util.h"
-
-static char work_dir[64];
-
-static const char *in_work(const char *name)
-{
-    static char paths[8][256];
-    static int next;
-    char *path = paths[next++ % 8];
-    snprintf(path, 256, "%s/%s", work_dir, name);
-    return path;
-}
-
-static void write_file(const char *path, const void *data, size_t bytes)
-{
-    bool gz = strlen(path) > 3 && strcmp(path + strlen(path) - 3, ".gz") == 0;
-    if (gz) {
-        gzFile file = gzopen(path, "wb");
-        CHECK(file != NULL);
-        if (!file)
-            return;
-        CHECK(bytes == 0 || gzwrite(file, data, (unsigned)bytes) == (int)bytes);
-        CHECK(gzclose(file) == Z_OK);
-        return;
-    }
-    FILE *file = fopen(path, "wb");
-    CHECK(file != NULL);
-    if (!file)
-        return;
-    CHECK(fwrite(data, 1, bytes, file) == bytes);
-    CHECK(fclose(file) == 0);
-}
+#include "test_files.h"
 
 /* part must be rows [first, first + count) of whole, classes included. */
 static void check_same_rows(const ax_dataset *whole_in, const ax_dataset *part_in, int64_t first,
@@ -173,25 +143,6 @@ static void test_idx_damage(void)
 
 /* ------------------------------------------------------------------ npy */
 
-static void write_npy(const char *path, const char *descr, const char *shape, const void *data,
-                      size_t bytes)
-{
-    char header[128];
-    int length = snprintf(header, sizeof header,
-                          "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape);
-    while ((10 + length + 1) % 64 != 0)
-        header[length++] = ' ';
-    header[length++] = '\n';
-    unsigned char *file = malloc(10 + (size_t)length + bytes);
-    memcpy(file, "\x93NUMPY\x01\x00", 8);
-    file[8] = (unsigned char)(length & 0xff);
-    file[9] = (unsigned char)(length >> 8);
-    memcpy(file + 10, header, (size_t)length);
-    memcpy(file + 10 + length, data, bytes);
-    write_file(path, file, 10 + (size_t)length + bytes);
-    free(file);
-}
-
 enum { NPY_ROWS = 11, NPY_WIDTH = 4 };
 
 static void check_npy_ranges(const char *features, const char *labels, double scale)
@@ -234,11 +185,11 @@ static void test_npy(void)
     }
     char shape[32];
     snprintf(shape, sizeof shape, "(%d, %d)", NPY_ROWS, NPY_WIDTH);
-    write_npy(in_work("x.npy"), "<f4", shape, values, sizeof values);
+    write_npy_array(in_work("x.npy"), "<f4", shape, values, sizeof values);
     snprintf(shape, sizeof shape, "(%d,)", NPY_ROWS);
-    write_npy(in_work("y.npy"), "<i8", shape, labels, sizeof labels);
+    write_npy_array(in_work("y.npy"), "<i8", shape, labels, sizeof labels);
     snprintf(shape, sizeof shape, "(%d, 2)", NPY_ROWS);
-    write_npy(in_work("t.npy"), "<f8", shape, targets, sizeof targets);
+    write_npy_array(in_work("t.npy"), "<f8", shape, targets, sizeof targets);
     check_npy_ranges(in_work("x.npy"), NULL, 1.0);   /* label in column 0 */
     check_npy_ranges(in_work("x.npy"), in_work("y.npy"), 0.5);
     check_npy_ranges(in_work("x.npy"), in_work("t.npy"), 1.0);
@@ -250,12 +201,12 @@ static void test_npy(void)
     /* A bad label outside the range is still found: labels are read whole. */
     labels[9] = -2;
     snprintf(shape, sizeof shape, "(%d,)", NPY_ROWS);
-    write_npy(in_work("bad-y.npy"), "<i8", shape, labels, sizeof labels);
+    write_npy_array(in_work("bad-y.npy"), "<i8", shape, labels, sizeof labels);
     CHECK_FAILS(ax_dataset_load_npy_rows(in_work("x.npy"), in_work("bad-y.npy"), 1.0, 0, 2, &part),
                 AX_STATUS_BAD_DATA, "bad-y.npy: label [9] is -2");
     /* Truncated: the header's size is checked whatever the range. */
     snprintf(shape, sizeof shape, "(%d, %d)", NPY_ROWS, NPY_WIDTH);
-    write_npy(in_work("cut.npy"), "<f4", shape, values, sizeof values - 4);
+    write_npy_array(in_work("cut.npy"), "<f4", shape, values, sizeof values - 4);
     CHECK_FAILS(ax_dataset_load_npy_rows(in_work("cut.npy"), NULL, 1.0, 0, 1, &part),
                 AX_STATUS_BAD_FILE, "cut.npy: truncated");
     CHECK_FAILS(ax_dataset_load_npy_rows(in_work("x.npy"), NULL, 1.0, -1, 1, &part),
@@ -374,11 +325,11 @@ static void test_batches(void)
         snprintf(shape, sizeof shape, "(%d, 2, 2, 1)", sizes[b]);
         snprintf(name, sizeof name, "batch_%05d.npy", b);
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        write_npy(path, "|u1", shape, pixels, (size_t)sizes[b] * 4);
+        write_npy_array(path, "|u1", shape, pixels, (size_t)sizes[b] * 4);
         snprintf(shape, sizeof shape, "(%d,)", sizes[b]);
         snprintf(name, sizeof name, "batch_%05d_labels.npy", b);
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        write_npy(path, "<i4", shape, labels, (size_t)sizes[b] * 4);
+        write_npy_array(path, "<i4", shape, labels, (size_t)sizes[b] * 4);
         used += snprintf(meta + used, sizeof meta - (size_t)used,
                          "%s{\"data\": \"batch_%05d.npy\", \"labels\": \"batch_%05d_labels.npy\", "
                          "\"images\": %d}",
@@ -447,11 +398,8 @@ static void test_fashion_mnist(void)
 
 int main(void)
 {
-    snprintf(work_dir, sizeof work_dir, "/tmp/axon_shards_XXXXXX");
-    if (!mkdtemp(work_dir)) {
-        perror("mkdtemp");
+    if (!test_work_dir_make("axon-test-shards"))
         return 1;
-    }
     test_idx("");
     test_idx(".gz");
     test_idx_damage();
@@ -459,9 +407,6 @@ int main(void)
     test_csv();
     test_batches();
     test_fashion_mnist();
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf %s", work_dir);
-    if (system(command) != 0)
-        fprintf(stderr, "could not remove %s\n", work_dir);
+    test_work_dir_remove();
     return test_finish("test_data_shards");
 }
