@@ -1,21 +1,25 @@
 /* skinny_gemm.c: the two products B3 (galaxy 1024-8-3, full-batch CG)
- * spends its time in, through OpenBLAS and as plain loops, against the time
+ * spends its time in, through OpenBLAS, against the time
  * to read the 2700 x 1024 data matrix X once (the bound, dev/bandwidth.c):
  *   forward  Z (2700, 8) = X (2700, 1024) W^T, W (8, 1024)   (X D^T alike)
  *   gradient G (8, 1024) = delta^T (8, 2700) X (2700, 1024)
- * The loops read X once each, keeping the 8-wide operand in registers or
- * L1; compiled for x86-64-v3 they show what a backend kernel without hand
- * vectorisation would get (docs/galaxy.md: slower than OpenBLAS).
+ * and through axon's AVX-512 kernels for these shapes
+ * (src/backend/cpu/skinny_gemm.c), which read X once each with the 8-wide
+ * operand in registers. (Plain C loops compiled for x86-64-v3 had been 1.8
+ * to 2.2x slower than OpenBLAS; docs/galaxy.md.)
  *
- * build: cc -O3 -march=x86-64-v3 -fopenmp dev/skinny_gemm.c -o /tmp/skinny_gemm \
- *          -I/usr/include/x86_64-linux-gnu/openblas-openmp \
+ * build: cc -O2 -fopenmp -Isrc dev/skinny_gemm.c src/backend/cpu/skinny_gemm.c \
+ *          -o /tmp/skinny_gemm -I/usr/include/x86_64-linux-gnu/openblas-openmp \
  *          -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas -lm
- * run:   OMP_NUM_THREADS=1 /tmp/skinny_gemm   (best of 50: ms and GB/s of X) */
+ * run:   OMP_NUM_THREADS=1 /tmp/skinny_gemm   (best of 50: ms and GB/s of X;
+ *        unset OPENBLAS_CORETYPE first, or OpenBLAS runs its AVX2 kernels) */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "backend/cpu/skinny_gemm.h"
 
 #define ROWS 2700
 #define IN 1024
@@ -28,56 +32,25 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Z = X W^T: two rows of X at a time against all 8 rows of W; the sums
- * vectorise over the input index. */
-#define FORWARD(name, real)                                                              \
+#define FORWARD(name, real, suffix)                                                      \
     static void name(const real *x, const real *w, real *z)                              \
     {                                                                                    \
-        _Pragma("omp parallel for schedule(static)")                                     \
-        for (int r = 0; r < ROWS; r += 2) {                                              \
-            const real *a0 = x + (size_t)r * IN, *a1 = a0 + IN;                          \
-            real s0[OUT] = {0}, s1[OUT] = {0};                                           \
-            for (int j = 0; j < OUT; j++) {                                              \
-                const real *b = w + (size_t)j * IN;                                      \
-                real t0 = 0, t1 = 0;                                                     \
-                _Pragma("omp simd reduction(+ : t0, t1)")                                \
-                for (int k = 0; k < IN; k++) {                                           \
-                    t0 += a0[k] * b[k];                                                  \
-                    t1 += a1[k] * b[k];                                                  \
-                }                                                                        \
-                s0[j] = t0, s1[j] = t1;                                                  \
-            }                                                                            \
-            for (int j = 0; j < OUT; j++)                                                \
-                z[(size_t)r * OUT + j] = s0[j], z[(size_t)(r + 1) * OUT + j] = s1[j];    \
-        }                                                                                \
+        if (!ax_skinny_gemm_##suffix(false, true, ROWS, OUT, IN, 1, x, IN, w, IN, 0, z,  \
+                                     OUT))                                               \
+            abort(); /* no AVX-512F: nothing to compare */                               \
     }
-FORWARD(forward_f32, float)
-FORWARD(forward_f64, double)
+FORWARD(forward_f32, float, f32)
+FORWARD(forward_f64, double, f64)
 
-/* G = delta^T X: per block of 64 input columns, the 8 x 64 sums stay in L1
- * while X's rows stream past. */
-#define GRADIENT(name, real)                                                             \
+#define GRADIENT(name, real, suffix)                                                     \
     static void name(const real *delta, const real *x, real *g)                          \
     {                                                                                    \
-        _Pragma("omp parallel for schedule(static)")                                     \
-        for (int c0 = 0; c0 < IN; c0 += 64) {                                            \
-            real acc[OUT][64] = {{0}};                                                   \
-            for (int r = 0; r < ROWS; r++) {                                             \
-                const real *a = x + (size_t)r * IN + c0;                                 \
-                for (int j = 0; j < OUT; j++) {                                          \
-                    const real d = delta[(size_t)r * OUT + j];                           \
-                    _Pragma("omp simd")                                                  \
-                    for (int k = 0; k < 64; k++)                                         \
-                        acc[j][k] += d * a[k];                                           \
-                }                                                                        \
-            }                                                                            \
-            for (int j = 0; j < OUT; j++)                                                \
-                for (int k = 0; k < 64; k++)                                             \
-                    g[(size_t)j * IN + c0 + k] = acc[j][k];                              \
-        }                                                                                \
+        if (!ax_skinny_gemm_##suffix(true, false, OUT, IN, ROWS, 1, delta, OUT, x, IN, 0, \
+                                     g, IN))                                             \
+            abort();                                                                     \
     }
-GRADIENT(gradient_f32, float)
-GRADIENT(gradient_f64, double)
+GRADIENT(gradient_f32, float, f32)
+GRADIENT(gradient_f64, double, f64)
 
 #define BEST_OF(result, call)                                                            \
     do {                                                                                 \
@@ -118,11 +91,11 @@ GRADIENT(gradient_f64, double)
         double gerr = 0;                                                                         \
         for (int i = 0; i < OUT * IN; i++)                                                       \
             gerr = fmax(gerr, fabs((double)g[i] - (double)g2[i]) / (1 + fabs((double)g[i])));    \
-        printf("%s forward  X W^T : BLAS %.3f ms (%.1f GB/s), loops %.3f ms (%.1f GB/s), "       \
+        printf("%s forward  X W^T : BLAS %.3f ms (%.1f GB/s), axon %.3f ms (%.1f GB/s), "       \
                "max diff %.1e\n",                                                                \
                #suffix, t_blas * 1e3, bytes / t_blas / 1e9, t_loop * 1e3, bytes / t_loop / 1e9,  \
                err);                                                                             \
-        printf("%s gradient d^T X: BLAS %.3f ms (%.1f GB/s), loops %.3f ms (%.1f GB/s), "       \
+        printf("%s gradient d^T X: BLAS %.3f ms (%.1f GB/s), axon %.3f ms (%.1f GB/s), "       \
                "max diff %.1e\n",                                                                \
                #suffix, t_gblas * 1e3, bytes / t_gblas / 1e9, t_gloop * 1e3,                     \
                bytes / t_gloop / 1e9, gerr);                                                     \

@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/skinny_gemm.h"
 #include "core/memory.h"
 #include "core/random.h"
 
@@ -63,6 +64,9 @@ static void gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
         outer_product_f32(trans_a, trans_b, m, n, alpha, a, lda, b, ldb, c, ldc);
         return;
     }
+    if (ax_skinny_gemm_f32(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta,
+                           c, ldc))
+        return;
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, (float)alpha, a,
                 (int)lda, b, (int)ldb, (float)beta, c, (int)ldc);
@@ -78,6 +82,8 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
         outer_product_f64(trans_a, trans_b, m, n, alpha, a, lda, b, ldb, c, ldc);
         return;
     }
+    if (ax_skinny_gemm_f64(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+        return;
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda,
                 b, (int)ldb, beta, c, (int)ldc);
