@@ -8,6 +8,12 @@ initial weights both sides compute from the same splitmix64 stream (no
 binary file to commit): w_i = -0.2 + 0.4 * u_i, u_i = (splitmix64 >> 11) / 2^53,
 in axon's flat layout [W1 (8, 1024) row-major, b1 (8), W2 (3, 8), b2 (3)].
 
+It also runs fmin_cg from PERTURBED starts that differ from that one by a
+relative 1e-13 (a few hundred ulps, the size of two implementations'
+rounding differences after a few iterations), and writes their final costs:
+how far fmin_cg's own result after 300 iterations moves when only rounding
+changes, which is the yardstick for axon's final cost (docs/galaxy.md).
+
 Writes tests/data/galaxy_cg_reference.txt: "key value" lines.
 Usage: /usr/bin/python3 scripts/make_galaxy_reference.py [shared dir]
 """
@@ -23,6 +29,7 @@ SEED = 20260000
 HIDDEN, CLASSES, FEATURES = 8, 3, 1024
 MAXITER = 300
 TRACE = 30
+PERTURBED = 16
 
 
 def splitmix_uniform(seed, count):
@@ -95,6 +102,16 @@ def main():
     # the cost after each of the first iterations: the trajectories agree
     # there before rounding differences grow (see docs/galaxy.md)
     early = [cost_grad(t, x, y, l2)[0] for t in iterates[:TRACE]]
+    perturbed = []
+    for i in range(PERTURBED):
+        noise = splitmix_uniform(SEED + 1 + i, count) / 0.2  # uniform(-1, 1)
+        start_i = theta0 * (1 + 1e-13 * noise)
+        perturbed.append(fmin_cg(
+            lambda t: cost_grad(t, x, y, l2)[0], start_i,
+            fprime=lambda t: cost_grad(t, x, y, l2)[1],
+            gtol=1e-5, maxiter=MAXITER, full_output=True, disp=False)[1])
+        print("perturbed start %d: final cost %.6f" % (i + 1, perturbed[-1]),
+              file=sys.stderr)
     out = os.path.join(os.path.dirname(__file__), "..", "tests", "data",
                        "galaxy_cg_reference.txt")
     with open(out, "w") as f:
@@ -112,6 +129,11 @@ def main():
         f.write("gradient_calls %d\n" % gc)
         f.write("warnflag %d\n" % warnflag)
         f.write("seconds %.3f\n" % seconds)
+        f.write("perturbed_runs %d\n" % PERTURBED)
+        for i, c in enumerate(perturbed):
+            f.write("perturbed_final_cost_%d %.17g\n" % (i + 1, c))
+        f.write("perturbed_final_cost_min %.17g\n" % min(perturbed))
+        f.write("perturbed_final_cost_max %.17g\n" % max(perturbed))
         for k, c in enumerate(early):
             f.write("cost_after_%d %.17g\n" % (k + 1, c))
     print(open(out).read())

@@ -5,12 +5,14 @@
  * galaxy network (when ../shared/data/galaxy is present) axon's initial cost
  * and gradient equal a NumPy float64 reference to 1e-10, its first 20 CG
  * iterates' costs equal scipy.optimize.fmin_cg's from the same weights to
- * 1e-8, and its cost after 300 iterations is within 5 % of fmin_cg's
+ * 1e-8, and its cost after 300 iterations lies within the spread of
+ * fmin_cg's own final costs from starts perturbed at the rounding level
  * (tests/data/galaxy_cg_reference.txt, scripts/make_galaxy_reference.py).
  * Line searches along a direction (propagate_along.c, which keeps X W^T and
  * X D^T instead of reading X at every trial step) give the plain path's
  * cost, slope and gradient to 1e-12 relative in float64, and CG takes the
  * same steps with either. */
+#include <math.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
@@ -375,18 +377,33 @@ static void test_galaxy(void)
     CHECK(summary.stop_reason && strcmp(summary.stop_reason, "maximum iterations reached") == 0);
     /* Same algorithm: the first 20 iterates' costs equal fmin_cg's to
      * rounding (about 1e-11 here). Rounding differences then grow about
-     * tenfold every 3 iterations on this non-convex cost, so the final
-     * costs of 300 iterations scatter by a few per cent whichever side
-     * rounds differently (scipy itself moves 1 % between float64 and
-     * float32-rounded pixels; axon with 1 or 2 threads gives 1.244 and
-     * 1.278 against scipy's 1.227): checked to 5 %. */
+     * tenfold every 3 iterations on this non-convex cost, so the final cost
+     * after 300 iterations is a draw from a spread that fmin_cg shows
+     * itself: from starts that differ by a relative 1e-13 its final costs
+     * scatter over about 1.22 to 1.35 (the reference's perturbed runs,
+     * docs/galaxy.md). axon's final cost must lie within that spread: its
+     * mean plus or minus 4 standard deviations. */
     CHECK(trace.count == config.epochs);
     for (int k = 1; k <= 20 && k <= trace.count; k++) {
         char key[32];
         snprintf(key, sizeof key, "cost_after_%d", k);
         CHECK_NEAR(trace.cost[k - 1], reference_value(text, key), 1e-8);
     }
-    CHECK_NEAR(summary.final_train_loss, scipy_cost, 0.05);
+    const int perturbed = (int)reference_value(text, "perturbed_runs");
+    CHECK(perturbed >= 8);
+    double sum = 0, sum2 = 0;
+    for (int i = 1; i <= perturbed; i++) {
+        char key[48];
+        snprintf(key, sizeof key, "perturbed_final_cost_%d", i);
+        const double value = reference_value(text, key);
+        sum += value, sum2 += value * value;
+    }
+    const double mean = sum / perturbed;
+    const double sd = sqrt(fmax(sum2 / perturbed - mean * mean, 0) * perturbed / (perturbed - 1));
+    printf("galaxy cg: final cost %.4f; fmin_cg from perturbed starts %.4f +- %.4f (%d runs)\n",
+           summary.final_train_loss, mean, sd, perturbed);
+    CHECK(sd > 0 && sd < 0.1 * mean); /* a spread, not a copy, and not a failed run */
+    CHECK(fabs(summary.final_train_loss - mean) <= 4 * sd);
     CHECK(summary.final_train_loss < reference_value(text, "initial_cost") * 0.7);
     /* the reported cost is the cost at the final weights */
     CHECK_OK(ax_net_loss_gradient(net, train, 0, rows, &regularization, &cost, NULL));
