@@ -599,6 +599,33 @@ AX_NODISCARD ax_status ax_stats_entropy_mi(const float *x, const float *y, int64
 AX_NODISCARD ax_status ax_stats_tensor_mean(const float *fx, const float *fy, const float *fz,
                                             int64_t n, int64_t d, float *out);
 
+/* The two statistics on a chosen device, for inputs and outputs in host
+ * memory: device -1 is the CPU (the functions above), N >= 0 CUDA device N
+ * (as ax_net_config.device and `--device cuda:N`). On a CUDA device the
+ * inputs are copied over in blocks of rows, computed there (entropy-mi:
+ * one warp per row, float64 sums; tensor-mean: Khatri-Rao blocks and
+ * cuBLAS SGEMM, full float32, no TF32) and the result copied back; results
+ * are to agree with the CPU's within 1e-5 relative (tests/test_cuda_stats.c;
+ * B4/B5 ask for 1e-3). The first call on a device
+ * creates its CUDA context and work buffers, which are kept for later calls
+ * until the process exits. Besides the errors above: AX_STATUS_UNSUPPORTED
+ * when this build has no CUDA backend or there is no device N,
+ * AX_STATUS_OUT_OF_MEMORY when the device's buffers do not fit. timing may
+ * be NULL; otherwise it gets where the time went (for benchmarks). */
+typedef struct ax_stats_timing {
+    double upload_seconds;   /* host to device copies (0 on the CPU) */
+    double compute_seconds;  /* the kernels and GEMMs (on the CPU: the whole call) */
+    double download_seconds; /* device to host copies (0 on the CPU) */
+} ax_stats_timing;
+
+AX_NODISCARD ax_status ax_stats_entropy_mi_on(int device, const float *x, const float *y,
+                                              int64_t rows, int64_t d, double *entropy,
+                                              double *mutual_information,
+                                              ax_stats_timing *timing);
+AX_NODISCARD ax_status ax_stats_tensor_mean_on(int device, const float *fx, const float *fy,
+                                               const float *fz, int64_t n, int64_t d, float *out,
+                                               ax_stats_timing *timing);
+
 /* The activated outputs of layer `layer` (0-based: 0 is the first hidden
  * layer, layer_count - 1 the output layer) for every row of data, in
  * inference mode: out gets (rows, width of the layer). Hidden layers are

@@ -148,6 +148,16 @@ refuse "unknown device" 2 "--device" "gpu" -- "$AXON" train --data blobs.csv --d
 refuse "negative device number" 2 "--device" "cuda:-1" -- "$AXON" train --data blobs.csv --device cuda:-1
 # No machine has device 999: refused whether or not this build has CUDA.
 refuse "absent CUDA device" 1 "--device" "CUDA" -- "$AXON" train --data blobs.csv --device cuda:999
+# The statistics on an absent device: a valid (1, 2) float32 .npy, refused at the device.
+printf '\x93NUMPY\x01\x00\x76\x00' > pair.npy
+printf '%-117s\n' "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }" >> pair.npy
+printf '\x00\x00\x80\x3f\x00\x00\x00\x40' >> pair.npy
+refuse "stats on an absent CUDA device" 1 "--device" "CUDA device 999" -- \
+    "$AXON" stats entropy-mi --x pair.npy --y pair.npy --device cuda:999
+refuse "stats on an unknown device" 2 "--device" "gpu" -- \
+    "$AXON" stats tensor-mean --fx pair.npy --fy pair.npy --fz pair.npy --device gpu
+refuse "stats bench on an absent CUDA device" 1 "--device" "CUDA" -- \
+    "$AXON" bench tensor-mean --sizes 8 --repeat 1 --min-time 0 --device cuda:999
 refuse "unknown optimizer" 2 "--optimizer" -- "$AXON" train --data blobs.csv --optimizer rmsprop
 refuse "cg with mini-batches" 2 "--optimizer cg" "full batch" -- \
     "$AXON" train --data blobs.csv --optimizer cg --batch 50

@@ -21,6 +21,11 @@ static struct {
     ax_status (*create)(ax_precision, int, ax_backend **);
     int (*device_count)(void);
     ax_status (*device_info)(int, char *, size_t);
+    /* Seed 004's statistics (stats.cu); NULL in a plugin without them. */
+    ax_status (*entropy_mi)(int, const float *, const float *, int64_t, int64_t, double *,
+                            ax_stats_timing *);
+    ax_status (*tensor_mean)(int, const float *, const float *, const float *, int64_t, int64_t,
+                             float *, ax_stats_timing *);
     char failure[512];
 } plugin = {.once = PTHREAD_ONCE_INIT};
 
@@ -40,6 +45,12 @@ static void open_plugin(void)
     plugin.create = (ax_status(*)(ax_precision, int, ax_backend **))dlsym(handle, "ax_backend_cuda_create");
     plugin.device_count = (int (*)(void))dlsym(handle, "ax_backend_cuda_device_count");
     plugin.device_info = (ax_status(*)(int, char *, size_t))dlsym(handle, "ax_backend_cuda_device_info");
+    plugin.entropy_mi = (ax_status(*)(int, const float *, const float *, int64_t, int64_t,
+                                      double *, ax_stats_timing *))dlsym(handle,
+                                                                         "ax_cuda_stats_entropy_mi");
+    plugin.tensor_mean = (ax_status(*)(int, const float *, const float *, const float *, int64_t,
+                                       int64_t, float *, ax_stats_timing *))
+        dlsym(handle, "ax_cuda_stats_tensor_mean");
     if (!plugin.create || !plugin.device_count || !plugin.device_info) {
         snprintf(plugin.failure, sizeof plugin.failure, "libaxon_cuda.so lacks its entry points");
         plugin.create = NULL;
@@ -96,5 +107,49 @@ ax_status ax_cuda_device_info(int device, char *text, size_t capacity)
     return plugin.device_info(device, text, capacity);
 #else
     return ax_fail(AX_STATUS_UNSUPPORTED, "this build has no CUDA backend (device %d)", device);
+#endif
+}
+
+/* The statistics need the plugin and entry points in it; a plugin built
+ * before them still trains. */
+#ifdef AXON_CUDA
+static ax_status stats_unavailable(const char *statistic, int device)
+{
+    if (!plugin_ready())
+        return ax_fail(AX_STATUS_UNSUPPORTED, "%s on CUDA device %d: the CUDA backend could not "
+                       "be loaded: %s", statistic, device, plugin.failure);
+    return ax_fail(AX_STATUS_UNSUPPORTED, "%s on CUDA device %d: this libaxon_cuda.so has no "
+                   "statistics kernels (rebuild it)", statistic, device);
+}
+#endif
+
+ax_status ax_backend_cuda_entropy_mi(int device, const float *x, const float *y, int64_t rows,
+                                     int64_t d, double sums[3], ax_stats_timing *timing)
+{
+#ifdef AXON_CUDA
+    if (!plugin_ready() || !plugin.entropy_mi)
+        return stats_unavailable("entropy-mi", device);
+    return plugin.entropy_mi(device, x, y, rows, d, sums, timing);
+#else
+    (void)x, (void)y, (void)rows, (void)d, (void)sums, (void)timing;
+    return ax_fail(AX_STATUS_UNSUPPORTED,
+                   "entropy-mi: this build has no CUDA backend (CUDA device %d was asked for); "
+                   "rebuild with -DAXON_CUDA=ON where nvcc is installed", device);
+#endif
+}
+
+ax_status ax_backend_cuda_tensor_mean(int device, const float *fx, const float *fy,
+                                      const float *fz, int64_t n, int64_t d, float *out,
+                                      ax_stats_timing *timing)
+{
+#ifdef AXON_CUDA
+    if (!plugin_ready() || !plugin.tensor_mean)
+        return stats_unavailable("tensor-mean", device);
+    return plugin.tensor_mean(device, fx, fy, fz, n, d, out, timing);
+#else
+    (void)fx, (void)fy, (void)fz, (void)n, (void)d, (void)out, (void)timing;
+    return ax_fail(AX_STATUS_UNSUPPORTED,
+                   "tensor-mean: this build has no CUDA backend (CUDA device %d was asked for); "
+                   "rebuild with -DAXON_CUDA=ON where nvcc is installed", device);
 #endif
 }

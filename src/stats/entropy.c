@@ -214,17 +214,7 @@ typedef void rows_kernel(const float *x, const float *y, int64_t first, int64_t 
 ax_status ax_stats_entropy_mi(const float *x, const float *y, int64_t rows, int64_t d,
                               double *entropy, double *mutual_information)
 {
-    if (rows < 1 || d < 1)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                       "entropy-mi: the arrays are empty (%lld rows of %lld values); at least "
-                       "one row of one value is needed",
-                       (long long)rows, (long long)d);
-    if (!x || !y)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "entropy-mi: the %s array is missing",
-                       !x ? "x" : "y");
-    if (rows > INT64_MAX / d)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "entropy-mi: %lld x %lld is too large",
-                       (long long)rows, (long long)d);
+    AX_TRY(ax_stats_check_entropy_mi(x, y, rows, d));
 
     rows_kernel *kernel = rows_portable;
 #ifdef AX_STATS_AVX512

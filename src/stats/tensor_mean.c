@@ -189,20 +189,7 @@ static void direct(const float *fx, const float *fy, const float *fz, int64_t n,
 ax_status ax_stats_tensor_mean(const float *fx, const float *fy, const float *fz, int64_t n,
                                int64_t d, float *out)
 {
-    if (n < 1 || d < 1)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                       "tensor-mean: the arrays are empty (%lld rows of %lld values); at least "
-                       "one row of one value is needed",
-                       (long long)n, (long long)d);
-    if (!fx || !fy || !fz || !out)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "tensor-mean: the %s array is missing",
-                       !fx ? "fx" : !fy ? "fy" : !fz ? "fz" : "output");
-    /* The BLAS takes int dimensions: d*d rows of the GEMM, and d*d*d outputs. */
-    if (d > 1290 || n > INT_MAX)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                       "tensor-mean: %lld rows of %lld values is too large (at most %d rows "
-                       "and 1290 values per row: the result has d^3 elements)",
-                       (long long)n, (long long)d, INT_MAX);
+    AX_TRY(ax_stats_check_tensor_mean(fx, fy, fz, out, n, d));
     const int64_t dd = d * d;
     for (int a = 0; a < 3; a++) {
         const float *array = a == 0 ? fx : a == 1 ? fy : fz;

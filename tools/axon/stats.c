@@ -1,7 +1,9 @@
 /* stats.c: `axon stats entropy-mi` and `axon stats tensor-mean`: seed 004's
  * activation statistics (BENCHMARKS.md B4, B5) on float arrays given as
  * .npy files, or on the activations of chosen layers of a saved model over a
- * data set (what did a hidden layer learn?). Output as a table or JSON. */
+ * data set (what did a hidden layer learn?). Output as a table or JSON.
+ * --device cuda[:N] computes the statistic on a CUDA device (the arrays are
+ * read, and a model's activations computed, on the CPU). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +23,44 @@ static double now_seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* "cpu" or "cuda:N". */
+static const char *device_name(int device, char *text, size_t capacity)
+{
+    if (device < 0)
+        snprintf(text, capacity, "cpu");
+    else
+        snprintf(text, capacity, "cuda:%d", device);
+    return text;
+}
+
+/* The device, and where a device's time went, as JSON members. */
+static void json_device(int device, const ax_stats_timing *timing)
+{
+    char name[32];
+    printf(",\"device\":");
+    json_write_string(stdout, device_name(device, name, sizeof name));
+    if (device >= 0) {
+        printf(",\"upload_seconds\":");
+        json_write_number(stdout, timing->upload_seconds);
+        printf(",\"kernel_seconds\":");
+        json_write_number(stdout, timing->compute_seconds);
+        printf(",\"download_seconds\":");
+        json_write_number(stdout, timing->download_seconds);
+    }
+}
+
+/* The table's device line. */
+static void print_device(const char *label, int device, const ax_stats_timing *timing)
+{
+    char name[32];
+    if (device < 0)
+        printf("%scpu, %d threads\n", label, ax_threads());
+    else
+        printf("%s%s: copies in %.3f ms, kernels %.3f ms, copy out %.3f ms\n", label,
+               device_name(device, name, sizeof name), 1e3 * timing->upload_seconds,
+               1e3 * timing->compute_seconds, 1e3 * timing->download_seconds);
+}
+
 /* ------------------------------------------------------------ entropy-mi */
 
 static const cli_option entropy_options[] = {
@@ -35,19 +75,21 @@ static const cli_option entropy_options[] = {
     {"layer-y", CLI_INT, "L", NULL, "with --model: Y = activations of layer L (default: --layer)"},
     PRECISION_OPTION,
     THREADS_OPTION,
+    DEVICE_OPTION,
     {"json", CLI_FLAG, NULL, NULL, "print one JSON object"},
     {"seed", CLI_INT, "N", "1", "synth:linear: the seed of the data"},
     DATA_SOURCE_OPTIONS,
 };
 
 static const char entropy_usage[] =
-    "axon stats entropy-mi --x X.npy --y Y.npy [--json]\n"
+    "axon stats entropy-mi --x X.npy --y Y.npy [--device cuda[:N]] [--json]\n"
     "       axon stats entropy-mi --model M.safetensors --data D --layer L [--layer-y L2]";
 static const char entropy_description[] =
     "Seed 004's entropy and mutual information of softmax outputs (B4):\n"
     "P = softmax(X), Q = softmax(Y) row by row,\n"
     "  H  = -mean over rows of sum_i P_i^2\n"
     "  MI =  mean over rows of sum_{i,j} (P_i Q_j)^2 = mean of (sum P_i^2)(sum Q_j^2).\n"
+    "--device cuda[:N] computes them on a CUDA device.\n"
     "With --model, X and Y are the activated outputs of layers of a saved model over\n"
     "the rows of --data (hidden layers after ReLU/tanh: the softmax applies to those).\n"
     "\nexample:\n  axon stats entropy-mi --model fmnist.safetensors --data fashion-mnist "
@@ -159,8 +201,10 @@ static int entropy_mi(int argc, char **argv)
     }
     const char *x_path = NULL, *y_path = NULL, *model_path = NULL;
     bool json = false;
+    int device = -1;
     if (!cli_get_nonempty(&args, "x", &x_path) || !cli_get_nonempty(&args, "y", &y_path) ||
-        !cli_get_nonempty(&args, "model", &model_path) || !cli_get_flag(&args, "json", &json))
+        !cli_get_nonempty(&args, "model", &model_path) || !cli_get_flag(&args, "json", &json) ||
+        !read_device(&args, &device))
         return CLI_EXIT_USAGE;
     const bool arrays = x_path || y_path;
     if (arrays == (model_path != NULL) || (arrays && !(x_path && y_path))) {
@@ -190,11 +234,15 @@ static int entropy_mi(int argc, char **argv)
     }
     if (result == CLI_EXIT_OK) {
         double entropy = 0.0, mi = 0.0;
+        ax_stats_timing timing;
         double start = now_seconds();
-        ax_status status = ax_stats_entropy_mi(x.values, y.values, x.rows, x.cols, &entropy, &mi);
+        ax_status status = ax_stats_entropy_mi_on(device, x.values, y.values, x.rows, x.cols,
+                                                  &entropy, &mi, &timing);
         double seconds = now_seconds() - start;
         if (status != AX_STATUS_OK) {
-            result = report_failure(status, arrays ? x_path : model_path);
+            result = report_failure(status, status == AX_STATUS_UNSUPPORTED && device >= 0
+                                                ? "--device"
+                                                : arrays ? x_path : model_path);
         } else if (json) {
             printf("{\"x\":");
             json_write_string(stdout, x.name);
@@ -207,6 +255,7 @@ static int entropy_mi(int argc, char **argv)
             json_write_number(stdout, mi);
             printf(",\"seconds\":");
             json_write_number(stdout, seconds);
+            json_device(device, &timing);
             printf(",\"threads\":%d}\n", ax_threads());
         } else {
             printf("x                   %s: %lld rows x %lld\n", x.name, (long long)x.rows,
@@ -214,7 +263,8 @@ static int entropy_mi(int argc, char **argv)
             printf("y                   %s\n", y.name);
             printf("entropy H           %.9g\n", entropy);
             printf("mutual information  %.9g\n", mi);
-            printf("time                %.3f ms (%d threads)\n", 1e3 * seconds, ax_threads());
+            printf("time                %.3f ms\n", 1e3 * seconds);
+            print_device("device              ", device, &timing);
         }
     }
     free(x.values);
@@ -232,14 +282,17 @@ static const cli_option tensor_options[] = {
     {"fz", CLI_STRING, "FILE", NULL, ".npy features f(z) (n, d)"},
     {"out", CLI_STRING, "FILE", NULL, "write the tensor A (d, d, d) as float32 .npy"},
     THREADS_OPTION,
+    DEVICE_OPTION,
     {"json", CLI_FLAG, NULL, NULL, "print one JSON object (with every element when d <= 16)"},
 };
 
 static const char tensor_usage[] =
-    "axon stats tensor-mean --fx A.npy --fy B.npy --fz C.npy [--out T.npy] [--json]";
+    "axon stats tensor-mean --fx A.npy --fy B.npy --fz C.npy [--out T.npy] [--device cuda[:N]] "
+    "[--json]";
 static const char tensor_description[] =
     "Seed 004's third-order tensor mean (B5): A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k],\n"
-    "computed as one GEMM of the row-wise Khatri-Rao product of fx and fy with fz.\n"
+    "computed as one GEMM of the row-wise Khatri-Rao product of fx and fy with fz\n"
+    "(--device cuda[:N]: on a CUDA device, with cuBLAS).\n"
     "Prints a summary of A; --out saves it whole.";
 
 /* Largest d whose tensor is listed in --json. */
@@ -260,10 +313,12 @@ static int tensor_mean(int argc, char **argv)
     const char *paths[3] = {NULL, NULL, NULL}, *names[3] = {"fx", "fy", "fz"};
     const char *out_path = NULL;
     bool json = false;
+    int device = -1;
     for (int a = 0; a < 3; a++)
         if (!cli_get_nonempty(&args, names[a], &paths[a]))
             return CLI_EXIT_USAGE;
-    if (!cli_get_nonempty(&args, "out", &out_path) || !cli_get_flag(&args, "json", &json))
+    if (!cli_get_nonempty(&args, "out", &out_path) || !cli_get_flag(&args, "json", &json) ||
+        !read_device(&args, &device))
         return CLI_EXIT_USAGE;
     for (int a = 0; a < 3; a++)
         if (!paths[a]) {
@@ -296,13 +351,16 @@ static int tensor_mean(int argc, char **argv)
         }
     }
     double seconds = 0.0;
+    ax_stats_timing timing = {0.0, 0.0, 0.0};
     if (result == CLI_EXIT_OK) {
         double start = now_seconds();
-        ax_status status = ax_stats_tensor_mean(f[0].values, f[1].values, f[2].values, n, d,
-                                                tensor);
+        ax_status status = ax_stats_tensor_mean_on(device, f[0].values, f[1].values, f[2].values,
+                                                   n, d, tensor, &timing);
         seconds = now_seconds() - start;
         if (status != AX_STATUS_OK)
-            result = report_failure(status, paths[0]);
+            result = report_failure(status, status == AX_STATUS_UNSUPPORTED && device >= 0
+                                                ? "--device"
+                                                : paths[0]);
     }
     if (result == CLI_EXIT_OK && out_path) {
         int64_t shape[3] = {d, d, d};
@@ -345,6 +403,7 @@ static int tensor_mean(int argc, char **argv)
             json_write_number(stdout, seconds);
             printf(",\"gflops\":");
             json_write_number(stdout, seconds > 0 ? gflops / seconds : NAN);
+            json_device(device, &timing);
             printf(",\"values\":");
             if (d <= JSON_MAX_D) {
                 printf("[");
@@ -366,8 +425,9 @@ static int tensor_mean(int argc, char **argv)
             printf("mean        %.9g\n", sum / (double)count);
             printf("min, max    %.9g, %.9g\n", low, high);
             printf("frobenius   %.9g\n", sqrt(squares));
-            printf("time        %.3f ms, %.1f GFLOP/s (%d threads)\n", 1e3 * seconds,
-                   seconds > 0 ? gflops / seconds : 0.0, ax_threads());
+            printf("time        %.3f ms, %.1f GFLOP/s\n", 1e3 * seconds,
+                   seconds > 0 ? gflops / seconds : 0.0);
+            print_device("device      ", device, &timing);
         }
     }
     free(tensor);

@@ -1,5 +1,6 @@
 /* cuda_backend.h: the CUDA backend's entry points for backend.c: creating
- * a backend on a device and describing devices. Only built with AXON_CUDA. */
+ * a backend on a device and describing devices, and the statistics of
+ * stats.cu. Only built with AXON_CUDA. */
 #ifndef AX_BACKEND_CUDA_BACKEND_H
 #define AX_BACKEND_CUDA_BACKEND_H
 
@@ -12,5 +13,12 @@ ax_status ax_backend_cuda_create(ax_precision precision, int device, ax_backend 
 int ax_backend_cuda_device_count(void);
 /* See ax_cuda_device_info in axon.h. */
 ax_status ax_backend_cuda_device_info(int device, char *text, size_t capacity);
+
+/* Seed 004's statistics (stats.cu), the plugin's side of
+ * ax_backend_cuda_entropy_mi and ax_backend_cuda_tensor_mean (backend.h). */
+ax_status ax_cuda_stats_entropy_mi(int device, const float *x, const float *y, int64_t rows,
+                                   int64_t d, double sums[3], ax_stats_timing *timing);
+ax_status ax_cuda_stats_tensor_mean(int device, const float *fx, const float *fy, const float *fz,
+                                    int64_t n, int64_t d, float *out, ax_stats_timing *timing);
 
 #endif
