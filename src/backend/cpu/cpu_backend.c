@@ -20,6 +20,7 @@ float expf(float) __attribute__((simd("notinbranch")));
 double exp(double) __attribute__((simd("notinbranch")));
 float tanhf(float) __attribute__((simd("notinbranch")));
 double tanh(double) __attribute__((simd("notinbranch")));
+double log(double) __attribute__((simd("notinbranch")));
 #endif
 
 static void *cpu_alloc(ax_backend *backend, size_t bytes)
