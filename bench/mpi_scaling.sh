@@ -4,12 +4,16 @@
 # layouts of the same two cores:
 #   1 rank,  1 thread    the baseline
 #   2 ranks, 1 thread    data parallel (mpirun, MPI_Allreduce of the gradient)
+#   2 ranks, overlapped  the same, each layer's sum begun (MPI_Iallreduce) during
+#                        the backward pass (AXON_ALLREDUCE=overlap)
 #   1 rank,  2 threads   thread parallel (OpenMP + the BLAS)
 # Prints, per layout, the mean and range over the repeats of samples/s
 # (training time only, as `axon train` reports it), the scaling efficiency
 # against the baseline (samples/s / (cores x baseline samples/s)) and, for 2
 # ranks, the all-reduce's share of the training time on rank 0 (waiting for
 # the other rank included). docs/mpi.md has the figures and a cost model.
+# Then, when mpicc is there, bench/mpi_allreduce.c times the gradient sum
+# alone and whether it moves on during compute (what overlap could hide).
 #
 # usage: bench/mpi_scaling.sh [AXON] [REPEATS] [ROWS] [PRECISION]
 #        (defaults: build/axon, 3, 500000, f32)
@@ -55,13 +59,23 @@ summary() { # summary NAME CORES BASELINE "seconds comm" ...
 }
 
 echo "B2, $rows rows, batch 1024, $precision, $repeats repeats; $(nproc) cores"
-one=() two=() threads=()
+one=() two=() overlapped=() threads=()
 for i in $(seq "$repeats"); do
     one+=("$(run "$axon" "${b2[@]}" --threads 1)")
-    two+=("$(run mpirun -np 2 "$axon" "${b2[@]}" --threads 1)")
+    two+=("$(run mpirun -np 2 -x AXON_ALLREDUCE=blocking "$axon" "${b2[@]}" --threads 1)")
+    overlapped+=("$(run mpirun -np 2 -x AXON_ALLREDUCE=overlap "$axon" "${b2[@]}" --threads 1)")
     threads+=("$(run "$axon" "${b2[@]}" --threads 2)")
 done
 base=$(mean_rate "${one[@]}")
 summary "1 rank, 1 thread" 1 "$base" "${one[@]}"
 summary "2 ranks, 1 thread" 2 "$base" "${two[@]}"
+summary "2 ranks, overlapped" 2 "$base" "${overlapped[@]}"
 summary "1 rank, 2 threads" 2 "$base" "${threads[@]}"
+
+# The sum alone, and whether it progresses during compute (overlap).
+if command -v mpicc >/dev/null; then
+    micro=$(mktemp -d)
+    mpicc -O2 -o "$micro/mpi_allreduce" "$(dirname "$0")/mpi_allreduce.c" &&
+        mpirun -np 2 "$micro/mpi_allreduce" 268801 200 0.016
+    rm -rf "$micro"
+fi

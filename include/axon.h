@@ -443,9 +443,14 @@ AX_NODISCARD ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_d
  * gradient are sums of per-rank parts. validation and test are shards too:
  * each rank evaluates its rows and the sums give every rank the same
  * figures, so early stopping decides alike everywhere. The progress
- * callback is called on rank 0 only; its request to stop reaches the other
- * ranks with the next sum, and all stop together. Checkpoints and resume
- * need one process (AX_STATUS_UNSUPPORTED with more). Dropout masks depend
+ * callback is called on rank 0 only; its request to stop (or any rank's
+ * communicator stop_requested) reaches the other ranks with the next sum,
+ * and all stop after the same step. Checkpoints work as in one process:
+ * rank 0 alone writes them (every rank learns whether it could), every rank
+ * resumes from the same file, and the data fingerprint they hold is that of
+ * the whole set, computed from the shards: a resume is refused when the
+ * global data differ, and accepted with another number of ranks (the
+ * trajectory is the same up to rounding). Dropout masks depend
  * on the sharding (each rank draws its own), so dropout runs match one
  * process in distribution only.
  *
@@ -464,6 +469,24 @@ struct ax_communicator {
                      ax_precision precision);
     /* Ends every process of the job with exit status code; does not return. */
     void (*abort)(const ax_communicator *self, int code);
+    /* Optional (NULL = never): polled by ax_train on every rank before each
+     * sum of a step; true on any rank stops all ranks after the same step,
+     * as rank 0's progress callback returning false does (the axon command
+     * answers whether this rank got SIGINT or SIGTERM). */
+    bool (*stop_requested)(const ax_communicator *self);
+    /* Optional, both or neither (NULL = every sum is blocking): a
+     * non-blocking in-place sum, as sum gives, which sum_begin starts and
+     * sum_wait completes, with every sum begun since the last wait. With
+     * them, ax_train starts summing each layer's gradient as soon as the
+     * backward pass has made it (last layer first) and waits before the
+     * optimizer's step, overlapping communication with the rest of the
+     * pass; the caller does not touch values in between. Ranks begin the
+     * same sums in the same order (a collective call). Used for
+     * mini-batches with the gradient in host memory (the CPU backend); full
+     * batches (CG, L-BFGS) and device memory use sum. */
+    ax_status (*sum_begin)(const ax_communicator *self, void *values, int64_t count,
+                           ax_precision precision);
+    ax_status (*sum_wait)(const ax_communicator *self);
 };
 
 /* The number of processes an MPI launcher (mpirun, mpiexec) started this

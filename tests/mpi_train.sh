@@ -6,12 +6,20 @@
 #    L2, a validation split with early stopping (sharded evaluation) and a
 #    last batch of one row (one rank has no rows in it), and check that the
 #    replicas stay identical (--check-replicas);
+#  - the same with each layer's gradient sum begun during the backward pass
+#    (AXON_ALLREDUCE=overlap): within 1e-5 of 1 process, and the same bytes as
+#    the blocking sum;
 #  - full-batch CG and L-BFGS on 2 ranks follow the 1-process trajectory;
 #  - mpirun -np 1 is the same as no mpirun, byte for byte;
 #  - the comparison itself can fail: another seed's model is refused;
 #  - a rank given a missing file ends the whole job quickly, non-zero, with a
-#    message naming the rank and the file; checkpoints under 2 ranks are
-#    refused with a message.
+#    message naming the rank and the file;
+#  - checkpoints on 2 ranks: resuming from an epoch checkpoint on 2 ranks ends
+#    byte-identical to the uninterrupted 2-rank run, and in 1 process within
+#    1e-5; a SIGTERM to rank 1 alone stops both ranks at one step with the
+#    interrupted checkpoint written by rank 0, and resuming it ends
+#    byte-identical too; a resume with one changed value in rank 1's shard of
+#    a CSV is refused by both ranks (the fingerprint of the whole set).
 # Exits 77 (skipped) when mpirun is missing.
 #
 # usage: mpi_train.sh AXON WORKDIR
@@ -85,6 +93,19 @@ echo "SGD, 1 process and 2 ranks"
     --out sgd2.safetensors > sgd2.log 2>&1 || { cat sgd2.log; fail "SGD on 2 ranks failed"; }
 compare sgd2.safetensors sgd1.safetensors 1e-5 || fail "SGD on 2 ranks differs from 1 process"
 
+echo "SGD on 2 ranks, gradient sums overlapped with the backward pass (MPI_Iallreduce)"
+"${mpi[@]}" -x AXON_ALLREDUCE=overlap "$axon" train "${regression[@]}" "${sgd[@]}" "${common[@]}" \
+    --check-replicas --out sgd2_overlap.safetensors > sgd2_overlap.log 2>&1 ||
+    { cat sgd2_overlap.log; fail "overlapped SGD on 2 ranks failed"; }
+compare sgd2_overlap.safetensors sgd1.safetensors 1e-5 ||
+    fail "overlapped SGD on 2 ranks differs from 1 process"
+# Two ranks add a + b either way: the same bits as the blocking sum.
+cmp sgd2_overlap.safetensors sgd2.safetensors || fail "overlapped and blocking sums differ"
+"${mpi[@]}" -x AXON_ALLREDUCE=sideways "$axon" train "${regression[@]}" --epochs 1 --threads 1 \
+    > sideways.log 2>&1 && fail "AXON_ALLREDUCE=sideways was accepted"
+grep -q "AXON_ALLREDUCE=sideways: give overlap or blocking" sideways.log ||
+    { cat sideways.log; fail "no message refusing AXON_ALLREDUCE=sideways"; }
+
 echo "the comparison refuses a different model"
 "$axon" train "${regression[@]}" "${sgd[@]}" "${common[@]}" --seed 2 --out other.safetensors ||
     fail "SGD with seed 2 failed"
@@ -137,10 +158,74 @@ grep -q "axon: rank 1 of 2: --data rank1.csv: no such file or directory" missing
     { cat missing.log; fail "no message naming rank 1 and its missing file"; }
 echo "  ended with status $status after ${elapsed} s"
 
-echo "checkpoints under 2 ranks are refused"
-"${mpi[@]}" "$axon" train "${regression[@]}" --checkpoint-every 1 --threads 1 > checkpoint.log 2>&1 &&
-    fail "checkpoints under 2 ranks were accepted"
-grep -q "checkpoints need one process" checkpoint.log ||
-    { cat checkpoint.log; fail "no message refusing checkpoints"; }
+echo "checkpoints on 2 ranks: resumed from an epoch checkpoint, byte-identical"
+# The uninterrupted 2-rank run writes every epoch's checkpoint (rank 0 alone);
+# resuming from the third one on 2 ranks must end with the same bytes.
+checkpointed=(--batch 100 --epochs 6 --l2 0.001 --lr 0.05 --val-split 0.1)
+"${mpi[@]}" "$axon" train "${regression[@]}" "${checkpointed[@]}" "${common[@]}" \
+    --checkpoint-every 1 --keep-checkpoints 0 --checkpoint run --out whole.safetensors \
+    > whole.log 2>&1 || { cat whole.log; fail "the checkpointed 2-rank run failed"; }
+[ "$(ls run.epoch-*.safetensors | wc -l)" = 6 ] || { ls; fail "not 6 epoch checkpoints"; }
+"${mpi[@]}" "$axon" train --resume run.epoch-000003.safetensors "${regression[@]:0:6}" \
+    --threads 1 --quiet --out resumed.safetensors > resumed.log 2>&1 ||
+    { cat resumed.log; fail "resuming on 2 ranks failed"; }
+cmp resumed.safetensors whole.safetensors || fail "resumed on 2 ranks differs from the whole run"
+
+echo "a 2-rank checkpoint resumes in 1 process (same global data), up to rounding"
+"$axon" train --resume run.epoch-000003.safetensors "${regression[@]:0:6}" --threads 1 --quiet \
+    --out resumed1.safetensors || fail "resuming a 2-rank checkpoint in 1 process failed"
+compare resumed1.safetensors whole.safetensors 1e-5 ||
+    fail "resumed in 1 process differs from the 2-rank run"
+
+echo "SIGTERM to rank 1 alone: both ranks stop at one step, rank 0 writes the checkpoint"
+# 200,000 rows: an epoch takes long enough for the signal to land inside it.
+long=(--data synth:linear --rows 200000 --features 10)
+long_options=(--layers 32:tanh,32:tanh,1 --batch 50 --epochs 4 --lr 0.01)
+"${mpi[@]}" "$axon" train "${long[@]}" "${long_options[@]}" "${common[@]}" \
+    --out long.safetensors > long.log 2>&1 || { cat long.log; fail "the long 2-rank run failed"; }
+"${mpi[@]}" bash -c 'echo $$ > rank$OMPI_COMM_WORLD_RANK.pid; exec "$0" "$@"' "$axon" train \
+    "${long[@]}" "${long_options[@]}" "${common[@]}" --checkpoint-every 1 --checkpoint stop \
+    --out stopped.safetensors > stopped.log 2>&1 &
+job=$!
+# Training runs on both ranks (and their handlers are set) once the first
+# checkpoint exists: writing it is agreed by all ranks.
+for _ in $(seq 600); do [ -f stop.epoch-000001.safetensors ] && break; sleep 0.05; done
+[ -f stop.epoch-000001.safetensors ] || { kill $job; cat stopped.log; fail "no first checkpoint"; }
+sleep 0.2
+kill -TERM "$(cat rank1.pid)"
+wait $job
+status=$?
+[ $status -ne 124 ] || { cat stopped.log; fail "the stopped job hung"; }
+[ $status -ne 0 ] || { cat stopped.log; fail "the signal came too late: the run had ended"; }
+grep -q "rank 0 of 2: checkpoint written to stop.interrupted.safetensors" stopped.log ||
+    { cat stopped.log; fail "rank 0 did not report the interrupted checkpoint"; }
+grep -q "rank 1 of 2: .*interrupted" stopped.log &&
+    { cat stopped.log; fail "rank 1 spoke of the interruption (rank 0 alone reports it)"; }
+"${mpi[@]}" "$axon" train --resume stop.interrupted.safetensors "${long[@]}" --threads 1 --quiet \
+    --out long_resumed.safetensors > long_resumed.log 2>&1 ||
+    { cat long_resumed.log; fail "resuming the interrupted checkpoint failed"; }
+cmp long_resumed.safetensors long.safetensors ||
+    fail "stopped by SIGTERM and resumed on 2 ranks differs from the uninterrupted run"
+
+echo "a resume with changed data is refused on every rank"
+# Adam on the CSV, checkpointed; then one value in rank 1's shard changes.
+"${mpi[@]}" "$axon" train "${adam[@]}" "${common[@]}" --checkpoint-every 1 --checkpoint csv \
+    > csv.log 2>&1 || { cat csv.log; fail "the checkpointed Adam run failed"; }
+/usr/bin/python3 - <<'EOF2' || fail "could not change the CSV"
+lines = open("classes.csv").read().splitlines()
+values = lines[-3].split(",")
+values[2] = "%.6f" % (float(values[2]) + 0.5)
+lines[-3] = ",".join(values)
+open("changed.csv", "w").write("\n".join(lines) + "\n")
+EOF2
+"${mpi[@]}" "$axon" train --resume csv.epoch-000003.safetensors --data changed.csv --label-column -1 \
+    --threads 1 --quiet > changed.log 2>&1 && { cat changed.log; fail "changed data was accepted"; }
+for rank in 0 1; do
+    grep -q "rank $rank of 2: .*the training data has the checkpoint's shape but not its values" \
+        changed.log || { cat changed.log; fail "rank $rank did not refuse the changed data"; }
+done
+"${mpi[@]}" "$axon" train --resume csv.epoch-000003.safetensors --data classes.csv --label-column -1 \
+    --threads 1 --quiet > unchanged.log 2>&1 ||
+    { cat unchanged.log; fail "the unchanged CSV was refused"; }
 
 echo "mpi_train: all passed"

@@ -8,10 +8,19 @@
  *  - the callback runs on rank 0 only, and its stop stops both ranks;
  *  - ranks that disagree (a validation set on one only) fail alike, a rank
  *    whose data is bad fails and the other is told (no hang), and
- *    check_replicas finds replicas whose weights differ. */
+ *    check_replicas finds replicas whose weights differ;
+ *  - checkpoints: rank 0 alone writes them; a stop asked by rank 1's
+ *    communicator (stop_requested) stops both ranks after the same step
+ *    with the interrupted checkpoint written; both ranks resuming from it
+ *    end bit-identical to the uninterrupted run, one process resuming from
+ *    it ends within rounding, and shards whose rows changed (one value, or
+ *    two rows swapped between the ranks) are refused by both ranks. */
+#define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <sys/stat.h>
 
 #include "test_util.h"
+#include "test_files.h"
 
 enum { RANKS = 2, ROWS = 903, FEATURES = 7, MAX_COUNT = 4096 };
 
@@ -19,7 +28,39 @@ enum { RANKS = 2, ROWS = 903, FEATURES = 7, MAX_COUNT = 4096 };
 typedef struct meeting {
     pthread_barrier_t barrier;
     const void *values[RANKS];
+    int stop_polls[RANKS];    /* stop_requested calls per rank */
+    int stop_rank1_at_poll;   /* rank 1 asks to stop from this call on; 0 = never */
+    int begun[RANKS], waits[RANKS]; /* sum_begin and sum_wait calls per rank */
 } meeting;
+
+/* The overlapped sum's interface with a blocking sum behind it: the
+ * library's side (which sums begin when, in which order, weighted how) is
+ * what is tested here; MPI's non-blocking sums run in mpi_train.sh. */
+static ax_status thread_sum(const ax_communicator *self, void *values, int64_t count,
+                            ax_precision precision);
+
+static ax_status thread_sum_begin(const ax_communicator *self, void *values, int64_t count,
+                                  ax_precision precision)
+{
+    meeting *m = self->context;
+    m->begun[self->rank]++;
+    return thread_sum(self, values, count, precision);
+}
+
+static ax_status thread_sum_wait(const ax_communicator *self)
+{
+    meeting *m = self->context;
+    m->waits[self->rank]++;
+    return AX_STATUS_OK;
+}
+
+/* Rank 1's own stop request (as a signal to that rank alone would be). */
+static bool thread_stop_requested(const ax_communicator *self)
+{
+    meeting *m = self->context;
+    int polls = ++m->stop_polls[self->rank];
+    return self->rank == 1 && m->stop_rank1_at_poll > 0 && polls >= m->stop_rank1_at_poll;
+}
 
 static ax_status thread_sum(const ax_communicator *self, void *values, int64_t count,
                             ax_precision precision)
@@ -78,6 +119,8 @@ typedef struct rank_run {
     double parameters[MAX_COUNT];
     int progress_calls;
     int stop_after_epoch; /* the callback asks to stop after this epoch; 0 = never */
+    const char *resume;   /* resume from this checkpoint (its network and options) */
+    int epochs_run;
 } rank_run;
 
 static bool count_and_stop(const ax_progress *progress, void *user)
@@ -93,17 +136,29 @@ static void *train_rank(void *argument)
     if (ax_set_threads(1) != AX_STATUS_OK)
         fprintf(stderr, "could not set 1 thread: %s\n", ax_error_message());
     ax_net *net = NULL;
-    run->status = ax_net_create(&run->net_config, &net);
+    ax_train_state *state = NULL;
+    if (run->resume) {
+        ax_train_config recorded;
+        run->status = ax_checkpoint_load(run->resume, &net, &recorded, &state);
+        if (run->status == AX_STATUS_OK) {
+            recorded.check_replicas = run->train_config.check_replicas;
+            run->train_config = recorded;
+        }
+    } else {
+        run->status = ax_net_create(&run->net_config, &net);
+    }
     if (run->status == AX_STATUS_OK) {
         ax_train_summary summary;
         run->train_config.communicator = &run->communicator;
         run->train_config.progress = count_and_stop;
         run->train_config.progress_user = run;
         run->status = ax_train(net, run->shard, run->validation, NULL, &run->train_config, &summary);
+        run->epochs_run = summary.epochs_run;
         ax_net_parameters_get(net, run->parameters);
     }
     snprintf(run->message, sizeof run->message, "%s", ax_error_message());
     ax_net_free(net);
+    ax_train_state_free(state);
     return NULL;
 }
 
@@ -134,6 +189,12 @@ typedef struct scenario {
     ax_dataset *validation_0;  /* rank 0's validation set; rank 1 gets none */
     bool different_weights;    /* the ranks start from different weights */
     bool nan_on_1;             /* rank 1's shard holds a NaN */
+    int stop_rank1_at_poll;    /* rank 1's communicator asks to stop from this poll on */
+    const char *resume;        /* both ranks resume from this checkpoint */
+    bool changed_on_1;         /* one value of rank 1's shard differs */
+    bool swapped;              /* the first rows of the two shards trade places */
+    bool overlapped;           /* the communicators have sum_begin and sum_wait */
+    int *begun, *waits;        /* where to copy the calls counted (RANKS each), or NULL */
 } scenario;
 
 /* Runs both ranks, rank r on rows [bounds[r], bounds[r + 1]). */
@@ -144,12 +205,19 @@ static void train_ranks(const ax_dataset *data, const int64_t bounds[RANKS + 1],
     if (!change)
         change = &none;
     meeting m;
+    memset(&m, 0, sizeof m);
+    m.stop_rank1_at_poll = change->stop_rank1_at_poll;
     pthread_barrier_init(&m.barrier, NULL, RANKS);
     pthread_t threads[RANKS];
     for (int r = 0; r < RANKS; r++) {
         memset(&runs[r], 0, sizeof runs[r]);
         runs[r].communicator = (ax_communicator){.rank = r, .size = RANKS, .context = &m,
-                                                 .sum = thread_sum, .abort = never_abort};
+                                                 .sum = thread_sum, .abort = never_abort,
+                                                 .stop_requested = thread_stop_requested};
+        if (change->overlapped) {
+            runs[r].communicator.sum_begin = thread_sum_begin;
+            runs[r].communicator.sum_wait = thread_sum_wait;
+        }
         runs[r].net_config = net_config();
         if (change->different_weights)
             runs[r].net_config.seed = 10 + (uint64_t)r;
@@ -159,6 +227,21 @@ static void train_ranks(const ax_dataset *data, const int64_t bounds[RANKS + 1],
         runs[r].stop_after_epoch = change->stop_after_epoch;
         if (r == 1 && change->nan_on_1)
             ax_dataset_features_data(runs[r].shard)[3] = NAN;
+        if (r == 1 && change->changed_on_1)
+            ax_dataset_features_data(runs[r].shard)[FEATURES * 5 + 2] += 0.25f;
+        runs[r].resume = change->resume;
+    }
+    if (change->swapped) { /* the same rows in the shards, in another order */
+        float *a = ax_dataset_features_data(runs[0].shard), *b = ax_dataset_features_data(runs[1].shard);
+        float *ta = ax_dataset_targets_data(runs[0].shard), *tb = ax_dataset_targets_data(runs[1].shard);
+        for (int j = 0; j < FEATURES; j++) {
+            float kept = a[j];
+            a[j] = b[j];
+            b[j] = kept;
+        }
+        float kept = ta[0];
+        ta[0] = tb[0];
+        tb[0] = kept;
     }
     for (int r = 0; r < RANKS; r++)
         pthread_create(&threads[r], NULL, train_rank, &runs[r]);
@@ -167,6 +250,10 @@ static void train_ranks(const ax_dataset *data, const int64_t bounds[RANKS + 1],
         ax_dataset_free(runs[r].shard);
     }
     pthread_barrier_destroy(&m.barrier);
+    if (change->begun)
+        memcpy(change->begun, m.begun, sizeof m.begun);
+    if (change->waits)
+        memcpy(change->waits, m.waits, sizeof m.waits);
 }
 
 static void check_same(const rank_run runs[RANKS], const double *reference, int64_t count,
@@ -187,6 +274,97 @@ static void check_same(const rank_run runs[RANKS], const double *reference, int6
         printf("%s, rank %d: largest difference %.3g (weights up to %.3g)\n", what, r, worst, largest);
         CHECK(worst <= tolerance * largest);
     }
+}
+
+static bool file_exists(const char *path)
+{
+    struct stat info;
+    return stat(path, &info) == 0;
+}
+
+/* Checkpoints of two ranks: written by rank 0 once, the stop of one rank
+ * stopping both, resumed on two ranks and in one process, refused on
+ * changed data. */
+static void checkpoints(const ax_dataset *data, const ax_train_config *base, int64_t count)
+{
+    static double whole[MAX_COUNT], alone[MAX_COUNT];
+    rank_run runs[RANKS];
+    const int64_t even[RANKS + 1] = {0, ROWS / 2, ROWS};
+    if (!test_work_dir_make("axon-replicas"))
+        return;
+    ax_train_config config = *base;
+    config.epochs = 4;
+    config.checkpoint_every = 1;
+    config.keep_checkpoints = 0;
+    config.checkpoint_prefix = in_work("whole");
+    train_ranks(data, even, &config, NULL, runs);
+    for (int r = 0; r < RANKS; r++)
+        CHECK(runs[r].status == AX_STATUS_OK);
+    memcpy(whole, runs[0].parameters, (size_t)count * sizeof(double));
+    CHECK(file_exists(in_work("whole.epoch-000004.safetensors")));
+
+    /* Rank 1 alone asks to stop at its 25th poll (each step polls once and
+     * each epoch's end once: 19 + 1 per epoch, so inside epoch 2): both
+     * ranks stop after the same step and rank 0 writes where they stood. */
+    config.checkpoint_prefix = in_work("stopped");
+    const scenario stop = {.stop_rank1_at_poll = 25};
+    train_ranks(data, even, &config, &stop, runs);
+    for (int r = 0; r < RANKS; r++) {
+        CHECK(runs[r].status == AX_STATUS_INTERRUPTED);
+        CHECK(strstr(runs[r].message, "interrupted in epoch 2") != NULL);
+        CHECK(runs[r].epochs_run == 1);
+        CHECK(memcmp(runs[r].parameters, runs[0].parameters, (size_t)count * sizeof(double)) == 0);
+    }
+    const char *stopped = in_work("stopped.interrupted.safetensors");
+    CHECK(file_exists(stopped));
+    CHECK(file_exists(in_work("stopped.epoch-000001.safetensors")));
+    CHECK(!file_exists(in_work("stopped.epoch-000002.safetensors")));
+
+    /* Both ranks resume from it and end where the whole run ended. */
+    const scenario resumed = {.resume = stopped};
+    train_ranks(data, even, &config, &resumed, runs);
+    for (int r = 0; r < RANKS; r++) {
+        if (runs[r].status != AX_STATUS_OK)
+            fprintf(stderr, "resume, rank %d: %s\n", r, runs[r].message);
+        CHECK(runs[r].status == AX_STATUS_OK);
+        CHECK(memcmp(runs[r].parameters, whole, (size_t)count * sizeof(double)) == 0);
+    }
+
+    /* One process resumes a two-rank checkpoint: the global data are the same. */
+    ax_net *net = NULL;
+    ax_train_state *state = NULL;
+    ax_train_config recorded;
+    CHECK_OK(ax_checkpoint_load(stopped, &net, &recorded, &state));
+    ax_train_summary summary;
+    CHECK_OK(ax_train(net, data, NULL, NULL, &recorded, &summary));
+    ax_net_parameters_get(net, alone);
+    ax_net_free(net);
+    ax_train_state_free(state);
+    double worst = 0.0, largest = 0.0;
+    for (int64_t i = 0; i < count; i++) {
+        worst = fmax(worst, fabs(alone[i] - whole[i]));
+        largest = fmax(largest, fabs(whole[i]));
+    }
+    printf("two-rank checkpoint resumed in one process: largest difference %.3g\n", worst);
+    CHECK(worst <= 1e-10 * largest);
+
+    /* Changed data: one value on rank 1, or rows moved between the shards. */
+    const scenario changed = {.resume = stopped, .changed_on_1 = true};
+    const scenario swapped = {.resume = stopped, .swapped = true};
+    const scenario *refused[] = {&changed, &swapped};
+    for (int i = 0; i < 2; i++) {
+        train_ranks(data, even, &config, refused[i], runs);
+        for (int r = 0; r < RANKS; r++) {
+            CHECK(runs[r].status == AX_STATUS_BAD_DATA);
+            CHECK(strstr(runs[r].message, "has the checkpoint's shape but not its values") != NULL);
+        }
+    }
+    /* Other shard bounds with the same rows: accepted. */
+    const int64_t uneven[RANKS + 1] = {0, 100, ROWS};
+    train_ranks(data, uneven, &config, &resumed, runs);
+    for (int r = 0; r < RANKS; r++)
+        CHECK(runs[r].status == AX_STATUS_OK);
+    test_work_dir_remove();
 }
 
 int main(void)
@@ -218,6 +396,20 @@ int main(void)
     train_ranks(data, lopsided, &sgd, NULL, runs);
     check_same(runs, reference, count, 1e-10, "SGD, rank 1 without rows");
 
+    /* Overlapped: each layer's sum begins during the backward pass (two
+     * layers: two per step, on the rank without rows too), one wait per step. */
+    int begun[RANKS], waits[RANKS];
+    const scenario overlapped = {.overlapped = true, .begun = begun, .waits = waits};
+    const int64_t steps = sgd.epochs * ((ROWS + sgd.batch_size - 1) / sgd.batch_size);
+    const int64_t (*layouts[])[RANKS + 1] = {&even, &lopsided};
+    for (int i = 0; i < 2; i++) {
+        train_ranks(data, *layouts[i], &sgd, &overlapped, runs);
+        check_same(runs, reference, count, 1e-10, i == 0 ? "SGD overlapped, even shards"
+                                                        : "SGD overlapped, rank 1 without rows");
+        for (int r = 0; r < RANKS; r++)
+            CHECK(begun[r] == 2 * steps && waits[r] == steps);
+    }
+
     ax_train_config cg = ax_train_defaults();
     cg.optimizer = AX_OPTIMIZER_CG;
     cg.batch_size = 0;
@@ -226,6 +418,10 @@ int main(void)
     const int64_t uneven[RANKS + 1] = {0, 100, ROWS};
     train_ranks(data, uneven, &cg, NULL, runs);
     check_same(runs, reference, count, 1e-8, "CG, uneven shards");
+    const scenario cg_overlapped = {.overlapped = true, .begun = begun, .waits = waits};
+    train_ranks(data, uneven, &cg, &cg_overlapped, runs);
+    check_same(runs, reference, count, 1e-8, "CG, communicator able to overlap");
+    CHECK(begun[0] == 0 && begun[1] == 0); /* full batches use the blocking sum */
 
     /* Rank 0's callback stops after epoch 2: both ranks stop there. */
     ax_train_config longer = sgd;
@@ -263,15 +459,7 @@ int main(void)
     CHECK(runs[0].status == AX_STATUS_BAD_DATA &&
           strstr(runs[0].message, "rank 1 of 2 could not start training"));
 
-    /* Checkpoints need one process. */
-    ax_train_config with_checkpoints = sgd;
-    with_checkpoints.checkpoint_every = 1;
-    with_checkpoints.checkpoint_prefix = "never-written";
-    train_ranks(data, even, &with_checkpoints, NULL, runs);
-    for (int r = 0; r < RANKS; r++) {
-        CHECK(runs[r].status == AX_STATUS_UNSUPPORTED);
-        CHECK(strstr(runs[r].message, "checkpoints and resume need one process") != NULL);
-    }
+    checkpoints(data, &sgd, count);
     ax_dataset_free(data);
     return test_finish("test_mpi_replicas");
 }

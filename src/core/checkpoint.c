@@ -21,7 +21,44 @@
 
 #define CHECKPOINT_FORMAT "axon-checkpoint-1"
 
-uint64_t ax_dataset_fingerprint(const ax_dataset *data)
+/* The fingerprint is a sum (mod 2^64) of one hash per row, each keyed by
+ * the row's place in the whole set: the ranks of a data-parallel run each
+ * add up their shard's rows and the sums of all shards give the fingerprint
+ * of the whole set, whatever the number of ranks (docs/mpi.md). A change of
+ * any value, or rows swapped, changes it. */
+uint64_t ax_dataset_fingerprint_part(const ax_dataset *data, int64_t first_row)
+{
+    uint64_t sum = 0;
+    const int64_t features = data->features, targets = data->targets;
+    for (int64_t r = 0; r < data->rows; r++) {
+        uint64_t hash = ax_hash64((uint64_t)(first_row + r) ^ 0x9e3779b97f4a7c15ULL);
+        const float *row = data->feature_values + r * features;
+        for (int64_t j = 0; j < features; j++) {
+            uint32_t bits;
+            memcpy(&bits, &row[j], sizeof bits);
+            hash = ax_hash64(hash ^ bits);
+        }
+        if (data->labels)
+            hash = ax_hash64(hash ^ (uint32_t)data->labels[r]);
+        if (data->target_values)
+            for (int64_t j = 0; j < targets; j++) {
+                uint32_t bits;
+                memcpy(&bits, &data->target_values[r * targets + j], sizeof bits);
+                hash = ax_hash64(hash ^ bits);
+            }
+        sum += hash;
+    }
+    return sum;
+}
+
+uint64_t ax_dataset_fingerprint_finish(uint64_t sum, int64_t rows, int64_t features)
+{
+    return ax_hash64(sum ^ ax_hash64((uint64_t)rows)) ^ (uint64_t)features;
+}
+
+/* Version 1: one hash chained through the whole set, kept so that older
+ * checkpoints still resume in one process. */
+uint64_t ax_dataset_fingerprint_v1(const ax_dataset *data)
 {
     uint64_t hash = ax_hash64((uint64_t)data->rows) ^ (uint64_t)data->features;
     const int64_t count = data->rows * data->features;
@@ -40,6 +77,12 @@ uint64_t ax_dataset_fingerprint(const ax_dataset *data)
             hash = ax_hash64(hash ^ bits);
         }
     return hash;
+}
+
+uint64_t ax_dataset_fingerprint(const ax_dataset *data)
+{
+    return ax_dataset_fingerprint_finish(ax_dataset_fingerprint_part(data, 0), data->rows,
+                                         data->features);
 }
 
 void ax_train_state_free(ax_train_state *state)
@@ -187,6 +230,7 @@ static void state_json(const ax_train_state *s, ax_json_writer *w)
     append_u64(w, "train_hash", s->train_hash);
     append_int(w, "validation_rows", s->validation_rows);
     append_u64(w, "validation_hash", s->validation_hash);
+    append_int(w, "fingerprint", AX_FINGERPRINT_VERSION);
     close_object(w);
 }
 

@@ -206,6 +206,10 @@ static ax_status read_state(reader *r, ax_train_state *s)
     s->train_hash = get_u64(r, "train_hash");
     s->validation_rows = get_int(r, "validation_rows", -1, INT64_MAX);
     s->validation_hash = get_u64(r, "validation_hash");
+    /* Absent in checkpoints written before sharded fingerprints. */
+    s->fingerprint = ax_json_object_get(r->object, "fingerprint")
+                         ? (int)get_int(r, "fingerprint", 1, AX_FINGERPRINT_VERSION)
+                         : 1;
     AX_TRY(r->status);
     if (s->rng.state[0] == 0 && s->rng.state[1] == 0 && s->rng.state[2] == 0 && s->rng.state[3] == 0)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"state\": the random state is all zero",

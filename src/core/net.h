@@ -39,6 +39,12 @@ struct ax_net {
     int32_t *predicted;              /* (capacity) host memory */
 
     ax_profile *profile;             /* NULL unless profiling is on */
+    /* Called by the backward pass as soon as layer l's gradient (weights
+     * and bias) is complete, last layer first: data-parallel training
+     * starts summing it over the ranks while the pass goes on
+     * (src/dist/replicas.c). NULL = none. */
+    void (*gradient_ready)(void *user, int layer);
+    void *gradient_ready_user;
 };
 
 /* Runs call, timed into the network's profile as (kind, layer) with flops

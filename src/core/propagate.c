@@ -175,6 +175,8 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
         if (l2 > 0.0)
             AX_PROFILED(net, AX_PROFILE_L2, l, 2.0 * nl * nprev,
                         OPS->axpy(net->backend, layer->in * layer->out, l2, w, weight_gradient));
+        if (net->gradient_ready)
+            net->gradient_ready(net->gradient_ready_user, l);
         if (l == 0)
             break;
         /* delta_prev (rows, in) = delta (rows, out) W (out, in) */

@@ -63,6 +63,7 @@ typedef struct step_context {
     double evaluate_seconds; /* time in evaluations during this step, when profiling */
     int64_t plain_evaluations; /* evaluate calls during this step (the line cache counts its own) */
     ax_replicas *replicas;   /* one of several ranks: sums over them; else NULL */
+    bool overlap;            /* replicated mini-batches: the backward pass begins the sums */
     ax_line_cache *line;     /* CG and L-BFGS on one unchunked full batch: trial steps along
                                 a direction reuse X W^T and X D^T (propagate_along.c); else NULL */
 } step_context;
@@ -79,10 +80,14 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
         *loss = ax_net_chunked_loss_gradient(step->net, step->chunked_data, FULL_BATCH_CHUNK_ROWS,
                                              &step->regularization, step->accumulator);
     } else if (step->rows > 0) {
+        if (step->overlap)
+            ax_replicas_arm(step->replicas, step->net, step->rows);
         ax_net_forward(step->net, step->rows, &step->regularization);
         *loss = ax_net_backward(step->net, step->rows, &step->regularization, true);
     } else {
         *loss = 0.0; /* a rank without rows in this batch adds nothing to the sums */
+        if (step->overlap) /* but begins the same sums as the others */
+            ax_replicas_arm(step->replicas, step->net, 0);
     }
     if (step->replicas)
         AX_TRY(ax_replicas_reduce(step->replicas, step->net, step->rows, loss));
@@ -128,12 +133,8 @@ static bool is_line_search(const ax_train_config *config)
 }
 
 static ax_status check_config(const ax_net *net, const ax_train_config *config,
-                              const ax_dataset *validation, int64_t rows, bool replicated)
+                              const ax_dataset *validation, int64_t rows)
 {
-    if (replicated && (config->checkpoint_every > 0 || config->checkpoint_prefix || config->resume))
-        return ax_fail(AX_STATUS_UNSUPPORTED,
-                       "checkpoints and resume need one process; with %d ranks train without them",
-                       config->communicator->size);
     if (config->epochs < 1 || config->epochs > 100000000)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "epochs must be from 1 to 100000000, not %d", config->epochs);
     if (config->batch_size < 0)
@@ -235,10 +236,12 @@ static ax_status check_resume_config(const ax_train_config *c, const ax_train_st
     return AX_STATUS_OK;
 }
 
-/* The network and the data must be those the checkpoint was made with. */
+/* The network and the data must be those the checkpoint was made with.
+ * Replicated, rows and hashes are those of the whole sets (the snapshot's),
+ * so the number of ranks may differ from the checkpoint's run. */
 static ax_status check_resume_data(const ax_net *net, const ax_train_state *state,
                                    const ax_dataset *train, const ax_dataset *validation,
-                                   uint64_t train_hash, uint64_t validation_hash)
+                                   const ax_train_state *now, bool replicated)
 {
     const ax_net_config *a = &net->config, *b = &state->net_config;
     bool same_net = a->input_width == b->input_width && a->layer_count == b->layer_count &&
@@ -251,23 +254,35 @@ static ax_status check_resume_data(const ax_net *net, const ax_train_state *stat
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "the network is not the checkpoint's (layout, loss or precision differ); "
                        "use the one ax_checkpoint_load made");
-    if (train->rows != state->rows || train->features != state->features ||
+    if (now->rows != state->rows || train->features != state->features ||
         train->classes != state->classes || train->targets != state->targets)
         return ax_fail(AX_STATUS_BAD_DATA,
-                       "%s: the training data has %lld rows, %lld features, %lld classes, %lld targets; "
-                       "the checkpoint was made with %lld, %lld, %lld, %lld",
-                       train->source, (long long)train->rows, (long long)train->features,
+                       "%s: the training data has %lld rows%s, %lld features, %lld classes, %lld "
+                       "targets; the checkpoint was made with %lld, %lld, %lld, %lld",
+                       train->source, (long long)now->rows, replicated ? " (all ranks)" : "",
+                       (long long)train->features,
                        (long long)train->classes, (long long)train->targets, (long long)state->rows,
                        (long long)state->features, (long long)state->classes, (long long)state->targets);
+    uint64_t train_hash = now->train_hash, validation_hash = now->validation_hash;
+    if (state->fingerprint == 1) { /* a checkpoint of an older axon */
+        if (replicated)
+            return ax_fail(AX_STATUS_UNSUPPORTED,
+                           "the checkpoint was written by an axon whose data fingerprint cannot be "
+                           "computed from shards; resume it in one process (without mpirun)");
+        train_hash = ax_dataset_fingerprint_v1(train);
+        validation_hash = validation ? ax_dataset_fingerprint_v1(validation) : 0;
+    }
     if (train_hash != state->train_hash)
         return ax_fail(AX_STATUS_BAD_DATA,
-                       "%s: the training data has the checkpoint's shape but not its values",
-                       train->source);
-    int64_t validation_rows = validation ? validation->rows : -1;
-    if (validation_rows != state->validation_rows || (validation && validation_hash != state->validation_hash))
+                       "%s: the training data has the checkpoint's shape but not its values%s",
+                       train->source,
+                       replicated ? " (the fingerprint of all ranks' rows, in rank order, differs)"
+                                  : "");
+    if (now->validation_rows != state->validation_rows ||
+        (validation && validation_hash != state->validation_hash))
         return ax_fail(AX_STATUS_BAD_DATA,
                        "the validation set differs from the checkpoint's (%lld rows then, %lld now)",
-                       (long long)state->validation_rows, (long long)validation_rows);
+                       (long long)state->validation_rows, (long long)now->validation_rows);
     return AX_STATUS_OK;
 }
 
@@ -362,15 +377,34 @@ static ax_status take_snapshot(trainer *t, int epoch, int64_t batch, double loss
     return AX_STATUS_OK;
 }
 
+/* Writes PREFIX.interrupted (interrupted) or PREFIX.epoch-NNNNNN. Replicated,
+ * rank 0 alone writes (the replicas are identical) and every rank learns
+ * whether it could, so that none goes on training alone. */
+static ax_status write_checkpoint(trainer *t, int epoch, int64_t batch, double loss_sum,
+                                  bool interrupted_run)
+{
+    const ax_train_config *config = t->config;
+    ax_status status = AX_STATUS_OK;
+    if (!t->replicas || t->replicas->rank == 0) {
+        status = take_snapshot(t, epoch, batch, loss_sum);
+        if (status == AX_STATUS_OK)
+            status = interrupted_run
+                         ? ax_checkpoint_write_interrupted(&t->snapshot, config->checkpoint_prefix)
+                         : ax_checkpoint_write_epoch(&t->snapshot, config->checkpoint_prefix,
+                                                     config->keep_checkpoints);
+    }
+    if (t->replicas)
+        status = ax_replicas_share_outcome(t->replicas, status, "write the checkpoint");
+    return status;
+}
+
 /* On a stop asked for by the progress callback: PREFIX.interrupted. */
 static ax_status interrupted(trainer *t, int epoch, int64_t batch, double loss_sum, const char *where,
                              int where_epoch)
 {
     const char *prefix = t->config->checkpoint_prefix;
-    if (prefix) {
-        AX_TRY(take_snapshot(t, epoch, batch, loss_sum));
-        AX_TRY(ax_checkpoint_write_interrupted(&t->snapshot, prefix));
-    }
+    if (prefix)
+        AX_TRY(write_checkpoint(t, epoch, batch, loss_sum, true));
     return ax_fail(AX_STATUS_INTERRUPTED, "training interrupted %s epoch %d%s%s%s", where, where_epoch,
                    prefix ? "; checkpoint written to " : "", prefix ? prefix : "",
                    prefix ? ".interrupted.safetensors" : "");
@@ -398,7 +432,10 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                          .chunked_data = t->accumulator ? t->train : NULL,
                          .accumulator = t->accumulator,
                          .regularization = {.l2 = config->l2, .dropout = config->dropout},
-                         .replicas = t->replicas};
+                         .replicas = t->replicas,
+                         /* The same on every rank: mini-batches (a full batch may
+                          * be chunked on some ranks only) */
+                         .overlap = t->replicas && t->order != NULL};
     objective.context = &step;
     if (t->line) {
         step.line = t->line;
@@ -447,7 +484,10 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                            ax_line_cache_take_flops(step.line);
         else
             *flops_done += ax_net_train_flops(t->net, batch.count) * (double)(passes > 0 ? passes : 1);
-        if (t->replicas && t->replicas->stop_agreed) /* rank 0 voted to stop with this step's sum */
+        /* A rank voted to stop with this step's sum. After the epoch's last
+         * step, the stop waits for the epoch's end (a checkpoint records
+         * a stop inside an epoch before its last batch). */
+        if (t->replicas && t->replicas->stop_agreed && b + 1 < t->batches)
             return interrupted(t, epoch - 1, b + 1, loss_sum, "in", epoch);
 
         double now = now_seconds();
@@ -578,11 +618,8 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
             return interrupted(t, epoch, 0, 0.0, "after", epoch);
         if (stop)
             break;
-        if (config->checkpoint_every > 0 && epoch % config->checkpoint_every == 0) {
-            AX_TRY(take_snapshot(t, epoch, 0, 0.0));
-            AX_TRY(ax_checkpoint_write_epoch(&t->snapshot, config->checkpoint_prefix,
-                                             config->keep_checkpoints));
-        }
+        if (config->checkpoint_every > 0 && epoch % config->checkpoint_every == 0)
+            AX_TRY(write_checkpoint(t, epoch, 0, 0.0, false));
     }
     if (keeps_best(config) && t->best_epoch > 0) {
         ax_net_parameters_set(t->net, t->best_parameters);
@@ -630,7 +667,7 @@ static ax_status restore(trainer *t, const ax_train_state *s)
                            "the checkpoint stopped at batch %lld, which this batch size (%lld batches) "
                            "does not have",
                            (long long)s->batch, (long long)t->batches);
-        memcpy(t->order, s->order, (size_t)t->train->rows * sizeof *t->order);
+        memcpy(t->order, s->order, (size_t)t->global_rows * sizeof *t->order);
     }
     ax_train_summary *summary = t->summary;
     summary->epochs_run = s->epoch;
@@ -644,13 +681,35 @@ static ax_status restore(trainer *t, const ax_train_state *s)
     return AX_STATUS_OK;
 }
 
+/* What the snapshot records of the data: replicated, of the whole sets. */
+static ax_status describe_data(trainer *t)
+{
+    ax_train_state *s = &t->snapshot;
+    const ax_dataset *train = t->train, *validation = t->validation;
+    s->features = train->features;
+    s->classes = train->classes;
+    s->targets = train->targets;
+    s->fingerprint = AX_FINGERPRINT_VERSION;
+    if (t->replicas) {
+        s->rows = t->replicas->global_rows;
+        s->validation_rows = t->replicas->validation_rows;
+        return ax_replicas_fingerprints(t->replicas, train, validation, &s->train_hash,
+                                        &s->validation_hash);
+    }
+    s->rows = train->rows;
+    s->validation_rows = validation ? validation->rows : -1;
+    s->train_hash = ax_dataset_fingerprint(train);
+    s->validation_hash = validation ? ax_dataset_fingerprint(validation) : 0;
+    return AX_STATUS_OK;
+}
+
 /* ax_train, for one process (replicas NULL) or as one rank of several. */
 static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
                                   const ax_dataset *test, const ax_train_config *config,
                                   ax_train_summary *summary, ax_replicas *replicas)
 {
     const int64_t global_rows = replicas ? replicas->global_rows : train->rows;
-    AX_TRY(check_config(net, config, validation, global_rows, replicas != NULL));
+    AX_TRY(check_config(net, config, validation, global_rows));
     AX_TRY(check_keep_best(config, validation, test));
     /* A rank's shard may hold no rows; the sets as a whole have some. */
     if (!replicas || train->rows > 0)
@@ -668,18 +727,6 @@ static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax
                  .summary = summary, .best_loss = INFINITY, .first_epoch = 1,
                  .global_rows = global_rows, .replicas = replicas};
     ax_rng_seed(&t.rng, config->seed);
-    if (config->checkpoint_prefix || resume) {
-        t.snapshot.features = train->features;
-        t.snapshot.rows = train->rows;
-        t.snapshot.classes = train->classes;
-        t.snapshot.targets = train->targets;
-        t.snapshot.train_hash = ax_dataset_fingerprint(train);
-        t.snapshot.validation_rows = validation ? validation->rows : -1;
-        t.snapshot.validation_hash = validation ? ax_dataset_fingerprint(validation) : 0;
-    }
-    if (resume)
-        AX_TRY(check_resume_data(net, resume, train, validation, t.snapshot.train_hash,
-                                 t.snapshot.validation_hash));
     /* Batches are global (all ranks' rows); a rank computes its part of one. */
     const int64_t rows = global_rows, local_rows = train->rows;
     const bool full_batch = config->batch_size == 0 || config->batch_size >= rows;
@@ -716,10 +763,16 @@ static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax
         if (!t.best_parameters)
             status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the best weights");
     }
-    if (status == AX_STATUS_OK && resume)
-        status = restore(&t, resume);
     if (status == AX_STATUS_OK)
         status = replicas ? ax_replicas_agree_ready(replicas, AX_STATUS_OK) : AX_STATUS_OK;
+    /* After the agreement: replicated, the fingerprints are sums over the
+     * ranks, which every rank must reach. */
+    if (status == AX_STATUS_OK && (config->checkpoint_prefix || resume))
+        status = describe_data(&t);
+    if (status == AX_STATUS_OK && resume)
+        status = check_resume_data(net, resume, train, validation, &t.snapshot, replicas != NULL);
+    if (status == AX_STATUS_OK && resume)
+        status = restore(&t, resume);
     if (status == AX_STATUS_OK)
         status = train_epochs(&t, summary);
     free(t.snapshot.parameters);

@@ -1,5 +1,6 @@
 /* mpi_communicator.c: the ax_communicator of MPI_COMM_WORLD (sums by
- * MPI_Allreduce, abort by MPI_Abort), and starting and ending MPI for a
+ * MPI_Allreduce, or begun by MPI_Iallreduce and waited for, abort by
+ * MPI_Abort), and starting and ending MPI for a
  * program. With AXON_MPI undefined (a build without MPI) the same calls
  * exist and say that MPI is not built in, so programs need no #ifdef. */
 #include <stdlib.h>
@@ -87,6 +88,42 @@ static ax_status world_sum(const ax_communicator *self, void *values, int64_t co
     return AX_STATUS_OK;
 }
 
+/* Non-blocking sums begun and not yet waited for: at most one per layer
+ * of a step (each in pieces of at most INT_MAX / 2 values). */
+enum { MOST_PENDING = 4 * AX_MAX_LAYERS };
+static MPI_Request pending[MOST_PENDING];
+static int pending_count;
+
+static ax_status world_sum_wait(const ax_communicator *self)
+{
+    (void)self;
+    int code = MPI_Waitall(pending_count, pending, MPI_STATUSES_IGNORE);
+    pending_count = 0;
+    return code == MPI_SUCCESS ? AX_STATUS_OK : mpi_failure(code, "MPI_Waitall");
+}
+
+static ax_status world_sum_begin(const ax_communicator *self, void *values, int64_t count,
+                                 ax_precision precision)
+{
+    MPI_Datatype type = precision == AX_PRECISION_F64 ? MPI_DOUBLE : MPI_FLOAT;
+    size_t size = precision == AX_PRECISION_F64 ? sizeof(double) : sizeof(float);
+    for (int64_t done = 0; done < count;) {
+        if (pending_count == MOST_PENDING)
+            AX_TRY(world_sum_wait(self));
+        int64_t part = count - done < INT_MAX / 2 ? count - done : INT_MAX / 2;
+        int code = MPI_Iallreduce(MPI_IN_PLACE, (char *)values + (size_t)done * size, (int)part,
+                                  type, MPI_SUM, MPI_COMM_WORLD, &pending[pending_count++]);
+        if (code != MPI_SUCCESS)
+            return mpi_failure(code, "MPI_Iallreduce");
+        done += part;
+    }
+    /* Open MPI moves non-blocking collectives on only inside MPI calls:
+     * each layer's begin is the chance for the earlier layers' sums. */
+    int flag = 0;
+    int code = MPI_Testall(pending_count, pending, &flag, MPI_STATUSES_IGNORE);
+    return code == MPI_SUCCESS ? AX_STATUS_OK : mpi_failure(code, "MPI_Testall");
+}
+
 static void world_abort(const ax_communicator *self, int code)
 {
     (void)self;
@@ -107,7 +144,8 @@ ax_status ax_communicator_mpi_world(ax_communicator *out)
     if (code != MPI_SUCCESS)
         return mpi_failure(code, "MPI_Comm_rank/MPI_Comm_size");
     *out = (ax_communicator){.rank = rank, .size = size, .context = NULL, .sum = world_sum,
-                             .abort = world_abort};
+                             .abort = world_abort, .sum_begin = world_sum_begin,
+                             .sum_wait = world_sum_wait};
     return AX_STATUS_OK;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/random.h"
 #include "data/dataset.h"
@@ -80,6 +81,8 @@ ax_status ax_replicas_create(const ax_communicator *communicator, const ax_net *
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for data-parallel training");
     }
     replicas->communicator = communicator;
+    replicas->overlap = communicator->sum_begin && communicator->sum_wait &&
+                        net->backend->host_memory;
     replicas->rank = rank;
     replicas->size = size;
     replicas->local_rows = train->rows;
@@ -102,11 +105,16 @@ ax_status ax_replicas_create(const ax_communicator *communicator, const ax_net *
                              fact_names[fact], strchr(ranks, ',') ? "s" : "", ranks,
                              strchr(ranks, ',') ? "" : "s");
     }
+    replicas->validation_rows = validation ? 0 : -1;
     for (int r = 0; status == AX_STATUS_OK && r < size; r++) {
         int64_t rows = (int64_t)facts[r * FACT_COUNT + FACT_TRAIN];
-        if (r < rank)
+        int64_t validation_rows = (int64_t)facts[r * FACT_COUNT + FACT_VALIDATION];
+        if (r < rank) {
             replicas->first_row += rows;
+            replicas->validation_first_row += validation ? validation_rows : 0;
+        }
         replicas->global_rows += rows;
+        replicas->validation_rows += validation ? validation_rows : 0;
     }
     free(facts);
     if (status == AX_STATUS_OK && replicas->global_rows < 1)
@@ -126,6 +134,52 @@ void ax_replicas_free(ax_replicas *replicas)
     free(replicas->local_order);
     free(replicas->staging);
     free(replicas);
+}
+
+/* A 64-bit sum over the ranks, exactly: each rank's value in four 16-bit
+ * pieces, whose sums stay far below 2^53, recombined with carries. */
+static ax_status sum_u64(ax_replicas *replicas, uint64_t *values, int count)
+{
+    enum { MOST = 4 };
+    double pieces[MOST * 4];
+    if (count > MOST)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "sum_u64: %d values, at most %d", count, MOST);
+    for (int i = 0; i < count; i++)
+        for (int part = 0; part < 4; part++)
+            pieces[i * 4 + part] = (double)((values[i] >> (16 * part)) & 0xffff);
+    AX_TRY(sum(replicas, pieces, count * 4, AX_PRECISION_F64));
+    for (int i = 0; i < count; i++) {
+        values[i] = 0;
+        for (int part = 0; part < 4; part++)
+            values[i] += (uint64_t)pieces[i * 4 + part] << (16 * part);
+    }
+    return AX_STATUS_OK;
+}
+
+ax_status ax_replicas_fingerprints(ax_replicas *replicas, const ax_dataset *train,
+                                   const ax_dataset *validation, uint64_t *train_hash,
+                                   uint64_t *validation_hash)
+{
+    uint64_t sums[2] = {ax_dataset_fingerprint_part(train, replicas->first_row),
+                        validation ? ax_dataset_fingerprint_part(validation,
+                                                                 replicas->validation_first_row)
+                                   : 0};
+    AX_TRY(sum_u64(replicas, sums, 2));
+    *train_hash = ax_dataset_fingerprint_finish(sums[0], replicas->global_rows, train->features);
+    *validation_hash = validation ? ax_dataset_fingerprint_finish(sums[1], replicas->validation_rows,
+                                                                  validation->features)
+                                  : 0;
+    return AX_STATUS_OK;
+}
+
+ax_status ax_replicas_share_outcome(ax_replicas *replicas, ax_status status, const char *what)
+{
+    double shared = replicas->rank == 0 ? (double)status : 0.0;
+    AX_TRY(sum(replicas, &shared, 1, AX_PRECISION_F64));
+    if (replicas->rank == 0 || shared == 0.0)
+        return status;
+    return ax_fail((ax_status)shared, "rank 0 of %d could not %s (%s; its own message says why)",
+                   replicas->size, what, ax_status_name((ax_status)shared));
 }
 
 ax_status ax_replicas_agree_ready(ax_replicas *replicas, ax_status status)
@@ -165,16 +219,89 @@ int64_t ax_replicas_select(ax_replicas *replicas, const int64_t *order, int64_t 
     return selected;
 }
 
+/* 1 when this rank's communicator asks to stop (a signal to this rank). */
+static double stop_requested(const ax_replicas *replicas)
+{
+    const ax_communicator *communicator = replicas->communicator;
+    return communicator->stop_requested && communicator->stop_requested(communicator) ? 1.0 : 0.0;
+}
+
+/* The share of the batch of `rows` rows: the net's gradient and loss are
+ * means over its rows (the L2 term added once); weighted by each rank's
+ * share of the batch they sum to the mean over the batch, and the L2 term
+ * to once, as the shares sum to 1. A rank without rows adds zeros. */
+static double share_of(const ax_replicas *replicas, int64_t rows)
+{
+    return replicas->batch_rows > 0 ? (double)rows / (double)replicas->batch_rows : 0.0;
+}
+
+/* Weights layer l's gradient (weights then bias, contiguous in the arena)
+ * and begins its sum. */
+static void begin_layer(ax_replicas *replicas, ax_net *net, int l)
+{
+    if (replicas->begun != AX_STATUS_OK)
+        return;
+    const ax_layer *layer = &net->layers[l];
+    const int64_t count = layer->in * layer->out + layer->out;
+    void *values = ax_layer_weights(net, net->gradients, l);
+    net->backend->ops->scale(net->backend, count, replicas->share, values);
+    const ax_communicator *communicator = replicas->communicator;
+    double start = seconds_now();
+    replicas->begun = communicator->sum_begin(communicator, values, count, net->config.precision);
+    replicas->seconds += seconds_now() - start;
+}
+
+/* The backward pass's hook: layers arrive last to first. */
+static void gradient_ready(void *user, int layer)
+{
+    ax_replicas *replicas = user;
+    ax_net *net = replicas->armed;
+    /* Layers arrive in order; any skipped one begins first, to keep the
+     * ranks' sums in the same order. */
+    while (replicas->next_layer >= layer)
+        begin_layer(replicas, net, replicas->next_layer--);
+}
+
+void ax_replicas_arm(ax_replicas *replicas, ax_net *net, int64_t rows)
+{
+    if (!replicas->overlap)
+        return;
+    replicas->armed = net;
+    replicas->share = share_of(replicas, rows);
+    replicas->next_layer = net->layer_count - 1;
+    replicas->begun = AX_STATUS_OK;
+    net->gradient_ready = gradient_ready;
+    net->gradient_ready_user = replicas;
+}
+
+/* Begins the sums the backward pass did not (all of them for a rank
+ * without rows in the batch) and waits for all. */
+static ax_status finish_overlapped(ax_replicas *replicas, ax_net *net)
+{
+    net->gradient_ready = NULL;
+    net->gradient_ready_user = NULL;
+    replicas->armed = NULL;
+    while (replicas->next_layer >= 0)
+        begin_layer(replicas, net, replicas->next_layer--);
+    const ax_communicator *communicator = replicas->communicator;
+    double start = seconds_now();
+    ax_status waited = communicator->sum_wait(communicator);
+    replicas->seconds += seconds_now() - start;
+    ax_status status = replicas->begun != AX_STATUS_OK ? replicas->begun : waited;
+    if (status != AX_STATUS_OK)
+        return ax_fail_context(status, "rank %d of %d: summing the gradient over the ranks",
+                               replicas->rank, replicas->size);
+    return AX_STATUS_OK;
+}
+
 ax_status ax_replicas_reduce(ax_replicas *replicas, ax_net *net, int64_t rows, double *loss)
 {
     const ax_backend_ops *ops = net->backend->ops;
     const int64_t count = net->parameter_count;
-    /* The net's gradient and loss are means over its rows (the L2 term
-     * added once); weighted by each rank's share of the batch they sum to
-     * the mean over the batch, and the L2 term to once, as the shares sum
-     * to 1. A rank without rows in the batch adds zeros. */
-    const double share = replicas->batch_rows > 0 ? (double)rows / (double)replicas->batch_rows : 0.0;
-    if (net->backend->host_memory) {
+    const double share = share_of(replicas, rows);
+    if (replicas->armed) {
+        AX_TRY(finish_overlapped(replicas, net));
+    } else if (net->backend->host_memory) {
         ops->scale(net->backend, count, share, net->gradients);
         AX_TRY(sum(replicas, net->gradients, count, net->config.precision));
     } else {
@@ -188,7 +315,7 @@ ax_status ax_replicas_reduce(ax_replicas *replicas, ax_net *net, int64_t rows, d
     }
     /* The loss travels in double whatever the precision: line searches
      * compare losses that differ in their last digits. */
-    double totals[2] = {rows > 0 ? *loss * share : 0.0, replicas->stop_vote};
+    double totals[2] = {rows > 0 ? *loss * share : 0.0, replicas->stop_vote + stop_requested(replicas)};
     AX_TRY(sum(replicas, totals, 2, AX_PRECISION_F64));
     *loss = totals[0];
     if (totals[1] > 0.0)
@@ -212,7 +339,9 @@ ax_status ax_replicas_sum_evaluation(ax_replicas *replicas, int64_t rows, double
 
 ax_status ax_replicas_agree_stop(ax_replicas *replicas, bool vote, bool *stop)
 {
-    double total = vote || replicas->stop_vote > 0.0 ? 1.0 : 0.0;
+    double total = vote || replicas->stop_vote > 0.0 || replicas->stop_agreed ||
+                           stop_requested(replicas) > 0.0
+                       ? 1.0 : 0.0;
     replicas->stop_vote = 0.0;
     AX_TRY(sum(replicas, &total, 1, AX_PRECISION_F64));
     *stop = total > 0.0;

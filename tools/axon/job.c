@@ -15,6 +15,7 @@
 
 #include "common.h"
 #include "options.h"
+#include "progress.h"
 
 static struct {
     bool mpi;                 /* MPI was started here: end it */
@@ -79,6 +80,15 @@ static void tag_stderr(int rank, int size)
     stderr = stream;
 }
 
+/* A SIGINT or SIGTERM to this rank alone (not through mpirun, which signals
+ * every rank) is this rank's vote to stop: all ranks stop after the same
+ * step, and rank 0 writes the interrupted checkpoint (docs/mpi.md). */
+static bool job_stop_requested(const ax_communicator *self)
+{
+    (void)self;
+    return progress_interrupted();
+}
+
 int cli_job_start(int *argc, char ***argv)
 {
     const int launched = ax_mpi_launched();
@@ -97,6 +107,20 @@ int cli_job_start(int *argc, char ***argv)
     if (status != AX_STATUS_OK) {
         fprintf(stderr, "axon: %s\n", ax_error_message());
         return CLI_EXIT_RUNTIME;
+    }
+    job.communicator.stop_requested = job_stop_requested;
+    /* AXON_ALLREDUCE=overlap begins each layer's gradient sum during the
+     * backward pass; blocking (the default: it measured as fast or faster,
+     * docs/mpi.md) sums the whole gradient after it. */
+    const char *allreduce = getenv("AXON_ALLREDUCE");
+    if (allreduce && *allreduce && strcmp(allreduce, "overlap") != 0 &&
+        strcmp(allreduce, "blocking") != 0) {
+        fprintf(stderr, "axon: AXON_ALLREDUCE=%s: give overlap or blocking\n", allreduce);
+        return CLI_EXIT_USAGE;
+    }
+    if (!allreduce || strcmp(allreduce, "overlap") != 0) {
+        job.communicator.sum_begin = NULL;
+        job.communicator.sum_wait = NULL;
     }
     job.several = job.communicator.size > 1;
     if (job.several) {

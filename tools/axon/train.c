@@ -733,12 +733,6 @@ int command_train(int argc, char **argv)
         return result;
     bool request_ok = read_request(&args, &request) &&
                       cli_get_flag(&args, "check-replicas", &request.train.check_replicas);
-    if (request_ok && cli_job_size() > 1 && (request.resume || request.train.checkpoint_prefix)) {
-        cli_error(&args, "%s: checkpoints need one process; under mpirun with %d ranks, train "
-                         "without --resume, --checkpoint and --checkpoint-every",
-                  request.resume ? "--resume" : "--checkpoint", cli_job_size());
-        request_ok = false;
-    }
     if (!request_ok) {
         result = request.resume_failed ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
         ax_net_free(request.resumed_net);
