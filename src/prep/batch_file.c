@@ -10,8 +10,18 @@
  * renamed into place, the labels first: a data file present means both are
  * complete. An interrupted run can leave such temporaries;
  * prep_remove_stale_temporaries removes them at the start of the next run,
- * by name and only when their process is gone. */
-#define _POSIX_C_SOURCE 200809L
+ * by name and only when their process is gone.
+ *
+ * The batch buffer (prep_batch_buffer) is laid out so that the data file's
+ * .npy header and pixels are one block-aligned run of memory, which is then
+ * written with O_DIRECT: the device reads it straight from the buffer,
+ * without the kernel's copy into fresh page-cache pages (in a VM each new
+ * page costs a fault in the hypervisor too). The buffer is mapped once per
+ * run on transparent huge pages, for the same reason. A file system that
+ * refuses O_DIRECT gets ordinary writes; the bytes are the same. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* O_DIRECT, MAP_ANONYMOUS, MADV_HUGEPAGE */
+#endif
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,31 +46,95 @@ void prep_batch_names(const char *dir, int64_t batch, char *data_path, char *lab
     snprintf(labels_path, capacity, "%s/batch_%05lld_labels.npy", dir, (long long)batch);
 }
 
+/* O_DIRECT needs the memory, the file offset and the length aligned to the
+ * device's logical block (512 bytes here, 4096 on some disks): 4096 fits
+ * both. */
+#define PREP_DIRECT_ALIGN 4096
+
+/* Writes size bytes at fd's position; 0 or the errno. With O_DIRECT on fd,
+ * a write the file system refuses (EINVAL: an alignment it does not
+ * accept) is done again without it, so the caller need not know the
+ * device's block size. */
+static int write_all(int fd, const unsigned char *data, size_t size)
+{
+    while (size > 0) {
+        ssize_t written = write(fd, data, size);
+        if (written < 0 && errno == EINTR)
+            continue;
+#if defined(O_DIRECT)
+        if (written < 0 && errno == EINVAL) {
+            int flags = fcntl(fd, F_GETFL);
+            if (flags >= 0 && (flags & O_DIRECT) && fcntl(fd, F_SETFL, flags & ~O_DIRECT) == 0)
+                continue;
+        }
+#endif
+        if (written <= 0)
+            return written < 0 ? errno : ENOSPC;
+        data += written;
+        size -= (size_t)written;
+    }
+    return 0;
+}
+
 /* Writes parts to path's temporary file; on success *temp_path is that
- * file, to be renamed by the caller. On failure nothing is left behind. */
+ * file, to be renamed by the caller. On failure nothing is left behind.
+ * direct (one part, its start PREP_DIRECT_ALIGN-aligned): the aligned bulk
+ * goes with O_DIRECT, the last partial block through the page cache. fsync
+ * makes both durable before the caller renames, as with ordinary writes. */
+/* The bulk of a direct write goes in pieces of this size, each reported
+ * to the caller's progress function: the parts of the buffer written can be
+ * reused while the rest is still going out. */
+#define PREP_WRITE_PIECE ((size_t)8 << 20)
+
 static ax_status write_temporary(const char *path, const void *const *parts, const size_t *sizes,
-                                 int count, char *temp_path, size_t capacity)
+                                 int count, bool direct, prep_write_progress progress,
+                                 void *context, char *temp_path, size_t capacity)
 {
     snprintf(temp_path, capacity, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(temp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+    int fd = -1;
+#if defined(O_DIRECT)
+    direct = direct && count == 1 && ((uintptr_t)parts[0] % PREP_DIRECT_ALIGN) == 0 &&
+             sizes[0] >= PREP_DIRECT_ALIGN;
+    if (direct) {
+        fd = open(temp_path, flags | O_DIRECT, 0644);
+        if (fd < 0 && errno == EINVAL) /* a file system without O_DIRECT */
+            direct = false;
+        else if (fd < 0)
+            return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot create: %s", temp_path,
+                           strerror(errno));
+    }
+#else
+    direct = false;
+#endif
+    if (fd < 0)
+        fd = open(temp_path, flags, 0644);
     if (fd < 0)
         return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot create: %s", temp_path, strerror(errno));
     int error = 0;
-    for (int p = 0; p < count && !error; p++) {
-        const unsigned char *data = parts[p];
-        size_t left = sizes[p];
-        while (left > 0) {
-            ssize_t written = write(fd, data, left);
-            if (written < 0 && errno == EINTR)
-                continue;
-            if (written <= 0) {
-                error = written < 0 ? errno : ENOSPC;
-                break;
-            }
-            data += written;
-            left -= (size_t)written;
+    if (direct) {
+        const unsigned char *data = parts[0];
+        const size_t bulk = sizes[0] / PREP_DIRECT_ALIGN * PREP_DIRECT_ALIGN;
+        for (size_t done = 0; done < bulk && !error;) {
+            const size_t piece = bulk - done < PREP_WRITE_PIECE ? bulk - done : PREP_WRITE_PIECE;
+            error = write_all(fd, data + done, piece);
+            done += piece;
+            if (!error && progress)
+                progress(context, done);
         }
+#if defined(O_DIRECT)
+        int now = fcntl(fd, F_GETFL);
+        if (!error && bulk < sizes[0] && (now < 0 || fcntl(fd, F_SETFL, now & ~O_DIRECT) != 0))
+            error = errno;
+#endif
+        if (!error)
+            error = write_all(fd, data + bulk, sizes[0] - bulk);
+    } else {
+        for (int p = 0; p < count && !error; p++)
+            error = write_all(fd, parts[p], sizes[p]);
     }
+    if (!error && progress)
+        progress(context, SIZE_MAX); /* all of it: the buffer is free */
     if (!error && fsync(fd) != 0 && errno != EINVAL)
         error = errno;
     if (close(fd) != 0 && !error)
@@ -76,7 +151,7 @@ ax_status prep_write_file_atomic(const char *path, const void *data, size_t size
 {
     char temp[4200];
     const void *parts[1] = {data};
-    AX_TRY(write_temporary(path, parts, &size, 1, temp, sizeof temp));
+    AX_TRY(write_temporary(path, parts, &size, 1, false, NULL, NULL, temp, sizeof temp));
     if (rename(temp, path) != 0) {
         int error = errno;
         unlink(temp);
@@ -111,8 +186,60 @@ static size_t npy_header(char *header, size_t capacity, const char *descr, int r
     return total;
 }
 
-ax_status prep_batch_write(const char *dir, int64_t batch, const unsigned char *pixels,
-                           const int32_t *labels, int64_t count, int64_t side, int channels)
+/* Transparent huge pages are 2 MiB: a buffer aligned to them is faulted
+ * in 2 MiB at a time instead of 4 KiB (measured: 50 MB first touched in
+ * 0.27 to 0.34 s on 4 KiB pages in this VM, 0.005 to 0.25 s on huge ones). */
+#define PREP_HUGE_PAGE ((size_t)2 << 20)
+
+ax_status prep_batch_buffer_create(prep_batch_buffer *buffer, int64_t images, int64_t side,
+                                   int channels)
+{
+    memset(buffer, 0, sizeof *buffer);
+    char header[256];
+    const int64_t shape[4] = {images, side, side, channels};
+    const size_t header_size = npy_header(header, sizeof header, "|u1", 4, shape);
+    const size_t pixel_bytes = (size_t)images * (size_t)side * (size_t)side * (size_t)channels;
+    /* [aligned block of header room][header of a full batch][pixels][slack] */
+    const size_t used = PREP_DIRECT_ALIGN + header_size + pixel_bytes + PREP_DIRECT_ALIGN;
+    const bool huge = used >= 2 * PREP_HUGE_PAGE;
+    const size_t size = used + (huge ? PREP_HUGE_PAGE : 0);
+    void *mapping = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapping == MAP_FAILED)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "prep: out of memory for a batch of %lld images "
+                       "(%zu bytes): %s", (long long)images, size, strerror(errno));
+    unsigned char *base = mapping;
+    if (huge) {
+        base += (PREP_HUGE_PAGE - (uintptr_t)base % PREP_HUGE_PAGE) % PREP_HUGE_PAGE;
+#if defined(MADV_HUGEPAGE)
+        madvise(base, used, MADV_HUGEPAGE); /* advice: without it, 4 KiB pages */
+#endif
+    }
+    buffer->mapping = mapping;
+    buffer->mapping_size = size;
+    /* The header of a full batch then starts on an aligned address. */
+    buffer->pixels = base + PREP_DIRECT_ALIGN + header_size;
+    buffer->header_room = PREP_DIRECT_ALIGN + header_size;
+    return AX_STATUS_OK;
+}
+
+unsigned char *prep_batch_header_start(const prep_batch_buffer *buffer, int64_t count,
+                                       int64_t side, int channels)
+{
+    char header[256];
+    const int64_t shape[4] = {count, side, side, channels};
+    return buffer->pixels - npy_header(header, sizeof header, "|u1", 4, shape);
+}
+
+void prep_batch_buffer_free(prep_batch_buffer *buffer)
+{
+    if (buffer->mapping)
+        munmap(buffer->mapping, buffer->mapping_size);
+    memset(buffer, 0, sizeof *buffer);
+}
+
+ax_status prep_batch_write(const char *dir, int64_t batch, prep_batch_buffer *buffer,
+                           const int32_t *labels, int64_t count, int64_t side, int channels,
+                           prep_write_progress progress, void *context)
 {
     char data_path[4096], labels_path[4096], data_temp[4200], labels_temp[4200];
     prep_batch_names(dir, batch, data_path, labels_path, sizeof data_path);
@@ -131,14 +258,21 @@ ax_status prep_batch_write(const char *dir, int64_t batch, const unsigned char *
     }
     const void *label_parts[2] = {labels_header, label_bytes};
     const size_t label_sizes[2] = {labels_header_size, (size_t)count * 4};
-    ax_status status = write_temporary(labels_path, label_parts, label_sizes, 2, labels_temp,
-                                       sizeof labels_temp);
+    ax_status status = write_temporary(labels_path, label_parts, label_sizes, 2, false, NULL,
+                                       NULL, labels_temp, sizeof labels_temp);
     free(label_bytes);
     AX_TRY(status);
-    const void *data_parts[2] = {data_header, pixels};
-    const size_t data_sizes[2] = {data_header_size,
-                                  (size_t)count * (size_t)(side * side * channels)};
-    status = write_temporary(data_path, data_parts, data_sizes, 2, data_temp, sizeof data_temp);
+    /* The header goes just before the pixels: one run of memory, aligned
+     * when its size is a full batch's (write_temporary checks). */
+    const size_t pixel_bytes = (size_t)count * (size_t)(side * side * channels);
+    unsigned char *start = prep_batch_header_start(buffer, count, side, channels);
+    const char *direct_text = getenv("AXON_PREP_BUFFERED_WRITE");
+    const bool direct = !(direct_text && strcmp(direct_text, "1") == 0);
+    memcpy(start, data_header, data_header_size);
+    const void *data_parts[1] = {start};
+    const size_t data_sizes[1] = {data_header_size + pixel_bytes};
+    status = write_temporary(data_path, data_parts, data_sizes, 1, direct, progress, context,
+                             data_temp, sizeof data_temp);
     if (status != AX_STATUS_OK) {
         unlink(labels_temp);
         return status;

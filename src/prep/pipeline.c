@@ -7,6 +7,9 @@
  * OpenMP threads, each into its own slot of the batch buffer, so the bytes
  * written do not depend on which thread finished first. Bad images leave
  * their slot empty and are compacted out in slot order, with their warning.
+ * A writer thread (writer.c) writes batch b from the batch buffer while
+ * batch b + 1 is made in it, each image waiting only for its slot to have
+ * been written out.
  *
  * Under mpirun every rank lists and shuffles the same way and makes the
  * batches b with b % P == rank (ranks.c); counts and the exact integer pixel
@@ -65,6 +68,19 @@ void ax_prep_summary_free(ax_prep_summary *summary)
     summary->warnings_kept = 0;
 }
 
+/* What a thread keeps from one batch to the next: buffers that grow to the
+ * largest image and are then reused, so that their pages are faulted in
+ * once per run, not once per batch (a fresh page costs a fault, and in a VM
+ * a hypervisor exit too). */
+typedef struct scratch {
+    prep_pixels pixels;        /* the decoded image */
+    float *work;               /* the resize's rows */
+    size_t work_capacity;
+    unsigned char *bytes;      /* the file's bytes */
+    size_t bytes_capacity;
+    uint32_t *partial;         /* (S * S * C) pixel sums of this batch */
+} scratch;
+
 /* What one run holds while it goes. */
 typedef struct run {
     const ax_prep_options *options;
@@ -75,12 +91,15 @@ typedef struct run {
     int64_t *order;            /* (images) the shuffled list */
     int64_t batches;
     size_t image_bytes;        /* S * S * C */
-    unsigned char *buffer;     /* (K, S, S, C) */
+    prep_batch_buffer batch;   /* the memory batches are made in */
+    prep_writer *writer;       /* writes batch b while b + 1 is made */
+    unsigned char *buffer;     /* (K, S, S, C): batch.pixels */
     int32_t *labels;           /* (K) */
     char *why;                 /* (K, WHY_LENGTH): "" = image fine */
     uint64_t *sums;            /* (S * S * C) */
     int64_t *label_counts;     /* (labels) */
     int64_t *batch_counts;     /* (batches) */
+    scratch *scratch;          /* (threads) */
     /* progress */
     ax_prep_progress_fn progress;
     void *user;
@@ -212,14 +231,13 @@ static void process_batch(run *r, int64_t b, int64_t count)
     double read_seconds = 0, decode_seconds = 0, resize_seconds = 0;
 #pragma omp parallel num_threads(r->threads) reduction(+ : read_seconds, decode_seconds, resize_seconds)
     {
-        prep_pixels pixels = {0};
-        float *work = NULL;
-        size_t work_capacity = 0, bytes_capacity = 0;
-        unsigned char *bytes = NULL;
+        scratch *mine = &r->scratch[omp_get_thread_num()];
         /* This thread's pixel sums, added while the image is still in cache;
          * uint32 holds K <= 10^6 images of 255. Integer sums are exact, so
          * the total does not depend on which thread summed what. */
-        uint32_t *partial = calloc(r->image_bytes, sizeof *partial);
+        if (!mine->partial)
+            mine->partial = calloc(r->image_bytes, sizeof *mine->partial);
+        uint32_t *partial = mine->partial;
         bool partial_used = false;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t j = 0; j < count; j++) {
@@ -238,20 +256,26 @@ static void process_batch(run *r, int64_t b, int64_t count)
             if (image->label < 0) {
                 snprintf(why, WHY_LENGTH,
                          "no label: the image is not inside a folder or an inner tar");
-            } else if (read_image(r, image, &bytes, &bytes_capacity, why)) {
+            } else if (read_image(r, image, &mine->bytes, &mine->bytes_capacity, why)) {
                 double t1 = now_seconds();
                 read_seconds += t1 - t0;
+                const unsigned char *bytes = mine->bytes;
                 bool decoded =
                     full_decode ? prep_decode(bytes, (size_t)image->size, side, r->channels,
-                                              &pixels, why, WHY_LENGTH)
+                                              &mine->pixels, why, WHY_LENGTH)
                                 : prep_decode_for_crop(bytes, (size_t)image->size, side,
-                                                       r->channels, &pixels, why, WHY_LENGTH);
+                                                       r->channels, &mine->pixels, why,
+                                                       WHY_LENGTH);
                 double t2 = now_seconds();
                 decode_seconds += t2 - t1;
                 unsigned char *slot = r->buffer + (size_t)j * r->image_bytes;
-                if (decoded && !prep_resize_crop(&pixels, side, slot, &work, &work_capacity))
+                if (decoded) /* the previous batch may still be going out from there */
+                    prep_writer_wait(r->writer, (size_t)j * r->image_bytes,
+                                     (size_t)(j + 1) * r->image_bytes);
+                if (decoded && !prep_resize_crop(&mine->pixels, side, slot, &mine->work,
+                                                 &mine->work_capacity))
                     snprintf(why, WHY_LENGTH, "out of memory resizing %lld x %lld pixels",
-                             (long long)pixels.width, (long long)pixels.height);
+                             (long long)mine->pixels.width, (long long)mine->pixels.height);
                 else if (decoded && !partial)
                     snprintf(why, WHY_LENGTH, "out of memory for the pixel sums");
                 else if (decoded) {
@@ -274,11 +298,8 @@ static void process_batch(run *r, int64_t b, int64_t count)
 #pragma omp critical(prep_sums)
             for (size_t i = 0; i < r->image_bytes; i++)
                 r->sums[i] += partial[i];
+            memset(partial, 0, r->image_bytes * sizeof *partial);
         }
-        free(partial);
-        free(pixels.data);
-        free(work);
-        free(bytes);
     }
     if (r->summary) {
         r->summary->seconds_read += read_seconds;
@@ -292,6 +313,8 @@ static void process_batch(run *r, int64_t b, int64_t count)
  * added to the sums as they were made). */
 static int64_t compact_batch(run *r, int64_t b, int64_t count)
 {
+    /* Slots of failed images were not waited for; images move into them. */
+    prep_writer_wait(r->writer, 0, (size_t)count * r->image_bytes);
     int64_t kept = 0;
     for (int64_t j = 0; j < count; j++) {
         const char *why = r->why + j * WHY_LENGTH;
@@ -340,14 +363,17 @@ static ax_status allocate(run *r)
     r->image_bytes = (size_t)(r->options->image_size * r->options->image_size * r->channels);
     AX_TRY(ax_memory_check((size_t)k * r->image_bytes, "prep: a batch"));
     r->order = malloc((size_t)n * sizeof *r->order);
-    r->buffer = malloc((size_t)k * r->image_bytes);
+    AX_TRY(prep_batch_buffer_create(&r->batch, k, r->options->image_size, r->channels));
+    r->buffer = r->batch.pixels;
+    AX_TRY(prep_writer_start(&r->writer, &r->batch, k));
     r->labels = malloc((size_t)k * sizeof *r->labels);
     r->why = malloc((size_t)k * WHY_LENGTH);
     r->sums = calloc(r->image_bytes, sizeof *r->sums);
     r->label_counts = calloc((size_t)r->list.label_count + 1, sizeof *r->label_counts);
     r->batch_counts = calloc((size_t)r->batches, sizeof *r->batch_counts);
+    r->scratch = calloc((size_t)r->threads, sizeof *r->scratch);
     if (!r->order || !r->buffer || !r->labels || !r->why || !r->sums || !r->label_counts ||
-        !r->batch_counts)
+        !r->batch_counts || !r->scratch)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "prep: out of memory for a batch of %lld images",
                        (long long)k);
     ax_rng rng;
@@ -377,7 +403,7 @@ static ax_status stopped(const run *r)
                    (long long)r->batches_done, r->options->output);
 }
 
-static ax_status run_batches(run *r)
+static ax_status make_batches(run *r)
 {
     const ax_prep_options *o = r->options;
     const int64_t n = r->list.count;
@@ -407,14 +433,12 @@ static ax_status run_batches(run *r)
         int64_t kept = compact_batch(r, b, count);
         r->batch_counts[b] = kept;
         if (kept > 0) {
-            /* Written in this thread: a background writer on a second
-             * buffer did not pay here (docs/prep.md, B6). */
-            double t0 = now_seconds();
-            AX_TRY(prep_batch_write(o->output, b, r->buffer, r->labels, kept, o->image_size,
-                                    r->channels));
-            if (r->summary) {
-                r->summary->seconds_write += now_seconds() - t0;
-                r->summary->batches_written++;
+            /* Written by the writer thread while the next batch is made. */
+            ax_status status = prep_writer_submit(r->writer, o->output, b, r->labels, kept,
+                                                  o->image_size, r->channels);
+            if (status != AX_STATUS_OK) {
+                r->batch_counts[b] = 0; /* not handed over: the previous write failed */
+                return status;
             }
         }
         r->batches_done++;
@@ -422,6 +446,27 @@ static ax_status run_batches(run *r)
             return stopped(r);
     }
     return AX_STATUS_OK;
+}
+
+/* Makes this rank's batches, then waits for the last one to be written
+ * (also when stopped: a batch handed to the writer is complete, and is
+ * renamed into place). */
+static ax_status run_batches(run *r)
+{
+    ax_status status = make_batches(r);
+    double seconds = 0;
+    int64_t batches_written = 0, failed_batch = -1;
+    ax_status written =
+        prep_writer_finish(r->writer, &seconds, &batches_written, &failed_batch);
+    if (r->summary) {
+        r->summary->seconds_write += seconds;
+        r->summary->batches_written += batches_written;
+    }
+    if (failed_batch >= 0) /* its images were not written */
+        r->batch_counts[failed_batch] = 0;
+    if (written != AX_STATUS_OK && status != AX_STATUS_IO_ERROR)
+        return written; /* the write's message, not "stopped" */
+    return status;
 }
 
 /* Rank 0 prepares the output folder; the others check they see it (the
@@ -579,11 +624,19 @@ ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progre
     free(r.warnings.text);
     prep_list_free(&r.list);
     free(r.order);
-    free(r.buffer);
+    prep_writer_stop(r.writer);
+    prep_batch_buffer_free(&r.batch);
     free(r.labels);
     free(r.why);
     free(r.sums);
     free(r.label_counts);
     free(r.batch_counts);
+    for (int t = 0; r.scratch && t < r.threads; t++) {
+        free(r.scratch[t].pixels.data);
+        free(r.scratch[t].work);
+        free(r.scratch[t].bytes);
+        free(r.scratch[t].partial);
+    }
+    free(r.scratch);
     return status;
 }

@@ -2,9 +2,9 @@
  * 002) and what they share. enumerate.c lists the input (folder tree, tar,
  * tar of tars) into a prep_list of byte ranges; decode.c turns one range into
  * pixels; resize.c makes the S x S crop; batch_file.c writes and checks the
- * .npy batches; metadata.c writes meta.json and the run's plan; ranks.c
- * shares the work between MPI processes; pipeline.c runs it all in
- * parallel. */
+ * .npy batches, writer.c in a thread beside the workers; metadata.c writes
+ * meta.json and the run's plan; ranks.c shares the work between MPI
+ * processes; pipeline.c runs it all in parallel. */
 #ifndef AX_PREP_PREP_H
 #define AX_PREP_PREP_H
 
@@ -102,8 +102,57 @@ bool prep_crop_window(int64_t width, int64_t height, int64_t side, int64_t windo
  * present means a complete batch. */
 void prep_batch_names(const char *dir, int64_t batch, char *data_path, char *labels_path,
                       size_t capacity);
-ax_status prep_batch_write(const char *dir, int64_t batch, const unsigned char *pixels,
-                           const int32_t *labels, int64_t count, int64_t side, int channels);
+/* The memory a batch is made in: K images of S x S x C bytes at pixels,
+ * with room before them for the data file's .npy header, so that header and
+ * pixels are written from one block-aligned run of memory (O_DIRECT, no copy
+ * into the page cache). Mapped once per run, on huge pages where it can. */
+typedef struct prep_batch_buffer {
+    unsigned char *pixels;   /* (K, S, S, C) */
+    size_t header_room;      /* bytes of the buffer before pixels */
+    void *mapping;
+    size_t mapping_size;
+} prep_batch_buffer;
+
+ax_status prep_batch_buffer_create(prep_batch_buffer *buffer, int64_t images, int64_t side,
+                                   int channels);
+void prep_batch_buffer_free(prep_batch_buffer *buffer);
+/* Where the data file of count images starts in buffer: its .npy header,
+ * just before the pixels. */
+unsigned char *prep_batch_header_start(const prep_batch_buffer *buffer, int64_t count,
+                                       int64_t side, int channels);
+/* Told how many bytes of the data file (header included) are written:
+ * the buffer's bytes before that offset are no longer read; SIZE_MAX: all. */
+typedef void (*prep_write_progress)(void *context, size_t file_bytes_done);
+
+/* Writes the first count images of buffer (its header room is used) and
+ * their labels, calling progress (if not NULL) as the data goes out.
+ * AXON_PREP_BUFFERED_WRITE=1 writes through the page cache instead of
+ * O_DIRECT (for comparison; the files are the same). */
+ax_status prep_batch_write(const char *dir, int64_t batch, prep_batch_buffer *buffer,
+                           const int32_t *labels, int64_t count, int64_t side, int channels,
+                           prep_write_progress progress, void *context);
+
+/* The batch writer (writer.c): a thread that writes batch b (prep_batch_write,
+ * then its fsync and rename) while the workers make batch b + 1 in the same
+ * buffer, each worker waiting only until the part of the buffer its image
+ * goes to has been written out. */
+typedef struct prep_writer prep_writer;
+
+ax_status prep_writer_start(prep_writer **writer, prep_batch_buffer *buffer, int64_t max_count);
+/* Starts writing the first count images of the buffer as batch b (labels
+ * copied); first waits for the previous batch and returns its failure, if
+ * it failed. */
+ax_status prep_writer_submit(prep_writer *writer, const char *dir, int64_t batch,
+                             const int32_t *labels, int64_t count, int64_t side, int channels);
+/* Waits until pixel bytes [begin, end) of the buffer may be overwritten. */
+void prep_writer_wait(prep_writer *writer, size_t begin, size_t end);
+/* Waits for the batch being written; the status (and message) of the first
+ * write that failed, if any. Also the writer's seconds, the batches it wrote
+ * and renamed, and the batch whose write failed (-1: none). */
+ax_status prep_writer_finish(prep_writer *writer, double *seconds, int64_t *written,
+                             int64_t *failed_batch);
+/* Finishes, ends the thread and frees (NULL is fine). */
+void prep_writer_stop(prep_writer *writer);
 /* True when both files of a batch exist, are well-formed, hold between 1
  * and max_count images of the right shape and labels below label_count;
  * then *count, and (if not NULL) pixel sums into sums (S*S*C) and per-label

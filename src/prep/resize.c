@@ -18,7 +18,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
+#if defined(__AVX2__)
+#include <immintrin.h>
+#elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
@@ -190,7 +192,41 @@ bool prep_resize_crop(const prep_pixels *pixels, int64_t side, unsigned char *ou
         const unsigned char *src =
             pixels->data + (size_t)(row_first + r - y0) * (size_t)stride * (size_t)c;
         float *dst = tmp + (size_t)r * row_floats;
-        for (int64_t x = 0; x < side; x++) {
+        int64_t x = 0;
+#if defined(__AVX2__)
+        /* Two RGB pixels in the lanes of one 8-float vector, each lane
+         * doing the scalar code's multiplies and adds in its order. The
+         * pixel with fewer taps runs on over taps of weight 0 (the plan's
+         * weights are 0 past a pixel's taps): adding 0 * p, +0.0, leaves a
+         * sum of non-negative terms as it was, so the floats are the
+         * scalar code's (tests/test_prep.c checks). Lanes 3 and 7 (the
+         * byte after each pixel) are moved out of the way before the store,
+         * whose last 2 floats the next pair overwrites (or land in the next
+         * row or the accumulator row, written later). */
+        if (c == 3) {
+            const __m256i order = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 3, 7);
+            for (; x + 1 < side; x += 2) {
+                const unsigned char *p0 = src + (xs.start[x] - x0) * 3;
+                const unsigned char *p1 = src + (xs.start[x + 1] - x0) * 3;
+                const int taps = xs.taps[x] > xs.taps[x + 1] ? xs.taps[x] : xs.taps[x + 1];
+                if (p0 + 3 * taps + 1 > data_end || p1 + 3 * taps + 1 > data_end)
+                    break; /* the rest one pixel at a time, below */
+                const float *w0 = xs.weights + x * xs.max_taps, *w1 = w0 + xs.max_taps;
+                __m256 sum = _mm256_setzero_ps();
+                for (int k = 0; k < taps; k++) {
+                    int32_t a, b;
+                    memcpy(&a, p0 + 3 * k, 4);
+                    memcpy(&b, p1 + 3 * k, 4);
+                    __m128i both = _mm_insert_epi32(_mm_cvtsi32_si128(a), b, 1);
+                    __m256 value = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(both));
+                    __m256 weight = _mm256_setr_m128(_mm_set1_ps(w0[k]), _mm_set1_ps(w1[k]));
+                    sum = _mm256_add_ps(sum, _mm256_mul_ps(weight, value));
+                }
+                _mm256_storeu_ps(dst + 3 * x, _mm256_permutevar8x32_ps(sum, order));
+            }
+        }
+#endif
+        for (; x < side; x++) {
             const float *weight = xs.weights + x * xs.max_taps;
             const unsigned char *p = src + (xs.start[x] - x0) * c;
             const int taps = xs.taps[x];
