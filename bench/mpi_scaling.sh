@@ -13,7 +13,8 @@
 # ranks, the all-reduce's share of the training time on rank 0 (waiting for
 # the other rank included). docs/mpi.md has the figures and a cost model.
 # Then, when mpicc is there, bench/mpi_allreduce.c times the gradient sum
-# alone and whether it moves on during compute (what overlap could hide).
+# alone and whether it moves on during compute (what overlap could hide),
+# and compares MPI_Allreduce with MPI_Iallreduce + MPI_Wait, alternated.
 #
 # usage: bench/mpi_scaling.sh [AXON] [REPEATS] [ROWS] [PRECISION]
 #        (defaults: build/axon, 3, 500000, f32)
@@ -75,7 +76,12 @@ summary "1 rank, 2 threads" 2 "$base" "${threads[@]}"
 # The sum alone, and whether it progresses during compute (overlap).
 if command -v mpicc >/dev/null; then
     micro=$(mktemp -d)
+    # The blocking sum against the non-blocking one alone, alternated, on
+    # B2's gradient (its bytes in the run's precision, timed as float and as
+    # double; medians and percentiles: docs/mpi.md).
+    bytes=$((268801 * $([ "$precision" = f64 ] && echo 8 || echo 4)))
     mpicc -O2 -o "$micro/mpi_allreduce" "$(dirname "$0")/mpi_allreduce.c" &&
-        mpirun -np 2 "$micro/mpi_allreduce" 268801 200 0.016
+        mpirun -np 2 "$micro/mpi_allreduce" 268801 200 0.016 &&
+        mpirun -np 2 "$micro/mpi_allreduce" compare 200 "$bytes"
     rm -rf "$micro"
 fi

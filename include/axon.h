@@ -215,6 +215,19 @@ AX_NODISCARD ax_status ax_dataset_synth_linear(int64_t rows, int64_t features, u
  * round(fraction * rows) rows. The source is unchanged. */
 AX_NODISCARD ax_status ax_dataset_split(const ax_dataset *source, double fraction, uint64_t seed,
                                         ax_dataset **train, ax_dataset **holdout);
+/* ax_dataset_split for MPI ranks, without the whole set: rank `rank` of
+ * `size` holds rows [r*n/size, (r+1)*n/size) of each part of n rows (the
+ * trainer's shards). ax_dataset_split_span gives the rows [first, first +
+ * count) of a set of `rows` rows that hold both of the rank's shards (about
+ * rows/size: the parts keep the set's order); ax_dataset_split_shards cuts
+ * the two shards from those rows (span = rows [first, first + span's rows)
+ * of the set, e.g. from an ax_dataset_load_*_rows loader), the same rows
+ * ax_dataset_split of the whole set and sharding would give. */
+AX_NODISCARD ax_status ax_dataset_split_span(int64_t rows, double fraction, uint64_t seed, int rank,
+                                             int size, int64_t *first, int64_t *count);
+AX_NODISCARD ax_status ax_dataset_split_shards(const ax_dataset *span, int64_t first, int64_t rows,
+                                               double fraction, uint64_t seed, int rank, int size,
+                                               ax_dataset **train, ax_dataset **holdout);
 /* Fails with AX_STATUS_BAD_DATA naming the row and column of the first NaN
  * or Inf feature or target. */
 AX_NODISCARD ax_status ax_dataset_check_finite(const ax_dataset *dataset);

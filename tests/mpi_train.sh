@@ -11,13 +11,16 @@
 #    the blocking sum;
 #  - full-batch CG and L-BFGS on 2 ranks follow the 1-process trajectory;
 #  - mpirun -np 1 is the same as no mpirun, byte for byte;
+#  - with --val-split a rank reads only the span of rows holding its shards
+#    of both parts (a NaN in the last row is found by rank 1 alone);
 #  - the comparison itself can fail: another seed's model is refused;
 #  - a rank given a missing file ends the whole job quickly, non-zero, with a
 #    message naming the rank and the file;
 #  - checkpoints on 2 ranks: resuming from an epoch checkpoint on 2 ranks ends
 #    byte-identical to the uninterrupted 2-rank run, and in 1 process within
 #    1e-5; a SIGTERM to rank 1 alone stops both ranks at one step with the
-#    interrupted checkpoint written by rank 0, and resuming it ends
+#    interrupted checkpoint written by rank 0, which says where (epoch and
+#    batch, as the checkpoint records them), and resuming it ends
 #    byte-identical too; a resume with one changed value in rank 1's shard of
 #    a CSV is refused by both ranks (the fingerprint of the whole set).
 # Exits 77 (skipped) when mpirun is missing.
@@ -158,6 +161,21 @@ grep -q "axon: rank 1 of 2: --data rank1.csv: no such file or directory" missing
     { cat missing.log; fail "no message naming rank 1 and its missing file"; }
 echo "  ended with status $status after ${elapsed} s"
 
+echo "--val-split on 2 ranks: a rank reads only the rows that hold its shards"
+# A NaN in the last row of a .npy file: rank 1's span holds it, rank 0's
+# (about the first half of the rows) does not. When every rank read the whole
+# file to split it, both found the NaN; now rank 1 alone does and ends the job.
+/usr/bin/python3 -c '
+import numpy as np
+x = np.random.RandomState(1).rand(400, 4).astype(np.float32)
+x[:, 0] = np.arange(400) % 3
+x[-1, 2] = np.nan
+np.save("nan_last.npy", x)' || fail "could not write nan_last.npy"
+"${mpi[@]}" "$axon" train --data nan_last.npy --val-split 0.1 --layers 3:softmax --epochs 1 \
+    --threads 1 --quiet > nan.log 2>&1 && { cat nan.log; fail "the NaN was not found"; }
+grep -q "rank 1 of 2: .*nan_last.npy.*NaN" nan.log || { cat nan.log; fail "rank 1 did not find the NaN"; }
+grep -q "rank 0 of 2: .*NaN" nan.log && { cat nan.log; fail "rank 0 read rows outside its span"; }
+
 echo "checkpoints on 2 ranks: resumed from an epoch checkpoint, byte-identical"
 # The uninterrupted 2-rank run writes every epoch's checkpoint (rank 0 alone);
 # resuming from the third one on 2 ranks must end with the same bytes.
@@ -199,6 +217,21 @@ status=$?
 [ $status -ne 0 ] || { cat stopped.log; fail "the signal came too late: the run had ended"; }
 grep -q "rank 0 of 2: checkpoint written to stop.interrupted.safetensors" stopped.log ||
     { cat stopped.log; fail "rank 0 did not report the interrupted checkpoint"; }
+# Rank 0 says where the job stopped, as the checkpoint records it (epoch
+# and batch), although its progress display may not have seen that epoch.
+where=$(/usr/bin/python3 - <<'EOF2'
+import json, struct
+raw = open("stop.interrupted.safetensors", "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+state = json.loads(json.loads(raw[8:8 + n])["__metadata__"]["state"])
+if state["batch"] > 0:
+    print("training interrupted in epoch %d of 4, after batch %d of 4000" % (state["epoch"] + 1, state["batch"]))
+else:
+    print("training interrupted after epoch %d of 4" % state["epoch"])
+EOF2
+)
+grep -q "rank 0 of 2: $where\$" stopped.log ||
+    { cat stopped.log; fail "rank 0 did not say where it stopped ($where)"; }
 grep -q "rank 1 of 2: .*interrupted" stopped.log &&
     { cat stopped.log; fail "rank 1 spoke of the interruption (rank 0 alone reports it)"; }
 "${mpi[@]}" "$axon" train --resume stop.interrupted.safetensors "${long[@]}" --threads 1 --quiet \

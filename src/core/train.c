@@ -5,6 +5,7 @@
  * and checkpoints: written at epoch boundaries and on interruption, and
  * resumed from (checkpoint.c holds the file format). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -405,9 +406,15 @@ static ax_status interrupted(trainer *t, int epoch, int64_t batch, double loss_s
     const char *prefix = t->config->checkpoint_prefix;
     if (prefix)
         AX_TRY(write_checkpoint(t, epoch, batch, loss_sum, true));
-    return ax_fail(AX_STATUS_INTERRUPTED, "training interrupted %s epoch %d%s%s%s", where, where_epoch,
-                   prefix ? "; checkpoint written to " : "", prefix ? prefix : "",
-                   prefix ? ".interrupted.safetensors" : "");
+    /* Where it stopped, as the checkpoint records it: inside an epoch, the
+     * batch (the progress line a program shows may be older). */
+    char place[96] = "";
+    if (batch > 0)
+        snprintf(place, sizeof place, ", after batch %lld of %lld", (long long)batch,
+                 (long long)t->batches);
+    return ax_fail(AX_STATUS_INTERRUPTED, "training interrupted %s epoch %d of %d%s%s%s%s", where,
+                   where_epoch, t->config->epochs, place, prefix ? "; checkpoint written to " : "",
+                   prefix ? prefix : "", prefix ? ".interrupted.safetensors" : "");
 }
 
 /* Only rank 0 of a replicated run calls the progress callback. */

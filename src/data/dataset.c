@@ -1,4 +1,5 @@
-/* dataset.c: allocation, accessors, splitting and checks of ax_dataset. */
+/* dataset.c: allocation, accessors and checks of ax_dataset (splitting is
+ * in split.c). */
 #include "data/dataset.h"
 
 #include <math.h>
@@ -9,7 +10,6 @@
 
 #include "core/error.h"
 #include "core/memory.h"
-#include "core/random.h"
 
 ax_status ax_memory_check(size_t bytes, const char *what)
 {
@@ -119,76 +119,6 @@ const char *ax_dataset_source(const ax_dataset *dataset) { return dataset->sourc
 float *ax_dataset_features_data(ax_dataset *dataset) { return dataset->feature_values; }
 int32_t *ax_dataset_labels_data(ax_dataset *dataset) { return dataset->labels; }
 float *ax_dataset_targets_data(ax_dataset *dataset) { return dataset->target_values; }
-
-static void copy_row(const ax_dataset *from, int64_t from_row, ax_dataset *to, int64_t to_row)
-{
-    memcpy(to->feature_values + to_row * to->features, from->feature_values + from_row * from->features,
-           (size_t)from->features * sizeof(float));
-    if (from->labels)
-        to->labels[to_row] = from->labels[from_row];
-    if (from->target_values)
-        memcpy(to->target_values + to_row * to->targets,
-               from->target_values + from_row * from->targets, (size_t)from->targets * sizeof(float));
-}
-
-ax_status ax_dataset_split(const ax_dataset *source, double fraction, uint64_t seed,
-                           ax_dataset **train, ax_dataset **holdout)
-{
-    *train = NULL;
-    *holdout = NULL;
-    if (!(fraction > 0.0 && fraction < 1.0))
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the split fraction must be between 0 and 1, not %g",
-                       fraction);
-    int64_t held = (int64_t)llround(fraction * (double)source->rows);
-    if (held < 1 || held >= source->rows)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                       "%s: a fraction %g of %lld rows leaves an empty part", source->source,
-                       fraction, (long long)source->rows);
-    int64_t *order = malloc((size_t)source->rows * sizeof *order);
-    if (!order)
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory splitting %s", source->source);
-    ax_rng rng;
-    ax_rng_seed(&rng, seed ^ 0x5eed5011ULL);
-    ax_rng_permutation(&rng, order, source->rows);
-
-    char name[600];
-    snprintf(name, sizeof name, "%s (training part)", source->source);
-    ax_status status = ax_dataset_allocate(source->rows - held, source->features, source->classes,
-                                           source->targets, name, train);
-    if (status == AX_STATUS_OK) {
-        snprintf(name, sizeof name, "%s (held-out part)", source->source);
-        status = ax_dataset_allocate(held, source->features, source->classes, source->targets,
-                                     name, holdout);
-    }
-    if (status != AX_STATUS_OK) {
-        free(order);
-        ax_dataset_free(*train);
-        *train = NULL;
-        return status;
-    }
-    /* Keep each part in the source's order so the split is easy to inspect. */
-    int64_t *is_held = order; /* reuse: mark held rows */
-    char *held_mask = calloc((size_t)source->rows, 1);
-    if (!held_mask) {
-        free(order);
-        ax_dataset_free(*train);
-        ax_dataset_free(*holdout);
-        *train = *holdout = NULL;
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory splitting %s", source->source);
-    }
-    for (int64_t i = 0; i < held; i++)
-        held_mask[is_held[i]] = 1;
-    int64_t next_train = 0, next_held = 0;
-    for (int64_t row = 0; row < source->rows; row++) {
-        if (held_mask[row])
-            copy_row(source, row, *holdout, next_held++);
-        else
-            copy_row(source, row, *train, next_train++);
-    }
-    free(held_mask);
-    free(order);
-    return AX_STATUS_OK;
-}
 
 ax_status ax_dataset_check_finite(const ax_dataset *dataset)
 {

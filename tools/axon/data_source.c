@@ -161,19 +161,32 @@ static void scale_features(ax_dataset *dataset, double scale)
 }
 
 /* A shard being loaded: the rank and ranks, and the rows of the whole set
- * once counted. */
+ * once counted. With split > 0 (a --val-split), what is loaded is the span
+ * of rows that holds the rank's shards of both parts of the split
+ * (ax_dataset_split_span), and first records where it starts. */
 typedef struct shard_request {
     int rank, size;
-    int64_t total;
+    double split;
+    uint64_t seed;
+    int64_t total, first;
 } shard_request;
 
-/* The shard's row range of a set of `rows` rows, recorded in shard. */
-static void shard_range(shard_request *shard, int64_t rows, int64_t *first, int64_t *count)
+/* The rows [*first, *first + *count) to load of a set of `rows` rows (the
+ * rank's shard, or its split span), recorded in shard. */
+static ax_status shard_range(shard_request *shard, int64_t rows, int64_t *first, int64_t *count)
 {
     int64_t end = 0;
     shard->total = rows;
+    if (shard->split > 0) {
+        ax_status status = ax_dataset_split_span(rows, shard->split, shard->seed, shard->rank,
+                                                 shard->size, first, count);
+        shard->first = *first;
+        return status;
+    }
     data_shard_bounds(rows, shard->rank, shard->size, first, &end);
     *count = end - *first;
+    shard->first = *first;
+    return AX_STATUS_OK;
 }
 
 /* Loads spec whole (shard NULL) or only the shard's rows (the file formats;
@@ -191,7 +204,8 @@ static int load_any(const char *option, const char *spec, const char *labels_pat
             status = ax_dataset_load_batches(spec + 8, out);
         } else {
             status = ax_dataset_count_batches(spec + 8, &rows);
-            shard_range(shard, rows, &first, &count);
+            if (status == AX_STATUS_OK)
+                status = shard_range(shard, rows, &first, &count);
             if (status == AX_STATUS_OK)
                 status = ax_dataset_load_batches_rows(spec + 8, first, count, out);
         }
@@ -203,16 +217,26 @@ static int load_any(const char *option, const char *spec, const char *labels_pat
                     option, spec);
             return CLI_EXIT_USAGE;
         }
-        if (part == DATA_PART_TEST)
+        /* The generator draws its rows in order: a shard of the training
+         * rows needs only the rows up to its end (at least one is drawn). */
+        int64_t draw = settings->synth_rows;
+        status = AX_STATUS_OK;
+        if (shard && part != DATA_PART_TEST) {
+            status = shard_range(shard, settings->synth_rows, &first, &count);
+            draw = first + count > 0 ? first + count : 1;
+        }
+        if (status == AX_STATUS_OK && part == DATA_PART_TEST)
             status = synth_test_part(settings, out);
-        else
-            status = ax_dataset_synth_linear(settings->synth_rows, settings->synth_features,
-                                             settings->seed, out);
+        else if (status == AX_STATUS_OK)
+            status = ax_dataset_synth_linear(draw, settings->synth_features, settings->seed, out);
         if (status != AX_STATUS_OK)
             return report_failure(status, spec);
         scale_features(*out, settings->scale);
-        if (shard) { /* drawn whole: a generator has no row range */
-            shard_range(shard, ax_dataset_rows(*out), &first, &count);
+        if (shard && part == DATA_PART_TEST) /* drawn whole: cut here */
+            status = shard_range(shard, ax_dataset_rows(*out), &first, &count);
+        if (shard && shard->split > 0 && part != DATA_PART_TEST) {
+            shard->first = 0; /* the span is cut by the split: keep the name synth:linear */
+        } else if (shard) {
             int result = data_shard(out, first, first + count);
             if (result != CLI_EXIT_OK)
                 return result;
@@ -241,7 +265,8 @@ static int load_any(const char *option, const char *spec, const char *labels_pat
                 status = ax_dataset_load_idx_dir(path, test, out);
             } else {
                 status = ax_dataset_count_idx_dir(path, test, &rows);
-                shard_range(shard, rows, &first, &count);
+                if (status == AX_STATUS_OK)
+                    status = shard_range(shard, rows, &first, &count);
                 if (status == AX_STATUS_OK)
                     status = ax_dataset_load_idx_dir_rows(path, test, first, count, out);
             }
@@ -253,7 +278,8 @@ static int load_any(const char *option, const char *spec, const char *labels_pat
                 status = ax_dataset_load_csv(path, &settings->csv, out);
             } else {
                 status = ax_dataset_count_csv(path, &settings->csv, &rows);
-                shard_range(shard, rows, &first, &count);
+                if (status == AX_STATUS_OK)
+                    status = shard_range(shard, rows, &first, &count);
                 if (status == AX_STATUS_OK)
                     status = ax_dataset_load_csv_rows(path, &settings->csv, first, count, out);
             }
@@ -269,7 +295,8 @@ static int load_any(const char *option, const char *spec, const char *labels_pat
                 status = ax_dataset_load_npy(path, labels_path, settings->scale, out);
             } else {
                 status = ax_dataset_count_npy(path, &rows);
-                shard_range(shard, rows, &first, &count);
+                if (status == AX_STATUS_OK)
+                    status = shard_range(shard, rows, &first, &count);
                 if (status == AX_STATUS_OK)
                     status = ax_dataset_load_npy_rows(path, labels_path, settings->scale, first,
                                                       count, out);
@@ -315,6 +342,28 @@ int data_source_load_shard(const char *option, const char *spec, const char *lab
     int result = load_any(option, spec, labels_path, part, settings, &shard, out);
     *total = result == CLI_EXIT_OK ? shard.total : 0;
     return result;
+}
+
+int data_source_load_split_shards(const char *option, const char *spec, const char *labels_path,
+                                  const data_settings *settings, int rank, int size,
+                                  double fraction, uint64_t seed, ax_dataset **train,
+                                  ax_dataset **holdout, int64_t totals[2])
+{
+    *train = *holdout = NULL;
+    totals[0] = totals[1] = 0;
+    shard_request shard = {.rank = rank, .size = size, .split = fraction, .seed = seed};
+    ax_dataset *span = NULL;
+    int result = load_any(option, spec, labels_path, DATA_PART_TRAIN, settings, &shard, &span);
+    if (result != CLI_EXIT_OK)
+        return result;
+    ax_status status = ax_dataset_split_shards(span, shard.first, shard.total, fraction, seed,
+                                               rank, size, train, holdout);
+    ax_dataset_free(span);
+    if (status != AX_STATUS_OK)
+        return report_failure(status, "--val-split");
+    totals[1] = (int64_t)llround(fraction * (double)shard.total);
+    totals[0] = shard.total - totals[1];
+    return CLI_EXIT_OK;
 }
 
 void data_shard_bounds(int64_t rows, int rank, int size, int64_t *first, int64_t *end)

@@ -76,6 +76,16 @@ int data_source_load_shard(const char *option, const char *spec, const char *lab
                            data_part part, const data_settings *settings, int rank, int size,
                            ax_dataset **out, int64_t *total);
 
+/* A --val-split under mpirun: rank's shards of both parts of
+ * ax_dataset_split(whole set of spec, fraction, seed), the same rows as
+ * splitting the whole set and sharding each part, read through the row range
+ * loaders: only the span of rows that holds the two shards (about N/size
+ * rows) is read and held. totals gets the rows of the whole parts. */
+int data_source_load_split_shards(const char *option, const char *spec, const char *labels_path,
+                                  const data_settings *settings, int rank, int size,
+                                  double fraction, uint64_t seed, ax_dataset **train,
+                                  ax_dataset **holdout, int64_t totals[2]);
+
 /* The shard of rank (of size ranks) in rows rows: [*first, *end), contiguous
  * and in rank order, sizes differing by at most one (docs/mpi.md). */
 void data_shard_bounds(int64_t rows, int rank, int size, int64_t *first, int64_t *end);

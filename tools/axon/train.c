@@ -541,8 +541,8 @@ static int load_data(const train_request *request, train_data *data)
     const data_settings *settings = &request->data_settings;
     const int rank = cli_job_rank(), size = cli_job_size();
     /* whole_rows: see shard_data. A rank of several reads only its shard of
-     * each set, except the training set when --val-split draws from all its
-     * rows; synth:linear draws its rows in order, so a rank draws only the
+     * each set (with --val-split, the span of rows that holds its shards of both
+     * parts); synth:linear draws its rows in order, so a rank draws only the
      * rows up to its shard's end (the cut is made in shard_data). */
     int64_t whole_rows[3] = {0, 0, 0}, first = 0, end = 0;
     data_settings train_settings = *settings;
@@ -558,6 +558,10 @@ static int load_data(const train_request *request, train_data *data)
             result = data_shard(&data->loaded, first, end);
             whole_rows[0] = settings->synth_rows;
         }
+    } else if (size > 1 && request->val_split > 0) {
+        result = data_source_load_split_shards("--data", request->data, settings->labels, settings,
+                                               rank, size, request->val_split, request->train.seed,
+                                               &data->loaded, &data->validation, whole_rows);
     } else if (size > 1 && request->val_split == 0) {
         result = data_source_load_shard("--data", request->data, settings->labels,
                                         DATA_PART_TRAIN, settings, rank, size, &data->loaded,
@@ -582,7 +586,7 @@ static int load_data(const train_request *request, train_data *data)
     }
     if (result != CLI_EXIT_OK)
         return result;
-    if (request->val_split > 0) {
+    if (request->val_split > 0 && whole_rows[1] == 0) {
         ax_status status = ax_dataset_split(data->loaded, request->val_split, request->train.seed,
                                             &data->train, &data->validation);
         if (status != AX_STATUS_OK) {
@@ -659,6 +663,8 @@ static int run_training(const train_request *request, train_data *data)
     memset(&summary, 0, sizeof summary);
     progress_catch_interrupt();
     status = ax_train(net, data->train, data->validation, data->test, &train_config, &summary);
+    char stop_message[512]; /* ax_train's message, kept before other calls replace it */
+    snprintf(stop_message, sizeof stop_message, "%s", ax_error_message());
     progress_release_interrupt();
     progress_clear_line(&display);
     bool metrics_ok = metrics_close(&metrics);
@@ -678,12 +684,13 @@ static int run_training(const train_request *request, train_data *data)
         return CLI_EXIT_RUNTIME;
     }
     if (interrupted && speaks) {
-        int done = display.have_epoch ? display.last_epoch.epoch : 0;
-        if (display.current_epoch > done)
-            fprintf(stderr, "axon: interrupted during epoch %d of %d (%d complete)\n",
-                    display.current_epoch, train_config.epochs, done);
-        else
-            fprintf(stderr, "axon: interrupted after epoch %d of %d\n", done, train_config.epochs);
+        /* Where training stopped, from the library: the epoch and batch the
+         * checkpoint records. The progress display may not have seen that
+         * epoch yet (its lines come at intervals, and under mpirun a stop
+         * voted by another rank lands a step later). */
+        const char *message = stop_message, *cut = strstr(message, "; checkpoint written");
+        int length = cut ? (int)(cut - message) : (int)strlen(message);
+        fprintf(stderr, "axon: %.*s\n", length, message);
         if (train_config.checkpoint_prefix)
             fprintf(stderr, "axon: checkpoint written to %s.interrupted.safetensors; continue with "
                             "axon train --resume %s.interrupted.safetensors --data ...\n",
