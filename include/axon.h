@@ -518,6 +518,27 @@ void ax_mpi_finalize(void);
  * AX_STATUS_UNSUPPORTED without MPI. */
 AX_NODISCARD ax_status ax_communicator_mpi_world(ax_communicator *out);
 
+/* Threads of this process as the ranks (axon train --replicas; docs/mpi.md
+ * "Replicas in one process"): a team of `size` communicators, one per
+ * rank, each to be used by one thread calling ax_train. Sums are
+ * deterministic: each rank adds a slice of all the ranks' buffers in rank
+ * order, so every rank and every run gets the same bits (one process of P
+ * replicas and mpirun -np P can differ in the last bits). Any build, with
+ * or without MPI. abort ends this process (_exit). */
+typedef struct ax_thread_ranks ax_thread_ranks;
+AX_NODISCARD ax_status ax_thread_ranks_create(int size, ax_thread_ranks **out);
+/* Rank rank's communicator (NULL out of range); the caller may set its
+ * stop_requested before training starts. */
+ax_communicator *ax_thread_ranks_communicator(ax_thread_ranks *team, int rank);
+/* Rank rank gives up (it failed on its own): every sum waiting now or
+ * begun later, on any rank, fails (AX_STATUS_IO_ERROR, naming the rank)
+ * instead of waiting forever. The first rank to leave is remembered. */
+void ax_thread_ranks_leave(ax_thread_ranks *team, int rank);
+/* Whether a rank has left; *rank (nullable) = the first one to. */
+bool ax_thread_ranks_left(const ax_thread_ranks *team, int *rank);
+/* After every thread using the team has ended. */
+void ax_thread_ranks_free(ax_thread_ranks *team);
+
 /* ------------------------------------------------------------- checkpoints */
 /* A checkpoint is a safetensors file holding everything a run needs to go on
  * as if never stopped: the weights ("parameters", in the network's

@@ -1,8 +1,11 @@
 /* test_mpi_replicas.c: ax_train as ranks of a data-parallel run, without MPI:
- * two threads of this process are the two ranks, joined by a communicator
- * whose sum meets at a barrier (the same interface MPI's communicator
- * fills; tests/mpi_train.sh runs the real thing under mpirun). So the
- * library's side is tested in every build, the sanitizer one included:
+ * two threads of this process are the two ranks, joined by the library's
+ * thread communicator (ax_thread_ranks, which axon train --replicas uses;
+ * the same interface MPI's communicator fills; tests/mpi_train.sh runs the
+ * real thing under mpirun). So the library's side is tested in every build,
+ * the sanitizer one included:
+ *  - the thread communicator itself: deterministic rank-order sums, differing
+ *    counts refused on every rank, a leaving rank waking the others;
  *  - SGD on two shards, even and uneven (one rank holding no rows at all),
  *    ends with the weights of one process on all rows; CG the same;
  *  - the callback runs on rank 0 only, and its stop stops both ranks;
@@ -18,74 +21,46 @@
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "test_util.h"
 #include "test_files.h"
 
 enum { RANKS = 2, ROWS = 903, FEATURES = 7, MAX_COUNT = 4096 };
 
-/* The meeting point of the two threads. */
+/* What the test counts about the ranks' calls; the sums themselves are the
+ * library's thread communicator (ax_thread_ranks, as axon train --replicas
+ * uses), whose functions the ranks' communicators wrap. */
 typedef struct meeting {
-    pthread_barrier_t barrier;
-    const void *values[RANKS];
+    ax_thread_ranks *team;
     int stop_polls[RANKS];    /* stop_requested calls per rank */
     int stop_rank1_at_poll;   /* rank 1 asks to stop from this call on; 0 = never */
     int begun[RANKS], waits[RANKS]; /* sum_begin and sum_wait calls per rank */
 } meeting;
 
+static meeting *current; /* the ranks' meeting (the team's context is the team's own) */
+
 /* The overlapped sum's interface with a blocking sum behind it: the
  * library's side (which sums begin when, in which order, weighted how) is
  * what is tested here; MPI's non-blocking sums run in mpi_train.sh. */
-static ax_status thread_sum(const ax_communicator *self, void *values, int64_t count,
-                            ax_precision precision);
-
 static ax_status thread_sum_begin(const ax_communicator *self, void *values, int64_t count,
                                   ax_precision precision)
 {
-    meeting *m = self->context;
-    m->begun[self->rank]++;
-    return thread_sum(self, values, count, precision);
+    current->begun[self->rank]++;
+    return self->sum(self, values, count, precision);
 }
 
 static ax_status thread_sum_wait(const ax_communicator *self)
 {
-    meeting *m = self->context;
-    m->waits[self->rank]++;
+    current->waits[self->rank]++;
     return AX_STATUS_OK;
 }
 
 /* Rank 1's own stop request (as a signal to that rank alone would be). */
 static bool thread_stop_requested(const ax_communicator *self)
 {
-    meeting *m = self->context;
-    int polls = ++m->stop_polls[self->rank];
-    return self->rank == 1 && m->stop_rank1_at_poll > 0 && polls >= m->stop_rank1_at_poll;
-}
-
-static ax_status thread_sum(const ax_communicator *self, void *values, int64_t count,
-                            ax_precision precision)
-{
-    meeting *m = self->context;
-    if (count > MAX_COUNT)
-        return AX_STATUS_OUT_OF_MEMORY;
-    double total[MAX_COUNT];
-    m->values[self->rank] = values;
-    pthread_barrier_wait(&m->barrier);
-    /* Both ranks add in rank order, so both get the same bits. */
-    for (int64_t i = 0; i < count; i++) {
-        total[i] = 0.0;
-        for (int r = 0; r < RANKS; r++)
-            total[i] += precision == AX_PRECISION_F64 ? ((const double *)m->values[r])[i]
-                                                      : (double)((const float *)m->values[r])[i];
-    }
-    pthread_barrier_wait(&m->barrier); /* everyone has read before anyone writes */
-    for (int64_t i = 0; i < count; i++) {
-        if (precision == AX_PRECISION_F64)
-            ((double *)values)[i] = total[i];
-        else
-            ((float *)values)[i] = (float)total[i];
-    }
-    return AX_STATUS_OK;
+    int polls = ++current->stop_polls[self->rank];
+    return self->rank == 1 && current->stop_rank1_at_poll > 0 && polls >= current->stop_rank1_at_poll;
 }
 
 static void never_abort(const ax_communicator *self, int code)
@@ -207,13 +182,14 @@ static void train_ranks(const ax_dataset *data, const int64_t bounds[RANKS + 1],
     meeting m;
     memset(&m, 0, sizeof m);
     m.stop_rank1_at_poll = change->stop_rank1_at_poll;
-    pthread_barrier_init(&m.barrier, NULL, RANKS);
+    CHECK_OK(ax_thread_ranks_create(RANKS, &m.team));
+    current = &m;
     pthread_t threads[RANKS];
     for (int r = 0; r < RANKS; r++) {
         memset(&runs[r], 0, sizeof runs[r]);
-        runs[r].communicator = (ax_communicator){.rank = r, .size = RANKS, .context = &m,
-                                                 .sum = thread_sum, .abort = never_abort,
-                                                 .stop_requested = thread_stop_requested};
+        runs[r].communicator = *ax_thread_ranks_communicator(m.team, r);
+        runs[r].communicator.abort = never_abort;
+        runs[r].communicator.stop_requested = thread_stop_requested;
         if (change->overlapped) {
             runs[r].communicator.sum_begin = thread_sum_begin;
             runs[r].communicator.sum_wait = thread_sum_wait;
@@ -249,7 +225,8 @@ static void train_ranks(const ax_dataset *data, const int64_t bounds[RANKS + 1],
         pthread_join(threads[r], NULL);
         ax_dataset_free(runs[r].shard);
     }
-    pthread_barrier_destroy(&m.barrier);
+    ax_thread_ranks_free(m.team);
+    current = NULL;
     if (change->begun)
         memcpy(change->begun, m.begun, sizeof m.begun);
     if (change->waits)
@@ -367,8 +344,98 @@ static void checkpoints(const ax_dataset *data, const ax_train_config *base, int
     test_work_dir_remove();
 }
 
+/* The thread communicator by itself: three ranks summing float and double
+ * buffers of odd lengths (slices of uneven size, a rank with no slice) get
+ * the rank-order sum in every buffer; differing counts fail on every rank;
+ * a rank that leaves wakes the ranks waiting in a sum with a failure. */
+enum { TEAM = 3, TEAM_VALUES = 1001 };
+typedef struct team_member {
+    const ax_communicator *communicator;
+    ax_thread_ranks *team;
+    int64_t count;        /* values to sum; < 0: leave the team instead */
+    float floats[TEAM_VALUES];
+    double doubles[TEAM_VALUES];
+    ax_status status;
+    char message[256];
+} team_member;
+
+static void *team_rank(void *argument)
+{
+    team_member *member = argument;
+    if (member->count < 0) {
+        usleep(20000); /* the others are waiting in the sum by now (or soon) */
+        ax_thread_ranks_leave(member->team, member->communicator->rank);
+        member->status = AX_STATUS_OK;
+        return NULL;
+    }
+    member->status = member->communicator->sum(member->communicator, member->floats,
+                                               member->count, AX_PRECISION_F32);
+    if (member->status == AX_STATUS_OK)
+        member->status = member->communicator->sum(member->communicator, member->doubles,
+                                                   member->count, AX_PRECISION_F64);
+    snprintf(member->message, sizeof member->message, "%s", ax_error_message());
+    return NULL;
+}
+
+static void run_team(team_member *members, int64_t counts[TEAM])
+{
+    ax_thread_ranks *team = NULL;
+    CHECK_OK(ax_thread_ranks_create(TEAM, &team));
+    pthread_t threads[TEAM];
+    for (int r = 0; r < TEAM; r++) {
+        members[r].communicator = ax_thread_ranks_communicator(team, r);
+        members[r].team = team;
+        members[r].count = counts[r];
+        for (int i = 0; i < TEAM_VALUES; i++) {
+            /* Values whose sum depends on the order of the additions. */
+            members[r].floats[i] = (r == 1 ? 1e8f : 1.0f) + (float)(i % 7) * 0.3f + (float)r;
+            members[r].doubles[i] = (r == 1 ? 1e17 : 1.0) + (double)(i % 5) * 0.1 + r;
+        }
+        pthread_create(&threads[r], NULL, team_rank, &members[r]);
+    }
+    for (int r = 0; r < TEAM; r++)
+        pthread_join(threads[r], NULL);
+    CHECK(ax_thread_ranks_communicator(team, TEAM) == NULL);
+    ax_thread_ranks_free(team);
+}
+
+static void team_sums(void)
+{
+    static team_member members[TEAM];
+    int64_t counts[TEAM] = {TEAM_VALUES, TEAM_VALUES, TEAM_VALUES};
+    run_team(members, counts);
+    int wrong = 0;
+    for (int i = 0; i < TEAM_VALUES; i++) {
+        double floats = 0.0, doubles = 0.0;
+        for (int r = 0; r < TEAM; r++) {
+            floats += (double)((r == 1 ? 1e8f : 1.0f) + (float)(i % 7) * 0.3f + (float)r);
+            doubles += (r == 1 ? 1e17 : 1.0) + (double)(i % 5) * 0.1 + r;
+        }
+        for (int r = 0; r < TEAM; r++)
+            wrong += members[r].floats[i] != (float)floats || members[r].doubles[i] != doubles;
+    }
+    for (int r = 0; r < TEAM; r++)
+        CHECK(members[r].status == AX_STATUS_OK);
+    CHECK(wrong == 0);
+
+    int64_t differing[TEAM] = {TEAM_VALUES, 17, TEAM_VALUES};
+    run_team(members, differing);
+    for (int r = 0; r < TEAM; r++)
+        CHECK(members[r].status == AX_STATUS_BAD_ARGUMENT &&
+              strstr(members[r].message, "met one of 17 on replica 1"));
+
+    int64_t leaving[TEAM] = {TEAM_VALUES, -1, TEAM_VALUES};
+    run_team(members, leaving);
+    CHECK(members[0].status == AX_STATUS_IO_ERROR && members[2].status == AX_STATUS_IO_ERROR);
+    CHECK(strstr(members[0].message, "replica 1 of 3 left the run") != NULL);
+    ax_thread_ranks *team = NULL;
+    CHECK_FAILS(ax_thread_ranks_create(0, &team), AX_STATUS_BAD_ARGUMENT, "0 replicas");
+    CHECK(team == NULL);
+}
+
 int main(void)
 {
+    team_sums();
     ax_dataset *data = NULL;
     CHECK_OK(ax_dataset_synth_linear(ROWS, FEATURES, 5, &data));
     ax_net_config nc = net_config();

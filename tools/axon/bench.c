@@ -15,7 +15,10 @@
 
 #include "bench_stats.h"
 #include "common.h"
+#include "data_source.h"
+#include "job.h"
 #include "options.h"
+#include "replicas.h"
 
 static const cli_option bench_options[] = {
     THREADS_OPTION,
@@ -26,6 +29,9 @@ static const cli_option bench_options[] = {
     {"width", CLI_INT, "W", "256", "b2: width of the five hidden layers"},
     {"csv", CLI_STRING, "FILE", NULL, "append one row per epoch there"},
     {"galaxy", CLI_STRING, "DIR", "../shared/data/galaxy", "galaxy-cg: folder with train.csv and test.csv"},
+    {"replicas", CLI_INT, "P", "1",
+     "train P data-parallel replicas in threads of this process, --threads/P\n"
+     "threads each, as axon train --replicas does"},
 };
 
 static const char bench_usage[] =
@@ -49,6 +55,7 @@ typedef struct epoch_log {
     const workload *work;
     const char *precision;
     int repeat;
+    int threads;     /* all of the run's (--replicas: the replicas' together) */
     double seconds_sum, seconds_sq, accuracy_sum, accuracy_sq, loss_sum, gflops_sum;
     int epochs;
 } epoch_log;
@@ -65,7 +72,7 @@ static bool record_epoch(const ax_progress *progress, void *user)
             snprintf(accuracy, sizeof accuracy, "%.4f", 100.0 * progress->test_accuracy);
         int64_t batch = t->batch_size > 0 ? t->batch_size : ax_dataset_rows(log->work->data);
         fprintf(log->csv, "axon,%s,axon-%s,%s,%d,%lld,%lld,%d,%d,%.6f,%.6f,%s,%.3f,%.1f\n", log->work->name,
-                ax_optimizer_name(t->optimizer), log->precision, ax_threads(), (long long)batch,
+                ax_optimizer_name(t->optimizer), log->precision, log->threads, (long long)batch,
                 (long long)log->work->width, log->repeat, progress->epoch,
                 progress->epoch_seconds, progress->train_loss, accuracy, progress->gflops,
                 progress->samples_per_second);
@@ -145,6 +152,69 @@ static int prepare(const char *name, const cli_args *args, bool quick, workload 
     return CLI_EXIT_OK;
 }
 
+/* Rows [first, end) of data, copied: a replica's shard. */
+static ax_status copy_rows(ax_dataset *data, int64_t first, int64_t end, ax_dataset **out)
+{
+    const int64_t features = ax_dataset_features(data), targets = ax_dataset_targets(data);
+    ax_status status = ax_dataset_create(end - first, features, ax_dataset_classes(data), targets, out);
+    if (status != AX_STATUS_OK)
+        return status;
+    memcpy(ax_dataset_features_data(*out), ax_dataset_features_data(data) + first * features,
+           (size_t)((end - first) * features) * sizeof(float));
+    if (ax_dataset_labels_data(data))
+        memcpy(ax_dataset_labels_data(*out), ax_dataset_labels_data(data) + first,
+               (size_t)(end - first) * sizeof(int32_t));
+    else
+        memcpy(ax_dataset_targets_data(*out), ax_dataset_targets_data(data) + first * targets,
+               (size_t)((end - first) * targets) * sizeof(float));
+    return AX_STATUS_OK;
+}
+
+/* One run of the workload, in this thread or (--replicas) as one rank. */
+typedef struct bench_run {
+    workload *work;
+    const ax_net_config *config;
+    ax_train_summary summary;  /* rank 0's */
+} bench_run;
+
+static ax_status train_once(ax_dataset *data, ax_dataset *test, const ax_net_config *config,
+                            const ax_train_config *train, ax_train_summary *summary)
+{
+    ax_net *net = NULL;
+    ax_status status = ax_net_create(config, &net);
+    if (status == AX_STATUS_OK)
+        status = ax_train(net, data, NULL, test, train, summary);
+    ax_net_free(net);
+    return status;
+}
+
+static int bench_replica(void *user, int rank)
+{
+    bench_run *run = user;
+    const int size = cli_job_size();
+    ax_dataset *shards[2] = {NULL, NULL};
+    ax_dataset *sets[2] = {run->work->data, run->work->test};
+    ax_status status = AX_STATUS_OK;
+    for (int i = 0; i < 2 && status == AX_STATUS_OK; i++)
+        if (sets[i]) {
+            int64_t first = 0, end = 0;
+            data_shard_bounds(ax_dataset_rows(sets[i]), rank, size, &first, &end);
+            status = copy_rows(sets[i], first, end, &shards[i]);
+        }
+    ax_train_config train = run->work->train;
+    train.communicator = cli_job_communicator();
+    ax_train_summary summary;
+    if (status == AX_STATUS_OK)
+        status = train_once(shards[0], shards[1], run->config, &train, &summary);
+    ax_dataset_free(shards[0]);
+    ax_dataset_free(shards[1]);
+    if (status != AX_STATUS_OK)
+        return report_failure(status, run->work->name);
+    if (rank == 0)
+        run->summary = summary;
+    return CLI_EXIT_OK;
+}
+
 static void print_stat(const char *label, double sum, double sum_sq, int n, const char *unit)
 {
     double mean = sum / n;
@@ -171,12 +241,16 @@ int command_bench(int argc, char **argv)
     bool quick = false;
     const char *csv_path = NULL;
     ax_precision precision = AX_PRECISION_F32;
+    int replicas = 1;
     if (!cli_get_int(&args, "repeat", 1, 1000, &repeat) || !cli_get_flag(&args, "quick", &quick) ||
-        !cli_get_nonempty(&args, "csv", &csv_path) || !read_precision(&args, &precision))
+        !cli_get_nonempty(&args, "csv", &csv_path) || !read_precision(&args, &precision) ||
+        !cli_get_int(&args, "replicas", 1, 4096, &replicas))
         return CLI_EXIT_USAGE;
     result = apply_threads(&args);
     if (result != CLI_EXIT_OK)
         return result;
+    const int threads = ax_threads();
+    const int threads_each = threads / replicas > 0 ? threads / replicas : 1;
     workload work;
     result = prepare(argv[1], &args, quick, &work);
     if (result != CLI_EXIT_OK) {
@@ -184,17 +258,21 @@ int command_bench(int argc, char **argv)
         ax_dataset_free(work.test);
         return result;
     }
-    epoch_log log = {.work = &work, .precision = precision == AX_PRECISION_F64 ? "f64" : "f32"};
+    epoch_log log = {.work = &work, .precision = precision == AX_PRECISION_F64 ? "f64" : "f32",
+                     .threads = replicas > 1 ? replicas * threads_each : threads};
     if (csv_path && !(log.csv = fopen(csv_path, "a"))) {
         fprintf(stderr, "axon bench: cannot open %s for appending\n", csv_path);
         result = CLI_EXIT_RUNTIME;
     }
     work.train.progress = record_epoch;
     work.train.progress_user = &log;
-    printf("axon bench %s: %lld-%s, %s, batch %lld, %d epoch(s), %s, %d thread(s), %d repeat(s)\n",
+    printf("axon bench %s: %lld-%s, %s, batch %lld, %d epoch(s), %s, %d thread(s), %d repeat(s)",
            work.name, (long long)work.input_width, work.layers, ax_optimizer_name(work.train.optimizer),
-           (long long)work.train.batch_size, work.train.epochs, precision_name(precision), ax_threads(),
+           (long long)work.train.batch_size, work.train.epochs, precision_name(precision), threads,
            repeat);
+    if (replicas > 1)
+        printf(", %d replicas of %d thread(s)", replicas, threads_each);
+    printf("\n");
     double s_sum = 0, s_sq = 0, a_sum = 0, a_sq = 0, l_sum = 0, l_sq = 0, g_sum = 0, g_sq = 0;
     for (int r = 1; r <= repeat && result == CLI_EXIT_OK; r++) {
         ax_net_config config = ax_net_defaults();
@@ -205,16 +283,19 @@ int command_bench(int argc, char **argv)
             config.init = AX_INIT_UNIFORM;
             config.init_range = 0.2;
         }
-        ax_net *net = NULL;
         ax_status status = ax_layers_parse(work.layers, &config);
-        if (status == AX_STATUS_OK)
-            status = ax_net_create(&config, &net);
         work.train.seed = (uint64_t)r;
         log.repeat = r;
         ax_train_summary summary;
-        if (status == AX_STATUS_OK)
-            status = ax_train(net, work.data, NULL, work.test, &work.train, &summary);
-        ax_net_free(net);
+        if (status == AX_STATUS_OK && replicas > 1) {
+            bench_run run = {.work = &work, .config = &config};
+            result = replicas_run(replicas, threads_each, bench_replica, &run);
+            if (result != CLI_EXIT_OK)
+                break;
+            summary = run.summary;
+        } else if (status == AX_STATUS_OK) {
+            status = train_once(work.data, work.test, &config, &work.train, &summary);
+        }
         if (status != AX_STATUS_OK) {
             result = report_failure(status, work.name);
             break;

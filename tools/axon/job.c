@@ -26,6 +26,25 @@ static struct {
     bool line_start;          /* the next byte written to stderr starts a line */
 } job = {.line_start = true};
 
+/* axon train --replicas: the rank this thread plays (tools/axon/replicas.c);
+ * NULL in the main thread and in a process without replicas. */
+static _Thread_local const ax_communicator *replica;
+static _Thread_local char replica_tag[48]; /* "replica R of P: " */
+
+void cli_job_enter_replica(const ax_communicator *communicator)
+{
+    replica = communicator;
+    replica_tag[0] = '\0';
+    if (communicator)
+        snprintf(replica_tag, sizeof replica_tag, "replica %d of %d: ", communicator->rank,
+                 communicator->size);
+}
+
+bool cli_job_is_replica(void)
+{
+    return replica != NULL;
+}
+
 static void write_all(const char *bytes, size_t count)
 {
     while (count > 0) {
@@ -50,12 +69,13 @@ static ssize_t tagged_write(void *cookie, const char *bytes, size_t count)
         const char *newline = memchr(line, '\n', count - done);
         size_t length = newline ? (size_t)(newline - line) + 1 : count - done;
         char tagged[8192];
-        if (job.line_start && length + 64 < sizeof tagged) {
+        const char *tag = replica ? replica_tag : job.tag; /* the main thread of --replicas: "" */
+        if (job.line_start && tag[0] && length + 64 < sizeof tagged) {
             const char *colon = strncmp(line, "axon", 4) == 0 ? memchr(line, ':', length) : NULL;
             size_t head = colon && (size_t)(colon - line) + 1 < length && colon[1] == ' '
                               ? (size_t)(colon - line) + 2 : 0;
             int used = snprintf(tagged, sizeof tagged, "%.*s%s%s", (int)head, line,
-                                head ? "" : "axon: ", job.tag);
+                                head ? "" : "axon: ", tag);
             memcpy(tagged + used, line + head, length - head);
             write_all(tagged, (size_t)used + length - head);
         } else {
@@ -67,9 +87,9 @@ static ssize_t tagged_write(void *cookie, const char *bytes, size_t count)
     return (ssize_t)count;
 }
 
-static void tag_stderr(int rank, int size)
+/* Replaces stderr by the tagging stream. */
+static void tag_stderr_stream(void)
 {
-    snprintf(job.tag, sizeof job.tag, "rank %d of %d: ", rank, size);
     cookie_io_functions_t functions = {.write = tagged_write};
     FILE *stream = fopencookie(NULL, "w", functions);
     if (!stream)
@@ -78,6 +98,18 @@ static void tag_stderr(int rank, int size)
     setvbuf(stream, NULL, _IOLBF, 8192);
     fflush(stderr);
     stderr = stream;
+}
+
+static void tag_stderr(int rank, int size)
+{
+    snprintf(job.tag, sizeof job.tag, "rank %d of %d: ", rank, size);
+    tag_stderr_stream();
+}
+
+void cli_job_tag_replicas(void)
+{
+    if (!job.several) /* under mpirun, stderr is tagged already */
+        tag_stderr_stream();
 }
 
 /* A SIGINT or SIGTERM to this rank alone (not through mpirun, which signals
@@ -134,16 +166,22 @@ int cli_job_start(int *argc, char ***argv)
 
 const ax_communicator *cli_job_communicator(void)
 {
+    if (replica)
+        return replica;
     return job.several ? &job.communicator : NULL;
 }
 
 int cli_job_rank(void)
 {
+    if (replica)
+        return replica->rank;
     return job.several ? job.communicator.rank : 0;
 }
 
 int cli_job_size(void)
 {
+    if (replica)
+        return replica->size;
     return job.several ? job.communicator.size : 1;
 }
 

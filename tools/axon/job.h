@@ -19,6 +19,14 @@
 int cli_job_start(int *argc, char ***argv);
 /* The communicator of the job, NULL when this process is alone. */
 const ax_communicator *cli_job_communicator(void);
+/* axon train --replicas (replicas.h): the calling thread plays the rank of
+ * communicator from now on (NULL: none), and the calls above and below
+ * answer for that rank in this thread. */
+void cli_job_enter_replica(const ax_communicator *communicator);
+bool cli_job_is_replica(void);
+/* From now on, lines a replica thread writes to stderr name it, after the
+ * "axon...: " that starts them ("axon: replica 1 of 2: ..."). */
+void cli_job_tag_replicas(void);
 /* This process's rank (0 when alone) and the number of ranks (1 alone). */
 int cli_job_rank(void);
 int cli_job_size(void);

@@ -6,6 +6,7 @@
 #include "progress.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,9 +22,18 @@ static void on_interrupt(int signal_number)
 /* SIGINT (Ctrl-C) and SIGTERM (kill, a batch scheduler's stop) alike. */
 static const int caught_signals[] = {SIGINT, SIGTERM};
 static bool interrupt_caught[2];
+/* Replica threads (axon train --replicas) each catch and release: the
+ * first catch installs the handlers, the last release restores them. */
+static pthread_mutex_t catch_lock = PTHREAD_MUTEX_INITIALIZER;
+static int catch_depth;
 
 void progress_catch_interrupt(void)
 {
+    pthread_mutex_lock(&catch_lock);
+    if (catch_depth++ > 0) {
+        pthread_mutex_unlock(&catch_lock);
+        return;
+    }
     interrupt_requested = 0;
     for (int i = 0; i < 2; i++) {
         interrupt_caught[i] = false;
@@ -42,15 +52,19 @@ void progress_catch_interrupt(void)
         action.sa_flags = (int)SA_RESETHAND;
         interrupt_caught[i] = sigaction(caught_signals[i], &action, NULL) == 0;
     }
+    pthread_mutex_unlock(&catch_lock);
 }
 
 void progress_release_interrupt(void)
 {
-    for (int i = 0; i < 2; i++) {
-        if (interrupt_caught[i])
-            signal(caught_signals[i], SIG_DFL);
-        interrupt_caught[i] = false;
-    }
+    pthread_mutex_lock(&catch_lock);
+    if (catch_depth > 0 && --catch_depth == 0)
+        for (int i = 0; i < 2; i++) {
+            if (interrupt_caught[i])
+                signal(caught_signals[i], SIG_DFL);
+            interrupt_caught[i] = false;
+        }
+    pthread_mutex_unlock(&catch_lock);
 }
 
 bool progress_interrupted(void) { return interrupt_requested != 0; }

@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "options.h"
 #include "progress.h"
+#include "replicas.h"
 
 static const cli_option train_options[] = {
     {"data", CLI_STRING, "D", NULL,
@@ -86,6 +87,10 @@ static const cli_option train_options[] = {
     {"check-replicas", CLI_FLAG, NULL, NULL,
      "under mpirun: after each epoch, check that every rank holds the same\n"
      "weights (a debugging aid; one hash and one small sum per epoch)"},
+    {"replicas", CLI_INT, "P", "1",
+     "data-parallel training in this process: P threads each train a replica on\n"
+     "its shard of the rows with --threads/P threads (at least 1), gradients\n"
+     "summed every step, as mpirun -np P does with processes (docs/mpi.md)"},
     DATA_SOURCE_OPTIONS,
 };
 
@@ -397,7 +402,11 @@ static void print_header(const train_request *request, const ax_net *net, const 
         const char *spec = request->test ? request->test : request->data;
         printf("  test        %s: %s\n", data_name(data->test, spec), data->described[2]);
     }
-    if (cli_job_size() > 1)
+    if (cli_job_is_replica())
+        printf("  replicas    %d threads of this process, each training on its shard of the rows "
+               "with %d thread%s; gradients summed every step\n", cli_job_size(), ax_threads(),
+               ax_threads() == 1 ? "" : "s");
+    else if (cli_job_size() > 1)
         printf("  processes   %d ranks (MPI), each training on its shard of the rows; gradients "
                "summed by MPI_Allreduce every step\n", cli_job_size());
     ax_layers_format(config, text, sizeof text);
@@ -723,6 +732,65 @@ static int run_training(const train_request *request, train_data *data)
     return result;
 }
 
+/* One rank's whole run: under mpirun or --replicas this rank's, in one
+ * process everything. Frees request's resumed network and state. */
+static int train_rank(train_request *request)
+{
+    int result = CLI_EXIT_OK;
+    if (cli_job_rank() != 0) { /* rank 0 alone prints and writes files */
+        request->quiet = true;
+        request->out = request->metrics_path = request->profile_json = NULL;
+        request->profile = false;
+    }
+    if (request->out && !output_writable(request->out))
+        result = CLI_EXIT_RUNTIME;
+    train_data data = {0};
+    if (result == CLI_EXIT_OK)
+        result = load_data(request, &data);
+    if (result == CLI_EXIT_OK)
+        result = run_training(request, &data); /* frees request->resumed_net */
+    else
+        ax_net_free(request->resumed_net);
+    train_data_free(&data);
+    ax_train_state_free(request->resumed);
+    return result;
+}
+
+/* --replicas: rank `rank`'s thread (replicas.c). Rank 0 takes over the
+ * checkpoint command_train read; the others read their own copy of it. */
+static int train_replica(void *user, int rank)
+{
+    train_request request = *(const train_request *)user;
+    if (rank != 0) {
+        request.resumed_net = NULL;
+        request.resumed = NULL;
+        if (request.resume) {
+            ax_train_config recorded;
+            ax_status status = ax_checkpoint_load(request.resume, &request.resumed_net, &recorded,
+                                                  &request.resumed);
+            if (status != AX_STATUS_OK)
+                return report_failure(status, request.resume);
+        }
+    }
+    return train_rank(&request);
+}
+
+/* --replicas P > 1: what it cannot be combined with. */
+static bool replicas_allowed(const cli_args *args, const train_request *request)
+{
+    if (cli_job_size() > 1) {
+        cli_error(args, "--replicas: this run is one of %d MPI ranks already; give mpirun -np P "
+                        "or --replicas P, not both", cli_job_size());
+        return false;
+    }
+    if (request->net.device >= 0) {
+        cli_error(args, "--replicas trains replicas on the CPU's cores; with --device cuda "
+                        "leave it out (one GPU serves one replica)");
+        return false;
+    }
+    return true;
+}
+
 int command_train(int argc, char **argv)
 {
     cli_args args;
@@ -746,21 +814,16 @@ int command_train(int argc, char **argv)
         ax_train_state_free(request.resumed);
         return result;
     }
-    if (cli_job_rank() != 0) { /* rank 0 alone prints and writes files */
-        request.quiet = true;
-        request.out = request.metrics_path = request.profile_json = NULL;
-        request.profile = false;
-    }
-    if (request.out && !output_writable(request.out))
-        result = CLI_EXIT_RUNTIME;
-    train_data data = {0};
-    if (result == CLI_EXIT_OK)
-        result = load_data(&request, &data);
-    if (result == CLI_EXIT_OK)
-        result = run_training(&request, &data); /* frees request.resumed_net */
-    else
+    int replicas = 1;
+    if (!cli_get_int(&args, "replicas", 1, 4096, &replicas) ||
+        (replicas > 1 && !replicas_allowed(&args, &request))) {
         ax_net_free(request.resumed_net);
-    train_data_free(&data);
-    ax_train_state_free(request.resumed);
-    return result;
+        ax_train_state_free(request.resumed);
+        return CLI_EXIT_USAGE;
+    }
+    if (replicas == 1)
+        return train_rank(&request);
+    /* --threads N over P replicas: N/P each (at least 1). */
+    const int threads_each = ax_threads() / replicas > 0 ? ax_threads() / replicas : 1;
+    return replicas_run(replicas, threads_each, train_replica, &request);
 }
