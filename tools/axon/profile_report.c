@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "job.h"
 #include "metrics.h"
 
 enum { MAX_ENTRIES = 512 };
@@ -35,8 +36,18 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
     if (status != AX_STATUS_OK)
         return report_failure(status, "--profile");
     const double achieved = summary->seconds > 0 ? summary->gflop / summary->seconds : 0.0;
-    const double peak_gflops = ax_net_config_get(net)->precision == AX_PRECISION_F64 ? peak.f64_gflops
-                                                                                     : peak.f32_gflops;
+    double peak_gflops = ax_net_config_get(net)->precision == AX_PRECISION_F64 ? peak.f64_gflops
+                                                                               : peak.f32_gflops;
+    /* The run's GFLOP count is all ranks' work (MPI processes or --replicas
+     * threads), the peak and the GEMM rate one rank's, with its threads:
+     * set the work against all ranks together. */
+    const int ranks = cli_job_size();
+    char whose[48] = "the machine's peak";
+    if (ranks > 1) {
+        peak_gflops *= ranks;
+        gemm_rate *= ranks;
+        snprintf(whose, sizeof whose, "the peak of %d ranks' threads", ranks);
+    }
     if (print) {
         printf("\nprofile (%.3f s timed; GFLOP by seed 001's per-operation counts)\n", total);
         printf("  %-36s %9s %10s %11s %11s %7s %9s\n", "operation", "calls", "total s", "mean ms",
@@ -53,9 +64,9 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
         printf("  GEMMs: %.1f%% of the time, %.1f GFLOP/s while in them\n",
                total > 0 ? 100.0 * gemm_seconds / total : 0.0,
                gemm_seconds > 0 ? gemm_gflop / gemm_seconds : 0.0);
-        printf("  run: %.1f GFLOP/s = %.1f%% of the machine's peak (%.0f) and %.1f%% of the GEMM rate\n"
+        printf("  run: %.1f GFLOP/s = %.1f%% of %s (%.0f) and %.1f%% of the GEMM rate\n"
                "       at this network's shapes with batch %lld (%.1f GFLOP/s)\n",
-               achieved, 100.0 * achieved / peak_gflops, peak_gflops,
+               achieved, 100.0 * achieved / peak_gflops, whose, peak_gflops,
                gemm_rate > 0 ? 100.0 * achieved / gemm_rate : 0.0, (long long)batch, gemm_rate);
     }
     if (!json_path)
