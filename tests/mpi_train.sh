@@ -27,6 +27,7 @@
 #
 # usage: mpi_train.sh AXON WORKDIR
 set -u
+tests_dir=$(cd "$(dirname "$0")" && pwd)
 axon=$1
 work=$2
 command -v mpirun >/dev/null || { echo "mpi_train: SKIP: no mpirun on PATH"; exit 77; }
@@ -45,34 +46,7 @@ mpi=(timeout 120 mpirun -np 2)
 fail() { echo "mpi_train: FAIL: $*" >&2; exit 1; }
 
 # Largest relative difference of each tensor: max |a - b| / max |b|.
-compare() { # compare A B TOLERANCE
-    /usr/bin/python3 - "$@" <<'EOF'
-import json, struct, sys
-import numpy as np
-
-def load(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    body = raw[8 + n:]
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        dtype = {"F64": "<f8", "F32": "<f4"}[info["dtype"]]
-        out[name] = np.frombuffer(body[begin:end], dtype=dtype).astype(np.float64)
-    return out
-
-a, b, tolerance = load(sys.argv[1]), load(sys.argv[2]), float(sys.argv[3])
-if sorted(a) != sorted(b):
-    sys.exit(f"{sys.argv[1]} and {sys.argv[2]} hold different tensors")
-worst = max(np.max(np.abs(a[k] - b[k])) / max(np.max(np.abs(b[k])), 1e-300) for k in a)
-print(f"  {sys.argv[1]} vs {sys.argv[2]}: largest relative difference {worst:.3g}")
-sys.exit(0 if worst <= tolerance else 1)
-EOF
-}
+compare() { /usr/bin/python3 "$tests_dir/compare_models.py" "$@"; } # compare A B TOLERANCE
 
 # A classification set: 3 classes by the sign pattern of two features.
 /usr/bin/python3 - <<'EOF' || fail "could not write the CSV"
