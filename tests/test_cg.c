@@ -20,6 +20,7 @@
 #include "optim/line_search.h"
 #include "optim/optimizer.h"
 #include "test_util.h"
+#include "test_datasets.h"
 
 typedef enum { QUADRATIC, ROSENBROCK, LYING, NAN_WALL } problem_kind;
 
@@ -423,25 +424,6 @@ static void test_galaxy(void)
 
 /* ------------------------------------------------ line searches along d */
 
-/* A small classification set (features uniform in [0, 1), 3 classes). */
-static ax_dataset *small_dataset(int64_t rows, int64_t features, uint64_t seed)
-{
-    ax_dataset *data = NULL;
-    CHECK_OK(ax_dataset_create(rows, features, 3, 0, &data));
-    if (!data)
-        return NULL;
-    float *x = ax_dataset_features_data(data);
-    int32_t *labels = ax_dataset_labels_data(data);
-    uint64_t state = seed;
-    for (int64_t i = 0; i < rows * features; i++) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        x[i] = (float)((double)(state >> 11) / 9007199254740992.0);
-    }
-    for (int64_t r = 0; r < rows; r++)
-        labels[r] = (int32_t)((r * 7 + (int64_t)(x[r * features] * 3.0f)) % 3);
-    return data;
-}
-
 static ax_net *small_net(const char *layers, ax_loss loss, int64_t features)
 {
     ax_net_config config = ax_net_defaults();
@@ -467,7 +449,7 @@ static double relative_gap(double a, double b)
 static void test_along_matches_plain(const char *layers, ax_loss loss)
 {
     const int64_t rows = 300, features = 40;
-    ax_dataset *data = small_dataset(rows, features, 5);
+    ax_dataset *data = test_uniform_dataset(rows, features, 5, false);
     ax_net *net = small_net(layers, loss, features);
     if (!data || !net) {
         ax_net_free(net);
@@ -603,7 +585,7 @@ static void net_end(void *context, double alpha)
 static void test_optimizer_along(ax_optimizer_kind kind)
 {
     const int64_t rows = 300, features = 40;
-    ax_dataset *data = small_dataset(rows, features, 9);
+    ax_dataset *data = test_uniform_dataset(rows, features, 9, false);
     double costs[2][15];
     int64_t evaluations[2] = {0, 0}, passes[2] = {0, 0};
     for (int way = 0; way < 2 && data; way++) {

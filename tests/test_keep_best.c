@@ -7,27 +7,7 @@
  * Bad combinations (no set to watch; early stopping with the test set) fail
  * with a message. */
 #include "test_util.h"
-
-/* Features uniform in [0, 1) and labels from an unrelated stream. */
-static ax_dataset *noise_dataset(int64_t rows, int64_t features, uint64_t seed)
-{
-    ax_dataset *data = NULL;
-    CHECK_OK(ax_dataset_create(rows, features, 3, 0, &data));
-    if (!data)
-        return NULL;
-    float *x = ax_dataset_features_data(data);
-    int32_t *labels = ax_dataset_labels_data(data);
-    uint64_t state = seed;
-    for (int64_t i = 0; i < rows * features; i++) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        x[i] = (float)((double)(state >> 11) / 9007199254740992.0);
-    }
-    for (int64_t r = 0; r < rows; r++) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        labels[r] = (int32_t)((state >> 33) % 3);
-    }
-    return data;
-}
+#include "test_datasets.h"
 
 typedef struct loss_log {
     int count;
@@ -59,8 +39,9 @@ static ax_net *make_net(void)
 /* Trains with keep_best and checks the weights left behind. */
 static void check_kept(ax_optimizer_kind optimizer, ax_keep_best keep, int epochs)
 {
-    ax_dataset *train = noise_dataset(60, 20, 1), *validation = noise_dataset(200, 20, 2);
-    ax_dataset *test = noise_dataset(200, 20, 3);
+    ax_dataset *train = test_uniform_dataset(60, 20, 1, true);
+    ax_dataset *validation = test_uniform_dataset(200, 20, 2, true);
+    ax_dataset *test = test_uniform_dataset(200, 20, 3, true);
     ax_net *net = make_net();
     if (!train || !validation || !test || !net)
         goto done;
@@ -109,7 +90,8 @@ done:
 /* Without keep_best the last epoch's weights stay. */
 static void check_last_kept(void)
 {
-    ax_dataset *train = noise_dataset(60, 20, 1), *test = noise_dataset(200, 20, 3);
+    ax_dataset *train = test_uniform_dataset(60, 20, 1, true);
+    ax_dataset *test = test_uniform_dataset(200, 20, 3, true);
     ax_net *net = make_net();
     if (!train || !test || !net)
         goto done;
@@ -138,7 +120,8 @@ done:
 
 static void check_refused(void)
 {
-    ax_dataset *train = noise_dataset(60, 20, 1), *other = noise_dataset(50, 20, 2);
+    ax_dataset *train = test_uniform_dataset(60, 20, 1, true);
+    ax_dataset *other = test_uniform_dataset(50, 20, 2, true);
     ax_net *net = make_net();
     if (!train || !other || !net)
         goto done;

@@ -20,13 +20,13 @@
 #include "stats/dispatch.h"
 #include "stats_reference.h"
 #include "test_util.h"
+#include "test_files.h"
 
 /* The command line's figures against the library's, relative: the two sum in
  * float64 but may use different kernels (AVX-512 or portable), whose sums of
  * float32 terms differ in their last digits (5e-8 measured). */
 #define CLI_TOLERANCE 1e-6
 
-static char work_dir[64];
 
 /* References: tests/stats_reference.h. */
 
@@ -564,11 +564,8 @@ static void test_bench_cli(void)
 
 int main(void)
 {
-    snprintf(work_dir, sizeof work_dir, "/tmp/axon-test-stats-XXXXXX");
-    if (!mkdtemp(work_dir)) {
-        perror("mkdtemp");
+    if (!test_work_dir_make("axon-test-stats"))
         return 1;
-    }
     /* With the AVX-512 kernels where the CPU has them, then the portable. */
     for (int portable = 0; portable <= 1; portable++) {
         ax_stats_force_portable(portable);
@@ -584,8 +581,6 @@ int main(void)
     test_activations();
     test_cli();
     test_bench_cli();
-    char command[128];
-    snprintf(command, sizeof command, "rm -rf '%s'", work_dir);
-    CHECK(system(command) == 0);
+    test_work_dir_remove();
     return test_finish("test_stats");
 }
