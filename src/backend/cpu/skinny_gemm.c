@@ -71,12 +71,10 @@ void ax_skinny_gemm_disable(bool disable) { disabled = disable; }
  * that the BLAS's own small-matrix paths are as good. */
 static bool suits(int64_t narrow, int64_t length)
 {
-    static int has_avx512 = -1;
-    if (has_avx512 < 0) {
-        __builtin_cpu_init();
-        has_avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    }
-    return !disabled && has_avx512 && narrow >= 5 && narrow <= SKINNY_WIDTH && length >= 64;
+    /* No cached flag: replicas call this from several threads at once, and
+     * __builtin_cpu_supports only reads what libgcc filled in at load time. */
+    return !disabled && narrow >= 5 && narrow <= SKINNY_WIDTH && length >= 64 &&
+           __builtin_cpu_supports("avx512f");
 }
 
 #define SKINNY_ENTRY(suffix, real)                                                          \
