@@ -543,21 +543,23 @@ void ax_thread_ranks_free(ax_thread_ranks *team);
 /* A checkpoint is a safetensors file holding everything a run needs to go on
  * as if never stopped: the weights ("parameters", in the network's
  * precision), the optimizer's state ("optimizer.state0": SGD's velocity or
- * Adam's first moment, "optimizer.state1": Adam's second moment), the best
- * weights so far under early stopping ("best_parameters"), and, for a run
- * interrupted inside an epoch, that epoch's row order ("order"); the
+ * Adam's first moment, "optimizer.state1": Adam's second moment; CG's and
+ * L-BFGS's own arrays "optimizer.g", "optimizer.d", "optimizer.s", ...,
+ * and the line-search cache's X W^T, "line_cache.base"), the best weights
+ * so far under early stopping or keep_best ("best_parameters"), and, for a
+ * run interrupted inside an epoch, that epoch's row order ("order"); the
  * metadata holds JSON objects "net" and "train" (the exact options), "state"
  * (epochs and batches done, step counters, the random generator's state,
- * losses, early-stopping figures, the shape and a fingerprint of the
- * training and validation data) and the caller's "note".
+ * losses, early-stopping figures, CG's and L-BFGS's scalars, the shape and a
+ * fingerprint of the training and validation data) and the caller's "note".
  *
  * With checkpoint_every = N, ax_train writes one after every N-th epoch
  * (atomically: temporary file, fsync, rename) and deletes all but the newest
  * keep_checkpoints. A run stopped by its progress callback writes
  * PREFIX.interrupted.safetensors at the batch it reached. A run that
  * diverges writes nothing and deletes nothing, so the last good checkpoint
- * stays. CG and L-BFGS refuse checkpoints (AX_STATUS_UNSUPPORTED): their
- * line-search state is not saved.
+ * stays. For CG and L-BFGS an epoch is one iteration: a checkpoint lies
+ * between two line searches.
  *
  * Resuming: ax_checkpoint_load gives the network (with its weights), the
  * recorded options in *config, with config->resume pointing at *state; pass

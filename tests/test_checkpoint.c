@@ -2,9 +2,12 @@
  * run stopped (after k epochs, or inside an epoch by the progress callback),
  * freed entirely and resumed from its checkpoint file, must end with
  * bit-identical weights: SGD with momentum, dropout and shuffling; Adam;
- * early stopping; float32 and float64; one thread. Also: only the newest K
- * checkpoints are kept, a divergence leaves the old ones untouched, and
- * corrupt files, other data and changed options are refused. */
+ * early stopping; float32 and float64; one thread. The same for full-batch
+ * CG and L-BFGS (one epoch is one iteration), with and without keep_best,
+ * whose checkpoints carry the kind's own state and the line-search cache's
+ * X W^T. Also: only the newest K checkpoints are kept, a divergence leaves
+ * the old ones untouched, and corrupt files, other data, changed options and
+ * edited or mismatched optimizer states are refused. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/random.h"
+#include "io/safetensors.h"
 #include "test_util.h"
 
 enum { ROWS = 300, FEATURES = 6, CLASSES = 3, EPOCHS = 6 };
@@ -211,6 +215,266 @@ static void test_case(const char *name, ax_precision precision, ax_train_config 
     free(with_checkpoints);
 }
 
+/* Stops a run after its stop_epoch-th epoch (as Ctrl-C between CG iterations would). */
+static bool stop_after_epoch(const ax_progress *progress, void *user)
+{
+    const int *stop_epoch = user;
+    return !(progress->epoch_done && progress->epoch >= *stop_epoch);
+}
+
+enum { LINE_EPOCHS = 14 };
+
+/* CG or L-BFGS: the run of LINE_EPOCHS iterations, the same run resumed
+ * from its checkpoint after iteration 5 (written every iteration, and by a
+ * stop after iteration 9), freed entirely in between, end bit-identical,
+ * with the same kept best weights and best epoch. */
+static void test_line_search_case(const char *name, ax_precision precision, ax_train_config config,
+                                  const ax_dataset *train, const ax_dataset *validation,
+                                  const ax_dataset *test)
+{
+    printf("case %s, %s\n", name, precision == AX_PRECISION_F64 ? "f64" : "f32");
+    char prefix[512], path[600];
+    snprintf(prefix, sizeof prefix, "%s/%s-%d", folder, name, (int)precision);
+    config.epochs = LINE_EPOCHS;
+    ax_train_summary straight_summary, summary;
+    ax_net *net = make_net(precision);
+    CHECK(net != NULL);
+    if (!net)
+        return;
+    const int64_t count = ax_net_parameter_count(net);
+    CHECK_OK(ax_train(net, train, validation, test, &config, &straight_summary));
+    CHECK(straight_summary.epochs_run == LINE_EPOCHS); /* no early convergence: all resumed */
+    double *straight = parameters_of(net);
+    ax_net_free(net);
+    if (config.keep_best != AX_KEEP_BEST_NONE) /* the kept weights are not the last ones */
+        CHECK(straight_summary.best_epoch >= 1 && straight_summary.best_epoch < LINE_EPOCHS);
+
+    /* With checkpoints every iteration, all kept: the same weights. */
+    ax_train_config checkpointed = config;
+    checkpointed.checkpoint_every = 1;
+    checkpointed.checkpoint_prefix = prefix;
+    checkpointed.keep_checkpoints = 0;
+    net = make_net(precision);
+    CHECK_OK(ax_train(net, train, validation, test, &checkpointed, &summary));
+    double *with_checkpoints = parameters_of(net);
+    ax_net_free(net);
+    CHECK(same_parameters(straight, with_checkpoints, count));
+
+    /* Resumed from iteration 5 of that run. */
+    for (int from = 5; from <= 12; from += 7) {
+        snprintf(path, sizeof path, "%s.epoch-%06d.safetensors", prefix, from);
+        ax_net *resumed_net = NULL;
+        ax_train_state *state = NULL;
+        ax_train_config resumed_config;
+        CHECK_OK(ax_checkpoint_load(path, &resumed_net, &resumed_config, &state));
+        if (!state)
+            continue;
+        CHECK(resumed_config.keep_best == config.keep_best);
+        CHECK(resumed_config.optimizer == config.optimizer);
+        resumed_config.epochs = LINE_EPOCHS;
+        CHECK_OK(ax_train(resumed_net, train, validation, test, &resumed_config, &summary));
+        double *resumed = parameters_of(resumed_net);
+        CHECK(same_parameters(straight, resumed, count));
+        CHECK(summary.epochs_run == LINE_EPOCHS && summary.best_epoch == straight_summary.best_epoch);
+        CHECK(summary.evaluations == straight_summary.evaluations &&
+              summary.gradient_evaluations == straight_summary.gradient_evaluations);
+        CHECK(summary.final_train_loss == straight_summary.final_train_loss);
+        free(resumed);
+        ax_net_free(resumed_net);
+        ax_train_state_free(state);
+    }
+
+    /* Stopped after iteration 9 (PREFIX.interrupted), resumed. */
+    int stop_epoch = 9;
+    ax_train_config stopping = checkpointed;
+    stopping.checkpoint_every = 0;
+    stopping.progress = stop_after_epoch;
+    stopping.progress_user = &stop_epoch;
+    net = make_net(precision);
+    CHECK_FAILS(ax_train(net, train, validation, test, &stopping, &summary), AX_STATUS_INTERRUPTED,
+                "after epoch 9");
+    ax_net_free(net);
+    snprintf(path, sizeof path, "%s.interrupted.safetensors", prefix);
+    ax_net *resumed_net = NULL;
+    ax_train_state *state = NULL;
+    ax_train_config resumed_config;
+    CHECK_OK(ax_checkpoint_load(path, &resumed_net, &resumed_config, &state));
+    if (state) {
+        CHECK(ax_train_state_epochs_done(state) == 9);
+        resumed_config.epochs = LINE_EPOCHS;
+        CHECK_OK(ax_train(resumed_net, train, validation, test, &resumed_config, &summary));
+        double *resumed = parameters_of(resumed_net);
+        CHECK(same_parameters(straight, resumed, count));
+        free(resumed);
+    }
+    ax_net_free(resumed_net);
+    ax_train_state_free(state);
+    free(straight);
+    free(with_checkpoints);
+}
+
+/* Copies checkpoint `from` to `to` with one edit: in metadata entry
+ * `section`, the first `find` replaced by `replace`; or the tensor `tensor`
+ * dropped (replace NULL) or holding `length` values set to `value`. */
+static void edit_checkpoint(const char *from, const char *to, const char *section, const char *find,
+                            const char *replace, const char *tensor, int64_t length, double value)
+{
+    ax_safetensors_file *file = NULL;
+    CHECK_OK(ax_safetensors_read(from, &file));
+    if (!file)
+        return;
+    ax_safetensors_tensor tensors[32];
+    int count = 0;
+    double *values = NULL;
+    for (int i = 0; i < ax_safetensors_count(file) && count < 32; i++) {
+        const ax_safetensors_tensor *t = ax_safetensors_tensor_at(file, i);
+        if (tensor && strcmp(t->name, tensor) == 0) {
+            if (length < 0)
+                continue; /* dropped */
+            values = malloc((size_t)length * sizeof *values);
+            for (int64_t j = 0; values && j < length; j++)
+                values[j] = value;
+            tensors[count] = *t;
+            tensors[count].dtype = AX_SAFETENSORS_F64;
+            tensors[count].shape[0] = length;
+            tensors[count++].data = values;
+            continue;
+        }
+        tensors[count++] = *t;
+    }
+    const char *keys[16], *texts[16];
+    char *edited = NULL;
+    int entries = ax_safetensors_metadata_count(file);
+    for (int i = 0; i < entries && i < 16; i++) {
+        keys[i] = ax_safetensors_metadata_key(file, i);
+        texts[i] = ax_safetensors_metadata(file, keys[i]);
+        const char *at = section && strcmp(keys[i], section) == 0 ? strstr(texts[i], find) : NULL;
+        if (section && strcmp(keys[i], section) == 0)
+            CHECK(at != NULL);
+        if (at) {
+            /* find ending in ":\"" (a key of a string): its whole value is replaced. */
+            size_t cut = strlen(find);
+            if (cut >= 2 && strcmp(find + cut - 2, ":\"") == 0) {
+                const char *close = strchr(at + cut, '"');
+                cut = close ? (size_t)(close - at) : cut;
+            }
+            size_t size = strlen(texts[i]) - cut + strlen(replace) + 1;
+            edited = malloc(size);
+            if (edited) {
+                snprintf(edited, size, "%.*s%s%s", (int)(at - texts[i]), texts[i], replace, at + cut);
+                texts[i] = edited;
+            }
+        }
+    }
+    CHECK_OK(ax_safetensors_write(to, tensors, count, keys, texts, entries));
+    free(edited);
+    free(values);
+    ax_safetensors_free(file);
+}
+
+static void check_refused(const char *path, const char *text)
+{
+    ax_net *net = NULL;
+    ax_train_state *state = NULL;
+    ax_train_config config;
+    CHECK_FAILS(ax_checkpoint_load(path, &net, &config, &state), AX_STATUS_BAD_FILE, text);
+    CHECK(net == NULL && state == NULL);
+    /* Every refusal names the file. */
+    CHECK(strstr(ax_error_message(), path) != NULL);
+}
+
+/* Edited or mismatched CG and L-BFGS states, and changed options. */
+static void test_line_search_refusals(const ax_dataset *train)
+{
+    char prefix[512], cg_path[600], lbfgs_path[600], bad[600];
+    snprintf(bad, sizeof bad, "%s/edited.safetensors", folder);
+    for (int kind = 0; kind < 2; kind++) {
+        ax_train_config config = ax_train_defaults();
+        config.optimizer = kind ? AX_OPTIMIZER_LBFGS : AX_OPTIMIZER_CG;
+        config.lbfgs_memory = 3;
+        config.batch_size = 0;
+        config.epochs = 6;
+        config.checkpoint_every = 6;
+        snprintf(prefix, sizeof prefix, "%s/refuse-%s", folder, kind ? "lbfgs" : "cg");
+        config.checkpoint_prefix = prefix;
+        ax_train_summary summary;
+        ax_net *net = make_net(AX_PRECISION_F32);
+        CHECK_OK(ax_train(net, train, NULL, NULL, &config, &summary));
+        ax_net_free(net);
+        snprintf(kind ? lbfgs_path : cg_path, sizeof cg_path, "%s.epoch-000006.safetensors", prefix);
+    }
+    const int64_t n = 6 * 16 + 16 + 16 * 12 + 12 + 12 * 3 + 3; /* 355 */
+
+    /* A CG state in an Adam run; an L-BFGS state in a CG run. */
+    edit_checkpoint(cg_path, bad, "train", "\"optimizer\":\"cg\"", "\"optimizer\":\"adam\"", NULL, 0, 0);
+    check_refused(bad, "is not part of adam's state");
+    edit_checkpoint(lbfgs_path, bad, "train", "\"optimizer\":\"lbfgs\"", "\"optimizer\":\"cg\"", NULL, 0, 0);
+    check_refused(bad, "is not part of cg's state");
+    /* Arrays missing, of the wrong length, or holding NaN. */
+    edit_checkpoint(cg_path, bad, NULL, NULL, NULL, "optimizer.d", -1, 0);
+    check_refused(bad, "cg's optimizer state lacks the array \"d\"");
+    edit_checkpoint(cg_path, bad, NULL, NULL, NULL, "optimizer.g", n - 1, 0.5);
+    check_refused(bad, "\"g\" has 354 values; this state needs 355");
+    edit_checkpoint(cg_path, bad, NULL, NULL, NULL, "optimizer.d", n, NAN);
+    check_refused(bad, "tensor \"optimizer.d\" holds a NaN");
+    edit_checkpoint(lbfgs_path, bad, NULL, NULL, NULL, "optimizer.s", 2 * n, 0.5);
+    check_refused(bad, "\"s\" has 710 values; this state needs 1065");
+    edit_checkpoint(lbfgs_path, bad, NULL, NULL, NULL, "optimizer.rho", 3, -1.0);
+    check_refused(bad, "\"rho\" is -1 at index 0; it must be positive");
+    /* Scalars: NaN or infinite, out of range, missing, unknown. */
+    edit_checkpoint(cg_path, bad, "state", "\"f\":\"", "\"f\":\"nan", NULL, 0, 0);
+    check_refused(bad, "cg's optimizer state scalar \"f\" is nan, not a finite number");
+    edit_checkpoint(lbfgs_path, bad, "state", "\"f_previous\":\"", "\"f_previous\":\"-inf", NULL, 0, 0);
+    check_refused(bad, "scalar \"f_previous\" is -inf, not a finite number");
+    edit_checkpoint(lbfgs_path, bad, "state", "\"gamma\":\"", "\"gamma\":\"0x0p+0", NULL, 0, 0);
+    check_refused(bad, "\"gamma\" is 0; with pairs held it must be positive");
+    edit_checkpoint(cg_path, bad, "state", "\"f\":", "\"momentum\":\"0x1p+0\",\"f\":", NULL, 0, 0);
+    check_refused(bad, "scalar \"momentum\" is not part of cg's state");
+    edit_checkpoint(cg_path, bad, "state", "\"started\":\"0x1p+0\"", "\"started\":\"0x1p+1\"", NULL, 0, 0);
+    check_refused(bad, "\"started\" is 2, not 0 or 1");
+    edit_checkpoint(lbfgs_path, bad, "state", "\"pairs\":\"0x1.8p+1\"", "\"pairs\":\"0x1p+2\"", NULL, 0, 0);
+    check_refused(bad, "\"pairs\" is 4; it must be a whole number from 0 to the memory size 3");
+    edit_checkpoint(lbfgs_path, bad, "state", "\"pairs\":\"0x1.8p+1\",", "", NULL, 0, 0);
+    check_refused(bad, "lacks the scalar \"pairs\"");
+    /* The line-search cache: its base without its count, or of another size. */
+    edit_checkpoint(cg_path, bad, "state", "\"line_searches\":6,", "", NULL, 0, 0);
+    check_refused(bad, "needs both tensor \"line_cache.base\" and field \"line_searches\"");
+    edit_checkpoint(cg_path, bad, "state", "\"line_searches\":6,", "\"line_searches\":17,", NULL, 0, 0);
+    check_refused(bad, "field \"line_searches\" must be from 0 to 16");
+    edit_checkpoint(cg_path, bad, NULL, NULL, NULL, "line_cache.base", 16, 0.5);
+    check_refused(bad, "tensor \"line_cache.base\" should have shape (4800)");
+    edit_checkpoint(cg_path, bad, "train", "\"keep_best\":\"none\"", "\"keep_best\":\"always\"", NULL, 0, 0);
+    check_refused(bad, "keep_best 'always' is not none, validation or test");
+
+    /* An unedited copy loads, and changed line-search options are refused. */
+    edit_checkpoint(lbfgs_path, bad, "train", "\"gtol\":", "\"gtol\":", NULL, 0, 0);
+    ax_net *net = NULL;
+    ax_train_state *state = NULL;
+    ax_train_config config;
+    CHECK_OK(ax_checkpoint_load(bad, &net, &config, &state));
+    if (state) {
+        ax_train_summary summary;
+        config.epochs = 8;
+        config.checkpoint_every = 0;
+        config.lbfgs_memory = 4;
+        CHECK_FAILS(ax_train(net, train, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
+                    "the L-BFGS memory differs");
+        config.lbfgs_memory = 3;
+        config.gtol *= 2;
+        CHECK_FAILS(ax_train(net, train, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
+                    "gtol differs");
+        config.gtol /= 2;
+        config.keep_best = AX_KEEP_BEST_TEST;
+        CHECK_FAILS(ax_train(net, train, NULL, train, &config, &summary), AX_STATUS_BAD_ARGUMENT,
+                    "keeping the best weights differs");
+        config.keep_best = AX_KEEP_BEST_NONE;
+        CHECK_OK(ax_train(net, train, NULL, NULL, &config, &summary));
+        CHECK(summary.epochs_run == 8);
+    }
+    ax_net_free(net);
+    ax_train_state_free(state);
+}
+
 /* The first occurrence of text in bytes[0, size), or NULL. */
 static char *find_bytes(char *bytes, size_t size, const char *text)
 {
@@ -279,14 +543,6 @@ static void test_refusals(const ax_dataset *train)
     CHECK_FAILS(ax_checkpoint_load(bad, &loaded, &loaded_config, &state), AX_STATUS_BAD_FILE,
                 "not an axon checkpoint");
 
-    /* CG and L-BFGS refuse checkpoints. */
-    ax_train_config cg = ax_train_defaults();
-    cg.optimizer = AX_OPTIMIZER_CG;
-    cg.batch_size = 0;
-    cg.checkpoint_every = 1;
-    cg.checkpoint_prefix = prefix;
-    CHECK_FAILS(ax_train(net, train, NULL, NULL, &cg, &summary), AX_STATUS_UNSUPPORTED,
-                "sgd and adam only");
     config.checkpoint_prefix = NULL;
     CHECK_FAILS(ax_train(net, train, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
                 "need a file prefix");
@@ -345,6 +601,29 @@ int main(void)
         test_case("early", precision, early, train, validation);
     }
     test_refusals(train);
+
+    ax_dataset *test = make_data(60, 3);
+    CHECK(test != NULL);
+    ax_train_config cg = ax_train_defaults();
+    cg.optimizer = AX_OPTIMIZER_CG;
+    cg.batch_size = 0;
+    cg.l2 = 1e-3;
+    ax_train_config cg_best = cg;
+    cg_best.keep_best = AX_KEEP_BEST_VALIDATION;
+    ax_train_config lbfgs = cg;
+    lbfgs.optimizer = AX_OPTIMIZER_LBFGS;
+    lbfgs.lbfgs_memory = 4; /* full after 4 iterations: the ring wraps before the checkpoints */
+    ax_train_config lbfgs_best = lbfgs;
+    lbfgs_best.keep_best = AX_KEEP_BEST_TEST;
+    for (int p = 0; p < 2 && test; p++) {
+        ax_precision precision = p ? AX_PRECISION_F64 : AX_PRECISION_F32;
+        test_line_search_case("cg", precision, cg, train, NULL, NULL);
+        test_line_search_case("cg-best", precision, cg_best, train, validation, NULL);
+        test_line_search_case("lbfgs", precision, lbfgs, train, NULL, NULL);
+        test_line_search_case("lbfgs-best", precision, lbfgs_best, train, NULL, test);
+    }
+    test_line_search_refusals(train);
+    ax_dataset_free(test);
 
     ax_dataset_free(train);
     ax_dataset_free(validation);

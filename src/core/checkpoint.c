@@ -96,6 +96,8 @@ void ax_train_state_free(ax_train_state *state)
     free(state->optimizer_state[0]);
     free(state->optimizer_state[1]);
     free(state->best_parameters);
+    ax_optimizer_saved_free(&state->optimizer_saved);
+    free(state->line_base);
     free(state);
 }
 
@@ -192,6 +194,9 @@ static void train_json(const ax_train_config *c, ax_json_writer *w)
     append_double(w, "l2", c->l2);
     append_double(w, "dropout", c->dropout);
     append_int(w, "early_stop", c->early_stop);
+    append_string(w, "keep_best", c->keep_best == AX_KEEP_BEST_TEST         ? "test"
+                                  : c->keep_best == AX_KEEP_BEST_VALIDATION ? "validation"
+                                                                            : "none");
     append_u64(w, "seed", c->seed);
     append_int(w, "shuffle", c->shuffle);
     append_double(w, "progress_interval", c->progress_interval);
@@ -231,6 +236,15 @@ static void state_json(const ax_train_state *s, ax_json_writer *w)
     append_int(w, "validation_rows", s->validation_rows);
     append_u64(w, "validation_hash", s->validation_hash);
     append_int(w, "fingerprint", AX_FINGERPRINT_VERSION);
+    if (s->line_base)
+        append_int(w, "line_searches", s->line_searches);
+    if (s->optimizer_saved.scalar_count > 0) {
+        ax_json_writer_append(w, "\"optimizer_scalars\":{");
+        for (int i = 0; i < s->optimizer_saved.scalar_count; i++)
+            append_hex_double(w, s->optimizer_saved.scalars[i].name, s->optimizer_saved.scalars[i].value);
+        close_object(w);
+        ax_json_writer_append(w, ",");
+    }
     close_object(w);
 }
 
@@ -238,7 +252,8 @@ ax_status ax_checkpoint_write(const ax_train_state *state, const char *path)
 {
     const bool single = state->net_config.precision == AX_PRECISION_F32;
     const int64_t n = state->parameter_count;
-    ax_safetensors_tensor tensors[5];
+    ax_safetensors_tensor tensors[6 + AX_OPTIMIZER_SAVED_MAX];
+    char kind_names[AX_OPTIMIZER_SAVED_MAX][AX_OPTIMIZER_SAVED_NAME + 16];
     const char *names[] = {"parameters", "optimizer.state0", "optimizer.state1", "best_parameters",
                            "order"};
     const double *arrays[] = {state->parameters, state->optimizer_state[0], state->optimizer_state[1],
@@ -287,6 +302,28 @@ ax_status ax_checkpoint_write(const ax_train_state *state, const char *path)
             t->shape[0] = state->rows;
             t->data = order;
         }
+    }
+    /* CG's and L-BFGS's own arrays and the line-search cache's base: doubles
+     * (some are host doubles, such as L-BFGS's rho, not arena values). */
+    const ax_optimizer_saved *saved = &state->optimizer_saved;
+    for (int i = 0; status == AX_STATUS_OK && i < saved->array_count; i++) {
+        snprintf(kind_names[i], sizeof kind_names[i], "optimizer.%s", saved->arrays[i].name);
+        ax_safetensors_tensor *t = &tensors[count++];
+        memset(t, 0, sizeof *t);
+        t->name = kind_names[i];
+        t->dtype = AX_SAFETENSORS_F64;
+        t->rank = 1;
+        t->shape[0] = saved->arrays[i].length;
+        t->data = saved->arrays[i].values;
+    }
+    if (status == AX_STATUS_OK && state->line_base) {
+        ax_safetensors_tensor *t = &tensors[count++];
+        memset(t, 0, sizeof *t);
+        t->name = "line_cache.base";
+        t->dtype = AX_SAFETENSORS_F64;
+        t->rank = 1;
+        t->shape[0] = state->line_base_count;
+        t->data = state->line_base;
     }
     ax_json_writer net = {0}, train = {0}, progress = {0};
     net_json(&state->net_config, &net);

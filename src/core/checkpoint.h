@@ -3,15 +3,18 @@
  * which writes, reads and validates the file and keeps the last K.
  *
  * A checkpoint is a safetensors file (so any safetensors reader can open
- * it): the parameter arena, the optimizer's state arenas and, with early
- * stopping, the best weights as tensors; the options, counters and random
- * state as JSON in the metadata. Doubles that must come back bit for bit
+ * it): the parameter arena, the optimizer's state arenas (SGD, Adam) or
+ * its own named arrays (CG, L-BFGS: "optimizer.NAME"), the line-search
+ * cache's base ("line_cache.base") and, when the run keeps the best
+ * weights, those as tensors; the options, counters, random state and the
+ * optimizer's named scalars as JSON in the metadata. Doubles that must come back bit for bit
  * (losses, timings) are written as C99 hexadecimal floats. */
 #ifndef AX_CORE_CHECKPOINT_H
 #define AX_CORE_CHECKPOINT_H
 
 #include "axon.h"
 #include "core/random.h"
+#include "optim/optimizer.h"
 
 /* Where training stands, detached from the objects it came from. The
  * arrays are host doubles (exact for float32 and float64 arenas). */
@@ -34,7 +37,17 @@ struct ax_train_state {
     int64_t parameter_count;
     double *parameters;              /* (parameter_count) */
     double *optimizer_state[2];      /* (parameter_count) each, or NULL */
-    double *best_parameters;         /* (parameter_count) when best_epoch > 0 and early stopping */
+    double *best_parameters;         /* (parameter_count) when best_epoch > 0 and the run keeps
+                                        the best weights (early stopping or keep_best) */
+    /* CG and L-BFGS: the kind's own state (empty for SGD and Adam, and in
+     * checkpoints of axon before it), and the line-search cache's X W^T
+     * (line_base_count values, rows x the first layer's width) with its
+     * count of searches since a refresh; NULL when the run had no cache
+     * (several ranks, a chunked batch) or it held no base yet. */
+    ax_optimizer_saved optimizer_saved;
+    double *line_base;
+    int64_t line_base_count;
+    int line_searches;
     /* The data the run trained on, to refuse a resume on other data. */
     int64_t features, classes, targets;
     uint64_t train_hash;

@@ -160,6 +160,9 @@ static ax_status read_train(reader *r, ax_train_state *s)
     c->l2 = get_double(r, "l2");
     c->dropout = get_double(r, "dropout");
     c->early_stop = (int)get_int(r, "early_stop", 0, 100000000);
+    /* Absent in checkpoints written before keep_best was recorded. */
+    const char *keep_best = ax_json_object_get(r->object, "keep_best") ? get_string(r, "keep_best")
+                                                                       : "none";
     c->seed = get_u64(r, "seed");
     c->shuffle = get_int(r, "shuffle", 0, 1) != 0;
     c->progress_interval = get_double(r, "progress_interval");
@@ -168,6 +171,16 @@ static ax_status read_train(reader *r, ax_train_state *s)
     c->keep_checkpoints = (int)get_int(r, "keep_checkpoints", 0, 100000000);
     AX_TRY(r->status);
     CHECK_PARSE(ax_optimizer_parse(optimizer, &c->optimizer));
+    if (strcmp(keep_best, "none") == 0)
+        c->keep_best = AX_KEEP_BEST_NONE;
+    else if (strcmp(keep_best, "validation") == 0)
+        c->keep_best = AX_KEEP_BEST_VALIDATION;
+    else if (strcmp(keep_best, "test") == 0)
+        c->keep_best = AX_KEEP_BEST_TEST;
+    else
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: checkpoint metadata \"train\": keep_best '%s' is not none, validation or test",
+                       r->path, keep_best);
     if (*prefix) {
         s->prefix = malloc(strlen(prefix) + 1);
         if (!s->prefix)
@@ -175,6 +188,37 @@ static ax_status read_train(reader *r, ax_train_state *s)
         strcpy(s->prefix, prefix);
     }
     c->checkpoint_prefix = s->prefix;
+    return AX_STATUS_OK;
+}
+
+/* The optimizer's named scalars: an object of hexadecimal floats. */
+static ax_status read_optimizer_scalars(reader *r, ax_train_state *s)
+{
+    const ax_json *scalars = ax_json_object_get(r->object, "optimizer_scalars");
+    if (!scalars)
+        return AX_STATUS_OK;
+    if (ax_json_type_of(scalars) != AX_JSON_OBJECT)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: checkpoint metadata \"state\": field \"optimizer_scalars\" is not an object",
+                       r->path);
+    reader inner = *r;
+    inner.section = "state.optimizer_scalars";
+    inner.object = scalars;
+    for (size_t i = 0; i < ax_json_length(scalars); i++) {
+        const char *key = ax_json_object_key(scalars, i);
+        if (ax_json_object_key_length(scalars, i) != strlen(key))
+            return ax_fail(AX_STATUS_BAD_FILE,
+                           "%s: checkpoint metadata \"state.optimizer_scalars\": a name holds a NUL",
+                           r->path);
+        double value = get_hex_double(&inner, key);
+        AX_TRY(inner.status);
+        if (ax_optimizer_saved_scalar(&s->optimizer_saved, key, &(double){0}))
+            return ax_fail(AX_STATUS_BAD_FILE,
+                           "%s: checkpoint metadata \"state.optimizer_scalars\": \"%s\" appears twice",
+                           r->path, key);
+        if (ax_optimizer_saved_add_scalar(&s->optimizer_saved, key, value) != AX_STATUS_OK)
+            return ax_fail_context(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"state\"", r->path);
+    }
     return AX_STATUS_OK;
 }
 
@@ -210,7 +254,13 @@ static ax_status read_state(reader *r, ax_train_state *s)
     s->fingerprint = ax_json_object_get(r->object, "fingerprint")
                          ? (int)get_int(r, "fingerprint", 1, AX_FINGERPRINT_VERSION)
                          : 1;
+    /* CG and L-BFGS only (checked against the optimizer once all is read). */
+    if (ax_json_object_get(r->object, "line_searches"))
+        s->line_searches = (int)get_int(r, "line_searches", 0, AX_LINE_CACHE_REFRESH);
+    else
+        s->line_searches = -1;
     AX_TRY(r->status);
+    AX_TRY(read_optimizer_scalars(r, s));
     if (s->rng.state[0] == 0 && s->rng.state[1] == 0 && s->rng.state[2] == 0 && s->rng.state[3] == 0)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"state\": the random state is all zero",
                        r->path);
@@ -247,6 +297,49 @@ static ax_status read_array(const ax_safetensors_file *file, const char *name, i
     return AX_STATUS_OK;
 }
 
+/* CG's and L-BFGS's named arrays ("optimizer.NAME" other than the SGD and
+ * Adam arenas) and the line-search cache's base, checked with the scalars
+ * against what the run's optimizer keeps. */
+static ax_status read_optimizer_arrays(const ax_safetensors_file *file, ax_train_state *s)
+{
+    const char *path = ax_safetensors_path(file);
+    for (int i = 0; i < ax_safetensors_count(file); i++) {
+        const ax_safetensors_tensor *t = ax_safetensors_tensor_at(file, i);
+        if (strncmp(t->name, "optimizer.", 10) != 0 || strcmp(t->name, "optimizer.state0") == 0 ||
+            strcmp(t->name, "optimizer.state1") == 0)
+            continue;
+        if (t->rank != 1)
+            return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"%s\" should have rank 1, not %d", path,
+                           t->name, t->rank);
+        double *values = NULL;
+        AX_TRY(read_array(file, t->name, t->shape[0], true, &values));
+        double *kept = ax_optimizer_saved_add_array(&s->optimizer_saved, t->name + 10, t->shape[0]);
+        if (kept)
+            memcpy(kept, values, (size_t)t->shape[0] * sizeof *values);
+        free(values);
+        if (!kept)
+            return ax_fail_context(AX_STATUS_BAD_FILE, "%s: tensor \"%s\"", path, t->name);
+    }
+    if (ax_optimizer_saved_check(&s->config, s->parameter_count, &s->optimizer_saved) != AX_STATUS_OK)
+        return ax_fail_context(AX_STATUS_BAD_FILE, "%s", path);
+    const bool line_search =
+        s->config.optimizer == AX_OPTIMIZER_CG || s->config.optimizer == AX_OPTIMIZER_LBFGS;
+    const bool has_base = ax_safetensors_find(file, "line_cache.base") != NULL;
+    if (has_base != (s->line_searches >= 0) || (has_base && !line_search))
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: the line-search cache needs both tensor \"line_cache.base\" and field "
+                       "\"line_searches\", and only %s",
+                       path, line_search ? "together" : "for cg and lbfgs");
+    if (!has_base)
+        return AX_STATUS_OK;
+    const int64_t width = s->net_config.layers[0].width;
+    if (width < 1 || s->rows > INT64_MAX / width)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"line_cache.base\" cannot hold %lld rows x %lld",
+                       path, (long long)s->rows, (long long)width);
+    s->line_base_count = s->rows * width;
+    return read_array(file, "line_cache.base", s->line_base_count, true, &s->line_base);
+}
+
 static ax_status read_tensors(const ax_safetensors_file *file, ax_train_state *s)
 {
     const char *path = ax_safetensors_path(file);
@@ -254,8 +347,10 @@ static ax_status read_tensors(const ax_safetensors_file *file, ax_train_state *s
     AX_TRY(read_array(file, "parameters", n, true, &s->parameters));
     AX_TRY(read_array(file, "optimizer.state0", n, false, &s->optimizer_state[0]));
     AX_TRY(read_array(file, "optimizer.state1", n, false, &s->optimizer_state[1]));
-    AX_TRY(read_array(file, "best_parameters", n, s->config.early_stop > 0 && s->best_epoch > 0,
+    const bool keeps_best = s->config.early_stop > 0 || s->config.keep_best != AX_KEEP_BEST_NONE;
+    AX_TRY(read_array(file, "best_parameters", n, keeps_best && s->best_epoch > 0,
                       &s->best_parameters));
+    AX_TRY(read_optimizer_arrays(file, s));
     if (s->batch == 0)
         return AX_STATUS_OK;
     double *order = NULL;

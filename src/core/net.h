@@ -137,6 +137,18 @@ void ax_net_line_end(ax_net *net, ax_line_cache *cache, double alpha);
 /* The work the cache's calls did since the last call (seed 001's count, the
  * skipped passes over X not counted), for the run's GFLOP/s. */
 double ax_line_cache_take_flops(ax_line_cache *cache);
+/* Checkpoints: X W^T as updated along the searches is not X W^T computed
+ * afresh (they differ by rounding until the next refresh, every
+ * AX_LINE_CACHE_REFRESH searches), so a resumed run that is to follow the
+ * uninterrupted one bit for bit takes back the cache's base and its count of
+ * searches. save gives the number of values (rows x first layer width) and,
+ * when base is not NULL, writes them and *searches; it gives 0 when the
+ * cache holds no base (the next search computes it from X). restore fails
+ * when count or searches do not fit this cache. */
+enum { AX_LINE_CACHE_REFRESH = 16 };
+int64_t ax_line_cache_save(const ax_line_cache *cache, double *base, int *searches);
+ax_status ax_line_cache_restore(ax_line_cache *cache, const double *base, int64_t count,
+                                int searches);
 
 /* Checks a dataset fits the network: input width, labels within the output
  * width, targets of the output width. */

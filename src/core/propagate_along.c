@@ -19,7 +19,7 @@
 
 /* Searches between fresh computations of X W^T. Each update adds one
  * rounding of the size of the GEMM's own; 16 keeps the drift below it. */
-#define BASE_REFRESH 16
+#define BASE_REFRESH AX_LINE_CACHE_REFRESH
 
 struct ax_line_cache {
     ax_backend *backend;
@@ -183,4 +183,34 @@ void ax_net_line_end(ax_net *net, ax_line_cache *cache, double alpha)
     if (alpha != 0.0 && cache->base_valid)
         OPS->axpy(net->backend, cache->rows * cache->width, alpha, cache->along, cache->base);
     cache->evaluated = false;
+}
+
+int64_t ax_line_cache_save(const ax_line_cache *cache, double *base, int *searches)
+{
+    if (!cache->base_valid)
+        return 0;
+    const int64_t count = cache->rows * cache->width;
+    if (base) {
+        cache->backend->ops->download_f64(cache->backend, base, cache->base, count);
+        *searches = cache->searches;
+    }
+    return count;
+}
+
+ax_status ax_line_cache_restore(ax_line_cache *cache, const double *base, int64_t count,
+                                int searches)
+{
+    if (count != cache->rows * cache->width)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "the saved line-search cache holds %lld values; this run's holds %lld x %lld",
+                       (long long)count, (long long)cache->rows, (long long)cache->width);
+    if (searches < 0 || searches > BASE_REFRESH)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "the saved line-search cache counts %d searches; it must be from 0 to %d",
+                       searches, BASE_REFRESH);
+    cache->backend->ops->upload_f64(cache->backend, cache->base, base, count);
+    cache->searches = searches;
+    cache->base_valid = true;
+    cache->evaluated = false;
+    return AX_STATUS_OK;
 }

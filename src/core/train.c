@@ -170,11 +170,6 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
     if (config->checkpoint_every > 0 && !(config->checkpoint_prefix && *config->checkpoint_prefix))
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "checkpoints every %d epochs need a file prefix",
                        config->checkpoint_every);
-    if (is_line_search(config) && (config->checkpoint_every > 0 || config->checkpoint_prefix || config->resume))
-        return ax_fail(AX_STATUS_UNSUPPORTED,
-                       "checkpoints are available for sgd and adam only: %s's line-search state "
-                       "(search direction, correction pairs) is not saved",
-                       ax_optimizer_name(config->optimizer));
     return AX_STATUS_OK;
 }
 
@@ -224,6 +219,11 @@ static ax_status check_resume_config(const ax_train_config *c, const ax_train_st
                           : c->l2 != r->l2 ? "l2"
                           : c->dropout != r->dropout ? "dropout"
                           : c->early_stop != r->early_stop ? "early stopping"
+                          : c->keep_best != r->keep_best ? "keeping the best weights"
+                          : c->gtol != r->gtol ? "gtol"
+                          : c->lbfgs_memory != r->lbfgs_memory ? "the L-BFGS memory"
+                          : c->line_search_max_evaluations != r->line_search_max_evaluations
+                              ? "the line-search evaluations"
                           : c->seed != r->seed ? "the seed"
                           : c->shuffle != r->shuffle ? "shuffling" : NULL;
     if (changed)
@@ -326,8 +326,10 @@ typedef struct trainer {
     int first_epoch;
     int64_t first_batch;
     double first_loss_sum;
-    /* Checkpoints: the state written, its arrays reused from one to the next. */
+    /* Checkpoints: the state written, its arrays reused from one to the next;
+     * line_base holds the line-search cache's base for it. */
     ax_train_state snapshot;
+    double *line_base;
 } trainer;
 
 /* Fills t->snapshot with where training stands: `epoch` epochs complete
@@ -375,6 +377,21 @@ static ax_status take_snapshot(trainer *t, int epoch, int64_t batch, double loss
         if (s->optimizer_state[i])
             ax_optimizer_state_get(t->optimizer, i, s->optimizer_state[i]);
     s->best_parameters = t->best_epoch > 0 ? t->best_parameters : NULL; /* borrowed */
+    /* CG and L-BFGS: their own state, and the cache's X W^T as the searches
+     * left it (a resume that recomputed it from X would differ by rounding). */
+    ax_optimizer_saved_free(&s->optimizer_saved);
+    AX_TRY(ax_optimizer_save(t->optimizer, &s->optimizer_saved));
+    s->line_base = NULL;
+    s->line_base_count = t->line ? ax_line_cache_save(t->line, NULL, NULL) : 0;
+    if (s->line_base_count > 0) {
+        if (!t->line_base) {
+            t->line_base = malloc((size_t)s->line_base_count * sizeof(double));
+            if (!t->line_base)
+                return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for a checkpoint");
+        }
+        ax_line_cache_save(t->line, t->line_base, &s->line_searches);
+        s->line_base = t->line_base; /* borrowed */
+    }
     return AX_STATUS_OK;
 }
 
@@ -621,7 +638,9 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
             AX_TRY(ax_replicas_agree_stop(t->replicas, !go_on, &stop_all));
             go_on = !stop_all;
         }
-        if (!go_on)
+        /* A line-search optimizer that just converged ends the run here
+         * anyway: it ends as run, not as interrupted. */
+        if (!go_on && !t->optimizer->converged)
             return interrupted(t, epoch, 0, 0.0, "after", epoch);
         if (stop)
             break;
@@ -650,6 +669,11 @@ static ax_status restore(trainer *t, const ax_train_state *s)
             return ax_fail(AX_STATUS_BAD_FILE, "the checkpoint lacks the %s optimizer's state array %d",
                            t->optimizer->ops->name, i);
     }
+    AX_TRY(ax_optimizer_restore(t->optimizer, &s->optimizer_saved));
+    /* Without a cache here (several ranks now) the saved base is not
+     * needed; without one saved, the first search computes it from X. */
+    if (t->line && s->line_base)
+        AX_TRY(ax_line_cache_restore(t->line, s->line_base, s->line_base_count, s->line_searches));
     t->optimizer->steps = s->optimizer_steps;
     t->optimizer->evaluations = s->evaluations;
     t->optimizer->gradient_evaluations = s->gradient_evaluations;
@@ -785,6 +809,8 @@ static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax
     free(t.snapshot.parameters);
     free(t.snapshot.optimizer_state[0]);
     free(t.snapshot.optimizer_state[1]);
+    ax_optimizer_saved_free(&t.snapshot.optimizer_saved);
+    free(t.line_base);
     free(t.order);
     free(t.best_parameters);
     if (t.accumulator)

@@ -142,7 +142,64 @@ static void cg_destroy(ax_optimizer *o)
     o->kind_state = NULL;
 }
 
-static const ax_optimizer_ops cg_ops = {.name = "cg", .step = cg_step, .destroy = cg_destroy};
+/* Checkpoints (optimizer.h): between iterations x_k is the parameters;
+ * deltak is recomputed from g at each step and x, scratch are scratch. */
+static const char *const CG_ARRAYS[] = {"g", "d", NULL};
+static const char *const CG_SCALARS[] = {"started", "f", "f_previous", NULL};
+static const char *const CG_NOT_STARTED[] = {"started", NULL};
+
+static ax_status cg_save(const ax_optimizer *o, ax_optimizer_saved *saved)
+{
+    const cg_state *s = o->kind_state;
+    AX_TRY(ax_optimizer_saved_add_scalar(saved, "started", s->started ? 1.0 : 0.0));
+    if (!s->started) /* g and d hold nothing yet */
+        return AX_STATUS_OK;
+    AX_TRY(ax_optimizer_saved_add_scalar(saved, "f", s->f));
+    AX_TRY(ax_optimizer_saved_add_scalar(saved, "f_previous", s->f_previous));
+    const void *arenas[] = {s->g, s->d};
+    for (int i = 0; i < 2; i++) {
+        double *values = ax_optimizer_saved_add_array(saved, CG_ARRAYS[i], o->count);
+        if (!values)
+            return AX_STATUS_OUT_OF_MEMORY;
+        o->backend->ops->download_f64(o->backend, values, arenas[i], o->count);
+    }
+    return AX_STATUS_OK;
+}
+
+ax_status ax_optimizer_cg_check(const ax_train_config *config, int64_t count,
+                                const ax_optimizer_saved *saved)
+{
+    (void)config;
+    double started = 0.0;
+    if (!ax_optimizer_saved_scalar(saved, "started", &started))
+        return ax_fail(AX_STATUS_BAD_FILE, "cg's optimizer state lacks the scalar \"started\"");
+    if (started != 0.0 && started != 1.0)
+        return ax_fail(AX_STATUS_BAD_FILE, "cg's optimizer state scalar \"started\" is %g, not 0 or 1",
+                       started);
+    if (started == 0.0)
+        return ax_optimizer_saved_expect(saved, "cg", NULL, NULL, CG_NOT_STARTED);
+    const int64_t lengths[] = {count, count};
+    return ax_optimizer_saved_expect(saved, "cg", CG_ARRAYS, lengths, CG_SCALARS);
+}
+
+static void cg_restore(ax_optimizer *o, const ax_optimizer_saved *saved)
+{
+    cg_state *s = o->kind_state;
+    double started = 0.0;
+    ax_optimizer_saved_scalar(saved, "started", &started);
+    s->started = started == 1.0;
+    if (!s->started)
+        return;
+    ax_optimizer_saved_scalar(saved, "f", &s->f);
+    ax_optimizer_saved_scalar(saved, "f_previous", &s->f_previous);
+    void *arenas[] = {s->g, s->d};
+    for (int i = 0; i < 2; i++)
+        o->backend->ops->upload_f64(o->backend, arenas[i],
+                                    ax_optimizer_saved_array(saved, CG_ARRAYS[i], NULL), o->count);
+}
+
+static const ax_optimizer_ops cg_ops = {.name = "cg", .step = cg_step, .destroy = cg_destroy,
+                                        .save = cg_save, .restore = cg_restore};
 
 ax_status ax_optimizer_cg_init(ax_optimizer *o)
 {

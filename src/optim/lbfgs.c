@@ -79,8 +79,13 @@ static void remember_pair(ax_optimizer *o, lbfgs_state *st)
     ops->axpy(b, o->count, -1.0, st->g, st->y[slot]);
     double ys = ops->dot(b, o->count, st->y[slot], st->s[slot]);
     double yy = ops->dot(b, o->count, st->y[slot], st->y[slot]);
-    if (!(ys > 0.0) || !(yy > 0.0) || !isfinite(ys) || !isfinite(yy))
+    if (!(ys > 0.0) || !(yy > 0.0) || !isfinite(ys) || !isfinite(yy)) {
+        /* With the memory full, slot held the oldest pair, now overwritten:
+         * it leaves the memory rather than pair its old rho with these s, y. */
+        if (st->pairs == st->memory)
+            st->pairs--;
         return;
+    }
     st->rho[slot] = 1.0 / ys;
     st->gamma = ys / yy;
     st->newest = slot;
@@ -167,8 +172,124 @@ static void lbfgs_destroy(ax_optimizer *o)
     o->kind_state = NULL;
 }
 
+/* Checkpoints (optimizer.h): between iterations x_k is the parameters and
+ * d, x, alpha, scratch are rebuilt at each step. The pairs are saved oldest
+ * first as "s", "y" (pairs x count each) and "rho"; restored, they sit in
+ * slots 0 .. pairs-1, which the two-loop recursion and the next pair's slot
+ * see exactly as the ring they came from. */
+static const char *const LBFGS_SCALARS[] = {"started", "f", "f_previous", "pairs", "gamma", NULL};
+static const char *const LBFGS_NOT_STARTED[] = {"started", NULL};
+static const char *const LBFGS_ARRAYS[] = {"g", "s", "y", "rho", NULL};
+
+static int slot_of(const lbfgs_state *st, int k) /* k = 0: the oldest pair */
+{
+    return (st->newest - (st->pairs - 1 - k) + st->memory) % st->memory;
+}
+
+static ax_status lbfgs_save(const ax_optimizer *o, ax_optimizer_saved *saved)
+{
+    const lbfgs_state *st = o->kind_state;
+    ax_backend *b = o->backend;
+    AX_TRY(ax_optimizer_saved_add_scalar(saved, "started", st->started ? 1.0 : 0.0));
+    if (!st->started)
+        return AX_STATUS_OK;
+    AX_TRY(ax_optimizer_saved_add_scalar(saved, "f", st->f));
+    AX_TRY(ax_optimizer_saved_add_scalar(saved, "f_previous", st->f_previous));
+    AX_TRY(ax_optimizer_saved_add_scalar(saved, "pairs", st->pairs));
+    AX_TRY(ax_optimizer_saved_add_scalar(saved, "gamma", st->gamma));
+    double *g = ax_optimizer_saved_add_array(saved, "g", o->count);
+    if (!g)
+        return AX_STATUS_OUT_OF_MEMORY;
+    b->ops->download_f64(b, g, st->g, o->count);
+    if (st->pairs == 0)
+        return AX_STATUS_OK;
+    const int64_t length = (int64_t)st->pairs * o->count;
+    double *s = ax_optimizer_saved_add_array(saved, "s", length);
+    double *y = s ? ax_optimizer_saved_add_array(saved, "y", length) : NULL;
+    double *rho = y ? ax_optimizer_saved_add_array(saved, "rho", st->pairs) : NULL;
+    if (!rho)
+        return AX_STATUS_OUT_OF_MEMORY;
+    for (int k = 0; k < st->pairs; k++) {
+        const int i = slot_of(st, k);
+        b->ops->download_f64(b, s + (int64_t)k * o->count, st->s[i], o->count);
+        b->ops->download_f64(b, y + (int64_t)k * o->count, st->y[i], o->count);
+        rho[k] = st->rho[i];
+    }
+    return AX_STATUS_OK;
+}
+
+ax_status ax_optimizer_lbfgs_check(const ax_train_config *config, int64_t count,
+                                   const ax_optimizer_saved *saved)
+{
+    double started = 0.0, pairs = 0.0, gamma = 0.0;
+    if (!ax_optimizer_saved_scalar(saved, "started", &started))
+        return ax_fail(AX_STATUS_BAD_FILE, "lbfgs's optimizer state lacks the scalar \"started\"");
+    if (started != 0.0 && started != 1.0)
+        return ax_fail(AX_STATUS_BAD_FILE, "lbfgs's optimizer state scalar \"started\" is %g, not 0 or 1",
+                       started);
+    if (started == 0.0)
+        return ax_optimizer_saved_expect(saved, "lbfgs", NULL, NULL, LBFGS_NOT_STARTED);
+    if (!ax_optimizer_saved_scalar(saved, "pairs", &pairs))
+        return ax_fail(AX_STATUS_BAD_FILE, "lbfgs's optimizer state lacks the scalar \"pairs\"");
+    if (!(pairs >= 0.0 && pairs <= (double)config->lbfgs_memory) || pairs != floor(pairs))
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "lbfgs's optimizer state scalar \"pairs\" is %g; it must be a whole number "
+                       "from 0 to the memory size %d",
+                       pairs, config->lbfgs_memory);
+    const int64_t held = (int64_t)pairs;
+    const int64_t lengths[] = {count, held * count, held * count, held};
+    const char *const only_g[] = {"g", NULL};
+    AX_TRY(ax_optimizer_saved_expect(saved, "lbfgs", held > 0 ? LBFGS_ARRAYS : only_g, lengths,
+                                     LBFGS_SCALARS));
+    ax_optimizer_saved_scalar(saved, "gamma", &gamma);
+    if (held > 0 && !(gamma > 0.0))
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "lbfgs's optimizer state scalar \"gamma\" is %g; with pairs held it must be "
+                       "positive (s.y / y.y)",
+                       gamma);
+    const double *rho = ax_optimizer_saved_array(saved, "rho", NULL);
+    for (int64_t k = 0; k < held; k++)
+        if (!(rho[k] > 0.0))
+            return ax_fail(AX_STATUS_BAD_FILE,
+                           "lbfgs's optimizer state \"rho\" is %g at index %lld; it must be positive "
+                           "(1 / y.s of a kept pair)",
+                           rho[k], (long long)k);
+    return AX_STATUS_OK;
+}
+
+static void lbfgs_restore(ax_optimizer *o, const ax_optimizer_saved *saved)
+{
+    lbfgs_state *st = o->kind_state;
+    ax_backend *b = o->backend;
+    double started = 0.0, pairs = 0.0;
+    ax_optimizer_saved_scalar(saved, "started", &started);
+    st->started = started == 1.0;
+    st->pairs = 0;
+    st->newest = st->memory - 1;
+    if (!st->started)
+        return;
+    ax_optimizer_saved_scalar(saved, "f", &st->f);
+    ax_optimizer_saved_scalar(saved, "f_previous", &st->f_previous);
+    ax_optimizer_saved_scalar(saved, "pairs", &pairs);
+    ax_optimizer_saved_scalar(saved, "gamma", &st->gamma);
+    b->ops->upload_f64(b, st->g, ax_optimizer_saved_array(saved, "g", NULL), o->count);
+    st->pairs = (int)pairs;
+    if (st->pairs == 0)
+        return;
+    const double *s = ax_optimizer_saved_array(saved, "s", NULL);
+    const double *y = ax_optimizer_saved_array(saved, "y", NULL);
+    const double *rho = ax_optimizer_saved_array(saved, "rho", NULL);
+    for (int k = 0; k < st->pairs; k++) {
+        b->ops->upload_f64(b, st->s[k], s + (int64_t)k * o->count, o->count);
+        b->ops->upload_f64(b, st->y[k], y + (int64_t)k * o->count, o->count);
+        st->rho[k] = rho[k];
+    }
+    st->newest = st->pairs - 1;
+}
+
 static const ax_optimizer_ops lbfgs_ops = {.name = "lbfgs", .step = lbfgs_step,
-                                           .destroy = lbfgs_destroy};
+                                           .destroy = lbfgs_destroy, .save = lbfgs_save,
+                                           .restore = lbfgs_restore};
 
 ax_status ax_optimizer_lbfgs_init(ax_optimizer *o)
 {

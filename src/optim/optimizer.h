@@ -33,6 +33,27 @@ typedef struct ax_objective {
 
 typedef struct ax_optimizer ax_optimizer;
 
+/* A kind's own state between steps (kind_state: CG's gradient and
+ * direction, L-BFGS's correction pairs) as a checkpoint holds it: named
+ * arrays of host doubles and named scalars, both in the kind's terms. The
+ * checkpoint writes and reads them without knowing what they mean
+ * (tensors "optimizer.NAME", hexadecimal floats in the state's JSON); the
+ * kind checks them before a resume. Doubles hold float32 and float64
+ * arenas exactly, so a restored state is the saved one bit for bit. */
+enum { AX_OPTIMIZER_SAVED_MAX = 8, AX_OPTIMIZER_SAVED_NAME = 32 };
+typedef struct ax_optimizer_saved {
+    int array_count, scalar_count;
+    struct {
+        char name[AX_OPTIMIZER_SAVED_NAME];
+        int64_t length;
+        double *values; /* owned (malloc) */
+    } arrays[AX_OPTIMIZER_SAVED_MAX];
+    struct {
+        char name[AX_OPTIMIZER_SAVED_NAME];
+        double value;
+    } scalars[AX_OPTIMIZER_SAVED_MAX];
+} ax_optimizer_saved;
+
 typedef struct ax_optimizer_ops {
     const char *name;
     /* One step; *loss gets the loss at the parameters the step started from
@@ -40,6 +61,12 @@ typedef struct ax_optimizer_ops {
      * point the step accepted, which they know already. */
     ax_status (*step)(ax_optimizer *optimizer, const ax_objective *objective, double *loss);
     void (*destroy)(ax_optimizer *optimizer);
+    /* Kinds with a kind_state (both NULL for SGD and Adam, whose state is
+     * the arenas state[0..1]): save adds it to an empty `saved`; restore
+     * puts back a state that ax_optimizer_saved_check accepted. Between
+     * steps only. */
+    ax_status (*save)(const ax_optimizer *optimizer, ax_optimizer_saved *saved);
+    void (*restore)(ax_optimizer *optimizer, const ax_optimizer_saved *saved);
 } ax_optimizer_ops;
 
 struct ax_optimizer {
@@ -80,8 +107,41 @@ ax_status ax_optimizer_allocate_state(ax_optimizer *optimizer, int index);
  * exactly for float and double arenas. get returns false, copying nothing,
  * when the kind has no arena i; set fails when it has none. The step count
  * and evaluation counters are plain fields the trainer copies itself. CG
- * and L-BFGS keep more in kind_state, which this does not cover. */
+ * and L-BFGS keep theirs in kind_state: ax_optimizer_save below. */
 bool ax_optimizer_state_get(const ax_optimizer *optimizer, int index, double *values);
 ax_status ax_optimizer_state_set(ax_optimizer *optimizer, int index, const double *values);
+
+/* The kind's own state (see ax_optimizer_saved): save fills `saved` (empty
+ * for SGD and Adam; free it with ax_optimizer_saved_free); restore checks
+ * it as ax_optimizer_saved_check does, then puts it back. */
+ax_status ax_optimizer_save(const ax_optimizer *optimizer, ax_optimizer_saved *saved);
+ax_status ax_optimizer_restore(ax_optimizer *optimizer, const ax_optimizer_saved *saved);
+/* Whether `saved` is a state the kind config->optimizer could have saved
+ * for count parameters with config's options: the names it expects and no
+ * others, array lengths, scalar ranges. Fails (AX_STATUS_BAD_FILE) with a
+ * message naming the field, for a checkpoint reader to prefix its file. */
+ax_status ax_optimizer_saved_check(const ax_train_config *config, int64_t count,
+                                   const ax_optimizer_saved *saved);
+void ax_optimizer_saved_free(ax_optimizer_saved *saved);
+/* Building and reading a saved state. add_array returns the new array's
+ * storage (length doubles, uninitialised), or NULL (out of memory, or more
+ * than AX_OPTIMIZER_SAVED_MAX arrays: the message is set). find returns
+ * NULL for a name not held. */
+double *ax_optimizer_saved_add_array(ax_optimizer_saved *saved, const char *name, int64_t length);
+ax_status ax_optimizer_saved_add_scalar(ax_optimizer_saved *saved, const char *name, double value);
+const double *ax_optimizer_saved_array(const ax_optimizer_saved *saved, const char *name,
+                                       int64_t *length);
+bool ax_optimizer_saved_scalar(const ax_optimizer_saved *saved, const char *name, double *value);
+/* For the kinds' checks: fails unless the arrays and scalars held are
+ * exactly those named (NULL-terminated lists) and each named array has the
+ * matching length of `lengths`. */
+ax_status ax_optimizer_saved_expect(const ax_optimizer_saved *saved, const char *kind,
+                                    const char *const *arrays, const int64_t *lengths,
+                                    const char *const *scalars);
+/* Each kind's check (ax_optimizer_saved_check dispatches). */
+ax_status ax_optimizer_cg_check(const ax_train_config *config, int64_t count,
+                                const ax_optimizer_saved *saved);
+ax_status ax_optimizer_lbfgs_check(const ax_train_config *config, int64_t count,
+                                   const ax_optimizer_saved *saved);
 
 #endif

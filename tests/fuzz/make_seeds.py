@@ -95,7 +95,14 @@ def checkpoint_seeds(axon):
               "--layers", "2:sigmoid,1", "--epochs", "4", "--batch", "10", "--lr", "0.01",
               "--val-split", "0.2", "--early-stop", "2", "--checkpoint-every", "2", "--nesterov",
               "--l2", "0.001")
+        train(axon, work, "cg", *synth, "--layers", "3:tanh,1", "--optimizer", "cg", "--batch", "0",
+              "--epochs", "3", "--checkpoint-every", "1")
+        train(axon, work, "lbfgs", *synth, "--layers", "4:relu,1", "--optimizer", "lbfgs",
+              "--lbfgs-memory", "2", "--batch", "0", "--epochs", "4", "--checkpoint-every", "4",
+              "--precision", "f64")
         read = lambda name: open(os.path.join(work, name), "rb").read()
+        cg = read("cg.epoch-000002.safetensors")
+        lbfgs = read("lbfgs.epoch-000004.safetensors")
         sgd = read("sgd.epoch-000001.safetensors")
         adam = read("adam.epoch-000003.safetensors")
         early = read("early.epoch-000004.safetensors")
@@ -133,6 +140,16 @@ def checkpoint_seeds(axon):
     seeds["order_repeats"] = join(header, data[:begin + 8] + data[begin:begin + 8] + data[begin + 16:])
     seeds["order_fraction"] = join(header, data[:begin] + struct.pack("<d", 0.5) + data[begin + 8:])
     seeds["order_missing"] = edit(sgd, "state", batch=3)
+    # CG and L-BFGS: their own arrays ("optimizer.g", ...), scalars and the
+    # line-search cache; a state of another optimizer; counts out of range.
+    seeds.update(cg_epoch2=cg, lbfgs_f64_epoch4=lbfgs)
+    seeds["cg_state_in_adam"] = edit(cg, "train", optimizer="adam")
+    seeds["cg_line_searches_missing"] = edit(cg, "state", line_searches=None)
+    seeds["cg_not_started"] = edit(cg, "state", optimizer_scalars={"started": "0x0p+0"})
+    seeds["lbfgs_pairs_high"] = edit(lbfgs, "state", optimizer_scalars=dict(
+        json.loads(split(lbfgs)[0]["__metadata__"]["state"])["optimizer_scalars"], pairs="0x1.8p+1"))
+    seeds["lbfgs_rho_shape"] = tensor_edit(lbfgs, "optimizer.rho", shape=[1])
+    seeds["keep_best_bad"] = edit(sgd, "train", keep_best="sometimes")
     return seeds
 
 

@@ -75,7 +75,7 @@ static const cli_option train_options[] = {
     {"profile-json", CLI_STRING, "FILE", NULL, "write the profile there as JSON (implies --profile)"},
     {"no-shuffle", CLI_FLAG, NULL, NULL, "keep the rows in file order every epoch"},
     {"checkpoint-every", CLI_INT, "N", "0",
-     "sgd, adam: write a checkpoint after every N-th epoch; 0 = off"},
+     "write a checkpoint after every N-th epoch (cg, lbfgs: iteration); 0 = off"},
     {"checkpoint", CLI_STRING, "PREFIX", NULL,
      "checkpoints are PREFIX.epoch-NNNNNN.safetensors (default: --out without\n"
      ".safetensors, else 'checkpoint'); given, a Ctrl-C or SIGTERM also writes\n"
@@ -161,12 +161,6 @@ static bool read_checkpoint_options(const cli_args *args, train_request *request
             length -= 12;
         snprintf(derived, sizeof derived, "%.*s", (int)length, out);
         train->checkpoint_prefix = derived;
-    }
-    const bool line_search = train->optimizer == AX_OPTIMIZER_CG || train->optimizer == AX_OPTIMIZER_LBFGS;
-    if (line_search && train->checkpoint_prefix) {
-        cli_error(args, "--checkpoint-every/--checkpoint: checkpoints are available for sgd and adam "
-                        "only; %s's line-search state is not saved", ax_optimizer_name(train->optimizer));
-        return false;
     }
     return true;
 }
