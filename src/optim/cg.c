@@ -24,32 +24,46 @@ typedef struct cg_state {
     bool started;
     double f, f_previous; /* loss at x_k and at x_{k-1} */
     double deltak;        /* g.g at x_k */
+    /* The figures of the gradient the search last showed descent_condition,
+     * at step `seen_alpha` (NAN: none in this search): the accepted point
+     * needs the same three, so they are not computed twice. */
+    double seen_alpha, seen_largest, seen_g1g1, seen_g0g1;
+    /* |g|_inf of x_k, known after a step (NAN: not yet, e.g. on a resume) */
+    double g_largest;
 } cg_state;
 
-/* The next direction's beta from the gradient arena (g1) and the kept g0. */
-static double polak_ribiere_beta(ax_optimizer *o, const cg_state *s)
+/* The next direction's beta from g1.g1 and g0.g1 (g0: the kept g). */
+static double polak_ribiere_beta(const cg_state *s, double g1g1, double g0g1)
 {
-    const ax_backend_ops *ops = o->backend->ops;
-    double g1g1 = ops->dot(o->backend, o->count, o->gradients, o->gradients);
-    double g0g1 = ops->dot(o->backend, o->count, s->g, o->gradients);
     double beta = (g1g1 - g0g1) / s->deltak;
     return beta > 0.0 ? beta : 0.0;
+}
+
+/* |g1|_inf, g1.g1 and g0.g1 of the gradient arena (g1) at step alpha. */
+static void look_at_gradient(ax_optimizer *o, cg_state *s, double alpha)
+{
+    const ax_backend_ops *ops = o->backend->ops;
+    if (s->seen_alpha == alpha)
+        return;
+    s->seen_largest = ax_arena_max_abs(o, o->gradients, s->scratch);
+    s->seen_g1g1 = ops->dot(o->backend, o->count, o->gradients, o->gradients);
+    s->seen_g0g1 = ops->dot(o->backend, o->count, s->g, o->gradients);
+    s->seen_alpha = alpha;
 }
 
 /* scipy's descent_condition: accept the Wolfe point only when the PR+
  * direction built there descends enough (or the gradient is already small). */
 static bool descent_condition(void *user, double alpha, double phi, double derphi)
 {
-    (void)alpha;
     (void)phi;
     ax_optimizer *o = user;
     cg_state *s = o->kind_state;
-    if (ax_arena_max_abs(o, o->gradients, s->scratch) <= o->config.gtol)
+    look_at_gradient(o, s, alpha);
+    if (s->seen_largest <= o->config.gtol)
         return true;
-    const ax_backend_ops *ops = o->backend->ops;
-    double g1g1 = ops->dot(o->backend, o->count, o->gradients, o->gradients);
+    const double g1g1 = s->seen_g1g1;
     /* d1.g1 = (-g1 + beta d).g1 = -g1.g1 + beta phi'(alpha) */
-    return -g1g1 + polak_ribiere_beta(o, s) * derphi <= -CG_SIGMA3 * g1g1;
+    return -g1g1 + polak_ribiere_beta(s, g1g1, s->seen_g0g1) * derphi <= -CG_SIGMA3 * g1g1;
 }
 
 /* Evaluates at the starting weights: loss, gradient, first direction -g. */
@@ -71,6 +85,7 @@ static ax_status cg_start(ax_optimizer *o, const ax_objective *objective)
      * trial step 1.01 |g|_2 / |g|_2^2 long. */
     s->f_previous = s->f + 0.5 * sqrt(ops->dot(o->backend, o->count, s->g, s->g));
     s->started = true;
+    s->g_largest = NAN;
     return AX_STATUS_OK;
 }
 
@@ -81,12 +96,15 @@ static ax_status cg_step(ax_optimizer *o, const ax_objective *objective, double 
     if (!s->started)
         AX_TRY(cg_start(o, objective));
     *loss = s->f;
-    if (ax_arena_max_abs(o, s->g, s->scratch) <= o->config.gtol) {
+    if (isnan(s->g_largest))
+        s->g_largest = ax_arena_max_abs(o, s->g, s->scratch);
+    if (s->g_largest <= o->config.gtol) {
         o->converged = true;
         o->stop_reason = "converged: gradient norm below gtol";
         return AX_STATUS_OK;
     }
     s->deltak = ops->dot(o->backend, o->count, s->g, s->g);
+    s->seen_alpha = NAN;
     ops->copy(o->backend, s->x, o->parameters, o->count);
     double derphi0 = ops->dot(o->backend, o->count, s->g, s->d);
     double alpha1 = 1.0;
@@ -114,7 +132,8 @@ static ax_status cg_step(ax_optimizer *o, const ax_objective *objective, double 
         return AX_STATUS_OK;
     }
     /* d = -g1 + beta d, then g = g1 (beta needs the old g). */
-    double beta = polak_ribiere_beta(o, s);
+    look_at_gradient(o, s, result.alpha);
+    double beta = polak_ribiere_beta(s, s->seen_g1g1, s->seen_g0g1);
     ops->scale(o->backend, o->count, beta, s->d);
     ops->axpy(o->backend, o->count, -1.0, o->gradients, s->d);
     ops->copy(o->backend, s->g, o->gradients, o->count);
@@ -122,7 +141,8 @@ static ax_status cg_step(ax_optimizer *o, const ax_objective *objective, double 
     s->f = result.phi;
     *loss = s->f;
     o->steps++;
-    if (ax_arena_max_abs(o, s->g, s->scratch) <= o->config.gtol) {
+    s->g_largest = s->seen_largest;
+    if (s->g_largest <= o->config.gtol) {
         o->converged = true;
         o->stop_reason = "converged: gradient norm below gtol";
     }
@@ -188,6 +208,7 @@ static void cg_restore(ax_optimizer *o, const ax_optimizer_saved *saved)
     double started = 0.0;
     ax_optimizer_saved_scalar(saved, "started", &started);
     s->started = started == 1.0;
+    s->g_largest = NAN;
     if (!s->started)
         return;
     ax_optimizer_saved_scalar(saved, "f", &s->f);
@@ -208,6 +229,7 @@ ax_status ax_optimizer_cg_init(ax_optimizer *o)
     if (!s)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the CG state");
     o->kind_state = s;
+    s->g_largest = s->seen_alpha = NAN;
     size_t bytes = (size_t)o->count * o->backend->real_size;
     s->x = o->backend->ops->alloc(o->backend, bytes);
     s->g = o->backend->ops->alloc(o->backend, bytes);

@@ -332,11 +332,15 @@ double ax_arena_max_abs(ax_optimizer *optimizer, const void *arena, double *scra
 {
     ax_backend *backend = optimizer->backend;
     backend->ops->download_f64(backend, scratch, arena, optimizer->count);
+    /* NaN anywhere makes the result NaN (so no gtol test passes on it); the
+     * flag rather than a branch lets the loop vectorise. */
     double largest = 0.0;
+    int nan_seen = 0;
+#pragma omp simd reduction(max : largest) reduction(| : nan_seen)
     for (int64_t i = 0; i < optimizer->count; i++) {
-        double v = fabs(scratch[i]);
-        if (v > largest || isnan(v))
-            largest = v;
+        const double v = fabs(scratch[i]);
+        largest = v > largest ? v : largest;
+        nan_seen |= v != v;
     }
-    return largest;
+    return nan_seen ? NAN : largest;
 }
