@@ -120,6 +120,43 @@ done:
     free(a32), free(b32), free(c32);
 }
 
+/* The kernels split work between threads without changing any sum's
+ * order, so 1 and 2 threads give the same bits (docs/galaxy.md relies on
+ * it: the float32 cost of a run does not depend on --threads). */
+static void check_thread_independence(shape s)
+{
+    const int64_t a_rows = s.trans_a ? s.k : s.m, a_cols = s.trans_a ? s.m : s.k;
+    const int64_t b_rows = s.trans_b ? s.n : s.k, b_cols = s.trans_b ? s.k : s.n;
+    const int64_t lda = a_cols + s.pad, ldb = b_cols + s.pad, ldc = s.n + s.pad;
+    float *a = malloc(sizeof(float) * (size_t)(a_rows * lda));
+    float *b = malloc(sizeof(float) * (size_t)(b_rows * ldb));
+    float *c[2] = {malloc(sizeof(float) * (size_t)(s.m * ldc)),
+                   malloc(sizeof(float) * (size_t)(s.m * ldc))};
+    double *a64 = malloc(sizeof(double) * (size_t)(a_rows * lda));
+    double *b64 = malloc(sizeof(double) * (size_t)(b_rows * ldb));
+    double *c64[2] = {malloc(sizeof(double) * (size_t)(s.m * ldc)),
+                      malloc(sizeof(double) * (size_t)(s.m * ldc))};
+    CHECK(a && b && c[0] && c[1] && a64 && b64 && c64[0] && c64[1]);
+    if (a && b && c[0] && c[1] && a64 && b64 && c64[0] && c64[1]) {
+        for (int64_t i = 0; i < a_rows * lda; i++)
+            a64[i] = value_at((uint64_t)i, 5), a[i] = (float)a64[i];
+        for (int64_t i = 0; i < b_rows * ldb; i++)
+            b64[i] = value_at((uint64_t)i, 6), b[i] = (float)b64[i];
+        for (int t = 0; t < 2; t++) {
+            omp_set_num_threads(t + 1);
+            for (int64_t i = 0; i < s.m * ldc; i++)
+                c[t][i] = (float)value_at((uint64_t)i, 7), c64[t][i] = value_at((uint64_t)i, 7);
+            CHECK(ax_skinny_gemm_f32(s.trans_a, s.trans_b, s.m, s.n, s.k, (float)s.alpha, a,
+                                     lda, b, ldb, (float)s.beta, c[t], ldc));
+            CHECK(ax_skinny_gemm_f64(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, a64, lda,
+                                     b64, ldb, s.beta, c64[t], ldc));
+        }
+        CHECK(memcmp(c[0], c[1], sizeof(float) * (size_t)(s.m * ldc)) == 0);
+        CHECK(memcmp(c64[0], c64[1], sizeof(double) * (size_t)(s.m * ldc)) == 0);
+    }
+    free(a), free(b), free(c[0]), free(c[1]), free(a64), free(b64), free(c64[0]), free(c64[1]);
+}
+
 /* Shapes the kernels must decline, leaving C alone. */
 static void check_declined(void)
 {
@@ -202,7 +239,9 @@ int main(void)
         TEST_SKIP("this CPU has no AVX-512F: the skinny GEMM kernels never run here");
     check_declined();
     const int64_t widths[] = {5, 6, 7, 8};
-    const int64_t lengths[] = {64, 65, 79, 100, 1024, 1031};
+    /* the gradient's column chunks are 48 floats or 24 doubles wide: 96
+     * fills whole chunks, and the others end one in each of its vectors */
+    const int64_t lengths[] = {64, 65, 79, 96, 100, 143, 1024, 1031};
     const int64_t tall[] = {1, 2, 3, 4, 97, 700};
     for (int threads = 1; threads <= 2; threads++)
         for (size_t w = 0; w < sizeof widths / sizeof *widths; w++)
@@ -220,10 +259,18 @@ int main(void)
                                         beta, pad},
                                 threads);
                 }
-    /* large enough for the parallel branch, with row blocks and a tail */
-    check_shape((shape){false, true, 2701, 8, 1024, 1.0, 0.0, 0}, 2);
-    check_shape((shape){true, false, 8, 1000, 2701, 1.0, 1.0, 8}, 2);
-    check_shape((shape){true, false, 6, 4099, 300, 2.0, 0.0, 1}, 2);
+    /* large enough for the parallel branch, with the gradient's 128-row
+     * blocks whole (512) and with a tail (2701, 300, 2700) */
+    const shape large[] = {
+        {false, true, 2701, 8, 1024, 1.0, 0.0, 0}, {true, false, 8, 1000, 2701, 1.0, 1.0, 8},
+        {true, false, 6, 4099, 300, 2.0, 0.0, 1},  {true, false, 8, 1024, 512, 1.0, 0.0, 0},
+        {true, false, 7, 1031, 2700, 0.5, 0.0, 0},
+    };
+    for (size_t i = 0; i < sizeof large / sizeof *large; i++) {
+        for (int threads = 1; threads <= 2; threads++)
+            check_shape(large[i], threads);
+        check_thread_independence(large[i]);
+    }
     check_backend(AX_PRECISION_F32);
     check_backend(AX_PRECISION_F64);
     return test_finish("test_skinny_gemm");

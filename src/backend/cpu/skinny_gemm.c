@@ -19,10 +19,23 @@ void ax_skinny_gemm_disable(bool disable) { disabled = disable; }
 /* Below this many elements of the wide operand (about 1 MB of float) one
  * thread finishes before a team would start. */
 #define SKINNY_PARALLEL_MIN (INT64_C(1) << 18)
-/* Rows of B swept per column chunk by the gradient (tuned: dev/skinny_gemm.c). */
+/* Vectors of columns per chunk of the gradient: 8 x 3 sums take 24 of the
+ * 32 registers, and 8 x 4 would leave none for the rows of B. */
+#define SKINNY_CHUNK 3
+/* Rows of B swept per column chunk by the gradient. With the next chunk
+ * prefetched, 96 to 256 rows time alike and 16 or 32 are slower, as each
+ * block reloads and stores its chunk's 24 vectors of sums (tuned:
+ * dev/skinny_gemm.c); 128 keeps what the block prefetches, 128 x 192
+ * bytes, within half of a 48 KB L1. */
 #ifndef SKINNY_ROW_BLOCK
-#define SKINNY_ROW_BLOCK 16
+#define SKINNY_ROW_BLOCK 128
 #endif
+/* How many vectors ahead the forward product prefetches its rows of A
+ * (512 bytes; 6 to 12 time alike). */
+#ifndef SKINNY_PREFETCH_AHEAD
+#define SKINNY_PREFETCH_AHEAD 8
+#endif
+#define SKINNY_LINE 64
 
 #define REAL float
 #define SUFFIX f32
