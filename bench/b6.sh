@@ -38,6 +38,7 @@ while [ $# -gt 0 ]; do
 done
 python=/usr/bin/python3
 [ -x "$axon" ] || { echo "b6.sh: no axon binary at $axon (build it, or give --axon PATH)" >&2; exit 2; }
+bash bench/setup_peers.sh # NumPy, SciPy, PyTorch, Pillow from Debian, if missing
 face=/usr/lib/python3/dist-packages/scipy/misc/face.dat
 hopper=/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg
 for f in "$face" "$hopper"; do

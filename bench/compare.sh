@@ -57,6 +57,7 @@ b2 1024 512 $precision"
     done
 fi
 
+bash bench/setup_peers.sh # NumPy, SciPy, PyTorch, Pillow from Debian, if missing
 mkdir -p bench/results
 csv=bench/results/$(date +%Y-%m-%d_%H%M%S).csv
 log=${csv%.csv}.log

@@ -55,6 +55,7 @@ else
 tensor-mean 64 256 1024 4096 8192"
 fi
 
+bash bench/setup_peers.sh # NumPy, SciPy, PyTorch, Pillow from Debian, if missing
 out=bench/results/stats-$(date +%Y-%m-%d_%H%M%S)
 mkdir -p "$out"
 csv=$out/results.csv log=$out/run.log

@@ -13,7 +13,8 @@ packages=(build-essential cmake pkg-config zlib1g-dev
           dataset-fashion-mnist
           clang libclang-rt-14-dev libomp-dev valgrind
           libopenmpi-dev openmpi-bin
-          gnuplot-nox)
+          gnuplot-nox
+          python3-numpy python3-scipy) # the tests' float64 references (tests/*.py, *.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
