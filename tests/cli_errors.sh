@@ -321,5 +321,33 @@ printf '\377\377\377\377\377\377\377\177{}' > garbage.safetensors
 refuse "model with an absurd header length" 1 "garbage.safetensors" -- \
     "$AXON" eval --model garbage.safetensors --data blobs.csv
 
+# --init-from: the network and weights come from a model file.
+refuse "init-from a missing file" 1 "--init-from" "missing.safetensors" "no such file" -- \
+    "$AXON" train --data blobs.csv --init-from missing.safetensors
+refuse "init-from a folder" 1 "--init-from" "is a folder" -- \
+    "$AXON" train --data blobs.csv --init-from .
+refuse "init-from with --layers" 2 "--layers" "--init-from" "leave it out" -- \
+    "$AXON" train --data blobs.csv --init-from model.safetensors --layers 3:relu,2:softmax
+refuse "init-from a corrupt model" 1 "corrupt.safetensors" -- \
+    "$AXON" train --data blobs.csv --init-from corrupt.safetensors
+refuse "init-from a model of another width" 1 "narrow.csv" "3 features" "4 inputs" -- \
+    "$AXON" train --data narrow.csv --init-from model.safetensors
+refuse "init-from on a resume" 2 "--init-from" "leave it out" -- \
+    "$AXON" train --resume any.safetensors --data blobs.csv --init-from model.safetensors
+
+begin "init-from continues from the model's weights"
+# Zero epochs are not allowed; one epoch at a learning rate too small to move
+# the weights must evaluate like the model it started from.
+run "$AXON" train --data blobs.csv --init-from model.safetensors --epochs 1 --lr 1e-30 \
+    --momentum 0 --out continued.safetensors
+status_is 0
+stdout_has "weights from model.safetensors"
+run "$AXON" eval --model model.safetensors --data blobs.csv --json
+before=$(sed 's/"model":"[^"]*",//' out.txt)
+run "$AXON" eval --model continued.safetensors --data blobs.csv --json
+after=$(sed 's/"model":"[^"]*",//' out.txt)
+[ -n "$after" ] && [ "$after" = "$before" ] || note "eval after --init-from differs: $after vs $before"
+finish
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

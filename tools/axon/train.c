@@ -53,6 +53,11 @@ static const cli_option train_options[] = {
     {"init", CLI_STRING, "I", "auto",
      "initial weights: auto (He for ReLU layers, else Xavier), he, xavier, uniform"},
     {"init-range", CLI_NUMBER, "R", "0.2", "uniform init: weights in [-R, R]"},
+    {"init-from", CLI_STRING, "FILE", NULL,
+     "start from the network and weights of model FILE (written by --out, or by\n"
+     "any tool writing the same safetensors: docs/cli.md), e.g. to continue\n"
+     "training or to start where a NumPy reference starts; its layers and loss\n"
+     "are used, so leave out --layers, --loss and --init"},
     {"seed", CLI_INT, "N", "1",
      "seed of the weights, shuffling, dropout, --val-split and synth:linear"},
     THREADS_OPTION,
@@ -115,7 +120,11 @@ typedef struct train_request {
     ax_train_config train;
     data_settings data_settings;
     const char *resume;        /* --resume FILE */
-    ax_net *resumed_net;       /* from the checkpoint, with its weights */
+    const char *init_from;     /* --init-from FILE */
+    /* The network to train, with its weights, when it does not come from the
+     * options: the checkpoint's (--resume) or the model file's (--init-from,
+     * loaded by train_rank, so that every rank and replica has its own). */
+    ax_net *start_net;
     ax_train_state *resumed;   /* the checkpoint's state */
     char note[64];             /* the options the library stores for us: val_split */
     bool resume_failed;        /* the checkpoint could not be read (not a usage error) */
@@ -133,7 +142,7 @@ typedef struct train_data {
 static const char *const recorded_options[] = {
     "layers", "loss", "optimizer", "lr", "momentum", "nesterov", "batch", "max-iter", "gtol",
     "lbfgs-memory", "l2", "dropout", "init", "init-range", "seed", "precision", "device",
-    "val-split", "early-stop", "keep-best", "no-shuffle", NULL};
+    "val-split", "early-stop", "keep-best", "no-shuffle", "init-from", NULL};
 
 /* --checkpoint-every, --checkpoint, --keep-checkpoints into request->train;
  * on --resume, an option not given keeps the recorded value. */
@@ -188,14 +197,14 @@ static bool read_resume_request(const cli_args *args, train_request *request)
         cli_error(args, "--resume needs the training data again: add --data (and --test if the run had one)");
         return false;
     }
-    ax_status status = ax_checkpoint_load(request->resume, &request->resumed_net, &request->train,
+    ax_status status = ax_checkpoint_load(request->resume, &request->start_net, &request->train,
                                           &request->resumed);
     if (status != AX_STATUS_OK) {
         report_failure(status, request->resume);
         request->resume_failed = true;
         return false;
     }
-    request->net = *ax_net_config_get(request->resumed_net);
+    request->net = *ax_net_config_get(request->start_net);
     request->layers = "checkpoint";
     request->optimizer_name = ax_optimizer_name(request->train.optimizer);
     /* synth:linear draws from the run's seed; the split from its val_split. */
@@ -260,9 +269,20 @@ static bool read_request(const cli_args *args, train_request *request)
               cli_get_flag(args, "profile", &request->profile) &&
               cli_get_nonempty(args, "profile-json", &request->profile_json) &&
               cli_get_flag(args, "no-shuffle", &no_shuffle) &&
+              cli_get_nonempty(args, "init-from", &request->init_from) &&
               data_settings_read(args, &request->data_settings);
     if (!ok)
         return false;
+    if (request->init_from) {
+        static const char *const from_file[] = {"layers", "loss", "init", "init-range", NULL};
+        for (int i = 0; from_file[i]; i++)
+            if (cli_given(args, from_file[i])) {
+                cli_error(args, "--%s: --init-from %s takes the network (layers, loss) and its "
+                                "weights from the file; leave it out",
+                          from_file[i], request->init_from);
+                return false;
+            }
+    }
     request->optimizer_name = optimizers[optimizer];
     if (ax_loss_parse(losses[loss], &request->net.loss) != AX_STATUS_OK ||
         ax_optimizer_parse(optimizers[optimizer], &request->train.optimizer) != AX_STATUS_OK ||
@@ -405,8 +425,11 @@ static void print_header(const train_request *request, const ax_net *net, const 
                "summed by MPI_Allreduce every step\n", cli_job_size());
     ax_layers_format(config, text, sizeof text);
     printf("  network     %s, %lld parameters\n", text, (long long)ax_net_parameter_count(net));
-    printf("  loss        %s, init %s%s\n", ax_loss_name(config->loss), ax_init_name(config->init),
-           config->init == AX_INIT_AUTO ? " (He for ReLU layers, Xavier otherwise)" : "");
+    if (request->init_from)
+        printf("  loss        %s, weights from %s\n", ax_loss_name(config->loss), request->init_from);
+    else
+        printf("  loss        %s, init %s%s\n", ax_loss_name(config->loss), ax_init_name(config->init),
+               config->init == AX_INIT_AUTO ? " (He for ReLU layers, Xavier otherwise)" : "");
     const ax_train_config *train_config = &request->train;
     const bool line_search = train_config->optimizer == AX_OPTIMIZER_CG ||
                              train_config->optimizer == AX_OPTIMIZER_LBFGS;
@@ -605,7 +628,7 @@ static int load_data(const train_request *request, train_data *data)
 static int run_training(const train_request *request, train_data *data)
 {
     ax_net_config config = request->net;
-    if (!request->resumed_net) {
+    if (!request->start_net) {
         config.input_width = ax_dataset_features(data->train);
         int64_t classes = ax_dataset_classes(data->loaded);
         if (data->test && ax_dataset_classes(data->test) > classes)
@@ -627,11 +650,11 @@ static int run_training(const train_request *request, train_data *data)
         result = CLI_EXIT_RUNTIME;
     }
     if (result != CLI_EXIT_OK) {
-        ax_net_free(request->resumed_net);
+        ax_net_free(request->start_net);
         return result;
     }
 
-    ax_net *net = request->resumed_net;
+    ax_net *net = request->start_net;
     ax_status status = AX_STATUS_OK;
     if (!net)
         status = ax_net_create(&config, &net);
@@ -726,6 +749,25 @@ static int run_training(const train_request *request, train_data *data)
     return result;
 }
 
+/* --init-from FILE: the network to start from, before hours of loading data. */
+static int load_start_model(train_request *request)
+{
+    struct stat info;
+    const char *problem = stat(request->init_from, &info) != 0
+                              ? (errno == ENOENT ? "no such file" : strerror(errno))
+                          : S_ISDIR(info.st_mode) ? "is a folder, not a model file"
+                                                  : NULL;
+    if (problem) {
+        fprintf(stderr, "axon: --init-from %s: %s\n", request->init_from, problem);
+        return CLI_EXIT_RUNTIME;
+    }
+    int result = load_model_on_device(request->init_from, request->net.precision, request->net.device,
+                                      &request->start_net);
+    if (result == CLI_EXIT_OK)
+        request->net = *ax_net_config_get(request->start_net);
+    return result;
+}
+
 /* One rank's whole run: under mpirun or --replicas this rank's, in one
  * process everything. Frees request's resumed network and state. */
 static int train_rank(train_request *request)
@@ -738,13 +780,15 @@ static int train_rank(train_request *request)
     }
     if (request->out && !output_writable(request->out))
         result = CLI_EXIT_RUNTIME;
+    if (result == CLI_EXIT_OK && request->init_from)
+        result = load_start_model(request);
     train_data data = {0};
     if (result == CLI_EXIT_OK)
         result = load_data(request, &data);
     if (result == CLI_EXIT_OK)
-        result = run_training(request, &data); /* frees request->resumed_net */
+        result = run_training(request, &data); /* frees request->start_net */
     else
-        ax_net_free(request->resumed_net);
+        ax_net_free(request->start_net);
     train_data_free(&data);
     ax_train_state_free(request->resumed);
     return result;
@@ -756,11 +800,11 @@ static int train_replica(void *user, int rank)
 {
     train_request request = *(const train_request *)user;
     if (rank != 0) {
-        request.resumed_net = NULL;
+        request.start_net = NULL;
         request.resumed = NULL;
         if (request.resume) {
             ax_train_config recorded;
-            ax_status status = ax_checkpoint_load(request.resume, &request.resumed_net, &recorded,
+            ax_status status = ax_checkpoint_load(request.resume, &request.start_net, &recorded,
                                                   &request.resumed);
             if (status != AX_STATUS_OK)
                 return report_failure(status, request.resume);
@@ -804,14 +848,14 @@ int command_train(int argc, char **argv)
                       cli_get_flag(&args, "check-replicas", &request.train.check_replicas);
     if (!request_ok) {
         result = request.resume_failed ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
-        ax_net_free(request.resumed_net);
+        ax_net_free(request.start_net);
         ax_train_state_free(request.resumed);
         return result;
     }
     int replicas = 1;
     if (!cli_get_int(&args, "replicas", 1, 4096, &replicas) ||
         (replicas > 1 && !replicas_allowed(&args, &request))) {
-        ax_net_free(request.resumed_net);
+        ax_net_free(request.start_net);
         ax_train_state_free(request.resumed);
         return CLI_EXIT_USAGE;
     }
