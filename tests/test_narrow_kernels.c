@@ -419,6 +419,69 @@ done:
     free(x), free(y), free(got[0]), free(got[1]);
 }
 
+/* cross_entropy and squared_error: the loss against float64 loops, and the
+ * same bits (loss and delta) on 1 and 2 threads: their row spans are added
+ * in a fixed order, as a line search needs. */
+static void check_row_losses(const context *cx, int64_t rows, int64_t cols)
+{
+    const int64_t n = rows * cols;
+    double *p = make_values(n, 41, 1.0, false);
+    int32_t *labels = malloc(sizeof(int32_t) * (size_t)rows);
+    double *got[2] = {malloc(sizeof(double) * (size_t)n), malloc(sizeof(double) * (size_t)n)};
+    CHECK(p && labels && got[0] && got[1]);
+    if (!(p && labels && got[0] && got[1]))
+        goto done;
+    for (int64_t i = 0; i < n; i++)
+        p[i] = 0.5 + 0.49 * p[i]; /* probabilities in (0, 1) */
+    for (int64_t r = 0; r < rows; r++)
+        labels[r] = (int32_t)((uint64_t)(value_at((uint64_t)r, 43) * 1e6 + 1e6) % (uint64_t)cols);
+    round_to_precision(cx, p, n);
+    void *device_p = upload(cx, p, n);
+    int32_t *device_labels = cx->ops->alloc(cx->backend, sizeof(int32_t) * (size_t)rows);
+    CHECK(device_p && device_labels);
+    if (device_p && device_labels) {
+        memcpy(device_labels, labels, sizeof(int32_t) * (size_t)rows); /* CPU memory */
+        for (int kind = 0; kind < 2; kind++) {
+            double loss[2];
+            for (int threads = 1; threads <= 2; threads++) {
+                void *device_delta = upload(cx, p, n);
+                CHECK(device_delta != NULL);
+                if (!device_delta)
+                    break;
+                set_threads(threads);
+                loss[threads - 1] =
+                    kind == 0 ? cx->ops->cross_entropy(cx->backend, device_p, device_labels,
+                                                       device_delta, 1.0 / (double)rows, rows, cols)
+                              : cx->ops->squared_error(cx->backend, device_p, device_labels, NULL,
+                                                       device_delta, 1.0 / (double)rows, rows, cols);
+                download(cx, got[threads - 1], device_delta, n);
+                cx->ops->free(cx->backend, device_delta);
+            }
+            double want = 0.0;
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t c = 0; c < cols; c++) {
+                    const double q = p[r * cols + c], y = labels[r] == c ? 1.0 : 0.0;
+                    want += kind == 0 ? (y > 0 ? -log(q) : 0.0) : (q - y) * (q - y);
+                }
+            const char *what = kind == 0 ? "cross-entropy" : "squared error";
+            if (memcmp(&loss[0], &loss[1], sizeof loss[0]) != 0 ||
+                memcmp(got[0], got[1], sizeof(double) * (size_t)n) != 0) {
+                fprintf(stderr, "%s %s (%lld x %lld): 1 and 2 threads differ (loss %.17g, %.17g)\n",
+                        cx->name, what, (long long)rows, (long long)cols, loss[0], loss[1]);
+                test_failures++;
+            }
+            CHECK_CLOSE(loss[0], want, 1e-12 * (double)rows, what, rows, cols, 0);
+        }
+    }
+    cx->ops->free(cx->backend, device_p);
+    cx->ops->free(cx->backend, device_labels);
+done:
+    free(p);
+    free(labels);
+    free(got[0]);
+    free(got[1]);
+}
+
 static void check_precision(ax_precision precision)
 {
     context cx = {.backend = ax_backend_cpu_create(precision)};
@@ -463,6 +526,11 @@ static void check_precision(ax_precision precision)
         }
     /* around a dot chunk (4096), the threads' threshold (32768), and more
      * chunks than the kernel keeps on its stack (256) */
+    /* one span, some, spans no multiple of the threads' share, more spans
+     * than a stack array holds (256 of 512 rows) */
+    const int64_t loss_shapes[][2] = {{7, 3}, {3001, 10}, {40001, 1}, {140001, 2}};
+    for (size_t i = 0; i < sizeof loss_shapes / sizeof loss_shapes[0]; i++)
+        check_row_losses(&cx, loss_shapes[i][0], loss_shapes[i][1]);
     const int64_t counts[] = {1, 5, 4095, 4097, 32767, 40000, 257 * 4096 + 3};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         check_vector_ops(&cx, counts[i]);
