@@ -218,6 +218,9 @@ static void release_workspace(ax_net *net)
 {
     ax_backend *backend = net->backend;
     backend->ops->free(backend, net->input);
+    backend->ops->free(backend, net->side_input);
+    net->side_input = NULL;
+    net->side_rows = 0;
     for (int l = 0; l < net->layer_count; l++) {
         backend->ops->free(backend, net->outputs[l]);
         net->outputs[l] = NULL;
@@ -230,6 +233,7 @@ static void release_workspace(ax_net *net)
     net->input = net->delta[0] = net->delta[1] = net->targets = NULL;
     net->labels = net->predicted = NULL;
     net->capacity = 0;
+    net->loaded_valid = false;
 }
 
 void ax_net_free(ax_net *net)

@@ -31,6 +31,18 @@ struct ax_net {
     int64_t capacity;
     void *input;                     /* (capacity, input_width) copy, when needed */
     const void *current_input;       /* the loaded batch: input, or a view of the data set */
+    /* Which rows `input` holds, so that a full batch in row order is not
+     * copied again at every step (float64, or a device: 22 MB converted per
+     * step of benchmark B3 in float64). Reused only while ax_train runs:
+     * afterwards a freed data set's address may come back for another. */
+    bool reuse_loaded, loaded_valid;
+    const float *loaded_features;
+    int64_t loaded_first, loaded_count;
+    /* Other rows loaded meanwhile (the test set evaluated after each step)
+     * go here, so that they do not push the kept batch out of `input`:
+     * (side_rows, input_width), grown on demand. */
+    void *side_input;
+    int64_t side_rows;
     void *outputs[AX_MAX_LAYERS];    /* (capacity, out_l): activated outputs */
     void *delta[2];                  /* (capacity, max_width) ping-pong; max_width = widest layer */
     void *targets;                   /* (capacity, output width) for regression */
@@ -85,6 +97,10 @@ typedef struct ax_batch {
 
 /* Copies a batch's inputs (and labels/targets) into the workspace. */
 void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers);
+/* While keep is on (ax_train), a batch of rows in order stays in the
+ * workspace and is not loaded again when asked for again; other rows in
+ * order go to a side buffer. Off frees that buffer and forgets the batch. */
+void ax_net_keep_loaded_batch(ax_net *net, bool keep);
 /* Forward pass over the workspace input; dropout on hidden layers when
  * regularization is non-NULL and its rate > 0. */
 void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization);

@@ -25,6 +25,18 @@ static bool dropout_on(const ax_regularization *regularization)
     return regularization && regularization->dropout > 0.0;
 }
 
+/* Whether net->side_input has room for count rows, growing it if not. */
+static bool side_input_holds(ax_net *net, int64_t count)
+{
+    if (count <= net->side_rows)
+        return true;
+    OPS->free(net->backend, net->side_input);
+    net->side_input = OPS->alloc(net->backend, (size_t)count * (size_t)net->config.input_width *
+                                                   net->backend->real_size);
+    net->side_rows = net->side_input ? count : 0;
+    return net->side_input != NULL;
+}
+
 static void load_inputs(ax_net *net, const float *features, const int64_t *order, int64_t first,
                         int64_t count)
 {
@@ -34,8 +46,24 @@ static void load_inputs(ax_net *net, const float *features, const int64_t *order
         net->current_input = features + first * width;
         return;
     }
+    if (!order && net->reuse_loaded && net->loaded_valid && net->loaded_features == features &&
+        net->loaded_first == first && net->loaded_count == count) {
+        net->current_input = net->input; /* the rows are there from the step before */
+        return;
+    }
+    if (!order && net->reuse_loaded && net->loaded_valid && side_input_holds(net, count)) {
+        /* Other rows in order (an evaluation): the kept batch stays. */
+        OPS->gather_rows(net->backend, net->side_input, features, width, NULL, first, count);
+        net->current_input = net->side_input;
+        return;
+    }
     OPS->gather_rows(net->backend, net->input, features, width, order, first, count);
     net->current_input = net->input;
+    /* A shuffled order changes between epochs at the same address: not kept. */
+    net->loaded_valid = order == NULL;
+    net->loaded_features = features;
+    net->loaded_first = first;
+    net->loaded_count = count;
 }
 
 static void load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
@@ -51,6 +79,17 @@ static void load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
     else
         OPS->gather_rows(net->backend, net->targets, data->target_values, data->targets,
                          batch->order, batch->first, batch->count);
+}
+
+void ax_net_keep_loaded_batch(ax_net *net, bool keep)
+{
+    net->reuse_loaded = keep;
+    net->loaded_valid = false;
+    if (!keep) {
+        OPS->free(net->backend, net->side_input);
+        net->side_input = NULL;
+        net->side_rows = 0;
+    }
 }
 
 void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers)

@@ -829,7 +829,11 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
     /* With several ranks, every one learns the others' row counts first. */
     ax_replicas *replicas = NULL;
     AX_TRY(ax_replicas_create(config->communicator, net, train, validation, test, &replicas));
+    /* The data sets stay put while training runs: a full batch loaded into
+     * the workspace stays valid from step to step (propagate.c). */
+    ax_net_keep_loaded_batch(net, true);
     ax_status status = train_replicated(net, train, validation, test, config, summary, replicas);
+    ax_net_keep_loaded_batch(net, false);
     /* A rank that failed before training tells the others, which wait for it. */
     if (replicas && !replicas->ready_agreed)
         status = ax_replicas_agree_ready(replicas, status);
