@@ -9,6 +9,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/skinny_gemm.h"
+#include "backend/cpu/tiny_gemm.h"
 #include "core/memory.h"
 #include "core/random.h"
 
@@ -65,6 +66,9 @@ static void gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
         outer_product_f32(trans_a, trans_b, m, n, alpha, a, lda, b, ldb, c, ldc);
         return;
     }
+    if (ax_tiny_gemm_f32(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c,
+                         ldc))
+        return;
     if (ax_skinny_gemm_f32(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta,
                            c, ldc))
         return;
@@ -83,6 +87,8 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
         outer_product_f64(trans_a, trans_b, m, n, alpha, a, lda, b, ldb, c, ldc);
         return;
     }
+    if (ax_tiny_gemm_f64(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+        return;
     if (ax_skinny_gemm_f64(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
         return;
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
