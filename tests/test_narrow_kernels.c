@@ -12,17 +12,8 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "test_reference.h"
 #include "test_util.h"
-
-/* Reproducible values in [-1, 1). */
-static double value_at(uint64_t i, uint64_t seed)
-{
-    uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-    h *= 0x94D049BB133111EBull;
-    h ^= h >> 29;
-    return (double)(h >> 11) / (double)(1ull << 52) - 1.0;
-}
 
 typedef struct {
     ax_backend *backend;

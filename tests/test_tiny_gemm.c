@@ -19,20 +19,11 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/tiny_gemm.h"
+#include "test_reference.h"
 #include "test_util.h"
 
 /* Whether the row kernel (A B^T, A B) can run on this CPU. */
 static bool rows_supported;
-
-/* Reproducible values in [-1, 1). */
-static double value_at(uint64_t i, uint64_t seed)
-{
-    uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-    h *= 0x94D049BB133111EBull;
-    h ^= h >> 29;
-    return (double)(h >> 11) / (double)(1ull << 52) - 1.0;
-}
 
 typedef struct {
     bool trans_a, trans_b;
@@ -40,26 +31,6 @@ typedef struct {
     double alpha, beta;
     int64_t pad; /* leading dimensions exceed the widths by this much */
 } shape;
-
-/* C (m, n) = alpha op(A) op(B) + beta C in float64, and the sum of |terms|
- * per element, which bounds the rounding of any summation order. */
-static void reference(shape s, const double *a, int64_t lda, const double *b, int64_t ldb,
-                      const double *c_in, int64_t ldc, double *c, double *magnitude)
-{
-    for (int64_t i = 0; i < s.m; i++)
-        for (int64_t j = 0; j < s.n; j++) {
-            double sum = 0, size = 0;
-            for (int64_t p = 0; p < s.k; p++) {
-                const double x = s.trans_a ? a[p * lda + i] : a[i * lda + p];
-                const double y = s.trans_b ? b[j * ldb + p] : b[p * ldb + j];
-                sum += x * y, size += fabs(x * y);
-            }
-            /* beta 0: C holds NaN, which must not reach the result */
-            const double old = s.beta == 0 ? 0 : s.beta * c_in[i * ldc + j];
-            c[i * s.n + j] = s.alpha * sum + old;
-            magnitude[i * s.n + j] = fabs(s.alpha) * size + fabs(old);
-        }
-}
 
 static int failures_reported = 0;
 
@@ -95,7 +66,8 @@ static void check_shape(shape s)
         c_in[i] = padding ? 7.0 : s.beta == 0 ? NAN : (float)value_at((uint64_t)i, 3);
         c64[i] = c_in[i], c32[i] = (float)c_in[i];
     }
-    reference(s, a, lda, b, ldb, c_in, ldc, expected, magnitude);
+    reference_gemm(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, a, lda, b, ldb, s.beta, c_in, ldc,
+                   expected, magnitude);
 
     const bool took64 = ax_tiny_gemm_f64(s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, a, lda, b,
                                          ldb, s.beta, c64, ldc);
