@@ -4,9 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-
 packages=(build-essential cmake pkg-config zlib1g-dev
           libopenblas-dev libopenblas0-openmp libblis-dev libblis4-openmp
           libarchive-dev libjpeg62-turbo-dev libpng-dev python-matplotlib-data
@@ -15,15 +12,7 @@ packages=(build-essential cmake pkg-config zlib1g-dev
           libopenmpi-dev openmpi-bin
           gnuplot-nox
           python3-numpy python3-scipy) # the tests' float64 references (tests/*.py, *.sh)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "axon setup: installing ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+bash scripts/apt_install.sh "axon setup" "${packages[@]}"
 
 # The CUDA backend is built when nvcc is found (on PATH, in CUDACXX or at
 # /usr/local/cuda/bin/nvcc; -DAXON_CUDA=OFF leaves it out, =ON requires it).
