@@ -12,7 +12,7 @@ as seed 000 keeps the weights with the lowest test cost) and predicts with
 the kept weights; --metrics and --predictions draw from earlier runs instead.
 
 usage: scripts/galaxy_picture.py [--axon build/axon] [--data DIR]
-           [--out bench/results/galaxy.png] [--iterations 300] [--keep-best test|none]
+           [--out bench/results/galaxy.png] [--iterations 300] [--seed 1] [--keep-best test|none]
            [--count 48] [--columns 8] [--metrics FILE --predictions FILE]
 needs: gnuplot with the pngcairo terminal (Debian gnuplot-nox; scripts/setup.sh)"""
 import argparse
@@ -111,6 +111,7 @@ def main():
     p.add_argument("--data", default=os.path.join(root, "..", "shared", "data", "galaxy"))
     p.add_argument("--out", default=os.path.join(root, "bench", "results", "galaxy.png"))
     p.add_argument("--iterations", type=int, default=300)
+    p.add_argument("--seed", type=int, default=1, help="axon's --seed: the initial weights")
     p.add_argument("--keep-best", default="test", choices=["test", "none"])
     p.add_argument("--count", type=int, default=48, help="test galaxies shown")
     p.add_argument("--columns", type=int, default=8)
@@ -141,7 +142,7 @@ def main():
                  "--scale", "1/255", "--layers", "8:sigmoid,3:sigmoid",
                  "--loss", "binary-cross-entropy", "--init", "uniform", "--l2", "0.000370370370",
                  "--optimizer", "cg", "--max-iter", str(a.iterations), "--keep-best", a.keep_best,
-                 "--metrics", metrics, "--out", model, "--quiet"])
+                 "--seed", str(a.seed), "--metrics", metrics, "--out", model, "--quiet"])
             run([a.axon, "predict", "--model", model, "--data", test_csv, "--scale", "1/255",
                  "--out", predictions])
         costs = read_metrics(metrics)
