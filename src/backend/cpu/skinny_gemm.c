@@ -37,7 +37,23 @@ void ax_skinny_gemm_disable(bool disable) { disabled = disable; }
 #endif
 #define SKINNY_LINE 64
 
+/* The forward kernel's k blocks (0: none) and the triples that pass over a
+ * block in turn (tuned: dev/skinny_gemm.c). In float32 the 8 rows of B fit
+ * L1 for B3 (32 KB) and blocks only cost time; in float64 (64 KB) they do
+ * not. */
+#ifndef SKINNY_FORWARD_KBLOCK_F32
+#define SKINNY_FORWARD_KBLOCK_F32 0
+#endif
+#ifndef SKINNY_FORWARD_KBLOCK_F64
+#define SKINNY_FORWARD_KBLOCK_F64 512
+#endif
+#ifndef SKINNY_FORWARD_GROUP_F64
+#define SKINNY_FORWARD_GROUP_F64 8
+#endif
+
 #define REAL float
+#define SKINNY_FORWARD_KBLOCK SKINNY_FORWARD_KBLOCK_F32
+#define SKINNY_FORWARD_GROUP 1
 #define SUFFIX f32
 #define LANES 16
 #define V __m512
@@ -52,6 +68,8 @@ void ax_skinny_gemm_disable(bool disable) { disabled = disable; }
 #define V_REDUCE _mm512_reduce_add_ps
 #include "backend/cpu/skinny_gemm_kernels.inc"
 #undef REAL
+#undef SKINNY_FORWARD_KBLOCK
+#undef SKINNY_FORWARD_GROUP
 #undef SUFFIX
 #undef LANES
 #undef V
@@ -66,6 +84,8 @@ void ax_skinny_gemm_disable(bool disable) { disabled = disable; }
 #undef V_REDUCE
 
 #define REAL double
+#define SKINNY_FORWARD_KBLOCK SKINNY_FORWARD_KBLOCK_F64
+#define SKINNY_FORWARD_GROUP SKINNY_FORWARD_GROUP_F64
 #define SUFFIX f64
 #define LANES 8
 #define V __m512d
