@@ -97,17 +97,17 @@ const char *precision_name(ax_precision precision)
     return precision == AX_PRECISION_F64 ? "f64 (double)" : "f32 (float)";
 }
 
-int load_model(const char *path, ax_precision precision, ax_net **out)
+int load_model(const char *option, const char *path, ax_precision precision, ax_net **out)
 {
     *out = NULL;
     struct stat info;
     if (stat(path, &info) != 0) {
-        fprintf(stderr, "axon: --model %s: %s\n", path,
+        fprintf(stderr, "axon: %s %s: %s\n", option, path,
                 errno == ENOENT ? "no such file" : strerror(errno));
         return CLI_EXIT_RUNTIME;
     }
     if (S_ISDIR(info.st_mode)) {
-        fprintf(stderr, "axon: --model %s: is a folder, not a model file\n", path);
+        fprintf(stderr, "axon: %s %s: is a folder, not a model file\n", option, path);
         return CLI_EXIT_RUNTIME;
     }
     ax_status status = ax_net_load(path, precision, out);
@@ -160,9 +160,10 @@ int check_data_fits(const ax_net_config *config, const ax_dataset *data, const c
     return CLI_EXIT_OK;
 }
 
-int load_model_on_device(const char *path, ax_precision precision, int device, ax_net **out)
+int load_model_on_device(const char *option, const char *path, ax_precision precision, int device,
+                         ax_net **out)
 {
-    int result = load_model(path, precision, out);
+    int result = load_model(option, path, precision, out);
     if (result != CLI_EXIT_OK)
         return result;
     result = move_to_device(out, device);

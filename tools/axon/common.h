@@ -58,10 +58,12 @@ bool read_device(const cli_args *args, int *device);
  * device in a failure (no CUDA backend, no such device). */
 int move_to_device(ax_net **net, int device);
 
-/* Loads a model file (ax_net_load), naming the file in any failure. */
-int load_model(const char *path, ax_precision precision, ax_net **out);
+/* Loads a model file (ax_net_load), naming the option and the file in any
+ * failure. */
+int load_model(const char *option, const char *path, ax_precision precision, ax_net **out);
 /* load_model, then move_to_device: the model ready to run on device. */
-int load_model_on_device(const char *path, ax_precision precision, int device, ax_net **out);
+int load_model_on_device(const char *option, const char *path, ax_precision precision, int device,
+                         ax_net **out);
 /* Checks that data can go through net: features = input width, labels
  * below the output width of a softmax, targets = output width. */
 int check_data_fits(const ax_net_config *config, const ax_dataset *data, const char *model_name);

@@ -160,7 +160,7 @@ int command_eval(int argc, char **argv)
         return result;
 
     ax_net *net = NULL;
-    result = load_model_on_device(model_path, precision, device, &net);
+    result = load_model_on_device("--model", model_path, precision, device, &net);
     if (result != CLI_EXIT_OK)
         return result;
     const char *option = data_spec ? "--data" : "--test";

@@ -146,7 +146,7 @@ int command_predict(int argc, char **argv)
         return result;
 
     ax_net *net = NULL;
-    result = load_model_on_device(model_path, precision, device, &net);
+    result = load_model_on_device("--model", model_path, precision, device, &net);
     if (result != CLI_EXIT_OK)
         return result;
     data_part part = strncmp(data_spec, "synth:", 6) == 0 ? DATA_PART_TRAIN : DATA_PART_TEST;

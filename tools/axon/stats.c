@@ -157,7 +157,7 @@ static int model_arrays(const cli_args *args, const char *model_path, named_arra
     if (layer_y < 0)
         layer_y = layer;
     ax_net *net = NULL;
-    int result = load_model(model_path, precision, &net);
+    int result = load_model("--model", model_path, precision, &net);
     if (result != CLI_EXIT_OK)
         return result;
     ax_dataset *data = NULL;

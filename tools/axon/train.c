@@ -752,17 +752,8 @@ static int run_training(const train_request *request, train_data *data)
 /* --init-from FILE: the network to start from, before hours of loading data. */
 static int load_start_model(train_request *request)
 {
-    struct stat info;
-    const char *problem = stat(request->init_from, &info) != 0
-                              ? (errno == ENOENT ? "no such file" : strerror(errno))
-                          : S_ISDIR(info.st_mode) ? "is a folder, not a model file"
-                                                  : NULL;
-    if (problem) {
-        fprintf(stderr, "axon: --init-from %s: %s\n", request->init_from, problem);
-        return CLI_EXIT_RUNTIME;
-    }
-    int result = load_model_on_device(request->init_from, request->net.precision, request->net.device,
-                                      &request->start_net);
+    int result = load_model_on_device("--init-from", request->init_from, request->net.precision,
+                                      request->net.device, &request->start_net);
     if (result == CLI_EXIT_OK)
         request->net = *ax_net_config_get(request->start_net);
     return result;
