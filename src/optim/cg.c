@@ -190,13 +190,9 @@ ax_status ax_optimizer_cg_check(const ax_train_config *config, int64_t count,
                                 const ax_optimizer_saved *saved)
 {
     (void)config;
-    double started = 0.0;
-    if (!ax_optimizer_saved_scalar(saved, "started", &started))
-        return ax_fail(AX_STATUS_BAD_FILE, "cg's optimizer state lacks the scalar \"started\"");
-    if (started != 0.0 && started != 1.0)
-        return ax_fail(AX_STATUS_BAD_FILE, "cg's optimizer state scalar \"started\" is %g, not 0 or 1",
-                       started);
-    if (started == 0.0)
+    bool started = false;
+    AX_TRY(ax_optimizer_saved_started(saved, "cg", &started));
+    if (!started)
         return ax_optimizer_saved_expect(saved, "cg", NULL, NULL, CG_NOT_STARTED);
     const int64_t lengths[] = {count, count};
     return ax_optimizer_saved_expect(saved, "cg", CG_ARRAYS, lengths, CG_SCALARS);

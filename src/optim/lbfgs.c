@@ -221,13 +221,10 @@ static ax_status lbfgs_save(const ax_optimizer *o, ax_optimizer_saved *saved)
 ax_status ax_optimizer_lbfgs_check(const ax_train_config *config, int64_t count,
                                    const ax_optimizer_saved *saved)
 {
-    double started = 0.0, pairs = 0.0, gamma = 0.0;
-    if (!ax_optimizer_saved_scalar(saved, "started", &started))
-        return ax_fail(AX_STATUS_BAD_FILE, "lbfgs's optimizer state lacks the scalar \"started\"");
-    if (started != 0.0 && started != 1.0)
-        return ax_fail(AX_STATUS_BAD_FILE, "lbfgs's optimizer state scalar \"started\" is %g, not 0 or 1",
-                       started);
-    if (started == 0.0)
+    double pairs = 0.0, gamma = 0.0;
+    bool started = false;
+    AX_TRY(ax_optimizer_saved_started(saved, "lbfgs", &started));
+    if (!started)
         return ax_optimizer_saved_expect(saved, "lbfgs", NULL, NULL, LBFGS_NOT_STARTED);
     if (!ax_optimizer_saved_scalar(saved, "pairs", &pairs))
         return ax_fail(AX_STATUS_BAD_FILE, "lbfgs's optimizer state lacks the scalar \"pairs\"");

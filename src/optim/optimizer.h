@@ -138,6 +138,10 @@ bool ax_optimizer_saved_scalar(const ax_optimizer_saved *saved, const char *name
 ax_status ax_optimizer_saved_expect(const ax_optimizer_saved *saved, const char *kind,
                                     const char *const *arrays, const int64_t *lengths,
                                     const char *const *scalars);
+/* For the kinds' checks: the scalar "started", which must be there and be 0
+ * or 1 (a kind that has not started saves nothing else). */
+ax_status ax_optimizer_saved_started(const ax_optimizer_saved *saved, const char *kind,
+                                     bool *started);
 /* Each kind's check (ax_optimizer_saved_check dispatches). */
 ax_status ax_optimizer_cg_check(const ax_train_config *config, int64_t count,
                                 const ax_optimizer_saved *saved);

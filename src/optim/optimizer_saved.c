@@ -87,6 +87,19 @@ static bool listed(const char *const *names, const char *name)
     return false;
 }
 
+ax_status ax_optimizer_saved_started(const ax_optimizer_saved *saved, const char *kind,
+                                     bool *started)
+{
+    double value = 0.0;
+    if (!ax_optimizer_saved_scalar(saved, "started", &value))
+        return ax_fail(AX_STATUS_BAD_FILE, "%s's optimizer state lacks the scalar \"started\"", kind);
+    if (value != 0.0 && value != 1.0)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s's optimizer state scalar \"started\" is %g, not 0 or 1",
+                       kind, value);
+    *started = value == 1.0;
+    return AX_STATUS_OK;
+}
+
 ax_status ax_optimizer_saved_expect(const ax_optimizer_saved *saved, const char *kind,
                                     const char *const *arrays, const int64_t *lengths,
                                     const char *const *scalars)
