@@ -40,4 +40,23 @@ static inline void reference_gemm(bool trans_a, bool trans_b, int64_t m, int64_t
         }
 }
 
+/* The largest error of C (m, n, leading dimension ldc) from double or
+ * float storage against the reference, relative to each element's
+ * magnitude; a NaN (a read of C under beta 0) counts as the worst. */
+#define REFERENCE_WORST_ERROR(name, real)                                                      \
+    static inline double name(const real *c, int64_t ldc, int64_t m, int64_t n,              \
+                              const double *expected, const double *magnitude)                \
+    {                                                                                          \
+        double worst = 0;                                                                      \
+        for (int64_t i = 0; i < m; i++)                                                        \
+            for (int64_t j = 0; j < n; j++) {                                                  \
+                const double e = fabs(c[i * ldc + j] - expected[i * n + j]) /                  \
+                                 (magnitude[i * n + j] + 1e-300);                              \
+                worst = isnan(e) ? INFINITY : fmax(worst, e);                                  \
+            }                                                                                  \
+        return worst;                                                                          \
+    }
+REFERENCE_WORST_ERROR(worst_error_f64, double)
+REFERENCE_WORST_ERROR(worst_error_f32, float)
+
 #endif

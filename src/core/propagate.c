@@ -46,12 +46,13 @@ static void load_inputs(ax_net *net, const float *features, const int64_t *order
         net->current_input = features + first * width;
         return;
     }
-    if (!order && net->reuse_loaded && net->loaded_valid && net->loaded_features == features &&
-        net->loaded_first == first && net->loaded_count == count) {
+    const bool keeping = !order && net->reuse_loaded && net->loaded_valid;
+    if (keeping && net->loaded_features == features && net->loaded_first == first &&
+        net->loaded_count == count) {
         net->current_input = net->input; /* the rows are there from the step before */
         return;
     }
-    if (!order && net->reuse_loaded && net->loaded_valid && side_input_holds(net, count)) {
+    if (keeping && side_input_holds(net, count)) {
         /* Other rows in order (an evaluation): the kept batch stays. */
         OPS->gather_rows(net->backend, net->side_input, features, width, NULL, first, count);
         net->current_input = net->side_input;
