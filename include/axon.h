@@ -507,6 +507,9 @@ struct ax_communicator {
  * it was not started by one. Works in builds without MPI too, so that they
  * can refuse such a start. */
 int ax_mpi_launched(void);
+/* The MPI library this build uses, e.g. "Open MPI v4.1.4"; NULL in builds
+ * without MPI. */
+const char *ax_mpi_library(void);
 /* Initialises MPI (thread level FUNNELED: only the calling thread uses it)
  * unless it is initialised already. AX_STATUS_UNSUPPORTED in builds
  * without MPI (AXON_MPI=OFF or no MPI found). */
@@ -794,6 +797,20 @@ AX_NODISCARD ax_status ax_dataset_load_batches_rows(const char *dir, int64_t fir
                                                     int64_t count, ax_dataset **out);
 /* The images meta.json lists, summed over its batches. */
 AX_NODISCARD ax_status ax_dataset_count_batches(const char *dir, int64_t *rows);
+
+/* ------------------------------------------------------------ test support */
+
+/* Fault injection for tests only (docs/testing.md): with the environment
+ * variable AXON_TEST_FAULT="SIGNAL@POINT[:N]" (SIGNAL: KILL, TERM, INT or
+ * STOP; POINT: step, saving), the first call of ax_test_fault(POINT, N)
+ * raises SIGNAL on the process and returns true; every other call returns
+ * false. ax_train calls it after each optimizer step with the run's step
+ * count (the checkpoint's, across resumes); a program may add its own
+ * points. Unset, a call costs a load and a branch. */
+bool ax_test_fault(const char *point, long long count);
+/* AX_STATUS_BAD_ARGUMENT, naming the variable, when AXON_TEST_FAULT is set
+ * but malformed; ax_train checks it before training. */
+AX_NODISCARD ax_status ax_test_fault_check(void);
 
 #ifdef __cplusplus
 }

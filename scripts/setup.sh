@@ -17,6 +17,5 @@ bash scripts/apt_install.sh "axon setup" "${packages[@]}"
 # The CUDA backend is built when nvcc is found (on PATH, in CUDACXX or at
 # /usr/local/cuda/bin/nvcc; -DAXON_CUDA=OFF leaves it out, =ON requires it).
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build build -j "$(nproc)" 2>&1 | grep -E "error:|warning:" || true
-test -x build/axon || { echo "axon setup: the build failed; run cmake --build build to see why" >&2; exit 1; }
+bash scripts/build.sh build
 echo "axon setup: built build/axon"

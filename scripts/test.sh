@@ -14,7 +14,7 @@ echo "== tests: AddressSanitizer + UndefinedBehaviorSanitizer build"
 # do not mix with AddressSanitizer (the release build above compiles and
 # links it wherever nvcc is installed; its test skips without a GPU).
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DAXON_SANITIZE=ON -DAXON_CUDA=OFF >/dev/null
-cmake --build build-sanitize -j "$(nproc)" 2>&1 | grep -E "error:|warning:" || true
+bash scripts/build.sh build-sanitize
 # LeakSanitizer cannot follow OpenMP's thread pool teardown reliably; leaks are
 # still reported for everything the library allocates itself.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -25,7 +25,7 @@ echo "== tests: libFuzzer targets (clang, ASan + UBSan, ${AXON_FUZZ_SECONDS:-20}
 # docs/fuzzing.md says how to run them for longer.
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DAXON_FUZZ=ON -DAXON_CUDA=OFF \
   -DCMAKE_BUILD_TYPE=Debug -DAXON_FUZZ_SECONDS="${AXON_FUZZ_SECONDS:-20}" >/dev/null
-cmake --build build-fuzz -j "$(nproc)" --target fuzz 2>&1 | grep -E "error:|warning:" || true
+bash scripts/build.sh build-fuzz --target fuzz
 ctest --test-dir build-fuzz -R fuzz_ --output-on-failure -j 2
 
 echo "== tests: valgrind memcheck (the fast tests of the release build)"

@@ -193,6 +193,22 @@ refuse "missing test file" 1 "missing_test.csv" "no such file" -- \
     "$AXON" train --data blobs.csv --test missing_test.csv
 refuse "data set not installed" 1 "fashion-mnist" "apt-get install dataset-fashion-mnist" -- \
     env AXON_DATASETS="$PWD/no_datasets_here" "$AXON" train --data fashion-mnist
+refuse "a bare name that is no data set says which names work" 1 "--data mnist: no such file" \
+    "fashion-mnist (apt-get install dataset-fashion-mnist)" "give the folder holding its four files" -- \
+    env AXON_DATASETS="$PWD/no_datasets_here" "$AXON" train --data mnist
+begin "axon info names the MPI library, or its absence"
+run "$AXON" info
+status_is 0
+grep -qE '^  mpi           (Open MPI|MPICH|.*MPI|no \(a build without MPI)' out.txt || note "no mpi line"
+run "$AXON" info --json
+grep -q '"mpi":' out.txt || note "no mpi field in --json"
+finish
+begin "axon bench --help gives each default once"
+run "$AXON" bench --help
+status_is 0
+grep -q '(default [^)]*) (default' out.txt && note "a doubled default: $(grep '(default [^)]*) (default' out.txt)"
+stdout_has "b2: batch size (default 1024)"
+finish
 refuse "truncated IDX file" 1 "train-images-idx3-ubyte" -- "$AXON" train --data idx_truncated
 refuse "CSV with a ragged row" 1 "ragged.csv" "line 3" -- "$AXON" train --data ragged.csv
 refuse "CSV with a non-numeric field" 1 "nonnumeric.csv" "line 3" -- \

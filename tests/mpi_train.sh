@@ -18,11 +18,13 @@
 #    message naming the rank and the file;
 #  - checkpoints on 2 ranks: resuming from an epoch checkpoint on 2 ranks ends
 #    byte-identical to the uninterrupted 2-rank run, and in 1 process within
-#    1e-5; a SIGTERM to rank 1 alone stops both ranks at one step with the
+#    1e-5; a SIGTERM to rank 1 alone (raised by rank 1 itself at a known
+#    step through AXON_TEST_FAULT) stops both ranks at the next step with the
 #    interrupted checkpoint written by rank 0, which says where (epoch and
 #    batch, as the checkpoint records them), and resuming it ends
-#    byte-identical too; a resume with one changed value in rank 1's shard of
-#    a CSV is refused by both ranks (the fingerprint of the whole set).
+#    byte-identical too; a SIGTERM to rank 1 after training ended lets the
+#    job complete; a resume with one changed value in rank 1's shard of a
+#    CSV is refused by both ranks (the fingerprint of the whole set).
 # Exits 77 (skipped) when mpirun is missing.
 #
 # usage: mpi_train.sh AXON WORKDIR
@@ -170,42 +172,37 @@ compare resumed1.safetensors whole.safetensors 1e-5 ||
     fail "resumed in 1 process differs from the 2-rank run"
 
 echo "SIGTERM to rank 1 alone: both ranks stop at one step, rank 0 writes the checkpoint"
-# 200,000 rows: an epoch takes long enough for the signal to land inside it.
-long=(--data synth:linear --rows 200000 --features 10)
+# Rank 1 raises SIGTERM on itself right after step 1234 (AXON_TEST_FAULT,
+# docs/testing.md): its vote to stop travels with the next step's sum, so
+# both ranks stop after step 1235, in epoch 4 at batch 35 of 400, on any
+# machine however fast or busy.
+long=(--data synth:linear --rows 20000 --features 10)
 long_options=(--layers 32:tanh,32:tanh,1 --batch 50 --epochs 4 --lr 0.01)
 "${mpi[@]}" "$axon" train "${long[@]}" "${long_options[@]}" "${common[@]}" \
     --out long.safetensors > long.log 2>&1 || { cat long.log; fail "the long 2-rank run failed"; }
-"${mpi[@]}" bash -c 'echo $$ > rank$OMPI_COMM_WORLD_RANK.pid; exec "$0" "$@"' "$axon" train \
-    "${long[@]}" "${long_options[@]}" "${common[@]}" --checkpoint-every 1 --checkpoint stop \
-    --out stopped.safetensors > stopped.log 2>&1 &
-job=$!
-# Training runs on both ranks (and their handlers are set) once the first
-# checkpoint exists: writing it is agreed by all ranks.
-for _ in $(seq 600); do [ -f stop.epoch-000001.safetensors ] && break; sleep 0.05; done
-[ -f stop.epoch-000001.safetensors ] || { kill $job; cat stopped.log; fail "no first checkpoint"; }
-sleep 0.2
-kill -TERM "$(cat rank1.pid)"
-wait $job
+# rank_fault FAULT COMMAND...: COMMAND on 2 ranks, rank 1 with AXON_TEST_FAULT=FAULT.
+rank_fault() {
+    local fault=$1
+    shift
+    "${mpi[@]}" bash -c '[ "$OMPI_COMM_WORLD_RANK" = 1 ] && export AXON_TEST_FAULT=$0; exec "$@"' \
+        "$fault" "$@"
+}
+rank_fault TERM@step:1234 "$axon" train "${long[@]}" "${long_options[@]}" "${common[@]}" \
+    --checkpoint-every 1 --checkpoint stop --out stopped.safetensors > stopped.log 2>&1
 status=$?
-[ $status -ne 124 ] || { cat stopped.log; fail "the stopped job hung"; }
-[ $status -ne 0 ] || { cat stopped.log; fail "the signal came too late: the run had ended"; }
+[ $status -eq 130 ] || { cat stopped.log; fail "the stopped job: exit status $status, not 130"; }
 grep -q "rank 0 of 2: checkpoint written to stop.interrupted.safetensors" stopped.log ||
     { cat stopped.log; fail "rank 0 did not report the interrupted checkpoint"; }
-# Rank 0 says where the job stopped, as the checkpoint records it (epoch
-# and batch), although its progress display may not have seen that epoch.
-where=$(/usr/bin/python3 - <<'EOF2'
-import json, struct
+grep -q "rank 0 of 2: training interrupted in epoch 4 of 4, after batch 35 of 400\$" stopped.log ||
+    { cat stopped.log; fail "rank 0 did not say it stopped after batch 35 of epoch 4"; }
+# The checkpoint records the same place.
+/usr/bin/python3 - <<'EOF2' || fail "the interrupted checkpoint does not record epoch 4, batch 35"
+import json, struct, sys
 raw = open("stop.interrupted.safetensors", "rb").read()
 n = struct.unpack("<Q", raw[:8])[0]
 state = json.loads(json.loads(raw[8:8 + n])["__metadata__"]["state"])
-if state["batch"] > 0:
-    print("training interrupted in epoch %d of 4, after batch %d of 4000" % (state["epoch"] + 1, state["batch"]))
-else:
-    print("training interrupted after epoch %d of 4" % state["epoch"])
+sys.exit(0 if (state["epoch"], state["batch"]) == (3, 35) else 1)
 EOF2
-)
-grep -q "rank 0 of 2: $where\$" stopped.log ||
-    { cat stopped.log; fail "rank 0 did not say where it stopped ($where)"; }
 grep -q "rank 1 of 2: .*interrupted" stopped.log &&
     { cat stopped.log; fail "rank 1 spoke of the interruption (rank 0 alone reports it)"; }
 "${mpi[@]}" "$axon" train --resume stop.interrupted.safetensors "${long[@]}" --threads 1 --quiet \
@@ -213,6 +210,15 @@ grep -q "rank 1 of 2: .*interrupted" stopped.log &&
     { cat long_resumed.log; fail "resuming the interrupted checkpoint failed"; }
 cmp long_resumed.safetensors long.safetensors ||
     fail "stopped by SIGTERM and resumed on 2 ranks differs from the uninterrupted run"
+
+echo "SIGTERM to rank 1 after training ended: the job completes, the model is saved"
+# Before, axon's handlers were gone by then: the signal killed rank 1 and
+# mpirun aborted the job.
+rank_fault TERM@saving "$axon" train "${long[@]}" "${long_options[@]}" "${common[@]}" \
+    --out late.safetensors > late.log 2>&1 || { cat late.log; fail "the job signalled after training failed"; }
+grep -q "rank 1 of 2: SIGTERM arrived after training had ended; the run completed" late.log ||
+    { cat late.log; fail "rank 1 did not note the late SIGTERM"; }
+cmp late.safetensors long.safetensors || fail "the model saved after a late SIGTERM differs"
 
 echo "a resume with changed data is refused on every rank"
 # Adam on the CSV, checkpointed; then one value in rank 1's shard changes.

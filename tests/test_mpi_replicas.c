@@ -363,7 +363,9 @@ static void *team_rank(void *argument)
 {
     team_member *member = argument;
     if (member->count < 0) {
-        usleep(20000); /* the others are waiting in the sum by now (or soon) */
+        /* Most often the others are waiting in the sum by now; a sum entered
+         * after the leave fails as well, so the verdict holds either way. */
+        usleep(20000);
         ax_thread_ranks_leave(member->team, member->communicator->rank);
         member->status = AX_STATUS_OK;
         return NULL;

@@ -495,6 +495,10 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
             ax_profile_record_seconds(t->net->profile, AX_PROFILE_OPTIMIZER_UPDATE, -1,
                                       ax_seconds_now() - step_start - step.evaluate_seconds, 0.0);
         t->step++;
+        /* A test's fault at this step (AXON_TEST_FAULT): the progress report
+         * comes now, so that a stop it asks for lands after this very step. */
+        if (ax_test_fault("step", (long long)t->step))
+            last_report = -INFINITY;
         /* A line search evaluates several times per step; SGD and Adam once. */
         const int64_t passes = t->optimizer->evaluations - evaluations_before;
         if (!isfinite(loss))
@@ -740,6 +744,7 @@ static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax
                                   ax_train_summary *summary, ax_replicas *replicas)
 {
     const int64_t global_rows = replicas ? replicas->global_rows : train->rows;
+    AX_TRY(ax_test_fault_check());
     AX_TRY(check_config(net, config, validation, global_rows));
     AX_TRY(check_keep_best(config, validation, test));
     /* A rank's shard may hold no rows; the sets as a whole have some. */

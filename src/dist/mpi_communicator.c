@@ -4,6 +4,7 @@
  * program. With AXON_MPI undefined (a build without MPI) the same calls
  * exist and say that MPI is not built in, so programs need no #ifdef. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/error.h"
 
@@ -149,7 +150,22 @@ ax_status ax_communicator_mpi_world(ax_communicator *out)
     return AX_STATUS_OK;
 }
 
+/* The first line of MPI_Get_library_version (callable before MPI_Init). */
+const char *ax_mpi_library(void)
+{
+    static char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    if (!version[0]) {
+        int length = 0;
+        if (MPI_Get_library_version(version, &length) != MPI_SUCCESS)
+            return "MPI (version unknown)";
+        version[strcspn(version, ",\n")] = '\0';
+    }
+    return version;
+}
+
 #else /* built without MPI */
+
+const char *ax_mpi_library(void) { return NULL; }
 
 static ax_status no_mpi(void)
 {

@@ -25,7 +25,7 @@ static const cli_option bench_options[] = {
     PRECISION_OPTION,
     {"repeat", CLI_INT, "N", "5", "runs of the workload; the table gives mean and sd over them"},
     {"quick", CLI_FLAG, NULL, NULL, "fewer epochs and rows, for a smoke test"},
-    {"batch", CLI_INT, "B", "0", "b2: batch size (default 1024)"},
+    {"batch", CLI_INT, "B", "1024", "b2: batch size"},
     {"width", CLI_INT, "W", "256", "b2: width of the five hidden layers"},
     {"csv", CLI_STRING, "FILE", NULL, "append one row per epoch there"},
     {"galaxy", CLI_STRING, "DIR", "../shared/data/galaxy", "galaxy-cg: folder with train.csv and test.csv"},
@@ -116,8 +116,8 @@ static int prepare(const char *name, const cli_args *args, bool quick, workload 
         work->train.momentum = full ? 0.0 : 0.9;
         work->train.epochs = full ? (quick ? 5 : 40) : (quick ? 1 : 5);
     } else if (strcmp(name, "b2") == 0) {
-        int width = 256, batch = 0;
-        if (!cli_get_int(args, "width", 1, 65536, &width) || !cli_get_int(args, "batch", 0, 1 << 24, &batch))
+        int width = 256, batch = 1024;
+        if (!cli_get_int(args, "width", 1, 65536, &width) || !cli_get_int(args, "batch", 1, 1 << 24, &batch))
             return CLI_EXIT_USAGE;
         status = ax_dataset_synth_linear(quick ? 100000 : 500000, 20, 1, &work->data);
         if (status != AX_STATUS_OK)
@@ -126,7 +126,7 @@ static int prepare(const char *name, const cli_args *args, bool quick, workload 
         work->width = width;
         snprintf(work->layers, sizeof work->layers, "%d:tanh,%d:tanh,%d:tanh,%d:tanh,%d:tanh,1:identity",
                  width, width, width, width, width);
-        work->train.batch_size = batch > 0 ? batch : 1024;
+        work->train.batch_size = batch;
         work->train.learning_rate = 0.001;
         work->train.momentum = 0.0;
         work->train.epochs = 1;

@@ -121,6 +121,19 @@ static int resolve(const char *option, const char *spec, char *path, size_t capa
                     option, spec, path);
             return CLI_EXIT_RUNTIME;
         }
+        /* Any other bare name: say which names are found, and how to give
+         * MNIST itself (not packaged by Debian) or any IDX set. */
+        if (saved_errno == ENOENT && !strchr(spec, '.') && !strchr(spec, ':')) {
+            fprintf(stderr,
+                    "axon: %s %s: no such file or directory, and no data set of that name in %s. "
+                    "A bare name finds a folder there: fashion-mnist (apt-get install "
+                    "dataset-fashion-mnist). For MNIST, which Debian does not package, or any "
+                    "other set in MNIST's IDX format, give the folder holding its four files "
+                    "(train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, "
+                    "t10k-labels-idx1-ubyte, each optionally .gz): %s path/to/mnist\n",
+                    option, spec, datasets_dir(), option);
+            return CLI_EXIT_RUNTIME;
+        }
     }
     fprintf(stderr, "axon: %s %s: %s\n", option, spec,
             saved_errno == ENOENT ? "no such file or directory" : strerror(saved_errno));

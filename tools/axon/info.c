@@ -153,6 +153,11 @@ int command_info(int argc, char **argv)
         printf(",\"compiler\":");
         json_write_string(stdout, or_unknown(build.compiler));
         print_cuda(&build, true);
+        printf(",\"mpi\":");
+        if (ax_mpi_library())
+            json_write_string(stdout, ax_mpi_library());
+        else
+            printf("null");
         printf(",\"openmp\":%s,\"threads\":%d,\"cores\":%ld}\n", build.openmp ? "true" : "false",
                ax_threads(), cores);
     } else {
@@ -169,6 +174,10 @@ int command_info(int argc, char **argv)
         print_cuda(&build, false);
         printf("  compiler      %s\n", or_unknown(build.compiler));
         printf("  openmp        %s\n", build.openmp ? "yes" : "no");
+        if (ax_mpi_library())
+            printf("  mpi           %s (mpirun -np P axon train|prep)\n", ax_mpi_library());
+        else
+            printf("  mpi           no (a build without MPI: cmake -DAXON_MPI=ON with libopenmpi-dev)\n");
         printf("  threads       %d in use (%s)\n", ax_threads(),
                strcmp(cli_text(&args, "threads"), "auto") != 0 ? "--threads"
                : omp_threads                ? "OMP_NUM_THREADS"

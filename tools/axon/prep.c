@@ -194,7 +194,6 @@ int command_prep(int argc, char **argv)
     ax_prep_summary summary;
     progress_catch_interrupt();
     ax_status status = ax_prep_run(&options, on_progress, &display, &summary);
-    progress_release_interrupt();
     if (display.shown) {
         fputs("\r\033[K", stderr);
         fflush(stderr);

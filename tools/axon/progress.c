@@ -11,32 +11,25 @@
 #include <string.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t interrupt_requested;
+static volatile sig_atomic_t interrupt_signal; /* the first caught, 0 before */
 
 static void on_interrupt(int signal_number)
 {
-    (void)signal_number;
-    interrupt_requested = 1;
+    interrupt_signal = signal_number;
 }
 
-/* SIGINT (Ctrl-C) and SIGTERM (kill, a batch scheduler's stop) alike. */
-static const int caught_signals[] = {SIGINT, SIGTERM};
-static bool interrupt_caught[2];
-/* Replica threads (axon train --replicas) each catch and release: the
- * first catch installs the handlers, the last release restores them. */
-static pthread_mutex_t catch_lock = PTHREAD_MUTEX_INITIALIZER;
-static int catch_depth;
+/* SIGINT (Ctrl-C) and SIGTERM (kill, a batch scheduler's stop) alike. Once
+ * installed the handlers stay until the process exits: a signal that comes
+ * after training (while the model is saved, or under mpirun while another
+ * rank finishes) is noted rather than killing the process half-way through
+ * its last writes, or one rank of a job that is ending normally. Replica
+ * threads (axon train --replicas) each call this; the first installs. */
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
-void progress_catch_interrupt(void)
+static void install_handlers(void)
 {
-    pthread_mutex_lock(&catch_lock);
-    if (catch_depth++ > 0) {
-        pthread_mutex_unlock(&catch_lock);
-        return;
-    }
-    interrupt_requested = 0;
+    static const int caught_signals[] = {SIGINT, SIGTERM};
     for (int i = 0; i < 2; i++) {
-        interrupt_caught[i] = false;
         /* A signal ignored on entry (SIGINT for a background job of a
          * script) stays ignored, as for any well-behaved program. */
         struct sigaction previous;
@@ -50,24 +43,18 @@ void progress_catch_interrupt(void)
          * current step, with a checkpoint when they are on), a second one
          * kills the process as the user would expect if the stop is slow. */
         action.sa_flags = (int)SA_RESETHAND;
-        interrupt_caught[i] = sigaction(caught_signals[i], &action, NULL) == 0;
+        sigaction(caught_signals[i], &action, NULL);
     }
-    pthread_mutex_unlock(&catch_lock);
 }
 
-void progress_release_interrupt(void)
+void progress_catch_interrupt(void) { pthread_once(&install_once, install_handlers); }
+
+bool progress_interrupted(void) { return interrupt_signal != 0; }
+
+const char *progress_interrupt_name(void)
 {
-    pthread_mutex_lock(&catch_lock);
-    if (catch_depth > 0 && --catch_depth == 0)
-        for (int i = 0; i < 2; i++) {
-            if (interrupt_caught[i])
-                signal(caught_signals[i], SIG_DFL);
-            interrupt_caught[i] = false;
-        }
-    pthread_mutex_unlock(&catch_lock);
+    return interrupt_signal == SIGINT ? "SIGINT" : interrupt_signal == SIGTERM ? "SIGTERM" : "a signal";
 }
-
-bool progress_interrupted(void) { return interrupt_requested != 0; }
 
 void format_duration(double seconds, char *text, size_t capacity)
 {

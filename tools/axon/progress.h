@@ -37,11 +37,13 @@ bool progress_callback(const ax_progress *progress, void *user);
 /* Erases the live line, if one is shown, before other output. */
 void progress_clear_line(progress_display *display);
 
-/* Ctrl-C (SIGINT) or SIGTERM sets a flag that progress_callback reports as
- * "stop"; a second signal kills the process as usual. */
+/* From the first call to the process's exit, Ctrl-C (SIGINT) or SIGTERM
+ * sets a flag that progress_callback reports as "stop"; a second signal
+ * kills the process as usual. */
 void progress_catch_interrupt(void);
-void progress_release_interrupt(void);
 bool progress_interrupted(void);
+/* "SIGINT" or "SIGTERM": the signal that set the flag. */
+const char *progress_interrupt_name(void);
 
 /* "3s", "4m05s", "2h07m": a duration for people. */
 void format_duration(double seconds, char *text, size_t capacity);

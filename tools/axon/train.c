@@ -691,7 +691,6 @@ static int run_training(const train_request *request, train_data *data)
     status = ax_train(net, data->train, data->validation, data->test, &train_config, &summary);
     char stop_message[512]; /* ax_train's message, kept before other calls replace it */
     snprintf(stop_message, sizeof stop_message, "%s", ax_error_message());
-    progress_release_interrupt();
     progress_clear_line(&display);
     bool metrics_ok = metrics_close(&metrics);
 
@@ -734,6 +733,10 @@ static int run_training(const train_request *request, train_data *data)
         if (profile_result != CLI_EXIT_OK)
             result = profile_result;
     }
+    /* A signal from here on finds the handlers still installed: the
+     * trained run completes and says so (a test sends one at this moment
+     * through AXON_TEST_FAULT). */
+    ax_test_fault("saving", 1);
     if (request->out) {
         status = ax_net_save(net, request->out);
         if (status != AX_STATUS_OK) {
@@ -744,6 +747,9 @@ static int run_training(const train_request *request, train_data *data)
             printf("saved %s\n", request->out);
         }
     }
+    if (!interrupted && progress_interrupted())
+        fprintf(stderr, "axon: %s arrived after training had ended; the run completed%s\n",
+                progress_interrupt_name(), request->out ? " and its model was saved" : "");
     fflush(stdout);
     ax_net_free(net);
     return result;
