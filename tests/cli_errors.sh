@@ -203,6 +203,16 @@ grep -qE '^  mpi           (Open MPI|MPICH|.*MPI|no \(a build without MPI)' out.
 run "$AXON" info --json
 grep -q '"mpi":' out.txt || note "no mpi field in --json"
 finish
+begin "a stale OPENBLAS_CORETYPE is replaced on an AVX-512 CPU"
+if grep -qw avx512f /proc/cpuinfo 2>/dev/null && "$AXON" info | grep -q "^  blas  *OpenBLAS"; then
+    run env OPENBLAS_CORETYPE=Prescott "$AXON" info
+    status_is 0
+    stdout_has "OPENBLAS_CORETYPE=Prescott was ignored"
+    grep -qE "kernels: (SkylakeX|Cooperlake)" out.txt || note "not AVX-512 kernels: $(grep blas out.txt)"
+    run env OPENBLAS_CORETYPE=Prescott AXON_KEEP_OPENBLAS_CORETYPE=1 "$AXON" info
+    stdout_has "kernels: Prescott"
+fi
+finish
 begin "axon bench --help gives each default once"
 run "$AXON" bench --help
 status_is 0

@@ -168,6 +168,10 @@ int command_info(int argc, char **argv)
             printf("                OPENBLAS_CORETYPE=%s was ignored: it names a core without the\n"
                    "                AVX-512 this CPU has (AXON_KEEP_OPENBLAS_CORETYPE=1 keeps it)\n",
                    getenv("AXON_IGNORED_OPENBLAS_CORETYPE"));
+        if (getenv("AXON_DETECTED_OPENBLAS_CORETYPE"))
+            printf("                OpenBLAS does not know this CPU and chose %s kernels; axon set\n"
+                   "                OPENBLAS_CORETYPE=%s (AXON_KEEP_OPENBLAS_CORETYPE=1 keeps OpenBLAS's choice)\n",
+                   getenv("AXON_DETECTED_OPENBLAS_CORETYPE"), or_unknown(getenv("OPENBLAS_CORETYPE")));
         printf("  cpu features  %s\n", build.cpu_features && build.cpu_features[0]
                                            ? build.cpu_features : "(none detected)");
         printf("  backends      %s\n", or_unknown(build.backends));
