@@ -108,7 +108,7 @@ def main():
     root = os.path.dirname(here)
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--axon", default=os.path.join(root, "build", "axon"))
-    p.add_argument("--data", default=os.path.join(root, "..", "shared", "data", "galaxy"))
+    p.add_argument("--data", default=os.path.join(root, "build", "data", "galaxy"))
     p.add_argument("--out", default=os.path.join(root, "bench", "results", "galaxy.png"))
     p.add_argument("--iterations", type=int, default=300)
     p.add_argument("--seed", type=int, default=1, help="axon's --seed: the initial weights")

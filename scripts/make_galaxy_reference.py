@@ -15,7 +15,7 @@ how far fmin_cg's own result after 300 iterations moves when only rounding
 changes, which is the yardstick for axon's final cost (docs/galaxy.md).
 
 Writes tests/data/galaxy_cg_reference.txt: "key value" lines.
-Usage: /usr/bin/python3 scripts/make_galaxy_reference.py [shared dir]
+Usage: /usr/bin/python3 scripts/make_galaxy_reference.py [galaxy data dir (default build/data/galaxy)]
 """
 import os
 import sys
@@ -82,9 +82,9 @@ def cost_grad(theta, x, y, l2):
 
 
 def main():
-    shared = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(__file__), "..", "..", "shared")
-    x, labels = load(os.path.join(shared, "data", "galaxy", "train.csv"))
+    folder = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(__file__), "..", "build", "data", "galaxy")
+    x, labels = load(os.path.join(folder, "train.csv"))
     y = np.eye(CLASSES)[labels]
     m = x.shape[0]
     l2 = 1.0 / m

@@ -18,7 +18,8 @@ iterations from rounding alone, 2e-11 at iteration 20). Then axon's L-BFGS and
 scipy's L-BFGS-B (scikit-learn's solver) run 300 iterations from the same
 weights; axon's final cost may be at most 10 % above scipy's.
 
-Without the galaxy data (../shared/data/galaxy) it exits 77: skipped."""
+The galaxy data ships with the project (data/galaxy.tar.xz; the build unpacks it into
+build/data/galaxy, which CTest passes); without it the script exits 77: skipped."""
 import json
 import os
 import struct
@@ -63,8 +64,7 @@ def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     axon, work = os.path.abspath(sys.argv[1]), sys.argv[2]
-    data = sys.argv[3] if len(sys.argv) == 4 else os.path.join(HERE, "..", "..", "shared", "data",
-                                                               "galaxy")
+    data = sys.argv[3] if len(sys.argv) == 4 else os.path.join(HERE, "..", "build", "data", "galaxy")
     train_csv = os.path.join(data, "train.csv")
     if not os.path.exists(train_csv):
         print(f"init_from_numpy.py: skipped: no galaxy data at {train_csv}")

@@ -101,7 +101,7 @@ class Galaxy:
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser()
-    p.add_argument("--data", default=os.path.join(here, "..", "..", "..", "shared", "data", "galaxy"))
+    p.add_argument("--data", default=os.path.join(here, "..", "..", "build", "data", "galaxy"))
     p.add_argument("--iterations", type=int, default=300)
     p.add_argument("--mode", default="both")
     p.add_argument("--seed", type=int, default=0)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench_stats.h"
 #include "common.h"
@@ -28,7 +29,9 @@ static const cli_option bench_options[] = {
     {"batch", CLI_INT, "B", "1024", "b2: batch size"},
     {"width", CLI_INT, "W", "256", "b2: width of the five hidden layers"},
     {"csv", CLI_STRING, "FILE", NULL, "append one row per epoch there"},
-    {"galaxy", CLI_STRING, "DIR", "../shared/data/galaxy", "galaxy-cg: folder with train.csv and test.csv"},
+    {"galaxy", CLI_STRING, "DIR", NULL,
+     "galaxy-cg: folder with train.csv and test.csv (default: the data axon ships, unpacked\n"
+     "next to the axon program in data/galaxy, or in ../share/axon/data/galaxy)"},
     {"replicas", CLI_INT, "P", "1",
      "train P data-parallel replicas in threads of this process, --threads/P\n"
      "threads each, as axon train --replicas does"},
@@ -93,6 +96,32 @@ static ax_status load_galaxy(const char *folder, ax_dataset **train, ax_dataset 
     return ax_dataset_load_csv(path, &options, test);
 }
 
+/* The galaxy data the project ships (data/galaxy.tar.xz), which the build
+ * unpacks next to this program (build/data/galaxy); an installed axon
+ * finds it under PREFIX/share/axon. */
+static bool find_shipped_galaxy(char *folder, size_t capacity)
+{
+    char program[4096];
+    ssize_t length = readlink("/proc/self/exe", program, sizeof program - 1);
+    if (length <= 0)
+        return false;
+    program[length] = '\0';
+    char *slash = strrchr(program, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    static const char *const places[] = {"data/galaxy", "../share/axon/data/galaxy"};
+    for (size_t i = 0; i < sizeof places / sizeof *places; i++) {
+        char train[4200];
+        if (snprintf(folder, capacity, "%s/%s", program, places[i]) >= (int)capacity ||
+            snprintf(train, sizeof train, "%s/train.csv", folder) >= (int)sizeof train)
+            continue;
+        if (access(train, R_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int prepare(const char *name, const cli_args *args, bool quick, workload *work)
 {
     memset(work, 0, sizeof *work);
@@ -132,8 +161,18 @@ static int prepare(const char *name, const cli_args *args, bool quick, workload 
         work->train.epochs = 1;
     } else if (strcmp(name, "galaxy-cg") == 0) {
         const char *folder = NULL;
+        static char shipped[4096];
         if (!cli_get_string(args, "galaxy", &folder))
             return CLI_EXIT_USAGE;
+        if (!folder && !find_shipped_galaxy(shipped, sizeof shipped)) {
+            fprintf(stderr, "axon bench galaxy-cg: the galaxy data is not next to this program "
+                            "(data/galaxy) nor under ../share/axon/data/galaxy; give --galaxy DIR, a "
+                            "folder with train.csv and test.csv (the build unpacks the project's "
+                            "data/galaxy.tar.xz into build/data/galaxy)\n");
+            return CLI_EXIT_USAGE;
+        }
+        if (!folder)
+            folder = shipped;
         status = load_galaxy(folder, &work->data, &work->test);
         if (status != AX_STATUS_OK)
             return report_failure(status, folder);
