@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/random.h"
+#include "base/random.h"
 #include "test_util.h"
 
 enum { ROWS = 100000, FEATURES = 20 };

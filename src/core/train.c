@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/error.h"
+#include "base/random.h"
 #include "core/checkpoint.h"
-#include "core/error.h"
 #include "core/net.h"
-#include "core/random.h"
 #include "data/dataset.h"
 #include "dist/replicas.h"
 #include "optim/optimizer.h"

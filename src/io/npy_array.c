@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "io/npy_header.h"
 
 static ax_status convert(const npy_array *array, const unsigned char *data, float *out)

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "data/dataset.h"
+#include "base/error.h"
+#include "base/memory.h"
 #include "io/json.h"
 
 /* Tensor data is copied between the file and memory as is. */

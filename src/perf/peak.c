@@ -9,7 +9,7 @@
 #include <omp.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/net.h"
 #include "perf/profile.h"
 

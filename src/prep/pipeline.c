@@ -32,8 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/random.h"
+#include "base/error.h"
+#include "base/memory.h"
+#include "base/random.h"
 #include "data/dataset.h"
 #include "prep/prep.h"
 

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "prep/prep.h"
 
 struct prep_writer {

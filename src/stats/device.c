@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
-#include "core/error.h"
+#include "base/error.h"
 #include "stats/finite.h"
 
 static double now_seconds(void)
