@@ -13,7 +13,7 @@
  * the thread count (they must not: docs/galaxy.md).
  *
  * build: cc -O3 -march=x86-64-v3 -fopenmp -Isrc dev/skinny_gemm.c \
- *          src/backend/cpu/skinny_gemm.c src/core/memory.c -o /tmp/skinny_gemm \
+ *          src/backend/cpu/skinny_gemm.c src/base/memory.c -o /tmp/skinny_gemm \
  *          -I/usr/include/x86_64-linux-gnu/openblas-openmp \
  *          -L/usr/lib/x86_64-linux-gnu/openblas-openmp -lopenblas -lm
  * run:   env -u OPENBLAS_CORETYPE /tmp/skinny_gemm [repeats, default 200]
@@ -27,7 +27,7 @@
 #include <time.h>
 
 #include "backend/cpu/skinny_gemm.h"
-#include "core/memory.h"
+#include "base/memory.h"
 
 #define ROWS 2700
 #define IN 1024

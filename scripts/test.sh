@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# test.sh: sets up, builds and runs the whole test suite twice: the release
-# build, then a build with AddressSanitizer and UndefinedBehaviorSanitizer;
-# then a short run of each libFuzzer target (clang build, tests fuzz_*).
+# test.sh: checks the layering of src/ (scripts/check_layers.sh), then sets
+# up, builds and runs the whole test suite twice: the release build, then a
+# build with AddressSanitizer and UndefinedBehaviorSanitizer; then a short run
+# of each libFuzzer target (clang build, tests fuzz_*).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+echo "== layers: src/ includes downwards only, tools/axon only axon.h"
+bash scripts/check_layers.sh
 
 bash scripts/setup.sh
 echo "== tests: release build"

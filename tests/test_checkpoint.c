@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/random.h"
+#include "base/random.h"
 #include "io/safetensors.h"
 #include "test_util.h"
 

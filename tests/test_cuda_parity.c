@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "core/random.h"
+#include "base/random.h"
 #include "test_util.h"
 
 static ax_rng rng;

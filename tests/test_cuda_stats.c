@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/random.h"
+#include "base/random.h"
 #include "stats_reference.h"
 #include "test_util.h"
 

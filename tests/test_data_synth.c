@@ -1,6 +1,6 @@
 /* test_data_synth.c: proves ax_dataset_synth_linear makes seed 001's data:
  * w is the first `features` normals of the seeded generator and x the next
- * ones, row by row (reproduced here from core/random.h); the target is x . w
+ * ones, row by row (reproduced here from base/random.h); the target is x . w
  * (w recovered by least squares from the data alone matches); x is N(0, 1)
  * in mean and variance; the same seed gives the same bytes and another seed
  * other bytes; bad shapes are refused; 500,000 x 20 takes about 0.5 s or less. */
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/random.h"
+#include "base/random.h"
 #include "test_util.h"
 
 enum { ROWS = 100000, FEATURES = 20 };

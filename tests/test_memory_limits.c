@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/random.h"
 #include "core/net.h"
-#include "core/random.h"
 #include "io/safetensors.h"
 #include "test_util.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "core/random.h"
+#include "base/random.h"
 #include "stats/dispatch.h"
 #include "stats_reference.h"
 #include "test_util.h"

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 #ifdef AXON_CUDA
 #include <dlfcn.h>

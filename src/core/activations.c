@@ -3,7 +3,7 @@
  * (seed 004's statistics run on them). Inference mode: no dropout; the rows
  * go through the forward pass in chunks of the workspace size and the
  * chosen layer's outputs are downloaded chunk by chunk. */
-#include "core/error.h"
+#include "base/error.h"
 #include "core/net.h"
 #include "data/dataset.h"
 

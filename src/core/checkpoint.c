@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/net.h"
 #include "data/dataset.h"
 #include "io/json.h"

@@ -13,7 +13,7 @@
 #define AX_CORE_CHECKPOINT_H
 
 #include "axon.h"
-#include "core/random.h"
+#include "base/random.h"
 #include "optim/optimizer.h"
 
 /* Where training stands, detached from the objects it came from. The

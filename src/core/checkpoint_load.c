@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/error.h"
 #include "core/checkpoint.h"
-#include "core/error.h"
 #include "core/net.h"
 #include "io/json.h"
 #include "io/safetensors.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 static const char *const activation_names[] = {"identity", "sigmoid", "tanh", "relu", "softmax"};
 static const char *const loss_names[] = {"auto", "cross-entropy", "binary-cross-entropy", "mse"};

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/random.h"
+#include "base/error.h"
+#include "base/memory.h"
+#include "base/random.h"
 #include "data/dataset.h"
 
 enum { MAX_LAYER_WIDTH = 1 << 24 };

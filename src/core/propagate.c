@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
+#include "base/random.h"
 #include "core/net.h"
-#include "core/random.h"
 #include "data/dataset.h"
 
 #define OPS (net->backend->ops)

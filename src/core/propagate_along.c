@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "core/net.h"
 
 #define OPS (net->backend->ops)

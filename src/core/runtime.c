@@ -7,7 +7,7 @@
 
 #include <omp.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 #if defined(AXON_BLAS_OPENBLAS)
 void openblas_set_num_threads(int threads);

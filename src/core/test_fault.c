@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 enum { POINT_NAME_CAPACITY = 16 };
 

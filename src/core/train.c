@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/random.h"
 #include "core/checkpoint.h"
-#include "core/error.h"
 #include "core/net.h"
-#include "core/random.h"
 #include "data/dataset.h"
 #include "dist/replicas.h"
 #include "optim/optimizer.h"
@@ -38,13 +38,6 @@ ax_train_config ax_train_defaults(void)
     config.line_search_max_evaluations = 100;
     config.keep_checkpoints = 2;
     return config;
-}
-
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* Full batches of more rows than this are computed a chunk at a time: the
@@ -468,7 +461,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         objective.line_end = end_along;
     }
 
-    double start = now_seconds(), last_report = start;
+    double start = ax_seconds_now(), last_report = start;
     for (int64_t b = first_batch; b < t->batches; b++) {
         ax_batch batch = {.data = t->train, .order = t->order, .first = b * t->batch_rows};
         batch.count = rows - batch.first < t->batch_rows ? rows - batch.first : t->batch_rows;
@@ -518,7 +511,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         if (t->replicas && t->replicas->stop_agreed && b + 1 < t->batches)
             return interrupted(t, epoch - 1, b + 1, loss_sum, "in", epoch);
 
-        double now = now_seconds();
+        double now = ax_seconds_now();
         if (reports_progress(t) && (now - last_report >= config->progress_interval) && b + 1 < t->batches) {
             last_report = now;
             double samples = (double)(batch.first + batch.count);
@@ -536,7 +529,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
             }
         }
     }
-    progress->epoch_seconds = now_seconds() - start;
+    progress->epoch_seconds = ax_seconds_now() - start;
     progress->batch = t->batches;
     progress->train_loss = loss_sum / (double)rows;
     progress->samples_per_second =

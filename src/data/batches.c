@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "data/dataset.h"
 #include "io/json.h"
 #include "io/npy_header.h"

@@ -21,7 +21,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/error.h"
+#include "base/error.h"
+#include "base/memory.h"
 #include "data/dataset.h"
 
 ax_csv_options ax_csv_defaults(void)

@@ -8,33 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/memory.h"
-
-ax_status ax_memory_check(size_t bytes, const char *what)
-{
-    long pages = sysconf(_SC_AVPHYS_PAGES);
-    long page_size = sysconf(_SC_PAGESIZE);
-    FILE *meminfo = fopen("/proc/meminfo", "r");
-    double available = pages > 0 && page_size > 0 ? (double)pages * (double)page_size : 0.0;
-    if (meminfo) {
-        /* MemAvailable counts reclaimable cache too; it is what the kernel would give us. */
-        char line[256];
-        while (fgets(line, sizeof line, meminfo)) {
-            unsigned long long kib;
-            if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
-                available = (double)kib * 1024.0;
-                break;
-            }
-        }
-        fclose(meminfo);
-    }
-    if (available > 0 && (double)bytes > available)
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY,
-                       "%s needs %.1f GiB but only %.1f GiB of memory is available",
-                       what, (double)bytes / 1073741824.0, available / 1073741824.0);
-    return AX_STATUS_OK;
-}
+#include "base/error.h"
+#include "base/memory.h"
 
 ax_status ax_row_range_check(const char *source, int64_t rows, const char *what, int64_t first,
                              int64_t count)

@@ -33,8 +33,4 @@ ax_status ax_npy_read_items(struct npy_array *array, int64_t first, int64_t n,
 ax_status ax_row_range_check(const char *source, int64_t rows, const char *what, int64_t first,
                              int64_t count);
 
-/* Refuses a dataset whose memory would exceed what the machine has
- * available, before allocating it. */
-ax_status ax_memory_check(size_t bytes, const char *what);
-
 #endif

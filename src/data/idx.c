@@ -28,7 +28,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "core/error.h"
+#include "base/error.h"
+#include "base/memory.h"
 #include "data/dataset.h"
 
 enum {

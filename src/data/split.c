@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
+#include "base/random.h"
 #include "data/dataset.h"
-#include "core/random.h"
 
 static void copy_row(const ax_dataset *from, int64_t from_row, ax_dataset *to, int64_t to_row)
 {

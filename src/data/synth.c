@@ -8,8 +8,8 @@
  */
 #include <stdlib.h>
 
-#include "core/error.h"
-#include "core/random.h"
+#include "base/error.h"
+#include "base/random.h"
 #include "data/dataset.h"
 
 ax_status ax_dataset_synth_linear(int64_t rows, int64_t features, uint64_t seed, ax_dataset **out)

@@ -7,28 +7,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/random.h"
 #include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/random.h"
 #include "data/dataset.h"
 #include "dist/replicas.h"
-
-static double seconds_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Every sum goes through here, to be timed. */
 static ax_status sum(ax_replicas *replicas, void *values, int64_t count, ax_precision precision)
 {
     const ax_communicator *communicator = replicas->communicator;
-    double start = seconds_now();
+    double start = ax_seconds_now();
     ax_status status = communicator->sum(communicator, values, count, precision);
-    replicas->seconds += seconds_now() - start;
+    replicas->seconds += ax_seconds_now() - start;
     if (status != AX_STATUS_OK)
         return ax_fail_context(status, "rank %d of %d: summing over the ranks", replicas->rank,
                                replicas->size);
@@ -246,9 +239,9 @@ static void begin_layer(ax_replicas *replicas, ax_net *net, int l)
     void *values = ax_layer_weights(net, net->gradients, l);
     net->backend->ops->scale(net->backend, count, replicas->share, values);
     const ax_communicator *communicator = replicas->communicator;
-    double start = seconds_now();
+    double start = ax_seconds_now();
     replicas->begun = communicator->sum_begin(communicator, values, count, net->config.precision);
-    replicas->seconds += seconds_now() - start;
+    replicas->seconds += ax_seconds_now() - start;
 }
 
 /* The backward pass's hook: layers arrive last to first. */
@@ -284,9 +277,9 @@ static ax_status finish_overlapped(ax_replicas *replicas, ax_net *net)
     while (replicas->next_layer >= 0)
         begin_layer(replicas, net, replicas->next_layer--);
     const ax_communicator *communicator = replicas->communicator;
-    double start = seconds_now();
+    double start = ax_seconds_now();
     ax_status waited = communicator->sum_wait(communicator);
-    replicas->seconds += seconds_now() - start;
+    replicas->seconds += ax_seconds_now() - start;
     ax_status status = replicas->begun != AX_STATUS_OK ? replicas->begun : waited;
     if (status != AX_STATUS_OK)
         return ax_fail_context(status, "rank %d of %d: summing the gradient over the ranks",

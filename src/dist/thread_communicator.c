@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 /* Iterations of the spin before a waiting rank sleeps: about 0.1 to 0.5 ms. */
 enum { SPINS = 4000, MOST_RANKS = 4096, SLICE_ALIGN = 16 };

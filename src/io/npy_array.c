@@ -1,8 +1,9 @@
 /* npy_array.c: plain float32 arrays in .npy files, for the statistics
  * commands: ax_npy_read_f32 (any numeric dtype the container reader accepts,
  * converted to float32, shape (n) or (rows, cols)) and ax_npy_write_f32
- * (format 1.0, '<f4', C order), written to a temporary file and renamed so a
- * failed write leaves nothing behind. The container itself is npy_header.c. */
+ * (format 1.0, '<f4', C order), written through a temporary file, fsync and
+ * rename (base/atomic_file.h) so a failed write leaves nothing behind. The
+ * container itself is npy_header.c. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -11,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
 #include "io/npy_header.h"
 
 static ax_status convert(const npy_array *array, const unsigned char *data, float *out)
@@ -116,43 +118,31 @@ ax_status ax_npy_write_f32(const char *path, const float *data, int rank, const 
     if (header_length == 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: the shape is too long for a header", path);
 
-    size_t length = strlen(path);
-    char *temporary = malloc(length + 16);
-    if (!temporary)
+    const float *values = data;
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+    /* Little-endian on disk whatever the host. */
+    uint32_t *swapped = malloc(count > 0 ? (size_t)count * 4 : 1);
+    if (!swapped)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
-    snprintf(temporary, length + 16, "%s.tmp", path);
-    FILE *file = fopen(temporary, "wb");
-    if (!file) {
-        ax_status status = ax_fail(AX_STATUS_IO_ERROR, "%s: cannot create %s: %s", path,
-                                   temporary, strerror(errno));
-        free(temporary);
-        return status;
-    }
-    bool ok = fwrite(header, 1, header_length, file) == header_length;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    ok = ok && fwrite(data, sizeof(float), (size_t)count, file) == (size_t)count;
-#else
-    for (int64_t i = 0; ok && i < count; i++) {
+    for (int64_t i = 0; i < count; i++) {
         uint32_t bits;
         memcpy(&bits, data + i, 4);
-        unsigned char bytes[4] = {bits & 0xff, bits >> 8 & 0xff, bits >> 16 & 0xff, bits >> 24};
-        ok = fwrite(bytes, 1, 4, file) == 4;
+        swapped[i] = __builtin_bswap32(bits);
     }
+    values = (const float *)swapped;
 #endif
-    int saved_errno = errno;
-    if (fclose(file) != 0 && ok) {
-        ok = false;
-        saved_errno = errno;
-    }
-    if (ok && rename(temporary, path) != 0) {
-        ok = false;
-        saved_errno = errno;
-    }
-    ax_status status = AX_STATUS_OK;
-    if (!ok) {
-        remove(temporary);
-        status = ax_fail(AX_STATUS_IO_ERROR, "%s: cannot write: %s", path, strerror(saved_errno));
-    }
-    free(temporary);
+    const void *parts[2] = {header, values};
+    const size_t sizes[2] = {header_length, (size_t)count * sizeof(float)};
+    ax_atomic_file file;
+    ax_status status = ax_file_write_atomic(path, parts, sizes, 2, &file);
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+    free(swapped);
+#endif
+    /* This writer's own words for the failures (tests/test_stats.c). */
+    if (file.failed == AX_ATOMIC_STEP_CREATE)
+        return ax_fail(status, "%s: cannot create %s: %s", path, file.temporary,
+                       strerror(file.error));
+    if (file.failed == AX_ATOMIC_STEP_WRITE || file.failed == AX_ATOMIC_STEP_RENAME)
+        return ax_fail(status, "%s: cannot write: %s", path, strerror(file.error));
     return status;
 }

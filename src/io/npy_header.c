@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/error.h"
-#include "data/dataset.h"
+#include "base/error.h"
+#include "base/memory.h"
 #include "io/npy_header.h"
 
 /* ---------------------------------------------------------- header parsing */

@@ -3,7 +3,8 @@
  * then the header length, the JSON, every entry and the tiling of the data
  * buffer are checked, in the spirit of the reference implementation's
  * validate(), before a tensor is handed out. The writer goes through a
- * temporary file and rename() so a reader never sees half a model. */
+ * temporary file, fsync and rename() (base/atomic_file.h) so a reader never
+ * sees half a model. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "io/safetensors.h"
@@ -16,8 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "data/dataset.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/memory.h"
 #include "io/json.h"
 
 /* Tensor data is copied between the file and memory as is. */
@@ -237,64 +239,25 @@ static ax_status build_header(const char *path, const ax_safetensors_tensor *ten
     return AX_STATUS_OK;
 }
 
-/* Writes everything to stream; false with errno set on the first failure. */
-static bool write_contents(FILE *stream, const ax_json_writer *header,
-                           const ax_safetensors_tensor *tensors, const int *order,
-                           const uint64_t *bytes, int count)
-{
-    unsigned char length[8];
-    for (int b = 0; b < 8; b++)
-        length[b] = (unsigned char)((uint64_t)header->length >> (8 * b));
-    if (fwrite(length, 1, 8, stream) != 8 ||
-        fwrite(header->text, 1, header->length, stream) != header->length)
-        return false;
-    for (int k = 0; k < count; k++) {
-        int i = order[k];
-        if (bytes[i] > 0 && fwrite(tensors[i].data, 1, bytes[i], stream) != bytes[i])
-            return false;
-    }
-    return fflush(stream) == 0 && fsync(fileno(stream)) == 0;
-}
-
+/* Writes the file through a temporary (base/atomic_file.h): the length, the
+ * header, then the tensors in order. */
 static ax_status write_file(const char *path, const ax_json_writer *header,
                             const ax_safetensors_tensor *tensors, const int *order,
                             const uint64_t *bytes, int count)
 {
-    size_t capacity = strlen(path) + 32;
-    char *temporary = malloc(capacity);
-    if (!temporary)
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
-    snprintf(temporary, capacity, "%s.tmp.%ld", path, (long)getpid());
-    FILE *stream = fopen(temporary, "wb");
-    if (!stream) {
-        ax_status status = ax_fail(AX_STATUS_IO_ERROR, "%s: cannot create the temporary file %s: %s",
-                                   path, temporary, strerror(errno));
-        free(temporary);
-        return status;
+    unsigned char length[8];
+    for (int b = 0; b < 8; b++)
+        length[b] = (unsigned char)((uint64_t)header->length >> (8 * b));
+    ax_atomic_file file;
+    AX_TRY(ax_atomic_file_open(&file, path));
+    AX_TRY(ax_atomic_file_write(&file, length, 8));
+    AX_TRY(ax_atomic_file_write(&file, header->text, header->length));
+    for (int k = 0; k < count; k++) {
+        int i = order[k];
+        if (bytes[i] > 0)
+            AX_TRY(ax_atomic_file_write(&file, tensors[i].data, bytes[i]));
     }
-    errno = 0;
-    bool written = write_contents(stream, header, tensors, order, bytes, count);
-    int error = errno;
-    if (fclose(stream) != 0 && written) {
-        written = false;
-        error = errno;
-    }
-    if (!written) {
-        remove(temporary);
-        free(temporary);
-        /* A short fwrite without errno cannot happen on POSIX, but say something useful. */
-        return ax_fail(AX_STATUS_IO_ERROR, "%s: writing failed (%s); the old file, if any, is "
-                       "unchanged", path, error ? strerror(error) : "short write");
-    }
-    if (rename(temporary, path) != 0) {
-        error = errno;
-        remove(temporary);
-        free(temporary);
-        return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot replace it with the new file: %s", path,
-                       strerror(error));
-    }
-    free(temporary);
-    return AX_STATUS_OK;
+    return ax_atomic_file_commit(&file);
 }
 
 ax_status ax_safetensors_write(const char *path, const ax_safetensors_tensor *tensors, int count,

@@ -1,5 +1,5 @@
 /* adam.c: Adam (Kingma and Ba, 2015) with torch.optim.Adam's bias correction. */
-#include "core/error.h"
+#include "base/error.h"
 #include "optim/optimizer.h"
 
 static ax_status adam_step(ax_optimizer *optimizer, const ax_objective *objective, double *loss)

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "optim/line_search.h"
 
 #define CG_C1 1e-4

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "optim/line_search.h"
 
 #define LBFGS_C1 1e-4

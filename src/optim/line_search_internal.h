@@ -4,7 +4,7 @@
 #ifndef AX_OPTIM_LINE_SEARCH_INTERNAL_H
 #define AX_OPTIM_LINE_SEARCH_INTERNAL_H
 
-#include "core/error.h"
+#include "base/error.h"
 #include "optim/line_search.h"
 
 typedef struct ax_line_probe {

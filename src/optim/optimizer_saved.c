@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "optim/optimizer.h"
 
 void ax_optimizer_saved_free(ax_optimizer_saved *saved)

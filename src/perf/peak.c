@@ -2,16 +2,15 @@
  * than by trusting /proc/cpuinfo (a VM reports its TSC's nominal 2.1 GHz for
  * a core that runs at 3.6): the clock from a chain of dependent integer
  * additions (one per cycle on every x86 core since the Pentium Pro), the
- * vector FMA throughput from independent FMA chains on every core, and the
- * GEMM rate at a network's own shapes with the BLAS in use. */
+ * vector FMA throughput from independent FMA chains on every core. The GEMM
+ * rate at a network's own shapes is core/gemm_rate.c. */
 #include <immintrin.h>
 #include <math.h>
 #include <omp.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/net.h"
-#include "perf/profile.h"
+#include "base/clock.h"
+#include "base/error.h"
 
 /* Seconds for `cycles` dependent additions: one cycle each. */
 static double time_dependent_adds(long cycles)
@@ -109,66 +108,4 @@ ax_status ax_machine_peak(ax_peak *out)
     out->method = "clock from dependent integer additions; FMA pipes from the throughput of "
                   "12 independent vector FMA chains per core; peak = lanes x 2 x pipes x clock x cores";
     return AX_STATUS_OK;
-}
-
-/* Median-free but repeat-until-long-enough timing of one GEMM shape. */
-static double time_gemm(ax_net *net, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                        void *a, void *b, void *c)
-{
-    const ax_backend_ops *ops = net->backend->ops;
-    int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
-    ops->gemm(net->backend, trans_a, trans_b, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
-    ops->synchronize(net->backend);
-    double best = INFINITY;
-    for (int round = 0; round < 5; round++) {
-        int repeats = 0;
-        double start = ax_seconds_now(), elapsed;
-        do {
-            ops->gemm(net->backend, trans_a, trans_b, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
-            ops->synchronize(net->backend);
-            repeats++;
-            elapsed = ax_seconds_now() - start;
-        } while (elapsed < 0.02);
-        double per_call = elapsed / repeats;
-        best = per_call < best ? per_call : best;
-    }
-    return 2.0 * (double)m * (double)n * (double)k / best * 1e-9;
-}
-
-ax_status ax_net_gemm_rate(ax_net *net, int64_t batch, double *gflops)
-{
-    *gflops = 0.0;
-    if (batch < 1)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the batch for the GEMM rate must be positive");
-    int64_t widest = net->config.input_width > net->max_width ? net->config.input_width : net->max_width;
-    size_t bytes = (size_t)batch * (size_t)widest * net->backend->real_size;
-    size_t weight_bytes = (size_t)widest * (size_t)widest * net->backend->real_size;
-    ax_backend *backend = net->backend;
-    void *x = backend->ops->alloc(backend, bytes), *y = backend->ops->alloc(backend, bytes);
-    void *w = backend->ops->alloc(backend, weight_bytes);
-    ax_status status = AX_STATUS_OK;
-    if (!x || !y || !w) {
-        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory measuring the GEMM rate");
-    } else {
-        /* The same three products as training, weighted by their FLOPs. */
-        double flops = 0.0, seconds = 0.0;
-        for (int l = 0; l < net->layer_count; l++) {
-            int64_t in = net->layers[l].in, out_width = net->layers[l].out;
-            double f = 2.0 * (double)batch * (double)in * (double)out_width;
-            double forward = time_gemm(net, false, true, batch, out_width, in, x, w, y);
-            double weight = time_gemm(net, true, false, out_width, in, batch, y, x, w);
-            flops += 2.0 * f;
-            seconds += f / (forward * 1e9) + f / (weight * 1e9);
-            if (l > 0) {
-                double input = time_gemm(net, false, false, batch, in, out_width, y, w, x);
-                flops += f;
-                seconds += f / (input * 1e9);
-            }
-        }
-        *gflops = flops / seconds * 1e-9;
-    }
-    backend->ops->free(backend, x);
-    backend->ops->free(backend, y);
-    backend->ops->free(backend, w);
-    return status;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "axon.h"
+#include "base/clock.h" /* ax_seconds_now, for the start times */
 
 typedef enum ax_profile_kind {
     AX_PROFILE_FORWARD_GEMM = 0,
@@ -39,8 +40,6 @@ typedef struct ax_profile {
     ax_profile_slot slots[AX_PROFILE_KIND_COUNT][AX_MAX_LAYERS + 1];
 } ax_profile;
 
-/* Seconds on a monotonic clock. */
-double ax_seconds_now(void);
 /* Records one call of kind (layer -1 = none) that began at start and did flops. */
 void ax_profile_record(ax_profile *profile, ax_profile_kind kind, int layer, double start,
                        double flops);

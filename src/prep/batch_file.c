@@ -8,7 +8,7 @@
  * Each file goes to "NAME.tmp.PID" first (every write, the flush, fsync and
  * close checked: a full disk fails the run with the file named) and is then
  * renamed into place, the labels first: a data file present means both are
- * complete. An interrupted run can leave such temporaries;
+ * complete (base/atomic_file.h, which also syncs the folder). An interrupted run can leave such temporaries;
  * prep_remove_stale_temporaries removes them at the start of the next run,
  * by name and only when their process is gone.
  *
@@ -35,7 +35,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
 #include "io/npy_header.h"
 #include "prep/prep.h"
 
@@ -51,114 +52,93 @@ void prep_batch_names(const char *dir, int64_t batch, char *data_path, char *lab
  * both. */
 #define PREP_DIRECT_ALIGN 4096
 
-/* Writes size bytes at fd's position; 0 or the errno. With O_DIRECT on fd,
- * a write the file system refuses (EINVAL: an alignment it does not
- * accept) is done again without it, so the caller need not know the
- * device's block size. */
-static int write_all(int fd, const unsigned char *data, size_t size)
+/* prep's words for a failed step of an atomic write (base/atomic_file.h),
+ * which has already removed the temporary: the target is named, and a full
+ * disk is said to be one. */
+static ax_status write_failure(const ax_atomic_file *file, ax_status status)
 {
-    while (size > 0) {
-        ssize_t written = write(fd, data, size);
-        if (written < 0 && errno == EINTR)
-            continue;
-#if defined(O_DIRECT)
-        if (written < 0 && errno == EINVAL) {
-            int flags = fcntl(fd, F_GETFL);
-            if (flags >= 0 && (flags & O_DIRECT) && fcntl(fd, F_SETFL, flags & ~O_DIRECT) == 0)
-                continue;
-        }
-#endif
-        if (written <= 0)
-            return written < 0 ? errno : ENOSPC;
-        data += written;
-        size -= (size_t)written;
+    switch (file->failed) {
+    case AX_ATOMIC_STEP_CREATE:
+        return ax_fail(status, "%s: cannot create: %s", file->temporary, strerror(file->error));
+    case AX_ATOMIC_STEP_WRITE:
+        return ax_fail(status, "%s: cannot write: %s%s", file->path, strerror(file->error),
+                       file->error == ENOSPC || file->error == EDQUOT ? " (the disk is full)" : "");
+    case AX_ATOMIC_STEP_RENAME:
+        return ax_fail(status, "%s: cannot rename %s into place: %s", file->path,
+                       file->temporary, strerror(file->error));
+    default:
+        return status;
     }
-    return 0;
 }
 
-/* Writes parts to path's temporary file; on success *temp_path is that
- * file, to be renamed by the caller. On failure nothing is left behind.
+/* Opens path's temporary file and writes parts to it; the caller commits
+ * it (fsync, rename) or abandons it. On failure nothing is left behind.
  * direct (one part, its start PREP_DIRECT_ALIGN-aligned): the aligned bulk
- * goes with O_DIRECT, the last partial block through the page cache. fsync
- * makes both durable before the caller renames, as with ordinary writes. */
+ * goes with O_DIRECT, the last partial block through the page cache; the
+ * commit's fsync makes both durable, as with ordinary writes. */
 /* The bulk of a direct write goes in pieces of this size, each reported
  * to the caller's progress function: the parts of the buffer written can be
  * reused while the rest is still going out. */
 #define PREP_WRITE_PIECE ((size_t)8 << 20)
 
-static ax_status write_temporary(const char *path, const void *const *parts, const size_t *sizes,
-                                 int count, bool direct, prep_write_progress progress,
-                                 void *context, char *temp_path, size_t capacity)
+static ax_status write_temporary(ax_atomic_file *file, const char *path,
+                                 const void *const *parts, const size_t *sizes, int count,
+                                 bool direct, prep_write_progress progress, void *context)
 {
-    snprintf(temp_path, capacity, "%s.tmp.%ld", path, (long)getpid());
-    const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
-    int fd = -1;
+    ax_status status = ax_atomic_file_open(file, path);
+    if (status != AX_STATUS_OK)
+        return write_failure(file, status);
 #if defined(O_DIRECT)
     direct = direct && count == 1 && ((uintptr_t)parts[0] % PREP_DIRECT_ALIGN) == 0 &&
              sizes[0] >= PREP_DIRECT_ALIGN;
     if (direct) {
-        fd = open(temp_path, flags | O_DIRECT, 0644);
-        if (fd < 0 && errno == EINVAL) /* a file system without O_DIRECT */
-            direct = false;
-        else if (fd < 0)
-            return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot create: %s", temp_path,
-                           strerror(errno));
+        /* A file system without O_DIRECT refuses it here (EINVAL): ordinary writes then. */
+        int flags = fcntl(file->fd, F_GETFL);
+        direct = flags >= 0 && fcntl(file->fd, F_SETFL, flags | O_DIRECT) == 0;
     }
 #else
     direct = false;
 #endif
-    if (fd < 0)
-        fd = open(temp_path, flags, 0644);
-    if (fd < 0)
-        return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot create: %s", temp_path, strerror(errno));
-    int error = 0;
     if (direct) {
         const unsigned char *data = parts[0];
         const size_t bulk = sizes[0] / PREP_DIRECT_ALIGN * PREP_DIRECT_ALIGN;
-        for (size_t done = 0; done < bulk && !error;) {
+        for (size_t done = 0; done < bulk && status == AX_STATUS_OK;) {
             const size_t piece = bulk - done < PREP_WRITE_PIECE ? bulk - done : PREP_WRITE_PIECE;
-            error = write_all(fd, data + done, piece);
+            status = ax_atomic_file_write(file, data + done, piece);
             done += piece;
-            if (!error && progress)
+            if (status == AX_STATUS_OK && progress)
                 progress(context, done);
         }
 #if defined(O_DIRECT)
-        int now = fcntl(fd, F_GETFL);
-        if (!error && bulk < sizes[0] && (now < 0 || fcntl(fd, F_SETFL, now & ~O_DIRECT) != 0))
-            error = errno;
+        int now = fcntl(file->fd, F_GETFL);
+        if (status == AX_STATUS_OK && bulk < sizes[0] &&
+            (now < 0 || fcntl(file->fd, F_SETFL, now & ~O_DIRECT) != 0)) {
+            int error = errno;
+            ax_atomic_file_abandon(file);
+            file->failed = AX_ATOMIC_STEP_WRITE;
+            file->error = error;
+            status = AX_STATUS_IO_ERROR;
+        }
 #endif
-        if (!error)
-            error = write_all(fd, data + bulk, sizes[0] - bulk);
+        if (status == AX_STATUS_OK)
+            status = ax_atomic_file_write(file, data + bulk, sizes[0] - bulk);
     } else {
-        for (int p = 0; p < count && !error; p++)
-            error = write_all(fd, parts[p], sizes[p]);
+        for (int p = 0; p < count && status == AX_STATUS_OK; p++)
+            status = ax_atomic_file_write(file, parts[p], sizes[p]);
     }
-    if (!error && progress)
+    if (status != AX_STATUS_OK)
+        return write_failure(file, status);
+    if (progress)
         progress(context, SIZE_MAX); /* all of it: the buffer is free */
-    if (!error && fsync(fd) != 0 && errno != EINVAL)
-        error = errno;
-    if (close(fd) != 0 && !error)
-        error = errno;
-    if (error) {
-        unlink(temp_path);
-        return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot write: %s%s", path, strerror(error),
-                       error == ENOSPC || error == EDQUOT ? " (the disk is full)" : "");
-    }
     return AX_STATUS_OK;
 }
 
 ax_status prep_write_file_atomic(const char *path, const void *data, size_t size)
 {
-    char temp[4200];
     const void *parts[1] = {data};
-    AX_TRY(write_temporary(path, parts, &size, 1, false, NULL, NULL, temp, sizeof temp));
-    if (rename(temp, path) != 0) {
-        int error = errno;
-        unlink(temp);
-        return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot rename %s into place: %s", path, temp,
-                       strerror(error));
-    }
-    return AX_STATUS_OK;
+    ax_atomic_file file;
+    ax_status status = ax_file_write_atomic(path, parts, &size, 1, &file);
+    return status == AX_STATUS_OK ? status : write_failure(&file, status);
 }
 
 /* A .npy 1.0 header, padded with spaces and a newline to 64 bytes. */
@@ -241,7 +221,7 @@ ax_status prep_batch_write(const char *dir, int64_t batch, prep_batch_buffer *bu
                            const int32_t *labels, int64_t count, int64_t side, int channels,
                            prep_write_progress progress, void *context)
 {
-    char data_path[4096], labels_path[4096], data_temp[4200], labels_temp[4200];
+    char data_path[4096], labels_path[4096];
     prep_batch_names(dir, batch, data_path, labels_path, sizeof data_path);
     char data_header[256], labels_header[256];
     const int64_t data_shape[4] = {count, side, side, channels};
@@ -258,8 +238,9 @@ ax_status prep_batch_write(const char *dir, int64_t batch, prep_batch_buffer *bu
     }
     const void *label_parts[2] = {labels_header, label_bytes};
     const size_t label_sizes[2] = {labels_header_size, (size_t)count * 4};
-    ax_status status = write_temporary(labels_path, label_parts, label_sizes, 2, false, NULL,
-                                       NULL, labels_temp, sizeof labels_temp);
+    ax_atomic_file labels_file, data_file;
+    ax_status status = write_temporary(&labels_file, labels_path, label_parts, label_sizes, 2,
+                                       false, NULL, NULL);
     free(label_bytes);
     AX_TRY(status);
     /* The header goes just before the pixels: one run of memory, aligned
@@ -271,20 +252,24 @@ ax_status prep_batch_write(const char *dir, int64_t batch, prep_batch_buffer *bu
     memcpy(start, data_header, data_header_size);
     const void *data_parts[1] = {start};
     const size_t data_sizes[1] = {data_header_size + pixel_bytes};
-    status = write_temporary(data_path, data_parts, data_sizes, 1, direct, progress, context,
-                             data_temp, sizeof data_temp);
+    status = write_temporary(&data_file, data_path, data_parts, data_sizes, 1, direct, progress,
+                             context);
     if (status != AX_STATUS_OK) {
-        unlink(labels_temp);
+        ax_atomic_file_abandon(&labels_file);
         return status;
     }
-    if (rename(labels_temp, labels_path) != 0 || rename(data_temp, data_path) != 0) {
-        int error = errno;
-        unlink(labels_temp);
-        unlink(data_temp);
-        return ax_fail(AX_STATUS_IO_ERROR, "%s: cannot rename into place: %s", data_path,
-                       strerror(error));
+    /* The labels first: a data file in place means both are complete. */
+    const ax_atomic_file *failed = &labels_file;
+    status = ax_atomic_file_commit(&labels_file);
+    if (status == AX_STATUS_OK) {
+        failed = &data_file;
+        status = ax_atomic_file_commit(&data_file);
     }
-    return AX_STATUS_OK;
+    ax_atomic_file_abandon(&data_file); /* nothing left to do after a commit */
+    if (status != AX_STATUS_OK && failed->failed == AX_ATOMIC_STEP_RENAME)
+        return ax_fail(status, "%s: cannot rename into place: %s", data_path,
+                       strerror(failed->error));
+    return status == AX_STATUS_OK ? status : write_failure(failed, status);
 }
 
 bool prep_batch_reuse(const char *dir, int64_t batch, int64_t side, int channels,

@@ -28,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "prep/prep.h"
 
 enum { MAX_TAR_DEPTH = 4 };

@@ -29,22 +29,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "core/error.h"
-#include "core/random.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/memory.h"
+#include "base/random.h"
 #include "data/dataset.h"
 #include "prep/prep.h"
 
 enum { WHY_LENGTH = 200 };
-
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 ax_prep_options ax_prep_defaults(void)
 {
@@ -116,7 +110,7 @@ static bool show(run *r, const prep_counts *all)
 {
     if (!r->progress || r->ranks.rank != 0)
         return true;
-    double now = now_seconds();
+    double now = ax_seconds_now();
     ax_prep_progress p;
     memset(&p, 0, sizeof p);
     p.images_done = all->done;
@@ -152,7 +146,7 @@ static prep_counts my_counts(run *r)
  * failure). Called only by the thread that called ax_prep_run. */
 static bool report(run *r, bool force)
 {
-    double now = now_seconds();
+    double now = ax_seconds_now();
     if (!force && now - r->last_report < r->options->progress_interval)
         return true;
     r->last_report = now;
@@ -171,7 +165,7 @@ static bool report(run *r, bool force)
 static void tick(void *context, const prep_counts *all)
 {
     run *r = context;
-    double now = now_seconds();
+    double now = ax_seconds_now();
     if (now - r->last_report < r->options->progress_interval)
         return;
     r->last_report = now;
@@ -252,12 +246,12 @@ static void process_batch(run *r, int64_t b, int64_t count)
             }
             const prep_image *image = &r->list.images[r->order[b * r->options->batch_size + j]];
             r->labels[j] = image->label;
-            double t0 = now_seconds();
+            double t0 = ax_seconds_now();
             if (image->label < 0) {
                 snprintf(why, WHY_LENGTH,
                          "no label: the image is not inside a folder or an inner tar");
             } else if (read_image(r, image, &mine->bytes, &mine->bytes_capacity, why)) {
-                double t1 = now_seconds();
+                double t1 = ax_seconds_now();
                 read_seconds += t1 - t0;
                 const unsigned char *bytes = mine->bytes;
                 bool decoded =
@@ -266,7 +260,7 @@ static void process_batch(run *r, int64_t b, int64_t count)
                                 : prep_decode_for_crop(bytes, (size_t)image->size, side,
                                                        r->channels, &mine->pixels, why,
                                                        WHY_LENGTH);
-                double t2 = now_seconds();
+                double t2 = ax_seconds_now();
                 decode_seconds += t2 - t1;
                 unsigned char *slot = r->buffer + (size_t)j * r->image_bytes;
                 if (decoded) /* the previous batch may still be going out from there */
@@ -283,7 +277,7 @@ static void process_batch(run *r, int64_t b, int64_t count)
                         partial[i] += slot[i];
                     partial_used = true;
                 }
-                resize_seconds += now_seconds() - t2;
+                resize_seconds += ax_seconds_now() - t2;
             }
 #pragma omp atomic
             r->done++;
@@ -407,7 +401,7 @@ static ax_status make_batches(run *r)
 {
     const ax_prep_options *o = r->options;
     const int64_t n = r->list.count;
-    r->processing_start = now_seconds();
+    r->processing_start = ax_seconds_now();
     if (!report(r, true))
         return stopped(r);
     for (int64_t b = r->ranks.rank; b < r->batches; b += r->ranks.size) {
@@ -537,7 +531,7 @@ static ax_status list_input(run *r)
     AX_TRY(check_options(o));
     AX_TRY(prep_list_build(o->input, o->labels_file, &r->list, &r->warnings));
     if (r->summary) {
-        r->summary->seconds_enumerate = now_seconds() - r->start;
+        r->summary->seconds_enumerate = ax_seconds_now() - r->start;
         r->summary->images_found = r->list.count;
         r->summary->files_ignored = r->list.files_ignored;
         r->summary->labels = r->list.label_count;
@@ -596,12 +590,12 @@ ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progre
     r.progress = progress;
     r.user = user;
     r.summary = summary;
-    r.start = now_seconds();
+    r.start = ax_seconds_now();
     r.channels = options && options->grey ? 1 : 3;
     if (summary)
         memset(summary, 0, sizeof *summary);
     ax_status status = prep_ranks_start(&r.ranks);
-    r.start = now_seconds(); /* MPI's start-up is mpirun's time, not prep's */
+    r.start = ax_seconds_now(); /* MPI's start-up is mpirun's time, not prep's */
     /* Under mpirun each rank defaults to the CPUs it is bound to. */
     r.threads = options && options->threads > 0 ? options->threads
                 : r.ranks.size > 1              ? prep_cpus_available()
@@ -613,7 +607,7 @@ ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progre
         for (int64_t b = 0; r.batch_counts && b < r.batches; b++)
             summary->images_written += r.batch_counts[b];
         summary->images_skipped = r.skipped;
-        summary->seconds = now_seconds() - r.start;
+        summary->seconds = ax_seconds_now() - r.start;
         summary->warning_count = r.warnings.count;
         summary->warnings_kept = r.warnings.kept;
         summary->warnings = r.warnings.text;

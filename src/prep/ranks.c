@@ -33,7 +33,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/error.h"
+#include "base/error.h"
 #include "prep/prep.h"
 
 int prep_launched_size(void)

@@ -20,9 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "core/error.h"
+#include "base/clock.h"
+#include "base/error.h"
 #include "prep/prep.h"
 
 struct prep_writer {
@@ -47,13 +47,6 @@ struct prep_writer {
     double seconds;
 };
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void on_progress(void *context, size_t file_bytes_done)
 {
     prep_writer *w = context;
@@ -76,7 +69,7 @@ static void *writer_main(void *context)
         if (!w->busy)
             break;
         pthread_mutex_unlock(&w->lock);
-        double t0 = now_seconds();
+        double t0 = ax_seconds_now();
         ax_status status = prep_batch_write(w->dir, w->batch, w->buffer, w->labels, w->count,
                                             w->side, w->channels, on_progress, w);
         pthread_mutex_lock(&w->lock);
@@ -86,7 +79,7 @@ static void *writer_main(void *context)
             snprintf(w->message, sizeof w->message, "%s", ax_error_message());
         }
         w->written += status == AX_STATUS_OK;
-        w->seconds += now_seconds() - t0;
+        w->seconds += ax_seconds_now() - t0;
         w->busy = false;
         __atomic_store_n(&w->safe, SIZE_MAX, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&w->changed);

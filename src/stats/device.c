@@ -9,18 +9,11 @@
  * row and column as on the CPU. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <time.h>
 
 #include "backend/backend.h"
-#include "core/error.h"
+#include "base/clock.h"
+#include "base/error.h"
 #include "stats/finite.h"
-
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static ax_status check_device(int device)
 {
@@ -38,10 +31,10 @@ ax_status ax_stats_entropy_mi_on(int device, const float *x, const float *y, int
         *timing = (ax_stats_timing){0.0, 0.0, 0.0};
     AX_TRY(check_device(device));
     if (device == -1) {
-        const double start = now_seconds();
+        const double start = ax_seconds_now();
         AX_TRY(ax_stats_entropy_mi(x, y, rows, d, entropy, mutual_information));
         if (timing)
-            timing->compute_seconds = now_seconds() - start;
+            timing->compute_seconds = ax_seconds_now() - start;
         return AX_STATUS_OK;
     }
     AX_TRY(ax_stats_check_entropy_mi(x, y, rows, d));
@@ -69,10 +62,10 @@ ax_status ax_stats_tensor_mean_on(int device, const float *fx, const float *fy, 
         *timing = (ax_stats_timing){0.0, 0.0, 0.0};
     AX_TRY(check_device(device));
     if (device == -1) {
-        const double start = now_seconds();
+        const double start = ax_seconds_now();
         AX_TRY(ax_stats_tensor_mean(fx, fy, fz, n, d, out));
         if (timing)
-            timing->compute_seconds = now_seconds() - start;
+            timing->compute_seconds = ax_seconds_now() - start;
         return AX_STATUS_OK;
     }
     AX_TRY(ax_stats_check_tensor_mean(fx, fy, fz, out, n, d));

@@ -31,7 +31,7 @@
 #include <omp.h>
 #endif
 
-#include "core/error.h"
+#include "base/error.h"
 #include "stats/dispatch.h"
 #include "stats/finite.h"
 

@@ -4,7 +4,7 @@
 #include <limits.h>
 #include <math.h>
 
-#include "core/error.h"
+#include "base/error.h"
 
 ax_status ax_stats_find_non_finite(const float *a, const char *statistic, const char *name,
                                    const char *inputs, int64_t rows, int64_t d)

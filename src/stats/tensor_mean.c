@@ -29,8 +29,8 @@
 
 #include <cblas.h>
 
-#include "core/error.h"
-#include "core/memory.h"
+#include "base/error.h"
+#include "base/memory.h"
 #include "stats/dispatch.h"
 #include "stats/finite.h"
 

@@ -10,8 +10,8 @@
 #include "backend/backend.h"
 #include "backend/cpu/skinny_gemm.h"
 #include "backend/cpu/tiny_gemm.h"
-#include "core/memory.h"
-#include "core/random.h"
+#include "base/memory.h"
+#include "base/random.h"
 
 /* glibc's libmvec has vector versions of these; declaring them `simd` lets
  * the compiler call them from `omp simd` loops without -ffast-math (which

@@ -12,7 +12,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_internal.h"
-#include "core/error.h"
+#include "base/error.h"
 
 bool ax_cuda_check(ax_cuda_backend *cb, int code, bool is_cublas, const char *where)
 {

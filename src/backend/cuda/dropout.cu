@@ -3,7 +3,7 @@
  * for host and device), the same key per row and column, the same 32-bit
  * threshold and keep scale computed once on the host. */
 #include "backend/cuda/cuda_kernels.cuh"
-#include "core/random.h"
+#include "base/random.h"
 
 template <typename real>
 __global__ void dropout_kernel(real *a, uint64_t threshold, real keep_scale, uint64_t key,

@@ -42,7 +42,7 @@
 
 extern "C" {
 #include "backend/cuda/cuda_backend.h"
-#include "core/error.h"
+#include "base/error.h"
 }
 
 /* Warps per block of the entropy kernel (AX_CUDA_THREADS = 256 threads). */

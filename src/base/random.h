@@ -2,8 +2,8 @@
  * (initial weights, shuffling, splits, synthetic data), xoshiro256** seeded
  * through splitmix64, plus a counter-based hash for dropout masks so that a
  * mask depends only on (key, index) and not on how threads divide the work. */
-#ifndef AX_CORE_RANDOM_H
-#define AX_CORE_RANDOM_H
+#ifndef AX_BASE_RANDOM_H
+#define AX_BASE_RANDOM_H
 
 #include <stdint.h>
 

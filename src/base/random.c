@@ -1,5 +1,5 @@
 /* random.c: xoshiro256** (Blackman and Vigna, 2018) seeded with splitmix64. */
-#include "core/random.h"
+#include "base/random.h"
 
 #include <math.h>
 

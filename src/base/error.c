@@ -1,7 +1,7 @@
 /* error.c: per-thread last error message (like dlerror), so that library
  * calls can report to any caller without printing. */
 #define _POSIX_C_SOURCE 200809L
-#include "core/error.h"
+#include "base/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

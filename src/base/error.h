@@ -1,7 +1,7 @@
 /* error.h: the library's one way to fail: record a message for the caller
  * (ax_error_message) and return the status. Never prints, never exits. */
-#ifndef AX_CORE_ERROR_H
-#define AX_CORE_ERROR_H
+#ifndef AX_BASE_ERROR_H
+#define AX_BASE_ERROR_H
 
 #include "axon.h"
 
