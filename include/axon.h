@@ -802,7 +802,7 @@ AX_NODISCARD ax_status ax_dataset_count_batches(const char *dir, int64_t *rows);
 
 /* Fault injection for tests only (docs/testing.md): with the environment
  * variable AXON_TEST_FAULT="SIGNAL@POINT[:N]" (SIGNAL: KILL, TERM, INT or
- * STOP; POINT: step, saving), the first call of ax_test_fault(POINT, N)
+ * STOP; POINT: step, saving, prep-batch), the first call of ax_test_fault(POINT, N)
  * raises SIGNAL on the process and returns true; every other call returns
  * false. ax_train calls it after each optimizer step with the run's step
  * count (the checkpoint's, across resumes); a program may add its own

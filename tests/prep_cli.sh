@@ -54,6 +54,31 @@ contains stderr "plan.json.tmp.$$: left alone: a temporary file whose process $$
 for f in $stale; do [ ! -e "$work/out/$f" ] || fail "stale $f was not removed"; done
 for f in $others plan.json.tmp.$$; do [ -e "$work/out/$f" ] || fail "$f was removed"; done
 
+# Stopped at a known batch (AXON_TEST_FAULT, docs/testing.md), on any
+# machine: a SIGTERM after the first batch ends the run cleanly (130) with
+# the complete batches kept; a SIGKILL after the second leaves its writer's
+# temporaries; each rerun finishes the set, and the batches equal those of
+# the uninterrupted run byte for byte.
+for fault in TERM@prep-batch:1 KILL@prep-batch:2; do
+    rm -rf "$work/cut"
+    status=0
+    AXON_TEST_FAULT=$fault "$axon" prep --input "$work/in" --out "$work/cut" --size 32 --batch 5 \
+        --threads 2 >"$work/stdout" 2>"$work/stderr" || status=$?
+    case $fault in
+    TERM*) [ $status -eq 130 ] || fail "$fault: exit $status, expected 130 ($(cat "$work/stderr"))"
+           contains stderr "stopped by the caller; 1 complete batches are in" ;;
+    KILL*) [ $status -eq 137 ] || fail "$fault: exit $status, expected 137 ($(cat "$work/stderr"))" ;;
+    esac
+    expect 0 "prep rerun after $fault" -- "$axon" prep --input "$work/in" --out "$work/cut" --size 32 \
+        --batch 5 --threads 2
+    contains stdout "12 images written, 1 skipped"
+    for f in "$work"/out/batch_*.npy "$work/out/meta.json"; do
+        cmp -s "$f" "$work/cut/$(basename "$f")" || fail "$fault: $(basename "$f") differs after the rerun"
+    done
+    leftovers=$(ls "$work/cut" | grep -c "\.tmp\.")
+    [ "$leftovers" -eq 0 ] || fail "$fault: temporaries left after the rerun: $(ls "$work/cut")"
+done
+
 expect 1 "prep, other settings" -- "$axon" prep --input "$work/in" --out "$work/out" --size 16 --batch 5
 contains stderr "another input or other settings"
 expect 2 "prep without --out" -- "$axon" prep --input "$work/in"

@@ -436,6 +436,7 @@ static ax_status make_batches(run *r)
             }
         }
         r->batches_done++;
+        ax_test_fault("prep-batch", (long long)r->batches_done); /* tests only: docs/testing.md */
         if (!report(r, true))
             return stopped(r);
     }
@@ -594,6 +595,7 @@ ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progre
     r.channels = options && options->grey ? 1 : 3;
     if (summary)
         memset(summary, 0, sizeof *summary);
+    AX_TRY(ax_test_fault_check());
     ax_status status = prep_ranks_start(&r.ranks);
     r.start = ax_seconds_now(); /* MPI's start-up is mpirun's time, not prep's */
     /* Under mpirun each rank defaults to the CPUs it is bound to. */

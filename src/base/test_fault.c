@@ -9,6 +9,8 @@
  *                       checkpoint counts them
  *           saving      `axon train` after training ended, before the model
  *                       is written (N is 1)
+ *           prep-batch  `axon prep` after the Nth batch this process made
+ *                       (handed to its writer thread) or found complete
  * A test then kills or stops a run at a known step on every machine, fast or
  * slow, busy or idle, instead of sending a signal after a guessed delay.
  *
@@ -46,7 +48,7 @@ static const struct {
     int number;
 } signals[] = {{"KILL", SIGKILL}, {"TERM", SIGTERM}, {"INT", SIGINT}, {"STOP", SIGSTOP}};
 
-static const char *const points[] = {"step", "saving"};
+static const char *const points[] = {"step", "saving", "prep-batch"};
 
 static void read_variable(void)
 {
@@ -86,7 +88,7 @@ ax_status ax_test_fault_check(void)
     if (fault.malformed)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "AXON_TEST_FAULT=%s: expected SIGNAL@POINT[:N] with SIGNAL one of KILL, "
-                       "TERM, INT, STOP, POINT one of step, saving and N >= 1 (a variable for "
+                       "TERM, INT, STOP, POINT one of step, saving, prep-batch and N >= 1 (a variable for "
                        "tests only; unset it)",
                        getenv("AXON_TEST_FAULT"));
     return AX_STATUS_OK;
