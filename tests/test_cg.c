@@ -114,7 +114,7 @@ static run_result run(ax_optimizer_kind kind, problem_kind pk, int64_t n, const 
     CHECK_OK(ax_optimizer_create(&config, backend, x, g, n, &optimizer));
     ax_objective objective = {.evaluate = evaluate, .context = &p};
     for (int s = 0; optimizer && s < max_steps && !optimizer->converged; s++) {
-        r.status = optimizer->ops->step(optimizer, &objective, &r.loss);
+        r.status = optimizer->kind->step(optimizer, &objective, &r.loss);
         if (r.status != AX_STATUS_OK)
             break;
     }
@@ -611,7 +611,7 @@ static void test_optimizer_along(ax_optimizer_kind kind)
                                      net->parameter_count, &optimizer));
         for (int s = 0; optimizer && s < 15; s++) {
             costs[way][s] = NAN;
-            CHECK_OK(optimizer->ops->step(optimizer, &objective, &costs[way][s]));
+            CHECK_OK(optimizer->kind->step(optimizer, &objective, &costs[way][s]));
         }
         if (optimizer)
             evaluations[way] = optimizer->evaluations;
