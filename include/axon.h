@@ -115,7 +115,8 @@ int ax_optimizer_count(void);
 /* Whether kind trains on the full batch only, with no dropout, one epoch being one
  * iteration (CG, L-BFGS); false for a value no kind has. */
 bool ax_optimizer_is_full_batch(ax_optimizer_kind kind);
-/* Whether kind reads the option(s) `setting` names; false for a value no kind has. */
+/* Whether kind reads the option(s) `setting` names (any one, for several bits); false for a
+ * value no kind has. */
 bool ax_optimizer_uses(ax_optimizer_kind kind, ax_optimizer_setting setting);
 /* The learning rate to use for kind when none is chosen: 0.001 for Adam, else 0.1. */
 double ax_optimizer_default_learning_rate(ax_optimizer_kind kind);
