@@ -90,6 +90,17 @@ typedef enum ax_optimizer_kind {
     AX_OPTIMIZER_LBFGS,   /* full-batch L-BFGS with the same strong-Wolfe line search */
 } ax_optimizer_kind;
 
+/* The options of ax_train_config an optimizer kind reads beyond those every
+ * kind reads (ax_optimizer_uses); bits, so that a kind's set is one value. */
+typedef enum ax_optimizer_setting {
+    AX_OPTIMIZER_SETTING_LEARNING_RATE = 1 << 0, /* learning_rate (CG, L-BFGS search their steps) */
+    AX_OPTIMIZER_SETTING_MOMENTUM = 1 << 1,      /* momentum, nesterov */
+    AX_OPTIMIZER_SETTING_BETAS = 1 << 2,         /* beta1, beta2, epsilon */
+    AX_OPTIMIZER_SETTING_LINE_SEARCH = 1 << 3,   /* gtol, line_search_max_evaluations; its
+                                                    summary counts evaluations */
+    AX_OPTIMIZER_SETTING_LBFGS_MEMORY = 1 << 4,  /* lbfgs_memory */
+} ax_optimizer_setting;
+
 const char *ax_activation_name(ax_activation activation);
 const char *ax_loss_name(ax_loss loss);
 const char *ax_init_name(ax_init init);
@@ -99,6 +110,19 @@ AX_NODISCARD ax_status ax_activation_parse(const char *name, ax_activation *out)
 AX_NODISCARD ax_status ax_loss_parse(const char *name, ax_loss *out);
 AX_NODISCARD ax_status ax_init_parse(const char *name, ax_init *out);
 AX_NODISCARD ax_status ax_optimizer_parse(const char *name, ax_optimizer_kind *out);
+/* How many optimizer kinds this build has; their values are 0 .. count - 1. */
+int ax_optimizer_count(void);
+/* Whether kind trains on the full batch only, with no dropout, one epoch being one
+ * iteration (CG, L-BFGS); false for a value no kind has. */
+bool ax_optimizer_is_full_batch(ax_optimizer_kind kind);
+/* Whether kind reads the option(s) `setting` names (any one, for several bits); false for a
+ * value no kind has. */
+bool ax_optimizer_uses(ax_optimizer_kind kind, ax_optimizer_setting setting);
+/* The learning rate to use for kind when none is chosen: 0.001 for Adam, else 0.1. */
+double ax_optimizer_default_learning_rate(ax_optimizer_kind kind);
+/* Writes the names of the kinds that read `setting` as "a", "a and b" or "a, b and c"
+ * into text (capacity bytes, truncated to fit), for messages. */
+void ax_optimizer_names_using(ax_optimizer_setting setting, char *text, size_t capacity);
 
 /* ----------------------------------------------------------------- runtime */
 

@@ -177,6 +177,23 @@ for method in cg lbfgs; do
     stdout_has "iterations in"
     finish
 done
+# The notes about options the chosen optimizer ignores name the kinds that
+# read them (from the library's registry of optimizers).
+notes=(
+    "adam|--max-iter 3 --epochs 1|note: --max-iter and --gtol apply to cg and lbfgs; adam uses --epochs"
+    "sgd|--lbfgs-memory 3 --epochs 1|note: --lbfgs-memory applies to lbfgs only"
+    "cg|--momentum 0.5 --max-iter 1|note: --momentum and --nesterov apply to sgd only; cg ignores them"
+    "lbfgs|--lr 0.5 --max-iter 1|note: lbfgs chooses its steps by line search; --lr is ignored"
+)
+for entry in "${notes[@]}"; do
+    IFS='|' read -r method options text <<< "$entry"
+    begin "axon train --optimizer $method $options: $text"
+    # shellcheck disable=SC2086 # the options are words
+    run "$AXON" train --data blobs.csv --layers 2:softmax --optimizer $method $options --quiet
+    status_is 0
+    stderr_has "$text"
+    finish
+done
 refuse "malformed layers" 2 "--layers" -- "$AXON" train --data blobs.csv --layers 8:relu,x:softmax
 refuse "early stop without validation" 2 "--early-stop" "--val-split" -- \
     "$AXON" train --data blobs.csv --early-stop 3

@@ -108,7 +108,7 @@ static run_result run(ax_optimizer_kind kind, problem_kind pk, int64_t n, const 
     CHECK_OK(ax_optimizer_create(&config, backend, x, g, n, &optimizer));
     ax_objective objective = {.evaluate = evaluate, .context = &p};
     for (int s = 0; optimizer && s < max_steps && !optimizer->converged; s++) {
-        r.status = optimizer->ops->step(optimizer, &objective, &r.loss);
+        r.status = optimizer->kind->step(optimizer, &objective, &r.loss);
         if (r.status != AX_STATUS_OK)
             break;
     }
@@ -441,7 +441,7 @@ static void test_optimizer_along(ax_optimizer_kind kind)
                                      net->parameter_count, &optimizer));
         for (int s = 0; optimizer && s < 15; s++) {
             costs[way][s] = NAN;
-            CHECK_OK(optimizer->ops->step(optimizer, &objective, &costs[way][s]));
+            CHECK_OK(optimizer->kind->step(optimizer, &objective, &costs[way][s]));
         }
         if (optimizer)
             evaluations[way] = optimizer->evaluations;
@@ -467,8 +467,46 @@ static void test_optimizer_along(ax_optimizer_kind kind)
     ax_dataset_free(data);
 }
 
+/* The registry of optimizer kinds answers what the trainer and the command
+ * line used to test kinds for: each name parses back to its value, CG and
+ * L-BFGS alone are full batch, and the kinds reading an option are listed
+ * as the CLI's notes print them. */
+static void test_registry(void)
+{
+    CHECK(ax_optimizer_count() >= 4);
+    for (int i = 0; i <= AX_OPTIMIZER_LBFGS; i++) {
+        ax_optimizer_kind parsed;
+        CHECK_OK(ax_optimizer_parse(ax_optimizer_name((ax_optimizer_kind)i), &parsed));
+        CHECK((int)parsed == i);
+        const bool searches = i == AX_OPTIMIZER_CG || i == AX_OPTIMIZER_LBFGS;
+        CHECK(ax_optimizer_is_full_batch((ax_optimizer_kind)i) == searches);
+        CHECK(ax_optimizer_uses((ax_optimizer_kind)i, AX_OPTIMIZER_SETTING_LINE_SEARCH) == searches);
+        CHECK(ax_optimizer_uses((ax_optimizer_kind)i, AX_OPTIMIZER_SETTING_LEARNING_RATE) == !searches);
+    }
+    const ax_optimizer_kind none = (ax_optimizer_kind)ax_optimizer_count();
+    CHECK(strcmp(ax_optimizer_name(none), "unknown") == 0);
+    CHECK(!ax_optimizer_is_full_batch((ax_optimizer_kind)-1));
+    CHECK(!ax_optimizer_uses(none, AX_OPTIMIZER_SETTING_MOMENTUM));
+    CHECK(ax_optimizer_default_learning_rate(AX_OPTIMIZER_ADAM) == 0.001);
+    CHECK(ax_optimizer_default_learning_rate(AX_OPTIMIZER_SGD) == 0.1);
+    CHECK(ax_optimizer_default_learning_rate(AX_OPTIMIZER_CG) == 0.1);
+    char names[64];
+    ax_optimizer_names_using(AX_OPTIMIZER_SETTING_LINE_SEARCH, names, sizeof names);
+    CHECK(strcmp(names, "cg and lbfgs") == 0);
+    ax_optimizer_names_using(AX_OPTIMIZER_SETTING_MOMENTUM, names, sizeof names);
+    CHECK(strcmp(names, "sgd") == 0);
+    ax_optimizer_names_using(AX_OPTIMIZER_SETTING_LBFGS_MEMORY, names, sizeof names);
+    CHECK(strcmp(names, "lbfgs") == 0);
+    ax_optimizer_names_using(AX_OPTIMIZER_SETTING_LEARNING_RATE | AX_OPTIMIZER_SETTING_LINE_SEARCH,
+                             names, sizeof names);
+    CHECK(strncmp(names, "sgd, adam, cg", 13) == 0 && strstr(names, " and ") != NULL);
+    ax_optimizer_names_using(AX_OPTIMIZER_SETTING_LINE_SEARCH, names, 4);
+    CHECK(strcmp(names, "cg ") == 0);
+}
+
 int main(void)
 {
+    test_registry();
     const ax_optimizer_kind kinds[2] = {AX_OPTIMIZER_CG, AX_OPTIMIZER_LBFGS};
     for (int k = 0; k < 2; k++) {
         test_quadratic(kinds[k]);

@@ -322,14 +322,16 @@ static ax_status read_optimizer_arrays(const ax_safetensors_file *file, ax_train
     }
     if (ax_optimizer_saved_check(&s->config, s->parameter_count, &s->optimizer_saved) != AX_STATUS_OK)
         return ax_fail_context(AX_STATUS_BAD_FILE, "%s", path);
-    const bool line_search =
-        s->config.optimizer == AX_OPTIMIZER_CG || s->config.optimizer == AX_OPTIMIZER_LBFGS;
+    const bool line_search = ax_optimizer_uses(s->config.optimizer, AX_OPTIMIZER_SETTING_LINE_SEARCH);
     const bool has_base = ax_safetensors_find(file, "line_cache.base") != NULL;
-    if (has_base != (s->line_searches >= 0) || (has_base && !line_search))
+    if (has_base != (s->line_searches >= 0) || (has_base && !line_search)) {
+        char searching[128];
+        ax_optimizer_names_using(AX_OPTIMIZER_SETTING_LINE_SEARCH, searching, sizeof searching);
         return ax_fail(AX_STATUS_BAD_FILE,
                        "%s: the line-search cache needs both tensor \"line_cache.base\" and field "
-                       "\"line_searches\", and only %s",
-                       path, line_search ? "together" : "for cg and lbfgs");
+                       "\"line_searches\", and only %s%s",
+                       path, line_search ? "" : "for ", line_search ? "together" : searching);
+    }
     if (!has_base)
         return AX_STATUS_OK;
     const int64_t width = s->net_config.layers[0].width;

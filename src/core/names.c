@@ -1,5 +1,6 @@
 /* names.c: the text names of activations, losses, initialisations and
- * optimizers, and the layer layout syntax "128:relu,10:softmax". */
+ * optimizers (those from the registry in optim/optimizer.c, which also
+ * answers ax_optimizer_name), and the layer layout syntax "128:relu,10:softmax". */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,6 @@
 static const char *const activation_names[] = {"identity", "sigmoid", "tanh", "relu", "softmax"};
 static const char *const loss_names[] = {"auto", "cross-entropy", "binary-cross-entropy", "mse"};
 static const char *const init_names[] = {"auto", "he", "xavier", "uniform"};
-static const char *const optimizer_names[] = {"sgd", "adam", "cg", "lbfgs"};
 
 #define COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
@@ -56,10 +56,6 @@ const char *ax_activation_name(ax_activation activation)
 }
 const char *ax_loss_name(ax_loss loss) { return name_of(loss_names, COUNT(loss_names), (int)loss); }
 const char *ax_init_name(ax_init init) { return name_of(init_names, COUNT(init_names), (int)init); }
-const char *ax_optimizer_name(ax_optimizer_kind kind)
-{
-    return name_of(optimizer_names, COUNT(optimizer_names), (int)kind);
-}
 
 ax_status ax_activation_parse(const char *name, ax_activation *out)
 {
@@ -90,8 +86,12 @@ ax_status ax_init_parse(const char *name, ax_init *out)
 
 ax_status ax_optimizer_parse(const char *name, ax_optimizer_kind *out)
 {
+    const char *optimizer_names[32];
+    int count = 0;
+    for (; count < ax_optimizer_count() && count < COUNT(optimizer_names); count++)
+        optimizer_names[count] = ax_optimizer_name((ax_optimizer_kind)count);
     int value = 0;
-    AX_TRY(parse_name(optimizer_names, COUNT(optimizer_names), "optimizer", name, &value));
+    AX_TRY(parse_name(optimizer_names, count, "optimizer", name, &value));
     *out = (ax_optimizer_kind)value;
     return AX_STATUS_OK;
 }

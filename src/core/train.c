@@ -120,10 +120,10 @@ static void end_along(void *context, double alpha)
     ax_net_line_end(step->net, step->line, alpha);
 }
 
-/* CG and L-BFGS: one epoch is one iteration of a line search. */
-static bool is_line_search(const ax_train_config *config)
+/* CG and L-BFGS: one epoch is one iteration (of a line search). */
+static bool is_full_batch(const ax_train_config *config)
 {
-    return config->optimizer == AX_OPTIMIZER_CG || config->optimizer == AX_OPTIMIZER_LBFGS;
+    return ax_optimizer_is_full_batch(config->optimizer);
 }
 
 static ax_status check_config(const ax_net *net, const ax_train_config *config,
@@ -144,7 +144,7 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "early stopping patience must be >= 0, not %d", config->early_stop);
     if (config->early_stop > 0 && !validation)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "early stopping needs a validation set (e.g. --val-split 0.1)");
-    if (is_line_search(config)) {
+    if (is_full_batch(config)) {
         /* A line search compares losses of one fixed function: the full
          * training set, the same at every trial point. */
         if (config->batch_size > 0 && config->batch_size < rows)
@@ -483,7 +483,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         step.evaluate_seconds = 0.0;
         step.plain_evaluations = 0;
         double step_start = t->net->profile ? ax_seconds_now() : 0.0;
-        AX_TRY(t->optimizer->ops->step(t->optimizer, &objective, &loss));
+        AX_TRY(t->optimizer->kind->step(t->optimizer, &objective, &loss));
         if (t->net->profile) /* the step's own work: the update and any line-search algebra */
             ax_profile_record_seconds(t->net->profile, AX_PROFILE_OPTIMIZER_UPDATE, -1,
                                       ax_seconds_now() - step_start - step.evaluate_seconds, 0.0);
@@ -572,7 +572,7 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
     progress.epochs = config->epochs;
     progress.batches = t->batches;
 
-    summary->stop_reason = is_line_search(config) ? "maximum iterations reached" : "all epochs run";
+    summary->stop_reason = is_full_batch(config) ? "maximum iterations reached" : "all epochs run";
     /* A checkpoint written as early stopping ended its run resumes as ended. */
     const bool stopped = config->early_stop > 0 && t->since_best >= config->early_stop;
     if (stopped)
@@ -664,7 +664,7 @@ static ax_status restore(trainer *t, const ax_train_state *s)
             AX_TRY(ax_optimizer_state_set(t->optimizer, i, s->optimizer_state[i]));
         else if (t->optimizer->state[i])
             return ax_fail(AX_STATUS_BAD_FILE, "the checkpoint lacks the %s optimizer's state array %d",
-                           t->optimizer->ops->name, i);
+                           t->optimizer->kind->name, i);
     }
     AX_TRY(ax_optimizer_restore(t->optimizer, &s->optimizer_saved));
     /* Without a cache here (several ranks now) the saved base is not
@@ -775,7 +775,8 @@ static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax
     if (status == AX_STATUS_OK)
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
                                      net->parameter_count, &t.optimizer);
-    if (status == AX_STATUS_OK && is_line_search(config) && full_batch && !chunked && !replicas)
+    if (status == AX_STATUS_OK && ax_optimizer_uses(config->optimizer, AX_OPTIMIZER_SETTING_LINE_SEARCH) &&
+        full_batch && !chunked && !replicas)
         status = ax_line_cache_create(net, local_batch, &t.line);
     /* A full batch is a sum over all rows: order does not matter, so rows are
      * used where they lie. */

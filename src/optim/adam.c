@@ -15,11 +15,17 @@ static ax_status adam_step(ax_optimizer *optimizer, const ax_objective *objectiv
     return AX_STATUS_OK;
 }
 
-static const ax_optimizer_ops adam_ops = {.name = "adam", .step = adam_step, .destroy = NULL};
-
-ax_status ax_optimizer_adam_init(ax_optimizer *optimizer)
+/* The first and second moment estimates m and v. */
+static int adam_state_arrays(const ax_train_config *config)
 {
-    optimizer->ops = &adam_ops;
-    AX_TRY(ax_optimizer_allocate_state(optimizer, 0));
-    return ax_optimizer_allocate_state(optimizer, 1);
+    (void)config;
+    return 2;
 }
+
+const ax_optimizer_descriptor ax_optimizer_adam = {
+    .name = "adam",
+    .settings = AX_OPTIMIZER_SETTING_LEARNING_RATE | AX_OPTIMIZER_SETTING_BETAS,
+    .default_learning_rate = 0.001,
+    .state_arrays = adam_state_arrays,
+    .step = adam_step,
+};

@@ -186,7 +186,7 @@ static ax_status cg_save(const ax_optimizer *o, ax_optimizer_saved *saved)
     return AX_STATUS_OK;
 }
 
-ax_status ax_optimizer_cg_check(const ax_train_config *config, int64_t count,
+static ax_status cg_check_saved(const ax_train_config *config, int64_t count,
                                 const ax_optimizer_saved *saved)
 {
     (void)config;
@@ -215,12 +215,8 @@ static void cg_restore(ax_optimizer *o, const ax_optimizer_saved *saved)
                                     ax_optimizer_saved_array(saved, CG_ARRAYS[i], NULL), o->count);
 }
 
-static const ax_optimizer_ops cg_ops = {.name = "cg", .step = cg_step, .destroy = cg_destroy,
-                                        .save = cg_save, .restore = cg_restore};
-
-ax_status ax_optimizer_cg_init(ax_optimizer *o)
+static ax_status cg_init(ax_optimizer *o)
 {
-    o->ops = &cg_ops;
     cg_state *s = calloc(1, sizeof *s);
     if (!s)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the CG state");
@@ -236,3 +232,16 @@ ax_status ax_optimizer_cg_init(ax_optimizer *o)
                        (long long)o->count);
     return AX_STATUS_OK;
 }
+
+const ax_optimizer_descriptor ax_optimizer_cg = {
+    .name = "cg",
+    .full_batch = true,
+    .settings = AX_OPTIMIZER_SETTING_LINE_SEARCH,
+    .check_config = ax_line_search_check_config,
+    .init = cg_init,
+    .step = cg_step,
+    .destroy = cg_destroy,
+    .save = cg_save,
+    .check_saved = cg_check_saved,
+    .restore = cg_restore,
+};

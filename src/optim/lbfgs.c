@@ -218,7 +218,7 @@ static ax_status lbfgs_save(const ax_optimizer *o, ax_optimizer_saved *saved)
     return AX_STATUS_OK;
 }
 
-ax_status ax_optimizer_lbfgs_check(const ax_train_config *config, int64_t count,
+static ax_status lbfgs_check_saved(const ax_train_config *config, int64_t count,
                                    const ax_optimizer_saved *saved)
 {
     double pairs = 0.0, gamma = 0.0;
@@ -284,13 +284,17 @@ static void lbfgs_restore(ax_optimizer *o, const ax_optimizer_saved *saved)
     st->newest = st->pairs - 1;
 }
 
-static const ax_optimizer_ops lbfgs_ops = {.name = "lbfgs", .step = lbfgs_step,
-                                           .destroy = lbfgs_destroy, .save = lbfgs_save,
-                                           .restore = lbfgs_restore};
-
-ax_status ax_optimizer_lbfgs_init(ax_optimizer *o)
+static ax_status lbfgs_check_config(const ax_train_config *config)
 {
-    o->ops = &lbfgs_ops;
+    AX_TRY(ax_line_search_check_config(config));
+    if (config->lbfgs_memory < 1 || config->lbfgs_memory > 1000)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the L-BFGS memory must be from 1 to 1000, not %d",
+                       config->lbfgs_memory);
+    return AX_STATUS_OK;
+}
+
+static ax_status lbfgs_init(ax_optimizer *o)
+{
     lbfgs_state *st = calloc(1, sizeof *st);
     if (!st)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the L-BFGS state");
@@ -320,3 +324,16 @@ ax_status ax_optimizer_lbfgs_init(ax_optimizer *o)
                        (long long)o->count);
     return AX_STATUS_OK;
 }
+
+const ax_optimizer_descriptor ax_optimizer_lbfgs = {
+    .name = "lbfgs",
+    .full_batch = true,
+    .settings = AX_OPTIMIZER_SETTING_LINE_SEARCH | AX_OPTIMIZER_SETTING_LBFGS_MEMORY,
+    .check_config = lbfgs_check_config,
+    .init = lbfgs_init,
+    .step = lbfgs_step,
+    .destroy = lbfgs_destroy,
+    .save = lbfgs_save,
+    .check_saved = lbfgs_check_saved,
+    .restore = lbfgs_restore,
+};

@@ -328,6 +328,17 @@ ax_status ax_line_search_wolfe(ax_line_search *search, double phi0, double derph
     return status;
 }
 
+ax_status ax_line_search_check_config(const ax_train_config *config)
+{
+    if (!(config->gtol >= 0.0 && isfinite(config->gtol)))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "gtol must be a finite number >= 0, not %g", config->gtol);
+    if (config->line_search_max_evaluations < 2 || config->line_search_max_evaluations > 1000)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "line-search evaluations must be from 2 to 1000, not %d",
+                       config->line_search_max_evaluations);
+    return AX_STATUS_OK;
+}
+
 double ax_arena_max_abs(ax_optimizer *optimizer, const void *arena, double *scratch)
 {
     ax_backend *backend = optimizer->backend;

@@ -46,6 +46,10 @@ typedef struct ax_line_search_result {
 ax_status ax_line_search_wolfe(ax_line_search *search, double phi0, double derphi0, double alpha1,
                                ax_line_search_result *result);
 
+/* The options every line-search kind reads (gtol, the evaluations per
+ * search phase): its check_config, or the start of it. */
+ax_status ax_line_search_check_config(const ax_train_config *config);
+
 /* The largest absolute value of an arena (the gradient's inf-norm); scratch
  * holds count doubles (the arena is read through it). */
 double ax_arena_max_abs(ax_optimizer *optimizer, const void *arena, double *scratch);

@@ -1,10 +1,76 @@
-/* optimizer.c: creating and freeing optimizers; the kinds live in their own files. */
+/* optimizer.c: the registry of optimizer kinds and what the library and the
+ * command line ask of it; creating and freeing optimizers. The kinds live in
+ * their own files: adding one is its file, its enum value (axon.h), its
+ * declaration (optimizer.h) and its line here. */
 #include "optim/optimizer.h"
 
+#include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/error.h"
+
+/* Every kind at its enum value. */
+static const ax_optimizer_descriptor *const registry[] = {
+    [AX_OPTIMIZER_SGD] = &ax_optimizer_sgd,
+    [AX_OPTIMIZER_ADAM] = &ax_optimizer_adam,
+    [AX_OPTIMIZER_CG] = &ax_optimizer_cg,
+    [AX_OPTIMIZER_LBFGS] = &ax_optimizer_lbfgs,
+};
+
+#define KIND_COUNT ((int)(sizeof registry / sizeof registry[0]))
+
+const ax_optimizer_descriptor *ax_optimizer_descriptor_of(ax_optimizer_kind kind)
+{
+    return (int)kind >= 0 && (int)kind < KIND_COUNT ? registry[kind] : NULL;
+}
+
+int ax_optimizer_count(void) { return KIND_COUNT; }
+
+const char *ax_optimizer_name(ax_optimizer_kind kind)
+{
+    const ax_optimizer_descriptor *descriptor = ax_optimizer_descriptor_of(kind);
+    return descriptor ? descriptor->name : "unknown";
+}
+
+bool ax_optimizer_is_full_batch(ax_optimizer_kind kind)
+{
+    const ax_optimizer_descriptor *descriptor = ax_optimizer_descriptor_of(kind);
+    return descriptor && descriptor->full_batch;
+}
+
+bool ax_optimizer_uses(ax_optimizer_kind kind, ax_optimizer_setting setting)
+{
+    const ax_optimizer_descriptor *descriptor = ax_optimizer_descriptor_of(kind);
+    return descriptor && (descriptor->settings & (unsigned)setting) != 0;
+}
+
+double ax_optimizer_default_learning_rate(ax_optimizer_kind kind)
+{
+    const ax_optimizer_descriptor *descriptor = ax_optimizer_descriptor_of(kind);
+    return descriptor && descriptor->default_learning_rate > 0.0 ? descriptor->default_learning_rate
+                                                                 : 0.1;
+}
+
+void ax_optimizer_names_using(ax_optimizer_setting setting, char *text, size_t capacity)
+{
+    if (capacity == 0)
+        return;
+    text[0] = '\0';
+    int total = 0, written = 0;
+    for (int i = 0; i < KIND_COUNT; i++)
+        total += ax_optimizer_uses((ax_optimizer_kind)i, setting);
+    for (int i = 0; i < KIND_COUNT; i++) {
+        if (!ax_optimizer_uses((ax_optimizer_kind)i, setting))
+            continue;
+        const char *separator = written == 0 ? "" : written == total - 1 ? " and " : ", ";
+        size_t used = strlen(text);
+        snprintf(text + used, capacity - used, "%s%s", separator, registry[i]->name);
+        written++;
+    }
+}
 
 static ax_status check_config(const ax_train_config *config)
 {
@@ -20,18 +86,21 @@ static ax_status check_config(const ax_train_config *config)
                        config->beta1, config->beta2);
     if (!(config->epsilon > 0.0))
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "Adam's epsilon must be positive, not %g", config->epsilon);
-    if (config->optimizer == AX_OPTIMIZER_CG || config->optimizer == AX_OPTIMIZER_LBFGS) {
-        if (!(config->gtol >= 0.0 && isfinite(config->gtol)))
-            return ax_fail(AX_STATUS_BAD_ARGUMENT, "gtol must be a finite number >= 0, not %g", config->gtol);
-        if (config->line_search_max_evaluations < 2 || config->line_search_max_evaluations > 1000)
-            return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                           "line-search evaluations must be from 2 to 1000, not %d",
-                           config->line_search_max_evaluations);
-    }
-    if (config->optimizer == AX_OPTIMIZER_LBFGS &&
-        (config->lbfgs_memory < 1 || config->lbfgs_memory > 1000))
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the L-BFGS memory must be from 1 to 1000, not %d",
-                       config->lbfgs_memory);
+    const ax_optimizer_descriptor *kind = ax_optimizer_descriptor_of(config->optimizer);
+    if (!kind)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown optimizer %d", (int)config->optimizer);
+    if (kind->check_config)
+        AX_TRY(kind->check_config(config));
+    return AX_STATUS_OK;
+}
+
+/* Allocates state arena i (zeroed). */
+static ax_status allocate_state(ax_optimizer *optimizer, int index)
+{
+    optimizer->state[index] = optimizer->backend->ops->alloc(
+        optimizer->backend, (size_t)optimizer->count * optimizer->backend->real_size);
+    if (!optimizer->state[index])
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the optimizer's state");
     return AX_STATUS_OK;
 }
 
@@ -48,29 +117,19 @@ ax_status ax_optimizer_create(const ax_train_config *config, ax_backend *backend
     optimizer->parameters = parameters;
     optimizer->gradients = gradients;
     optimizer->config = *config;
-    ax_status status;
-    switch (config->optimizer) {
-    case AX_OPTIMIZER_SGD: status = ax_optimizer_sgd_init(optimizer); break;
-    case AX_OPTIMIZER_ADAM: status = ax_optimizer_adam_init(optimizer); break;
-    case AX_OPTIMIZER_CG: status = ax_optimizer_cg_init(optimizer); break;
-    case AX_OPTIMIZER_LBFGS: status = ax_optimizer_lbfgs_init(optimizer); break;
-    default:
-        status = ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown optimizer %d", (int)config->optimizer);
-    }
+    optimizer->kind = ax_optimizer_descriptor_of(config->optimizer);
+    const int arrays = optimizer->kind->state_arrays ? optimizer->kind->state_arrays(config) : 0;
+    assert(arrays >= 0 && arrays <= 2);
+    ax_status status = AX_STATUS_OK;
+    for (int i = 0; i < arrays && status == AX_STATUS_OK; i++)
+        status = allocate_state(optimizer, i);
+    if (status == AX_STATUS_OK && optimizer->kind->init)
+        status = optimizer->kind->init(optimizer);
     if (status != AX_STATUS_OK) {
         ax_optimizer_free(optimizer);
         return status;
     }
     *out = optimizer;
-    return AX_STATUS_OK;
-}
-
-ax_status ax_optimizer_allocate_state(ax_optimizer *optimizer, int index)
-{
-    optimizer->state[index] = optimizer->backend->ops->alloc(
-        optimizer->backend, (size_t)optimizer->count * optimizer->backend->real_size);
-    if (!optimizer->state[index])
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the optimizer's state");
     return AX_STATUS_OK;
 }
 
@@ -87,7 +146,7 @@ ax_status ax_optimizer_state_set(ax_optimizer *optimizer, int index, const doubl
 {
     if (index < 0 || index > 1 || !optimizer->state[index])
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "the %s optimizer has no state array %d to restore",
-                       optimizer->ops->name, index);
+                       optimizer->kind->name, index);
     optimizer->backend->ops->upload_f64(optimizer->backend, optimizer->state[index], values,
                                         optimizer->count);
     return AX_STATUS_OK;
@@ -97,8 +156,8 @@ void ax_optimizer_free(ax_optimizer *optimizer)
 {
     if (!optimizer)
         return;
-    if (optimizer->ops && optimizer->ops->destroy)
-        optimizer->ops->destroy(optimizer);
+    if (optimizer->kind && optimizer->kind->destroy)
+        optimizer->kind->destroy(optimizer);
     for (int i = 0; i < 2; i++)
         optimizer->backend->ops->free(optimizer->backend, optimizer->state[i]);
     free(optimizer);

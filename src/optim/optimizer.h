@@ -54,23 +54,54 @@ typedef struct ax_optimizer_saved {
     } scalars[AX_OPTIMIZER_SAVED_MAX];
 } ax_optimizer_saved;
 
-typedef struct ax_optimizer_ops {
-    const char *name;
+/* One optimizer kind: its name, what it needs of training, and its
+ * operations. Each kind's file defines one (ax_optimizer_sgd, ...) and the
+ * registry in optimizer.c lists them at their enum values; the trainer, the
+ * checkpoints and the public ax_optimizer_* queries ask the registry instead
+ * of testing for kinds. Optional members are NULL (or 0) where a kind has no
+ * use for them. */
+typedef struct ax_optimizer_descriptor {
+    const char *name; /* as ax_optimizer_name and --optimizer spell it */
+    /* Works on the full batch only, with a deterministic cost (no dropout):
+     * one epoch is one iteration (CG, L-BFGS). */
+    bool full_batch;
+    unsigned settings; /* ax_optimizer_setting bits: the options of ax_train_config it reads */
+    double default_learning_rate; /* 0: ax_train_defaults' 0.1 (kinds that choose their steps) */
+    /* How many state arenas state[0 ..] it keeps for config (zeroed before
+     * init; NULL: none). */
+    int (*state_arrays)(const ax_train_config *config);
+    /* Checks its own options of config, after the checks every kind gets. */
+    ax_status (*check_config)(const ax_train_config *config);
+    /* Sets up kind_state (the state arenas are allocated already). */
+    ax_status (*init)(ax_optimizer *optimizer);
     /* One step; *loss gets the loss at the parameters the step started from
      * (SGD, Adam) or, for the line-search optimizers (CG, L-BFGS), at the
      * point the step accepted, which they know already. */
     ax_status (*step)(ax_optimizer *optimizer, const ax_objective *objective, double *loss);
     void (*destroy)(ax_optimizer *optimizer);
-    /* Kinds with a kind_state (both NULL for SGD and Adam, whose state is
-     * the arenas state[0..1]): save adds it to an empty `saved`; restore
-     * puts back a state that ax_optimizer_saved_check accepted. Between
-     * steps only. */
+    /* Kinds with a kind_state (all three NULL for SGD and Adam, whose state
+     * is the arenas state[0..1]): save adds it to an empty `saved`;
+     * check_saved says whether `saved` is a state the kind could have saved
+     * for count parameters with config's options (the names it expects and
+     * no others, array lengths, scalar ranges); restore puts back a state
+     * that check_saved accepted. Between steps only. */
     ax_status (*save)(const ax_optimizer *optimizer, ax_optimizer_saved *saved);
+    ax_status (*check_saved)(const ax_train_config *config, int64_t count,
+                             const ax_optimizer_saved *saved);
     void (*restore)(ax_optimizer *optimizer, const ax_optimizer_saved *saved);
-} ax_optimizer_ops;
+} ax_optimizer_descriptor;
+
+/* The kinds (one file each), listed by the registry in optimizer.c. */
+extern const ax_optimizer_descriptor ax_optimizer_sgd;
+extern const ax_optimizer_descriptor ax_optimizer_adam;
+extern const ax_optimizer_descriptor ax_optimizer_cg;
+extern const ax_optimizer_descriptor ax_optimizer_lbfgs;
+
+/* The descriptor of kind, or NULL for a value no kind has. */
+const ax_optimizer_descriptor *ax_optimizer_descriptor_of(ax_optimizer_kind kind);
 
 struct ax_optimizer {
-    const ax_optimizer_ops *ops;
+    const ax_optimizer_descriptor *kind;
     ax_backend *backend;
     int64_t count;       /* parameters */
     void *parameters;    /* backend arena (count) */
@@ -93,15 +124,6 @@ struct ax_optimizer {
 ax_status ax_optimizer_create(const ax_train_config *config, ax_backend *backend, void *parameters,
                               void *gradients, int64_t count, ax_optimizer **out);
 void ax_optimizer_free(ax_optimizer *optimizer);
-
-/* Constructors of each kind (one file each). */
-ax_status ax_optimizer_sgd_init(ax_optimizer *optimizer);
-ax_status ax_optimizer_adam_init(ax_optimizer *optimizer);
-ax_status ax_optimizer_cg_init(ax_optimizer *optimizer);
-ax_status ax_optimizer_lbfgs_init(ax_optimizer *optimizer);
-
-/* Allocates state arena i (zeroed). */
-ax_status ax_optimizer_allocate_state(ax_optimizer *optimizer, int index);
 
 /* Checkpoints: copies state arena i (count reals) to or from host doubles,
  * exactly for float and double arenas. get returns false, copying nothing,
@@ -142,10 +164,5 @@ ax_status ax_optimizer_saved_expect(const ax_optimizer_saved *saved, const char 
  * or 1 (a kind that has not started saves nothing else). */
 ax_status ax_optimizer_saved_started(const ax_optimizer_saved *saved, const char *kind,
                                      bool *started);
-/* Each kind's check (ax_optimizer_saved_check dispatches). */
-ax_status ax_optimizer_cg_check(const ax_train_config *config, int64_t count,
-                                const ax_optimizer_saved *saved);
-ax_status ax_optimizer_lbfgs_check(const ax_train_config *config, int64_t count,
-                                   const ax_optimizer_saved *saved);
 
 #endif

@@ -143,20 +143,19 @@ ax_status ax_optimizer_saved_expect(const ax_optimizer_saved *saved, const char 
 ax_status ax_optimizer_saved_check(const ax_train_config *config, int64_t count,
                                    const ax_optimizer_saved *saved)
 {
-    switch (config->optimizer) {
-    case AX_OPTIMIZER_CG: return ax_optimizer_cg_check(config, count, saved);
-    case AX_OPTIMIZER_LBFGS: return ax_optimizer_lbfgs_check(config, count, saved);
-    default: /* SGD and Adam keep nothing beyond their arenas */
-        return ax_optimizer_saved_expect(saved, ax_optimizer_name(config->optimizer), NULL, NULL, NULL);
-    }
+    const ax_optimizer_descriptor *kind = ax_optimizer_descriptor_of(config->optimizer);
+    if (kind && kind->check_saved)
+        return kind->check_saved(config, count, saved);
+    /* SGD and Adam keep nothing beyond their arenas */
+    return ax_optimizer_saved_expect(saved, ax_optimizer_name(config->optimizer), NULL, NULL, NULL);
 }
 
 ax_status ax_optimizer_save(const ax_optimizer *optimizer, ax_optimizer_saved *saved)
 {
     memset(saved, 0, sizeof *saved);
-    if (!optimizer->ops->save)
+    if (!optimizer->kind->save)
         return AX_STATUS_OK;
-    ax_status status = optimizer->ops->save(optimizer, saved);
+    ax_status status = optimizer->kind->save(optimizer, saved);
     if (status != AX_STATUS_OK)
         ax_optimizer_saved_free(saved);
     return status;
@@ -165,7 +164,7 @@ ax_status ax_optimizer_save(const ax_optimizer *optimizer, ax_optimizer_saved *s
 ax_status ax_optimizer_restore(ax_optimizer *optimizer, const ax_optimizer_saved *saved)
 {
     AX_TRY(ax_optimizer_saved_check(&optimizer->config, optimizer->count, saved));
-    if (optimizer->ops->restore)
-        optimizer->ops->restore(optimizer, saved);
+    if (optimizer->kind->restore)
+        optimizer->kind->restore(optimizer, saved);
     return AX_STATUS_OK;
 }

@@ -15,12 +15,13 @@ static ax_status sgd_step(ax_optimizer *optimizer, const ax_objective *objective
     return AX_STATUS_OK;
 }
 
-static const ax_optimizer_ops sgd_ops = {.name = "sgd", .step = sgd_step, .destroy = NULL};
+/* The velocity v, only with momentum. */
+static int sgd_state_arrays(const ax_train_config *config) { return config->momentum > 0.0 ? 1 : 0; }
 
-ax_status ax_optimizer_sgd_init(ax_optimizer *optimizer)
-{
-    optimizer->ops = &sgd_ops;
-    if (optimizer->config.momentum > 0.0)
-        return ax_optimizer_allocate_state(optimizer, 0);
-    return AX_STATUS_OK;
-}
+const ax_optimizer_descriptor ax_optimizer_sgd = {
+    .name = "sgd",
+    .settings = AX_OPTIMIZER_SETTING_LEARNING_RATE | AX_OPTIMIZER_SETTING_MOMENTUM,
+    .default_learning_rate = 0.1,
+    .state_arrays = sgd_state_arrays,
+    .step = sgd_step,
+};

@@ -235,7 +235,9 @@ static bool read_request(const cli_args *args, train_request *request)
         return read_resume_request(args, request);
     static const char *const losses[] = {"auto", "cross-entropy", "binary-cross-entropy", "mse",
                                          NULL};
-    static const char *const optimizers[] = {"sgd", "adam", "cg", "lbfgs", NULL};
+    const char *optimizers[32] = {NULL}; /* the library's kinds, at their enum values */
+    for (int i = 0; i < ax_optimizer_count() && i < 31; i++)
+        optimizers[i] = ax_optimizer_name((ax_optimizer_kind)i);
     static const char *const inits[] = {"auto", "he", "xavier", "uniform", NULL};
     static const char *const keep_bests[] = {"none", "validation", "test", NULL}; /* ax_keep_best */
     int loss = 0, optimizer = 0, init = 0, keep_best = 0;
@@ -293,14 +295,14 @@ static bool read_request(const cli_args *args, train_request *request)
     }
     const char *lr = cli_text(args, "lr");
     if (strcmp(lr, "auto") == 0)
-        request->train.learning_rate = request->train.optimizer == AX_OPTIMIZER_ADAM ? 0.001 : 0.1;
+        request->train.learning_rate = ax_optimizer_default_learning_rate(request->train.optimizer);
     else if (!cli_get_double(args, "lr", 0.0, INFINITY, CLI_MIN_OPEN, &request->train.learning_rate))
         return false;
     request->train.nesterov = nesterov;
     request->train.batch_size = batch;
-    const bool line_search = request->train.optimizer == AX_OPTIMIZER_CG ||
-                             request->train.optimizer == AX_OPTIMIZER_LBFGS;
-    if (line_search) {
+    const ax_optimizer_kind kind = request->train.optimizer;
+    char kinds[128];
+    if (ax_optimizer_is_full_batch(kind)) {
         /* A line search needs one fixed cost: the full batch. */
         if (cli_given(args, "batch") && batch != 0) {
             cli_error(args, "--optimizer %s works on the full batch: leave out --batch (or give 0)",
@@ -316,15 +318,18 @@ static bool read_request(const cli_args *args, train_request *request)
         if (cli_given(args, "max-iter") &&
             !cli_get_int(args, "max-iter", 1, 1000000, &request->train.epochs))
             return false;
-        if (cli_given(args, "lr"))
+        if (!ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_LEARNING_RATE) && cli_given(args, "lr"))
             cli_error(args, "note: %s chooses its steps by line search; --lr is ignored",
                       request->optimizer_name);
     } else if (cli_given(args, "max-iter") || cli_given(args, "gtol")) {
-        cli_error(args, "note: --max-iter and --gtol apply to cg and lbfgs; %s uses --epochs",
+        ax_optimizer_names_using(AX_OPTIMIZER_SETTING_LINE_SEARCH, kinds, sizeof kinds);
+        cli_error(args, "note: --max-iter and --gtol apply to %s; %s uses --epochs", kinds,
                   request->optimizer_name);
     }
-    if (request->train.optimizer != AX_OPTIMIZER_LBFGS && cli_given(args, "lbfgs-memory"))
-        cli_error(args, "note: --lbfgs-memory applies to lbfgs only");
+    if (!ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_LBFGS_MEMORY) && cli_given(args, "lbfgs-memory")) {
+        ax_optimizer_names_using(AX_OPTIMIZER_SETTING_LBFGS_MEMORY, kinds, sizeof kinds);
+        cli_error(args, "note: --lbfgs-memory applies to %s only", kinds);
+    }
     request->train.shuffle = !no_shuffle;
     request->train.seed = (uint64_t)seed;
     request->net.seed = (uint64_t)seed;
@@ -342,10 +347,12 @@ static bool read_request(const cli_args *args, train_request *request)
         return false;
     }
     /* Options that the chosen method ignores: worth a note, not a refusal. */
-    if (request->train.optimizer != AX_OPTIMIZER_SGD &&
-        (cli_given(args, "momentum") || cli_given(args, "nesterov")))
-        cli_error(args, "note: --momentum and --nesterov apply to sgd only; %s ignores them",
+    if (!ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_MOMENTUM) &&
+        (cli_given(args, "momentum") || cli_given(args, "nesterov"))) {
+        ax_optimizer_names_using(AX_OPTIMIZER_SETTING_MOMENTUM, kinds, sizeof kinds);
+        cli_error(args, "note: --momentum and --nesterov apply to %s only; %s ignores them", kinds,
                   request->optimizer_name);
+    }
     if (request->net.init != AX_INIT_UNIFORM && cli_given(args, "init-range"))
         cli_error(args, "note: --init-range applies to --init uniform only");
     if (strcmp(request->layers, "auto") != 0 &&
@@ -431,23 +438,23 @@ static void print_header(const train_request *request, const ax_net *net, const 
         printf("  loss        %s, init %s%s\n", ax_loss_name(config->loss), ax_init_name(config->init),
                config->init == AX_INIT_AUTO ? " (He for ReLU layers, Xavier otherwise)" : "");
     const ax_train_config *train_config = &request->train;
-    const bool line_search = train_config->optimizer == AX_OPTIMIZER_CG ||
-                             train_config->optimizer == AX_OPTIMIZER_LBFGS;
-    printf("  optimizer   %s", ax_optimizer_name(train_config->optimizer));
-    if (line_search)
+    const ax_optimizer_kind kind = train_config->optimizer;
+    const bool full_batch = ax_optimizer_is_full_batch(kind);
+    printf("  optimizer   %s", ax_optimizer_name(kind));
+    if (ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_LINE_SEARCH))
         printf(", gtol %g", train_config->gtol);
-    else
+    if (ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_LEARNING_RATE))
         printf(", lr %g", train_config->learning_rate);
-    if (train_config->optimizer == AX_OPTIMIZER_LBFGS)
+    if (ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_LBFGS_MEMORY))
         printf(", memory %d", train_config->lbfgs_memory);
-    if (train_config->optimizer == AX_OPTIMIZER_SGD)
+    if (ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_MOMENTUM))
         printf(", momentum %g%s", train_config->momentum, train_config->nesterov ? " (Nesterov)" : "");
     if (train_config->batch_size > 0)
         printf(", batch %lld", (long long)train_config->batch_size);
     else
         printf(", full batch");
-    printf(", %s%d %s%s", line_search ? "at most " : "", train_config->epochs,
-           line_search ? "iteration" : "epoch", train_config->epochs == 1 ? "" : "s");
+    printf(", %s%d %s%s", full_batch ? "at most " : "", train_config->epochs,
+           full_batch ? "iteration" : "epoch", train_config->epochs == 1 ? "" : "s");
     if (train_config->l2 > 0)
         printf(", l2 %g", train_config->l2);
     if (train_config->dropout > 0)
@@ -476,9 +483,8 @@ static void print_summary(const train_request *request, const ax_train_summary *
 {
     char text[32];
     format_seconds(summary->seconds, text, sizeof text);
-    const bool line_search = request->train.optimizer == AX_OPTIMIZER_CG ||
-                             request->train.optimizer == AX_OPTIMIZER_LBFGS;
-    printf("trained %d %s%s in %s", summary->epochs_run, line_search ? "iteration" : "epoch",
+    const bool full_batch = ax_optimizer_is_full_batch(request->train.optimizer);
+    printf("trained %d %s%s in %s", summary->epochs_run, full_batch ? "iteration" : "epoch",
            summary->epochs_run == 1 ? "" : "s", text);
     if (summary->seconds > 0 && isfinite(summary->gflop)) {
         format_gflops(summary->gflop / summary->seconds, text, sizeof text);
@@ -489,7 +495,7 @@ static void print_summary(const train_request *request, const ax_train_summary *
         printf("early stopping kept the weights of epoch %d (lowest validation loss)\n",
                summary->best_epoch);
     else if (request->train.keep_best != AX_KEEP_BEST_NONE)
-        printf("kept the weights of %s %d (lowest %s loss)\n", line_search ? "iteration" : "epoch",
+        printf("kept the weights of %s %d (lowest %s loss)\n", full_batch ? "iteration" : "epoch",
                summary->best_epoch,
                request->train.keep_best == AX_KEEP_BEST_TEST ? "test" : "validation");
     char loss[32];
@@ -498,7 +504,7 @@ static void print_summary(const train_request *request, const ax_train_summary *
     if (has_test && classification && isfinite(summary->final_test_accuracy))
         printf(", test accuracy %.2f%%", 100.0 * summary->final_test_accuracy);
     printf("\n");
-    if (line_search)
+    if (ax_optimizer_uses(request->train.optimizer, AX_OPTIMIZER_SETTING_LINE_SEARCH))
         printf("%lld cost and %lld gradient evaluations (one pass computes both); stopped: %s\n",
                (long long)summary->evaluations, (long long)summary->gradient_evaluations,
                summary->stop_reason ? summary->stop_reason : "?");
@@ -678,7 +684,7 @@ static int run_training(const train_request *request, train_data *data)
     }
     progress_display display;
     progress_init(&display, request->quiet, classification, &metrics);
-    if (request->train.optimizer == AX_OPTIMIZER_CG || request->train.optimizer == AX_OPTIMIZER_LBFGS)
+    if (ax_optimizer_is_full_batch(request->train.optimizer))
         display.step_name = "iteration";
     ax_train_config train_config = request->train;
     train_config.progress = progress_callback;
