@@ -58,6 +58,10 @@ const char *ax_status_name(ax_status status);
 typedef enum ax_precision {
     AX_PRECISION_F32 = 0, /* float, the default */
     AX_PRECISION_F64 = 1, /* double */
+    /* float32 weights, gradients, optimizer state and elementwise work; the
+     * GEMMs' operands (activations, weights, deltas) rounded to bfloat16
+     * with float32 sums. CPU only; see ax_bf16_native. */
+    AX_PRECISION_BF16 = 2,
 } ax_precision;
 
 typedef enum ax_activation {
@@ -131,6 +135,13 @@ void ax_optimizer_names_using(ax_optimizer_setting setting, char *text, size_t c
 AX_NODISCARD ax_status ax_set_threads(int n);
 /* The threads currently in use. */
 int ax_threads(void);
+
+/* True when AX_PRECISION_BF16's GEMMs run on this CPU's AVX512_BF16
+ * instructions (VDPBF16PS, twice float32's FMA rate); false when they are
+ * emulated: float32 GEMMs of operands rounded to bfloat16, the same
+ * roundings at float32's speed (the CPU lacks AVX512_BF16, or the
+ * environment sets AXON_BF16_EMULATE=1, as tests do). */
+bool ax_bf16_native(void);
 
 typedef struct ax_build_info {
     const char *version;       /* AX_VERSION */
@@ -625,6 +636,8 @@ typedef struct ax_peak {
     double f64_gflops;
     double measured_f32_gflops; /* what the FMA loop reached on all cores */
     const char *method;         /* how it was found, for the user */
+    double bf16_gflops;         /* AX_PRECISION_BF16's GEMMs: twice f32_gflops where
+                                   VDPBF16PS runs them (ax_bf16_native), else f32_gflops */
 } ax_peak;
 
 /* Measures this machine's float32/float64 peak (about 0.3 s). */

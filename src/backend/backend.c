@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "backend/cpu/bf16_gemm.h"
 #include "base/error.h"
 
 #ifdef AXON_CUDA
@@ -64,9 +65,15 @@ static bool plugin_ready(void)
 }
 #endif
 
+bool ax_bf16_native(void) { return ax_bf16_cpu_native(); }
+
 ax_status ax_backend_create(ax_precision precision, int device, ax_backend **out)
 {
     *out = NULL;
+    if (precision == AX_PRECISION_BF16 && device >= 0)
+        return ax_fail(AX_STATUS_UNSUPPORTED,
+                       "bf16 runs on the CPU only: use f32 on CUDA device %d, or --device cpu",
+                       device);
     if (device < -1)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "device %d is not a device: -1 is the CPU, 0 and up a CUDA device", device);

@@ -170,7 +170,9 @@ static void net_json(const ax_net_config *c, ax_json_writer *w)
     append_string(w, "loss", ax_loss_name(c->loss));
     append_string(w, "init", ax_init_name(c->init));
     append_double(w, "init_range", c->init_range);
-    append_string(w, "precision", c->precision == AX_PRECISION_F64 ? "f64" : "f32");
+    append_string(w, "precision", c->precision == AX_PRECISION_F64    ? "f64"
+                                  : c->precision == AX_PRECISION_BF16 ? "bf16"
+                                                                      : "f32");
     append_u64(w, "seed", c->seed);
     append_int(w, "device", c->device);
     close_object(w);
@@ -250,7 +252,7 @@ static void state_json(const ax_train_state *s, ax_json_writer *w)
 
 ax_status ax_checkpoint_write(const ax_train_state *state, const char *path)
 {
-    const bool single = state->net_config.precision == AX_PRECISION_F32;
+    const bool single = state->net_config.precision != AX_PRECISION_F64; /* bf16: float32 too */
     const int64_t n = state->parameter_count;
     ax_safetensors_tensor tensors[6 + AX_OPTIMIZER_SAVED_MAX];
     char kind_names[AX_OPTIMIZER_SAVED_MAX][AX_OPTIMIZER_SAVED_NAME + 16];

@@ -32,7 +32,7 @@ ax_status ax_net_save(const ax_net *net, const char *path)
     if (!values)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory saving %s", path);
     ax_net_parameters_get(net, values);
-    bool single = net->config.precision == AX_PRECISION_F32;
+    bool single = net->config.precision != AX_PRECISION_F64; /* bf16 keeps float32 weights */
     if (single) {
         values32 = malloc((size_t)net->parameter_count * sizeof(float));
         if (!values32) {

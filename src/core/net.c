@@ -39,7 +39,8 @@ static ax_status resolve_config(ax_net_config *config)
     if (config->layer_count < 1 || config->layer_count > AX_MAX_LAYERS)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "a network needs 1 to %d layers, not %d",
                        AX_MAX_LAYERS, config->layer_count);
-    if (config->precision != AX_PRECISION_F32 && config->precision != AX_PRECISION_F64)
+    if (config->precision != AX_PRECISION_F32 && config->precision != AX_PRECISION_F64 &&
+        config->precision != AX_PRECISION_BF16)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown precision %d", (int)config->precision);
     for (int l = 0; l < config->layer_count; l++) {
         const ax_layer_spec *layer = &config->layers[l];
@@ -251,12 +252,13 @@ void ax_net_free(ax_net *net)
     free(net);
 }
 
-/* float32 rows taken in order are read where they lie (ax_net_load_batch),
+/* float32 rows taken in order are read where they lie (ax_net_load_batch;
+ * bf16 keeps its activations in float32 too),
  * so the copy of the input is only needed for shuffled batches or another
  * precision: a full-batch epoch then needs no second copy of the data set. */
 static bool needs_input_copy(const ax_net *net, bool shuffled)
 {
-    return shuffled || net->config.precision != AX_PRECISION_F32 || !net->backend->host_memory;
+    return shuffled || net->config.precision == AX_PRECISION_F64 || !net->backend->host_memory;
 }
 
 ax_status ax_net_reserve(ax_net *net, int64_t rows)

@@ -42,7 +42,7 @@ static void load_inputs(ax_net *net, const float *features, const int64_t *order
 {
     int64_t width = net->config.input_width;
     /* float32 rows in order are used where they lie: no copy (full batch, predict). */
-    if (!order && net->backend->host_memory && net->config.precision == AX_PRECISION_F32) {
+    if (!order && net->backend->host_memory && net->config.precision != AX_PRECISION_F64) {
         net->current_input = features + first * width;
         return;
     }

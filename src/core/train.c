@@ -155,6 +155,14 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
             return ax_fail(AX_STATUS_BAD_ARGUMENT,
                            "%s needs a deterministic cost: dropout must be 0, not %g",
                            ax_optimizer_name(config->optimizer), config->dropout);
+        /* Its sufficient-decrease test compares costs that differ by far
+         * less than a bf16 rounding of the activations moves them. */
+        if (net->config.precision == AX_PRECISION_BF16)
+            return ax_fail(AX_STATUS_UNSUPPORTED,
+                           "%s refuses bf16: its line search compares costs that differ in digits "
+                           "beyond bfloat16's 8 bits, so trial steps would be judged by rounding "
+                           "noise; use f32 (or f64), or sgd/adam for bf16",
+                           ax_optimizer_name(config->optimizer));
     }
     if (config->checkpoint_every < 0 || config->keep_checkpoints < 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,

@@ -297,7 +297,9 @@ int command_bench(int argc, char **argv)
         ax_dataset_free(work.test);
         return result;
     }
-    epoch_log log = {.work = &work, .precision = precision == AX_PRECISION_F64 ? "f64" : "f32",
+    epoch_log log = {.work = &work, .precision = precision == AX_PRECISION_F64    ? "f64"
+                                                  : precision == AX_PRECISION_BF16 ? "bf16"
+                                                                                   : "f32",
                      .threads = replicas > 1 ? replicas * threads_each : threads};
     if (csv_path && !(log.csv = fopen(csv_path, "a"))) {
         fprintf(stderr, "axon bench: cannot open %s for appending\n", csv_path);

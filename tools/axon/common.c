@@ -36,11 +36,18 @@ int apply_threads(const cli_args *args)
 
 bool read_precision(const cli_args *args, ax_precision *precision)
 {
-    static const char *const names[] = {"f32", "f64", NULL};
+    static const char *const names[] = {"f32", "f64", "bf16", NULL};
     int index = 0;
     if (!cli_get_choice(args, "precision", names, &index))
         return false;
-    *precision = index == 1 ? AX_PRECISION_F64 : AX_PRECISION_F32;
+    *precision = index == 1 ? AX_PRECISION_F64 : index == 2 ? AX_PRECISION_BF16 : AX_PRECISION_F32;
+    /* Emulated bf16 computes the same numbers, so it runs rather than
+     * refuses (tests and results carry over), but the user came for speed. */
+    if (*precision == AX_PRECISION_BF16 && !ax_bf16_native())
+        fprintf(stderr, "axon: note: %s, so bf16 runs emulated (float32 GEMMs of bf16-rounded "
+                        "operands): the same numbers, no faster than f32\n",
+                getenv("AXON_BF16_EMULATE") ? "AXON_BF16_EMULATE is set"
+                                            : "this CPU has no AVX512_BF16");
     return true;
 }
 
@@ -94,7 +101,10 @@ int move_to_device(ax_net **net, int device)
 
 const char *precision_name(ax_precision precision)
 {
-    return precision == AX_PRECISION_F64 ? "f64 (double)" : "f32 (float)";
+    return precision == AX_PRECISION_F64    ? "f64 (double)"
+           : precision == AX_PRECISION_BF16 ? (ax_bf16_native() ? "bf16 (bfloat16 GEMMs, float32 elsewhere)"
+                                                                 : "bf16 (emulated bfloat16 GEMMs, float32 elsewhere)")
+                                            : "f32 (float)";
 }
 
 int load_model(const char *option, const char *path, ax_precision precision, ax_net **out)

@@ -39,7 +39,9 @@ int report_failure(ax_status status, const char *subject);
     {"threads", CLI_INT, "N", "auto",                                                   \
      "threads for OpenMP and the BLAS; auto = OMP_NUM_THREADS, else all cores"}
 #define PRECISION_OPTION \
-    {"precision", CLI_STRING, "P", "f32", "compute precision: f32 or f64"}
+    {"precision", CLI_STRING, "P", "f32",                                             \
+     "compute precision: f32, f64 or bf16 (bfloat16 GEMM operands, float32 weights, "  \
+     "sums and everything else; CPU only)"}
 #define DEVICE_OPTION                                                 \
     {"device", CLI_STRING, "D", "cpu",                                \
      "where to compute: cpu, cuda (CUDA device 0) or cuda:N (device N)"}

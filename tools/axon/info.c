@@ -60,30 +60,37 @@ static int print_peak(bool json)
     ax_status status = ax_machine_peak(&peak);
     if (status != AX_STATUS_OK)
         return report_failure(status, NULL);
-    double rates[2][2];
+    double rates[2][3];
+    const ax_precision precisions[3] = {AX_PRECISION_F32, AX_PRECISION_F64, AX_PRECISION_BF16};
     for (int r = 0; r < 2; r++)
-        for (int p = 0; p < 2; p++)
-            rates[r][p] = reference_gemm_rate(&reference_networks[r], p ? AX_PRECISION_F64 : AX_PRECISION_F32);
+        for (int p = 0; p < 3; p++)
+            rates[r][p] = reference_gemm_rate(&reference_networks[r], precisions[p]);
     if (json) {
         printf("{\"vector_bits\":%d,\"fma_units\":%d,\"clock_ghz\":%.3f,\"cores\":%d,"
-               "\"peak_f32_gflops\":%.1f,\"peak_f64_gflops\":%.1f,\"measured_fma_f32_gflops\":%.1f,"
-               "\"gemm_b1_f32\":%.1f,\"gemm_b1_f64\":%.1f,\"gemm_b2_f32\":%.1f,\"gemm_b2_f64\":%.1f}\n",
+               "\"peak_f32_gflops\":%.1f,\"peak_f64_gflops\":%.1f,\"peak_bf16_gflops\":%.1f,"
+               "\"measured_fma_f32_gflops\":%.1f,"
+               "\"gemm_b1_f32\":%.1f,\"gemm_b1_f64\":%.1f,\"gemm_b1_bf16\":%.1f,"
+               "\"gemm_b2_f32\":%.1f,\"gemm_b2_f64\":%.1f,\"gemm_b2_bf16\":%.1f}\n",
                peak.vector_bits, peak.fma_units, peak.clock_ghz, peak.cores, peak.f32_gflops,
-               peak.f64_gflops, peak.measured_f32_gflops, rates[0][0], rates[0][1], rates[1][0],
-               rates[1][1]);
+               peak.f64_gflops, peak.bf16_gflops, peak.measured_f32_gflops, rates[0][0],
+               rates[0][1], rates[0][2], rates[1][0], rates[1][1], rates[1][2]);
     } else {
         printf("peak (%d thread%s)\n", peak.cores, peak.cores == 1 ? "" : "s");
         printf("  vector width  %d bits (%d float32 lanes), %d FMA pipe%s per core, %.2f GHz\n",
                peak.vector_bits, peak.vector_bits / 32, peak.fma_units, peak.fma_units == 1 ? "" : "s",
                peak.clock_ghz);
-        printf("  theoretical   %.0f GFLOP/s float32, %.0f GFLOP/s float64\n", peak.f32_gflops,
-               peak.f64_gflops);
+        printf("  theoretical   %.0f GFLOP/s float32, %.0f GFLOP/s float64, %.0f GFLOP/s bf16%s\n",
+               peak.f32_gflops, peak.f64_gflops, peak.bf16_gflops,
+               ax_bf16_native() ? " (VDPBF16PS)" : " (emulated: float32's)");
         printf("  FMA loop      %.0f GFLOP/s float32 reached\n", peak.measured_f32_gflops);
         printf("  how           %s\n", peak.method);
         for (int r = 0; r < 2; r++)
             printf("  GEMM rate     %s: %.0f GFLOP/s float32 (%.0f%% of peak), %.0f float64 (%.0f%%)\n",
                    reference_networks[r].name, rates[r][0], 100.0 * rates[r][0] / peak.f32_gflops,
                    rates[r][1], 100.0 * rates[r][1] / peak.f64_gflops);
+        for (int r = 0; r < 2; r++)
+            printf("  GEMM rate     %s: %.0f GFLOP/s bf16 (%.0f%% of bf16 peak)\n",
+                   reference_networks[r].name, rates[r][2], 100.0 * rates[r][2] / peak.bf16_gflops);
     }
     return CLI_EXIT_OK;
 }
@@ -158,6 +165,7 @@ int command_info(int argc, char **argv)
             json_write_string(stdout, ax_mpi_library());
         else
             printf("null");
+        printf(",\"bf16\":\"%s\"", ax_bf16_native() ? "native" : "emulated");
         printf(",\"openmp\":%s,\"threads\":%d,\"cores\":%ld}\n", build.openmp ? "true" : "false",
                ax_threads(), cores);
     } else {
@@ -178,6 +186,12 @@ int command_info(int argc, char **argv)
         print_cuda(&build, false);
         printf("  compiler      %s\n", or_unknown(build.compiler));
         printf("  openmp        %s\n", build.openmp ? "yes" : "no");
+        printf("  bf16          %s\n",
+               ax_bf16_native()
+                   ? "native: AVX512_BF16 (VDPBF16PS) GEMMs, twice float32's peak"
+               : getenv("AXON_BF16_EMULATE") && strcmp(getenv("AXON_BF16_EMULATE"), "0") != 0
+                   ? "emulated (AXON_BF16_EMULATE is set): float32 GEMMs of bf16-rounded operands"
+                   : "emulated (this CPU has no AVX512_BF16): float32 GEMMs of bf16-rounded operands");
         if (ax_mpi_library())
             printf("  mpi           %s (mpirun -np P axon train|prep)\n", ax_mpi_library());
         else

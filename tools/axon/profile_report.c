@@ -36,8 +36,10 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
     if (status != AX_STATUS_OK)
         return report_failure(status, "--profile");
     const double achieved = summary->seconds > 0 ? summary->gflop / summary->seconds : 0.0;
-    double peak_gflops = ax_net_config_get(net)->precision == AX_PRECISION_F64 ? peak.f64_gflops
-                                                                               : peak.f32_gflops;
+    const ax_precision precision = ax_net_config_get(net)->precision;
+    double peak_gflops = precision == AX_PRECISION_F64    ? peak.f64_gflops
+                         : precision == AX_PRECISION_BF16 ? peak.bf16_gflops
+                                                          : peak.f32_gflops;
     /* The run's GFLOP count is all ranks' work (MPI processes or --replicas
      * threads), the peak and the GEMM rate one rank's, with its threads:
      * set the work against all ranks together. */

@@ -1,6 +1,7 @@
 /* cpu_backend.c: the CPU backend: GEMMs through CBLAS (multithreaded BLAS,
  * as TMVA's CPU backend in seed 001), everything else in the OpenMP kernels
- * of cpu_kernels.inc, instantiated here for float and double. */
+ * of cpu_kernels.inc, instantiated here for float and double. bf16 is the
+ * float table with its GEMMs on bfloat16 operands (bf16_gemm.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <cblas.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/skinny_gemm.h"
 #include "backend/cpu/tiny_gemm.h"
 #include "base/memory.h"
@@ -96,6 +98,28 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
                 b, (int)ldb, beta, c, (int)ldc);
 }
 
+/* The bf16 backend: float32 memory and kernels, bfloat16 GEMM operands
+ * with float32 sums, and the scratch memory its packing needs. */
+typedef struct cpu_bf16_backend {
+    ax_backend base;
+    ax_bf16_workspace workspace;
+} cpu_bf16_backend;
+
+static void gemm_bf16(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                      int64_t k, double alpha, const void *a, int64_t lda, const void *b,
+                      int64_t ldb, double beta, void *c, int64_t ldc)
+{
+    ax_bf16_gemm(&((cpu_bf16_backend *)backend)->workspace, trans_a, trans_b, m, n, k,
+                 (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
+}
+
+static void cpu_bf16_destroy(ax_backend *backend)
+{
+    if (backend)
+        ax_bf16_workspace_free(&((cpu_bf16_backend *)backend)->workspace);
+    free(backend);
+}
+
 #define REAL float
 #define SUFFIX f32
 #define EXP expf
@@ -120,7 +144,7 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
 #undef TANH
 #undef SQRT
 
-#define CPU_OPS(suffix)                                     \
+#define CPU_OPS(suffix, gemm_suffix, destroy_function)     \
     {                                                       \
         .name = "cpu",                                      \
         .alloc = cpu_alloc,                                 \
@@ -131,7 +155,7 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
         .copy = copy_##suffix,                              \
         .gather_rows = gather_rows_##suffix,                \
         .gather_labels = gather_labels_##suffix,            \
-        .gemm = gemm_##suffix,                              \
+        .gemm = gemm_##gemm_suffix,                         \
         .bias_activation = bias_activation_##suffix,        \
         .activation_backward = activation_backward_##suffix, \
         .column_sums = column_sums_##suffix,                \
@@ -147,14 +171,25 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
         .adam_update = adam_update_##suffix,                \
         .argmax_rows = argmax_rows_##suffix,                \
         .synchronize = cpu_synchronize,                     \
-        .destroy = cpu_destroy,                             \
+        .destroy = destroy_function,                        \
     }
 
-static const ax_backend_ops cpu_ops_f32 = CPU_OPS(f32);
-static const ax_backend_ops cpu_ops_f64 = CPU_OPS(f64);
+static const ax_backend_ops cpu_ops_f32 = CPU_OPS(f32, f32, cpu_destroy);
+static const ax_backend_ops cpu_ops_f64 = CPU_OPS(f64, f64, cpu_destroy);
+static const ax_backend_ops cpu_ops_bf16 = CPU_OPS(f32, bf16, cpu_bf16_destroy);
 
 ax_backend *ax_backend_cpu_create(ax_precision precision)
 {
+    if (precision == AX_PRECISION_BF16) {
+        cpu_bf16_backend *bf16 = calloc(1, sizeof *bf16);
+        if (!bf16)
+            return NULL;
+        bf16->base.precision = precision;
+        bf16->base.ops = &cpu_ops_bf16;
+        bf16->base.real_size = sizeof(float);
+        bf16->base.host_memory = true;
+        return &bf16->base;
+    }
     ax_backend *backend = calloc(1, sizeof *backend);
     if (!backend)
         return NULL;
