@@ -136,11 +136,22 @@ AX_NODISCARD ax_status ax_set_threads(int n);
 /* The threads currently in use. */
 int ax_threads(void);
 
-/* True when AX_PRECISION_BF16's GEMMs run on this CPU's AVX512_BF16
- * instructions (VDPBF16PS, twice float32's FMA rate); false when they are
- * emulated: float32 GEMMs of operands rounded to bfloat16, the same
- * roundings at float32's speed (the CPU lacks AVX512_BF16, or the
- * environment sets AXON_BF16_EMULATE=1, as tests do). */
+/* How AX_PRECISION_BF16's GEMMs run here. Native: on VDPBF16PS
+ * (AVX512_BF16), two bf16 products per float32 lane and instruction.
+ * Emulated: float32 GEMMs of operands rounded to bfloat16, the same
+ * roundings at float32's speed. Native where the CPU has the instructions
+ * and a probe (about 3 ms, once per process) finds them at least 1.25x
+ * float32 FMAs' multiply-adds per second; AXON_BF16_KERNEL=native,
+ * emulated or auto in the environment overrides (docs/cli.md). */
+typedef struct ax_bf16_support {
+    bool instructions;  /* the CPU has AVX512_BF16 */
+    bool native;        /* the GEMMs run on VDPBF16PS; else emulated */
+    double speed_ratio; /* VDPBF16PS multiply-adds per second over float32
+                           FMAs', as measured; 0 when not measured */
+    const char *reason; /* one line saying which and why */
+} ax_bf16_support;
+ax_bf16_support ax_bf16_support_get(void);
+/* ax_bf16_support_get().native */
 bool ax_bf16_native(void);
 
 typedef struct ax_build_info {
@@ -636,8 +647,9 @@ typedef struct ax_peak {
     double f64_gflops;
     double measured_f32_gflops; /* what the FMA loop reached on all cores */
     const char *method;         /* how it was found, for the user */
-    double bf16_gflops;         /* AX_PRECISION_BF16's GEMMs: twice f32_gflops where
-                                   VDPBF16PS runs them (ax_bf16_native), else f32_gflops */
+    double bf16_gflops;         /* AX_PRECISION_BF16's GEMMs: where VDPBF16PS runs them
+                                   (ax_bf16_native), f32_gflops x its measured speed
+                                   ratio (2 where it runs at full rate); else f32_gflops */
 } ax_peak;
 
 /* Measures this machine's float32/float64 peak (about 0.3 s). */

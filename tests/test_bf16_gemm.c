@@ -5,7 +5,8 @@
  * its size, and float32 sums add k * 2^-24: every element must lie within
  * (2 * 2^-8 + 2^-16 + (k + 2) * 2^-23) * sum |alpha a b| + |beta c| of the
  * exact value. Checked for the native VDPBF16PS kernel (where the CPU has
- * AVX512_BF16; said when skipped) and the emulation, for every transpose,
+ * AVX512_BF16, whether or not the probe chose it; said when skipped) and
+ * the emulation, for every transpose,
  * tails of every length, odd k, padded strides, alpha and beta, 1 and 2
  * threads and the benchmark shapes; the error must also be above float32's
  * (the operands really are rounded), ties must round to even, and the two
@@ -59,7 +60,7 @@ static double check_shape(ax_bf16_workspace *workspace, shape s, int threads)
     for (int64_t i = 0; i < s.m * ldc; i++)
         c32[i] = (float)c_in[i];
     omp_set_num_threads(threads);
-    ax_bf16_gemm(workspace, s.trans_a, s.trans_b, s.m, s.n, s.k, (float)s.alpha, a32, lda, b32,
+    ax_bf16_gemm(workspace, NULL, s.trans_a, s.trans_b, s.m, s.n, s.k, (float)s.alpha, a32, lda, b32,
                  ldb, (float)s.beta, c32, ldc);
     worst = worst_error_f32(c32, ldc, s.m, s.n, expected, magnitude);
     for (int64_t i = 0; i < s.m; i++)
@@ -125,7 +126,7 @@ static void check_ties(ax_bf16_workspace *workspace, const char *path)
 {
     const float a[2] = {1.0f + 0x1p-8f, 1.0f + 0x1p-8f * 3.0f}, one[2] = {1.0f, 1.0f};
     float c[2] = {0, 0};
-    ax_bf16_gemm(workspace, false, false, 2, 1, 1, 1.0f, a, 1, one, 1, 0.0f, c, 1);
+    ax_bf16_gemm(workspace, NULL, false, false, 2, 1, 1, 1.0f, a, 1, one, 1, 0.0f, c, 1);
     printf("%s: ties to even: %.8f %.8f\n", path, c[0], c[1]);
     CHECK(c[0] == 1.0f);
     CHECK(c[1] == 1.0f + 0x1p-6f);
@@ -149,7 +150,7 @@ static void check_backend(void)
         b[i] = (float)value_at((uint64_t)i, 22);
     ax_bf16_workspace workspace = {0};
     backend->ops->gemm(backend, false, false, M, N, K, 1.0, a, K, b, N, 0.0, c1, N);
-    ax_bf16_gemm(&workspace, false, false, M, N, K, 1.0f, a, K, b, N, 0.0f, c2, N);
+    ax_bf16_gemm(&workspace, NULL, false, false, M, N, K, 1.0f, a, K, b, N, 0.0f, c2, N);
     CHECK(memcmp(c1, c2, sizeof(float) * M * N) == 0);
     ax_bf16_workspace_free(&workspace);
     backend->ops->destroy(backend);
@@ -168,10 +169,10 @@ static void check_paths_agree(void)
         b[i] = (float)value_at((uint64_t)i, 32);
     ax_bf16_workspace workspace = {0};
     for (int path = 0; path < 2; path++) {
-        ax_bf16_gemm_force_emulation(path == 1);
-        ax_bf16_gemm(&workspace, false, true, M, N, K, 1.0f, a, K, b, K, 0.0f, c[path], N);
+        ax_bf16_gemm_force(path == 1 ? AX_BF16_KERNEL_EMULATED : AX_BF16_KERNEL_NATIVE);
+        ax_bf16_gemm(&workspace, NULL, false, true, M, N, K, 1.0f, a, K, b, K, 0.0f, c[path], N);
     }
-    ax_bf16_gemm_force_emulation(false);
+    ax_bf16_gemm_force(AX_BF16_KERNEL_CHOSEN);
     double worst = 0.0;
     for (int i = 0; i < M * N; i++)
         worst = fmax(worst, fabs(c[0][i] - c[1][i]));
@@ -184,19 +185,19 @@ static void check_paths_agree(void)
 int main(void)
 {
     ax_bf16_workspace workspace = {0};
-    ax_bf16_gemm_force_emulation(true);
+    ax_bf16_gemm_force(AX_BF16_KERNEL_EMULATED);
     check_all_shapes(&workspace, "emulated");
     check_ties(&workspace, "emulated");
-    ax_bf16_gemm_force_emulation(false);
-    if (ax_bf16_cpu_native()) {
+    ax_bf16_gemm_force(AX_BF16_KERNEL_NATIVE);
+    if (ax_bf16_cpu_has_instructions()) {
         check_all_shapes(&workspace, "native VDPBF16PS");
         check_ties(&workspace, "native VDPBF16PS");
         check_paths_agree();
     } else {
-        printf("native kernel not checked: %s\n",
-               getenv("AXON_BF16_EMULATE") ? "AXON_BF16_EMULATE is set"
-                                           : "this CPU has no AVX512_BF16");
+        printf("native kernel not checked: this CPU has no AVX512_BF16\n");
     }
+    ax_bf16_gemm_force(AX_BF16_KERNEL_CHOSEN);
+    printf("chosen here: %s\n", ax_bf16_cpu_choice().reason);
     check_backend();
     ax_bf16_workspace_free(&workspace);
     return test_finish("test_bf16_gemm");

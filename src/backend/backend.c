@@ -67,6 +67,12 @@ static bool plugin_ready(void)
 
 bool ax_bf16_native(void) { return ax_bf16_cpu_native(); }
 
+ax_bf16_support ax_bf16_support_get(void)
+{
+    ax_bf16_choice choice = ax_bf16_cpu_choice();
+    return (ax_bf16_support){choice.instructions, choice.native, choice.speed_ratio, choice.reason};
+}
+
 ax_status ax_backend_create(ax_precision precision, int device, ax_backend **out)
 {
     *out = NULL;

@@ -41,13 +41,11 @@ bool read_precision(const cli_args *args, ax_precision *precision)
     if (!cli_get_choice(args, "precision", names, &index))
         return false;
     *precision = index == 1 ? AX_PRECISION_F64 : index == 2 ? AX_PRECISION_BF16 : AX_PRECISION_F32;
-    /* Emulated bf16 computes the same numbers, so it runs rather than
-     * refuses (tests and results carry over), but the user came for speed. */
+    /* Emulated bf16 computes the same roundings, so it runs rather than
+     * refuses (results and tests carry over), but the user came for speed. */
     if (*precision == AX_PRECISION_BF16 && !ax_bf16_native())
-        fprintf(stderr, "axon: note: %s, so bf16 runs emulated (float32 GEMMs of bf16-rounded "
-                        "operands): the same numbers, no faster than f32\n",
-                getenv("AXON_BF16_EMULATE") ? "AXON_BF16_EMULATE is set"
-                                            : "this CPU has no AVX512_BF16");
+        fprintf(stderr, "axon: note: bf16 GEMMs %s; they run no faster than f32's\n",
+                ax_bf16_support_get().reason);
     return true;
 }
 
@@ -102,7 +100,7 @@ int move_to_device(ax_net **net, int device)
 const char *precision_name(ax_precision precision)
 {
     return precision == AX_PRECISION_F64    ? "f64 (double)"
-           : precision == AX_PRECISION_BF16 ? (ax_bf16_native() ? "bf16 (bfloat16 GEMMs, float32 elsewhere)"
+           : precision == AX_PRECISION_BF16 ? (ax_bf16_native() ? "bf16 (bfloat16 GEMMs on VDPBF16PS, float32 elsewhere)"
                                                                  : "bf16 (emulated bfloat16 GEMMs, float32 elsewhere)")
                                             : "f32 (float)";
 }

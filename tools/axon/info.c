@@ -165,7 +165,10 @@ int command_info(int argc, char **argv)
             json_write_string(stdout, ax_mpi_library());
         else
             printf("null");
-        printf(",\"bf16\":\"%s\"", ax_bf16_native() ? "native" : "emulated");
+        const ax_bf16_support bf16 = ax_bf16_support_get();
+        printf(",\"bf16\":\"%s\",\"bf16_instructions\":%s,\"bf16_speed_ratio\":%.3f",
+               bf16.native ? "native" : "emulated", bf16.instructions ? "true" : "false",
+               bf16.speed_ratio);
         printf(",\"openmp\":%s,\"threads\":%d,\"cores\":%ld}\n", build.openmp ? "true" : "false",
                ax_threads(), cores);
     } else {
@@ -186,12 +189,8 @@ int command_info(int argc, char **argv)
         print_cuda(&build, false);
         printf("  compiler      %s\n", or_unknown(build.compiler));
         printf("  openmp        %s\n", build.openmp ? "yes" : "no");
-        printf("  bf16          %s\n",
-               ax_bf16_native()
-                   ? "native: AVX512_BF16 (VDPBF16PS) GEMMs, twice float32's peak"
-               : getenv("AXON_BF16_EMULATE") && strcmp(getenv("AXON_BF16_EMULATE"), "0") != 0
-                   ? "emulated (AXON_BF16_EMULATE is set): float32 GEMMs of bf16-rounded operands"
-                   : "emulated (this CPU has no AVX512_BF16): float32 GEMMs of bf16-rounded operands");
+        const ax_bf16_support bf16 = ax_bf16_support_get();
+        printf("  bf16          %s\n", bf16.reason);
         if (ax_mpi_library())
             printf("  mpi           %s (mpirun -np P axon train|prep)\n", ax_mpi_library());
         else

@@ -16,8 +16,10 @@
 #include "backend/cpu/bf16_gemm.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cblas.h>
 
@@ -26,11 +28,13 @@
 /* Below this many multiply-adds one thread finishes before a team starts. */
 #define BF16_PARALLEL_MIN (INT64_C(1) << 18)
 
-static bool forced_emulation = false;
-static bool native_answer = false;
-static pthread_once_t native_once = PTHREAD_ONCE_INIT;
+/* 0: the CPU's choice; 1: emulate; -1: the native kernel where it can run. */
+static int forced_emulation = 0;
+static ax_bf16_choice choice = {.reason = "emulated: not an x86-64 build with GCC"};
+static char choice_reason[200];
+static pthread_once_t choice_once = PTHREAD_ONCE_INIT;
 
-void ax_bf16_gemm_force_emulation(bool emulate) { forced_emulation = emulate; }
+void ax_bf16_gemm_force(ax_bf16_kernel kernel) { forced_emulation = kernel; }
 
 float ax_bf16_round(float x)
 {
@@ -87,17 +91,26 @@ static void gemm_unpacked(bool trans_a, bool trans_b, int64_t m, int64_t n, int6
 }
 
 /* dst (rows, cols), dense, = src (rows, cols) with leading dimension ld,
- * each value rounded to bfloat16. */
+ * each value rounded to bfloat16: ax_bf16_round without a branch, so that
+ * it vectorises. */
 static void round_copy(float *dst, const float *src, int64_t rows, int64_t cols, int64_t ld)
 {
 #pragma omp parallel for schedule(static) if (rows * cols >= BF16_PARALLEL_MIN)
-    for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < cols; j++)
-            dst[r * cols + j] = ax_bf16_round(src[r * ld + j]);
+    for (int64_t r = 0; r < rows; r++) {
+        const uint32_t *in = (const uint32_t *)(src + r * ld);
+        uint32_t *out = (uint32_t *)(dst + r * cols);
+#pragma omp simd
+        for (int64_t j = 0; j < cols; j++) {
+            const uint32_t u = in[j];
+            const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+            const uint32_t quiet = (u | 0x00400000u) & 0xffff0000u;
+            out[j] = (u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded;
+        }
+    }
 }
 
-/* The emulation: sgemm of the rounded operands. */
-static void gemm_emulated(ax_bf16_workspace *workspace, bool trans_a, bool trans_b, int64_t m,
+/* The emulation: float32 GEMM (sgemm, or the caller's) of the rounded operands. */
+static void gemm_emulated(ax_bf16_workspace *workspace, ax_bf16_sgemm sgemm, bool trans_a, bool trans_b, int64_t m,
                           int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                           const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
@@ -110,6 +123,11 @@ static void gemm_emulated(ax_bf16_workspace *workspace, bool trans_a, bool trans
     float *ra = rounded, *rb = rounded + a_count;
     round_copy(ra, a, trans_a ? k : m, trans_a ? m : k, lda);
     round_copy(rb, b, trans_b ? n : k, trans_b ? k : n, ldb);
+    if (sgemm) {
+        sgemm(trans_a, trans_b, m, n, k, alpha, ra, trans_a ? m : k, rb, trans_b ? k : n, beta, c,
+              ldc);
+        return;
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, ra,
                 (int)(trans_a ? m : k), rb, (int)(trans_b ? k : n), beta, c, (int)ldc);
@@ -120,14 +138,101 @@ static void gemm_emulated(ax_bf16_workspace *workspace, bool trans_a, bool trans
 
 #define BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512bf16")))
 
-static void detect_native(void)
+static double probe_seconds(void)
 {
-    const char *emulate = getenv("AXON_BF16_EMULATE");
-    if (emulate && emulate[0] && strcmp(emulate, "0") != 0)
-        return;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* 12 independent chains, enough to cover either instruction's latency:
+ * throughput in multiply-adds per second. */
+#define PROBE_CHAINS 12
+#define PROBE_ROUNDS 20000
+BF16_TARGET __attribute__((noinline)) static double probe_dpbf16(void)
+{
+    __m512 sums[PROBE_CHAINS];
+    for (int i = 0; i < PROBE_CHAINS; i++)
+        sums[i] = _mm512_set1_ps((float)i);
+    __m512bh x = (__m512bh)_mm512_set1_epi32(0x3f803f80), y = (__m512bh)_mm512_set1_epi32(0);
+    double start = probe_seconds();
+    for (int r = 0; r < PROBE_ROUNDS; r++) {
+#pragma GCC unroll 12
+        for (int i = 0; i < PROBE_CHAINS; i++)
+            sums[i] = _mm512_dpbf16_ps(sums[i], x, y);
+        __asm__ volatile("" : "+v"(x));
+    }
+    double elapsed = probe_seconds() - start;
+    __m512 total = sums[0];
+    for (int i = 1; i < PROBE_CHAINS; i++)
+        total = _mm512_add_ps(total, sums[i]);
+    __asm__ volatile("" : : "v"(total));
+    return (double)PROBE_ROUNDS * PROBE_CHAINS * 32.0 / elapsed;
+}
+
+BF16_TARGET __attribute__((noinline)) static double probe_fma(void)
+{
+    __m512 sums[PROBE_CHAINS];
+    for (int i = 0; i < PROBE_CHAINS; i++)
+        sums[i] = _mm512_set1_ps((float)i);
+    __m512 x = _mm512_set1_ps(1.0f), y = _mm512_setzero_ps();
+    double start = probe_seconds();
+    for (int r = 0; r < PROBE_ROUNDS; r++) {
+#pragma GCC unroll 12
+        for (int i = 0; i < PROBE_CHAINS; i++)
+            sums[i] = _mm512_fmadd_ps(sums[i], x, y);
+        __asm__ volatile("" : "+v"(x));
+    }
+    double elapsed = probe_seconds() - start;
+    __m512 total = sums[0];
+    for (int i = 1; i < PROBE_CHAINS; i++)
+        total = _mm512_add_ps(total, sums[i]);
+    __asm__ volatile("" : : "v"(total));
+    return (double)PROBE_ROUNDS * PROBE_CHAINS * 16.0 / elapsed;
+}
+
+/* Having VDPBF16PS is not enough: on the Xeon this was written on, it
+ * retires about 0.45x the multiply-adds of float32 FMAs (where the ISA
+ * suggests 2x), and every bf16 GEMM, oneDNN's included, runs at half
+ * sgemm's rate (docs/blas-choice.md). So the kernel is chosen by
+ * measuring: five alternating probes of each (about 3 ms in all), the best
+ * of each, and VDPBF16PS only where it does at least 1.25x the FMAs' work
+ * (its packing costs 5-25 %). AXON_BF16_KERNEL=native or emulated fixes
+ * the choice (a run resumed elsewhere, or a test). */
+static void choose_kernel(void)
+{
     __builtin_cpu_init();
-    native_answer = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                    __builtin_cpu_supports("avx512bf16");
+    choice.instructions = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512bf16");
+    const char *fixed = getenv("AXON_BF16_KERNEL");
+    if (fixed && *fixed && strcmp(fixed, "auto") != 0) {
+        const bool native = strcmp(fixed, "native") == 0;
+        choice.native = native && choice.instructions;
+        choice.reason = native && !choice.instructions
+                            ? "emulated: AXON_BF16_KERNEL=native, but this CPU has no AVX512_BF16"
+                        : native ? "native: VDPBF16PS (AVX512_BF16), as AXON_BF16_KERNEL=native asks"
+                                 : "emulated, as AXON_BF16_KERNEL asks";
+        return;
+    }
+    if (!choice.instructions) {
+        choice.reason = "emulated: this CPU has no AVX512_BF16";
+        return;
+    }
+    double dot = 0.0, fma = 0.0;
+    for (int round = 0; round < 5; round++) {
+        double d = probe_dpbf16(), f = probe_fma();
+        dot = d > dot ? d : dot;
+        fma = f > fma ? f : fma;
+    }
+    choice.speed_ratio = dot / fma;
+    choice.native = choice.speed_ratio >= 1.25;
+    snprintf(choice_reason, sizeof choice_reason,
+             choice.native ? "native: VDPBF16PS (AVX512_BF16), measured at %.2fx float32 FMAs' "
+                             "multiply-adds per second"
+                           : "emulated: this CPU has AVX512_BF16, but VDPBF16PS measured at only "
+                             "%.2fx float32 FMAs' multiply-adds per second (native needs 1.25x)",
+             choice.speed_ratio);
+    choice.reason = choice_reason;
 }
 
 static inline __mmask16 first_lanes(int64_t count)
@@ -306,8 +411,8 @@ BF16_TARGET static void gemm_native(uint32_t *packed_a, uint32_t *packed_b, bool
 
 static bool native_available(void)
 {
-    pthread_once(&native_once, detect_native);
-    return native_answer;
+    pthread_once(&choice_once, choose_kernel);
+    return choice.native;
 }
 #else
 static bool native_available(void) { return false; }
@@ -315,7 +420,26 @@ static bool native_available(void) { return false; }
 
 bool ax_bf16_cpu_native(void) { return native_available(); }
 
-void ax_bf16_gemm(ax_bf16_workspace *workspace, bool trans_a, bool trans_b, int64_t m, int64_t n,
+ax_bf16_choice ax_bf16_cpu_choice(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    pthread_once(&choice_once, choose_kernel);
+#endif
+    return choice;
+}
+
+bool ax_bf16_cpu_has_instructions(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512bf16");
+#else
+    return false;
+#endif
+}
+
+void ax_bf16_gemm(ax_bf16_workspace *workspace, ax_bf16_sgemm sgemm, bool trans_a, bool trans_b, int64_t m, int64_t n,
                   int64_t k, float alpha, const float *a, int64_t lda, const float *b,
                   int64_t ldb, float beta, float *c, int64_t ldc)
 {
@@ -328,7 +452,7 @@ void ax_bf16_gemm(ax_bf16_workspace *workspace, bool trans_a, bool trans_b, int6
         return;
     }
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (!forced_emulation && native_available()) {
+    if (forced_emulation == 0 ? native_available() : forced_emulation < 0 && ax_bf16_cpu_has_instructions()) {
         const int64_t pairs = (k + 1) / 2, m16 = (m + 15) / 16 * 16;
         const int64_t panels = (n + BF16_NR - 1) / BF16_NR;
         size_t a_words = (size_t)(trans_a ? pairs * m16 : m * pairs);
@@ -344,5 +468,5 @@ void ax_bf16_gemm(ax_bf16_workspace *workspace, bool trans_a, bool trans_b, int6
         return;
     }
 #endif
-    gemm_emulated(workspace, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    gemm_emulated(workspace, sgemm, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

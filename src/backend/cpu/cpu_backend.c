@@ -105,12 +105,20 @@ typedef struct cpu_bf16_backend {
     ax_bf16_workspace workspace;
 } cpu_bf16_backend;
 
+/* The emulation's float32 product: gemm_f32's choice of kernels. */
+static void sgemm_for_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                           float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                           float beta, float *c, int64_t ldc)
+{
+    gemm_f32(NULL, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 static void gemm_bf16(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n,
                       int64_t k, double alpha, const void *a, int64_t lda, const void *b,
                       int64_t ldb, double beta, void *c, int64_t ldc)
 {
-    ax_bf16_gemm(&((cpu_bf16_backend *)backend)->workspace, trans_a, trans_b, m, n, k,
-                 (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
+    ax_bf16_gemm(&((cpu_bf16_backend *)backend)->workspace, sgemm_for_bf16, trans_a, trans_b, m,
+                 n, k, (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
 }
 
 static void cpu_bf16_destroy(ax_backend *backend)
