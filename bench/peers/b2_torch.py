@@ -5,7 +5,13 @@ error, plain SGD (lr 0.001, no momentum), batch B, rows shuffled each epoch, as 
 competent PyTorch user writes it. Prints one CSV row per epoch (columns in common.py):
 seconds, training loss, GFLOP/s by seed 001's count, samples/s.
 
-usage: b2_torch.py [--batch B] [--width W] [--precision f32|f64] [--threads T]
+--precision bf16 is PyTorch's CPU mixed precision as its documentation shows it: float32
+weights, data and optimizer, the forward pass and loss under
+torch.autocast("cpu", dtype=torch.bfloat16) (nn.Linear then runs oneDNN's bf16 matmul on
+bf16 copies of its operands), backward outside it, no loss scaling; axon's
+--precision bf16 does the same arithmetic.
+
+usage: b2_torch.py [--batch B] [--width W] [--precision f32|f64|bf16] [--threads T]
                    [--rows N] [--epochs N] [--repeat N] [--csv FILE]"""
 import argparse
 import time
@@ -24,14 +30,17 @@ def main():
     p.add_argument("--depth", type=int, default=5)
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--lr", type=float, default=0.001)
-    add_common_options(p)
+    add_common_options(p, precisions=("f32", "f64", "bf16"))
     a = p.parse_args()
     torch.set_num_threads(a.threads)
-    dtype = torch.float32 if a.precision == "f32" else torch.float64
-    x, y = (torch.from_numpy(v) for v in synth_linear(a.rows, a.features, a.seed, a.precision.replace("f", "float")))
+    dtype = torch.float64 if a.precision == "f64" else torch.float32
+    autocast = a.precision == "bf16"
+    storage = "float64" if a.precision == "f64" else "float32"
+    x, y = (torch.from_numpy(v) for v in synth_linear(a.rows, a.features, a.seed, storage))
     sizes = [a.features] + [a.width] * a.depth + [1]
     flops = epoch_flops(sizes, a.rows, a.batch)
-    out = CsvRows(a.csv, system="torch", workload="b2", variant="torch-eager", precision=a.precision,
+    out = CsvRows(a.csv, system="torch", workload="b2",
+                  variant="torch-eager-autocast" if autocast else "torch-eager", precision=a.precision,
                   threads=a.threads, batch=a.batch, width=a.width)
     for repeat in range(1, a.repeat + 1):
         torch.manual_seed(a.seed)
@@ -51,7 +60,8 @@ def main():
             for first in range(0, a.rows, a.batch):
                 idx = order[first:first + a.batch]
                 opt.zero_grad(set_to_none=True)
-                loss = loss_fn(model(x[idx]), y[idx])
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+                    loss = loss_fn(model(x[idx]).float(), y[idx])
                 loss.backward()
                 opt.step()
                 total += loss.item() * idx.shape[0]

@@ -12,11 +12,11 @@ COLUMNS = ("system,workload,variant,precision,threads,batch,width,repeat,epoch,"
 FASHION_MNIST = "/usr/share/datasets/fashion-mnist"
 
 
-def add_common_options(parser):
+def add_common_options(parser, precisions=("f32", "f64")):
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=1, help="whole runs, one after the other")
     parser.add_argument("--csv", help="append the CSV rows to this file")
-    parser.add_argument("--precision", choices=("f32", "f64"), default="f32")
+    parser.add_argument("--precision", choices=precisions, default="f32")
     parser.add_argument("--seed", type=int, default=1)
 
 
