@@ -217,7 +217,7 @@ static void pack_only(problem *p)
     a_words = (a_words + 15) / 16 * 16;
     uint32_t *packed = workspace_reserve(&p->workspace,
                                          (a_words + (size_t)(panels * pairs * BF16_NR)) * 4);
-#pragma omp parallel
+#pragma omp parallel if (s->m * s->n * s->k >= BF16_PARALLEL_MIN)
     {
         pack_a(s->trans_a, s->m, s->k, p->a, p->lda, packed, pairs, m16);
         pack_b(s->trans_b, s->n, s->k, p->b, p->ldb, packed + a_words, pairs);
