@@ -647,13 +647,15 @@ typedef struct ax_peak {
     double f64_gflops;
     double measured_f32_gflops; /* what the FMA loop reached on all cores */
     const char *method;         /* how it was found, for the user */
-    double bf16_gflops;         /* AX_PRECISION_BF16's GEMMs: where VDPBF16PS runs them
-                                   (ax_bf16_native), f32_gflops x its measured speed
-                                   ratio (2 where it runs at full rate); else f32_gflops */
 } ax_peak;
 
 /* Measures this machine's float32/float64 peak (about 0.3 s). */
 AX_NODISCARD ax_status ax_machine_peak(ax_peak *out);
+/* The peak of AX_PRECISION_BF16's GEMMs beside a measured peak (a function
+ * rather than a field, so that ax_peak keeps its size): where VDPBF16PS runs
+ * them (ax_bf16_native), f32_gflops times its measured speed ratio (twice
+ * where it issues as often as an FMA); where they are emulated, f32_gflops. */
+double ax_peak_bf16_gflops(const ax_peak *peak);
 /* The GEMM rate (GFLOP/s) at the network's own training shapes for a batch,
  * with the BLAS in use: the ceiling a training run can approach. */
 AX_NODISCARD ax_status ax_net_gemm_rate(ax_net *net, int64_t batch, double *gflops);

@@ -105,13 +105,17 @@ ax_status ax_machine_peak(ax_peak *out)
         out->fma_units = 1;
     out->f32_gflops = lanes * 2.0 * out->fma_units * out->clock_ghz * out->cores;
     out->f64_gflops = out->f32_gflops / 2.0;
-    /* VDPBF16PS does two multiply-adds per lane, but need not issue as
-     * often as an FMA: the bf16 probe measured how it compares. */
-    const ax_bf16_support bf16 = ax_bf16_support_get();
-    out->bf16_gflops = bf16.native && bf16.speed_ratio > 0.0 ? bf16.speed_ratio * out->f32_gflops
-                       : bf16.native                        ? 2.0 * out->f32_gflops
-                                                            : out->f32_gflops;
     out->method = "clock from dependent integer additions; FMA pipes from the throughput of "
                   "12 independent vector FMA chains per core; peak = lanes x 2 x pipes x clock x cores";
     return AX_STATUS_OK;
+}
+
+double ax_peak_bf16_gflops(const ax_peak *peak)
+{
+    /* VDPBF16PS does two multiply-adds per lane but need not issue as often
+     * as an FMA: the bf16 probe measured how it compares. */
+    const ax_bf16_support bf16 = ax_bf16_support_get();
+    return bf16.native && bf16.speed_ratio > 0.0 ? bf16.speed_ratio * peak->f32_gflops
+           : bf16.native                        ? 2.0 * peak->f32_gflops
+                                                : peak->f32_gflops;
 }

@@ -72,7 +72,7 @@ static int print_peak(bool json)
                "\"gemm_b1_f32\":%.1f,\"gemm_b1_f64\":%.1f,\"gemm_b1_bf16\":%.1f,"
                "\"gemm_b2_f32\":%.1f,\"gemm_b2_f64\":%.1f,\"gemm_b2_bf16\":%.1f}\n",
                peak.vector_bits, peak.fma_units, peak.clock_ghz, peak.cores, peak.f32_gflops,
-               peak.f64_gflops, peak.bf16_gflops, peak.measured_f32_gflops, rates[0][0],
+               peak.f64_gflops, ax_peak_bf16_gflops(&peak), peak.measured_f32_gflops, rates[0][0],
                rates[0][1], rates[0][2], rates[1][0], rates[1][1], rates[1][2]);
     } else {
         printf("peak (%d thread%s)\n", peak.cores, peak.cores == 1 ? "" : "s");
@@ -80,7 +80,7 @@ static int print_peak(bool json)
                peak.vector_bits, peak.vector_bits / 32, peak.fma_units, peak.fma_units == 1 ? "" : "s",
                peak.clock_ghz);
         printf("  theoretical   %.0f GFLOP/s float32, %.0f GFLOP/s float64, %.0f GFLOP/s bf16%s\n",
-               peak.f32_gflops, peak.f64_gflops, peak.bf16_gflops,
+               peak.f32_gflops, peak.f64_gflops, ax_peak_bf16_gflops(&peak),
                ax_bf16_native() ? " (VDPBF16PS)" : " (emulated: float32's)");
         printf("  FMA loop      %.0f GFLOP/s float32 reached\n", peak.measured_f32_gflops);
         printf("  how           %s\n", peak.method);
@@ -90,7 +90,7 @@ static int print_peak(bool json)
                    rates[r][1], 100.0 * rates[r][1] / peak.f64_gflops);
         for (int r = 0; r < 2; r++)
             printf("  GEMM rate     %s: %.0f GFLOP/s bf16 (%.0f%% of bf16 peak)\n",
-                   reference_networks[r].name, rates[r][2], 100.0 * rates[r][2] / peak.bf16_gflops);
+                   reference_networks[r].name, rates[r][2], 100.0 * rates[r][2] / ax_peak_bf16_gflops(&peak));
     }
     return CLI_EXIT_OK;
 }

@@ -38,7 +38,7 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
     const double achieved = summary->seconds > 0 ? summary->gflop / summary->seconds : 0.0;
     const ax_precision precision = ax_net_config_get(net)->precision;
     double peak_gflops = precision == AX_PRECISION_F64    ? peak.f64_gflops
-                         : precision == AX_PRECISION_BF16 ? peak.bf16_gflops
+                         : precision == AX_PRECISION_BF16 ? ax_peak_bf16_gflops(&peak)
                                                           : peak.f32_gflops;
     /* The run's GFLOP count is all ranks' work (MPI processes or --replicas
      * threads), the peak and the GEMM rate one rank's, with its threads:
