@@ -46,6 +46,8 @@ typedef enum ax_status {
     AX_STATUS_DIVERGED,       /* training produced NaN or Inf */
     AX_STATUS_UNSUPPORTED,    /* a combination this build or backend does not offer */
     AX_STATUS_INTERRUPTED,    /* the progress callback asked to stop */
+    AX_STATUS_DEVICE,         /* the device computing (a GPU) or its runtime failed mid-computation;
+                                 the message names the operation and the runtime's error */
 } ax_status;
 
 /* The message describing the last failure on this thread ("" if none). */

@@ -101,6 +101,15 @@ typedef struct ax_backend_ops {
 
     /* Waits until queued work is done (timing and host reads). */
     void (*synchronize)(ax_backend *backend);
+    /* AX_STATUS_OK while every operation so far has succeeded. Operations
+     * return no status, so a backend keeps its first failure (a failed
+     * launch, copy or library call) and from then on answers it here:
+     * AX_STATUS_DEVICE (or another ax_status), with ax_error_message() set
+     * to name the operation and the runtime's error and code. Sticky: the
+     * failing operation's results and every later one are void (a device
+     * backend returns NaN from reductions after a failure, so callers that
+     * find a non-finite value ask here before calling it divergence). */
+    ax_status (*status)(ax_backend *backend);
     void (*destroy)(ax_backend *backend);
 } ax_backend_ops;
 
