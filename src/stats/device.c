@@ -1,7 +1,7 @@
 /* device.c: the statistics on a chosen device (ax_stats_entropy_mi_on,
  * ax_stats_tensor_mean_on): -1 runs the CPU kernels of entropy.c and
- * tensor_mean.c, N >= 0 the CUDA kernels of the plugin
- * (src/backend/cuda/stats.cu) through backend.c. The input checks and the
+ * tensor_mean.c, N >= 0 the CUDA plugin's kernels (src/backend/cuda/stats.cu)
+ * through its plugin table (backend/plugin.h). The input checks and the
  * error messages are the CPU's for every device: shapes are checked here
  * before anything is copied, and NaN/Inf, which the device only flags
  * (entropy-mi: rows holding one; tensor-mean: a non-finite result), are
@@ -11,7 +11,7 @@
 #include <math.h>
 #include <time.h>
 
-#include "backend/backend.h"
+#include "backend/plugin.h"
 #include "core/error.h"
 #include "stats/finite.h"
 
@@ -46,7 +46,7 @@ ax_status ax_stats_entropy_mi_on(int device, const float *x, const float *y, int
     }
     AX_TRY(ax_stats_check_entropy_mi(x, y, rows, d));
     double sums[3] = {0.0, 0.0, 0.0};
-    AX_TRY(ax_backend_cuda_entropy_mi(device, x, y, rows, d, sums, timing));
+    AX_TRY(ax_backend_stats_entropy_mi("cuda", device, x, y, rows, d, sums, timing));
     if (sums[2] > 0.0) {
         AX_TRY(ax_stats_find_non_finite(x, "entropy-mi", "x", "logits", rows, d));
         AX_TRY(ax_stats_find_non_finite(y, "entropy-mi", "y", "logits", rows, d));
@@ -76,7 +76,7 @@ ax_status ax_stats_tensor_mean_on(int device, const float *fx, const float *fy, 
         return AX_STATUS_OK;
     }
     AX_TRY(ax_stats_check_tensor_mean(fx, fy, fz, out, n, d));
-    AX_TRY(ax_backend_cuda_tensor_mean(device, fx, fy, fz, n, d, out, timing));
+    AX_TRY(ax_backend_stats_tensor_mean("cuda", device, fx, fy, fz, n, d, out, timing));
     /* Any NaN or Inf among the inputs makes some element of the mean NaN or
      * Inf (x Inf is Inf or NaN, never finite), so one pass over the d^3
      * results replaces the CPU's pass over the 3 n d inputs; a non-finite

@@ -1,4 +1,5 @@
-/* cuda_backend.c: the CUDA backend's table: device memory, the stream every
+/* cuda_backend.c: the CUDA plugin's table (ax_backend_plugin_cuda, at the end)
+ * and the CUDA backend's table of operations: device memory, the stream every
  * operation is queued on, cuBLAS GEMMs, copies and the sticky error; the
  * elementwise and reduction kernels live in the *.cu files beside it (one
  * per group of operations) and the transfers in gather.cu.
@@ -294,3 +295,14 @@ ax_status ax_backend_cuda_device_info(int device, char *text, size_t capacity)
              prop.multiProcessorCount, hz / 1e9, peak32 / 1e12, peak64 / 1e12);
     return AX_STATUS_OK;
 }
+
+const ax_backend_plugin ax_backend_plugin_cuda = {
+    .abi = AX_BACKEND_PLUGIN_ABI,
+    .ops_size = sizeof(ax_backend_ops),
+    .name = "cuda",
+    .device_count = ax_backend_cuda_device_count,
+    .device_info = ax_backend_cuda_device_info,
+    .create = ax_backend_cuda_create,
+    .stats_entropy_mi = ax_cuda_stats_entropy_mi,
+    .stats_tensor_mean = ax_cuda_stats_tensor_mean,
+};
