@@ -2,8 +2,8 @@
  * of a backend plugin (libaxon_<name>.so, plugin.h), and answers the public
  * questions about devices. The loader knows no backend by name: a plugin
  * is found by its file name and used through the one table it exports.
- * Only the public API's device numbers (-1 the CPU, N CUDA device N) and
- * ax_cuda_device_count/info, at the end, name "cuda". */
+ * Devices are {backend name, index} (ax_device); only
+ * ax_cuda_device_count/info name "cuda". */
 #include "backend/plugin.h"
 
 #include <ctype.h>
@@ -195,32 +195,101 @@ int ax_backend_device_count(const char *name)
     return ax_backend_plugin_get(name, &plugin) == AX_STATUS_OK ? plugin->device_count() : 0;
 }
 
-/* The public API's devices: -1 the CPU, N >= 0 CUDA device N. */
-ax_status ax_backend_create(ax_precision precision, int device, ax_backend **out)
+ax_device ax_device_cpu(void) { return (ax_device){.backend = "cpu", .index = 0}; }
+
+bool ax_device_is_cpu(ax_device device)
+{
+    return device.backend[0] == '\0' || strcmp(device.backend, "cpu") == 0;
+}
+
+ax_status ax_device_parse(const char *text, ax_device *out)
+{
+    *out = ax_device_cpu();
+    const char *colon = text ? strchr(text, ':') : NULL;
+    const size_t length = text ? (colon ? (size_t)(colon - text) : strlen(text)) : 0;
+    bool valid = length > 0 && length < AX_DEVICE_NAME_CAPACITY;
+    for (size_t i = 0; valid && i < length; i++)
+        valid = isalnum((unsigned char)text[i]) || text[i] == '_';
+    long index = 0;
+    if (valid && colon) {
+        char *end = NULL;
+        valid = colon[1] >= '0' && colon[1] <= '9';
+        index = valid ? strtol(colon + 1, &end, 10) : 0;
+        valid = valid && *end == '\0' && index <= 1023;
+    }
+    if (!valid)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "'%s' is not a device: expected cpu, NAME or "
+                       "NAME:N (a backend's name, e.g. cuda, and a device number)",
+                       text ? text : "(null)");
+    ax_device device = {.index = (int)index};
+    memcpy(device.backend, text, length);
+    if (ax_device_is_cpu(device) && index != 0)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "'%s' is not a device: there is one CPU, cpu", text);
+    *out = device;
+    return AX_STATUS_OK;
+}
+
+void ax_device_format(ax_device device, char *text, size_t capacity)
+{
+    if (ax_device_is_cpu(device))
+        snprintf(text, capacity, "cpu");
+    else
+        snprintf(text, capacity, "%.*s:%d", AX_DEVICE_NAME_CAPACITY, device.backend, device.index);
+}
+
+/* A device's backend name, checked: set by hand, it may lack its '\0'. */
+static ax_status device_name(ax_device device, const char **name)
+{
+    *name = "cpu";
+    if (ax_device_is_cpu(device))
+        return device.index == 0 ? AX_STATUS_OK
+                                 : ax_fail(AX_STATUS_BAD_ARGUMENT, "CPU device %d is not a device: "
+                                           "there is one CPU (index 0)", device.index);
+    if (strnlen(device.backend, AX_DEVICE_NAME_CAPACITY) == AX_DEVICE_NAME_CAPACITY)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "a device's backend name has no end within %d "
+                       "characters", AX_DEVICE_NAME_CAPACITY);
+    if (device.index < 0)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "device %s:%d is not a device: device numbers "
+                       "start at 0", device.backend, device.index);
+    *name = device.backend;
+    return AX_STATUS_OK;
+}
+
+ax_status ax_backend_create(ax_precision precision, ax_device device, ax_backend **out)
 {
     *out = NULL;
-    if (device < -1)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                       "device %d is not a device: -1 is the CPU, 0 and up a CUDA device", device);
-    if (device == -1)
-        return ax_backend_create_on("cpu", 0, precision, out);
-    ax_status status = ax_backend_create_on("cuda", device, precision, out);
+    const char *name;
+    AX_TRY(device_name(device, &name));
+    ax_status status = ax_backend_create_on(name, device.index, precision, out);
     if (status != AX_STATUS_OK && strstr(ax_error_message(), "this build has no"))
-        return ax_fail_context(status, "CUDA device %d was asked for", device);
+        return ax_fail_context(status, "device %s:%d was asked for", name, device.index);
     return status;
+}
+
+int ax_device_count(const char *backend) { return ax_backend_device_count(backend); }
+
+ax_status ax_device_info(ax_device device, char *text, size_t capacity)
+{
+    if (text && capacity > 0)
+        text[0] = '\0';
+    if (!text || capacity == 0)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "ax_device_info needs a text buffer");
+    const char *name;
+    AX_TRY(device_name(device, &name));
+    if (ax_device_is_cpu(device)) {
+        snprintf(text, capacity, "the CPU");
+        return AX_STATUS_OK;
+    }
+    const ax_backend_plugin *plugin;
+    AX_TRY(ax_backend_plugin_get(name, &plugin));
+    return plugin->device_info(device.index, text, capacity);
 }
 
 int ax_cuda_device_count(void) { return ax_backend_device_count("cuda"); }
 
 ax_status ax_cuda_device_info(int device, char *text, size_t capacity)
 {
-    if (text && capacity > 0)
-        text[0] = '\0';
-    if (!text || capacity == 0)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "ax_cuda_device_info needs a text buffer");
-    const ax_backend_plugin *plugin;
-    AX_TRY(ax_backend_plugin_get("cuda", &plugin));
-    return plugin->device_info(device, text, capacity);
+    return ax_device_info((ax_device){.backend = "cuda", .index = device}, text, capacity);
 }
 
 /* The statistics need the plugin and entries in it; a plugin without them

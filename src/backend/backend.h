@@ -123,9 +123,10 @@ struct ax_backend {
 /* The CPU backend for a precision; NULL when out of memory. */
 ax_backend *ax_backend_cpu_create(ax_precision precision);
 
-/* The backend for a precision on a device: -1 the CPU, N >= 0 CUDA device N
- * (AX_STATUS_UNSUPPORTED, with a message, when this build has no CUDA
- * backend or there is no device N). Plugins and devices by name: plugin.h. */
-ax_status ax_backend_create(ax_precision precision, int device, ax_backend **out);
+/* The backend for a precision on a device: the CPU or a plugin's device
+ * (AX_STATUS_UNSUPPORTED, with a message, when this build has no such
+ * backend or there is no such device; AX_STATUS_BAD_ARGUMENT for a
+ * malformed device). Plugins: plugin.h. */
+ax_status ax_backend_create(ax_precision precision, ax_device device, ax_backend **out);
 
 #endif
