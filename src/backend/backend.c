@@ -237,21 +237,22 @@ void ax_device_format(ax_device device, char *text, size_t capacity)
         snprintf(text, capacity, "%.*s:%d", AX_DEVICE_NAME_CAPACITY, device.backend, device.index);
 }
 
-/* A device's backend name, checked: set by hand, it may lack its '\0'. */
-static ax_status device_name(ax_device device, const char **name)
+/* A device's backend name, checked: set by hand, it may lack its '\0'.
+ * *name points into *device (or is "cpu"). */
+static ax_status device_name(const ax_device *device, const char **name)
 {
     *name = "cpu";
-    if (ax_device_is_cpu(device))
-        return device.index == 0 ? AX_STATUS_OK
-                                 : ax_fail(AX_STATUS_BAD_ARGUMENT, "CPU device %d is not a device: "
-                                           "there is one CPU (index 0)", device.index);
-    if (strnlen(device.backend, AX_DEVICE_NAME_CAPACITY) == AX_DEVICE_NAME_CAPACITY)
+    if (ax_device_is_cpu(*device))
+        return device->index == 0 ? AX_STATUS_OK
+                                  : ax_fail(AX_STATUS_BAD_ARGUMENT, "CPU device %d is not a device: "
+                                            "there is one CPU (index 0)", device->index);
+    if (strnlen(device->backend, AX_DEVICE_NAME_CAPACITY) == AX_DEVICE_NAME_CAPACITY)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "a device's backend name has no end within %d "
                        "characters", AX_DEVICE_NAME_CAPACITY);
-    if (device.index < 0)
+    if (device->index < 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "device %s:%d is not a device: device numbers "
-                       "start at 0", device.backend, device.index);
-    *name = device.backend;
+                       "start at 0", device->backend, device->index);
+    *name = device->backend;
     return AX_STATUS_OK;
 }
 
@@ -259,10 +260,13 @@ ax_status ax_backend_create(ax_precision precision, ax_device device, ax_backend
 {
     *out = NULL;
     const char *name;
-    AX_TRY(device_name(device, &name));
+    AX_TRY(device_name(&device, &name));
     ax_status status = ax_backend_create_on(name, device.index, precision, out);
-    if (status != AX_STATUS_OK && strstr(ax_error_message(), "this build has no"))
-        return ax_fail_context(status, "device %s:%d was asked for", name, device.index);
+    if (status != AX_STATUS_OK && strstr(ax_error_message(), "this build has no")) {
+        char upper_name[NAME_CAPACITY];
+        upper(name, upper_name, sizeof upper_name);
+        return ax_fail_context(status, "%s device %d was asked for", upper_name, device.index);
+    }
     return status;
 }
 
@@ -275,7 +279,7 @@ ax_status ax_device_info(ax_device device, char *text, size_t capacity)
     if (!text || capacity == 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "ax_device_info needs a text buffer");
     const char *name;
-    AX_TRY(device_name(device, &name));
+    AX_TRY(device_name(&device, &name));
     if (ax_device_is_cpu(device)) {
         snprintf(text, capacity, "the CPU");
         return AX_STATUS_OK;
@@ -298,8 +302,10 @@ static ax_status stats_plugin(const char *statistic, const char *name, int index
                               const ax_backend_plugin **plugin)
 {
     ax_status status = ax_backend_plugin_get(name, plugin);
-    if (status != AX_STATUS_OK)
-        return ax_fail_context(status, "%s on %s device %d", statistic, name, index);
+    char upper_name[NAME_CAPACITY];
+    upper(name, upper_name, sizeof upper_name);
+    if (status != AX_STATUS_OK) /* "entropy-mi on CUDA device 3: ..." */
+        return ax_fail_context(status, "%s on %s device %d", statistic, upper_name, index);
     if (!(*plugin)->stats_entropy_mi || !(*plugin)->stats_tensor_mean)
         return ax_fail(AX_STATUS_UNSUPPORTED, "%s on %s device %d: libaxon_%s.so has no "
                        "statistics kernels", statistic, name, index, name);
