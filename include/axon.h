@@ -46,6 +46,8 @@ typedef enum ax_status {
     AX_STATUS_DIVERGED,       /* training produced NaN or Inf */
     AX_STATUS_UNSUPPORTED,    /* a combination this build or backend does not offer */
     AX_STATUS_INTERRUPTED,    /* the progress callback asked to stop */
+    AX_STATUS_DEVICE,         /* the device computing (a GPU) or its runtime failed mid-computation;
+                                 the message names the operation and the runtime's error */
 } ax_status;
 
 /* The message describing the last failure on this thread ("" if none). */
@@ -256,6 +258,37 @@ AX_NODISCARD ax_status ax_dataset_split_shards(const ax_dataset *span, int64_t f
  * or Inf feature or target. */
 AX_NODISCARD ax_status ax_dataset_check_finite(const ax_dataset *dataset);
 
+/* ----------------------------------------------------------------- devices */
+/* Where a network or a statistic computes: a backend's name and a device
+ * number within it. "cpu" is the CPU (index 0); "cuda" N is CUDA device N.
+ * Every backend but the CPU is a plugin, libaxon_<name>.so, loaded the first
+ * time one of its devices is used (docs/design.md). A zeroed ax_device is
+ * the CPU. */
+#define AX_DEVICE_NAME_CAPACITY 16
+
+typedef struct ax_device {
+    char backend[AX_DEVICE_NAME_CAPACITY]; /* "cpu", "cuda", ...; "" is the CPU too */
+    int index;                             /* the backend's device number, from 0 */
+} ax_device;
+
+/* The CPU. */
+ax_device ax_device_cpu(void);
+/* True when device is the CPU ("cpu" or ""). */
+bool ax_device_is_cpu(ax_device device);
+/* Parses "cpu", "NAME" (device 0 of backend NAME, e.g. "cuda") or "NAME:N"
+ * (N from 0 to 1023; NAME letters, digits and '_') into out; fails with
+ * AX_STATUS_BAD_ARGUMENT naming the text otherwise. Whether the backend and
+ * the device exist is checked where the device is used. */
+AX_NODISCARD ax_status ax_device_parse(const char *text, ax_device *out);
+/* Writes "cpu" or "NAME:N" (e.g. "cuda:1") into text. */
+void ax_device_format(ax_device device, char *text, size_t capacity);
+/* Devices of a backend this process can use: 1 for "cpu"; 0 when the
+ * backend is not built, its plugin cannot be loaded or it finds none. */
+int ax_device_count(const char *backend);
+/* One line describing a device into text (for CUDA: see ax_cuda_device_info).
+ * AX_STATUS_UNSUPPORTED without the backend or the device. */
+AX_NODISCARD ax_status ax_device_info(ax_device device, char *text, size_t capacity);
+
 /* ----------------------------------------------------------------- network */
 
 #define AX_MAX_LAYERS 64
@@ -274,11 +307,12 @@ typedef struct ax_net_config {
     double init_range;        /* r of AX_INIT_UNIFORM */
     ax_precision precision;
     uint64_t seed;            /* initial weights */
-    int device;               /* -1: the CPU (default); N >= 0: CUDA device N (see "cuda" below) */
+    ax_device device;         /* where it computes: the CPU (default), {"cuda", N} CUDA
+                                 device N (see "devices" above and "cuda" below) */
 } ax_net_config;
 
 /* Defaults: no layers, AX_LOSS_AUTO, AX_INIT_AUTO, r = 0.2, float32, seed 1,
- * device -1 (the CPU). */
+ * the CPU. */
 ax_net_config ax_net_defaults(void);
 /* Parses "128:relu,128:relu,10:softmax" into config->layers. A width without
  * an activation gets relu for a hidden layer and identity for the output. */
@@ -341,13 +375,14 @@ AX_NODISCARD ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_e
 void ax_evaluation_free(ax_evaluation *evaluation);
 
 /* -------------------------------------------------------------------- cuda */
-/* A network computes on CUDA device N when its config's device is N (see
- * ax_net_config); ax_net_create fails with AX_STATUS_UNSUPPORTED when this
- * build has no CUDA backend or there is no device N. Data sets stay in host
+/* A network computes on CUDA device N when its config's device is
+ * {"cuda", N} (see ax_net_config); ax_net_create fails with
+ * AX_STATUS_UNSUPPORTED when this build has no CUDA backend or there is no
+ * device N. Data sets stay in host
  * memory and batches are copied to the device as they are used. */
 
 /* Number of CUDA devices this process can use; 0 when there are none, the
- * driver is missing, or this build has no CUDA backend. */
+ * driver is missing, or this build has no CUDA backend (ax_device_count("cuda")). */
 int ax_cuda_device_count(void);
 /* One line describing device N (name, compute capability, memory,
  * multiprocessors, clock, peak float32/float64 FLOP/s) into text.
@@ -686,8 +721,8 @@ AX_NODISCARD ax_status ax_stats_tensor_mean(const float *fx, const float *fy, co
                                             int64_t n, int64_t d, float *out);
 
 /* The two statistics on a chosen device, for inputs and outputs in host
- * memory: device -1 is the CPU (the functions above), N >= 0 CUDA device N
- * (as ax_net_config.device and `--device cuda:N`). On a CUDA device the
+ * memory: the CPU (the functions above) or a backend's device, e.g.
+ * {"cuda", N} (as ax_net_config.device and `--device cuda:N`). On a CUDA device the
  * inputs are copied over in blocks of rows, computed there (entropy-mi:
  * one warp per row, float64 sums; tensor-mean: Khatri-Rao blocks and
  * cuBLAS SGEMM, full float32, no TF32) and the result copied back; results
@@ -704,11 +739,11 @@ typedef struct ax_stats_timing {
     double download_seconds; /* device to host copies (0 on the CPU) */
 } ax_stats_timing;
 
-AX_NODISCARD ax_status ax_stats_entropy_mi_on(int device, const float *x, const float *y,
+AX_NODISCARD ax_status ax_stats_entropy_mi_on(ax_device device, const float *x, const float *y,
                                               int64_t rows, int64_t d, double *entropy,
                                               double *mutual_information,
                                               ax_stats_timing *timing);
-AX_NODISCARD ax_status ax_stats_tensor_mean_on(int device, const float *fx, const float *fy,
+AX_NODISCARD ax_status ax_stats_tensor_mean_on(ax_device device, const float *fx, const float *fy,
                                                const float *fz, int64_t n, int64_t d, float *out,
                                                ax_stats_timing *timing);
 

@@ -384,12 +384,18 @@ static void test_argmax_and_transfers(const backends *b)
     pair_free(b, &outputs);
 }
 
+/* -1: the CPU; N: CUDA device N. */
+static ax_device cuda_device(int n)
+{
+    return n == -1 ? ax_device_cpu() : (ax_device){.backend = "cuda", .index = n};
+}
+
 static void test_operations(ax_precision precision, int device)
 {
     backends b = {.precision = precision == AX_PRECISION_F64 ? "f64" : "f32",
                   .loose = precision == AX_PRECISION_F64 ? 1e-12 : 2e-5};
-    CHECK_OK(ax_backend_create(precision, -1, &b.cpu));
-    CHECK_OK(ax_backend_create(precision, device, &b.gpu));
+    CHECK_OK(ax_backend_create(precision, ax_device_cpu(), &b.cpu));
+    CHECK_OK(ax_backend_create(precision, cuda_device(device), &b.gpu));
     if (!b.cpu || !b.gpu)
         return;
     CHECK(!b.gpu->host_memory && b.cpu->host_memory);
@@ -443,7 +449,7 @@ static ax_net_config net_config(task kind, ax_precision precision, int device)
     config.input_width = 19;
     config.precision = precision;
     config.seed = 7;
-    config.device = device;
+    config.device = cuda_device(device);
     return config;
 }
 
@@ -563,8 +569,8 @@ int main(void)
     /* Refusals that hold with or without a device. */
     ax_net_config config = net_config(TASK_SOFTMAX, AX_PRECISION_F32, -2);
     ax_net *net = NULL;
-    CHECK_FAILS(ax_net_create(&config, &net), AX_STATUS_BAD_ARGUMENT, "device -2");
-    config.device = devices + 3;
+    CHECK_FAILS(ax_net_create(&config, &net), AX_STATUS_BAD_ARGUMENT, "device cuda:-2");
+    config.device = cuda_device(devices + 3);
     CHECK_FAILS(ax_net_create(&config, &net), AX_STATUS_UNSUPPORTED,
                 built ? "no CUDA device" : "this build has no CUDA backend");
     CHECK(net == NULL);

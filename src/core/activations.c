@@ -39,5 +39,5 @@ ax_status ax_net_activations(ax_net *net, const ax_dataset *data, int layer, flo
         net->backend->ops->download_f32(net->backend, out + first * width, net->outputs[layer],
                                         count * width);
     }
-    return AX_STATUS_OK;
+    return net->backend->ops->status(net->backend);
 }

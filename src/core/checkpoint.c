@@ -172,7 +172,15 @@ static void net_json(const ax_net_config *c, ax_json_writer *w)
     append_double(w, "init_range", c->init_range);
     append_string(w, "precision", c->precision == AX_PRECISION_F64 ? "f64" : "f32");
     append_u64(w, "seed", c->seed);
-    append_int(w, "device", c->device);
+    /* The CPU and CUDA devices as the integers of the files written before
+     * ax_device (-1, N); a device of another backend as its text. */
+    if (ax_device_is_cpu(c->device) || strcmp(c->device.backend, "cuda") == 0) {
+        append_int(w, "device", ax_device_is_cpu(c->device) ? -1 : c->device.index);
+    } else {
+        char device[AX_DEVICE_NAME_CAPACITY + 16];
+        ax_device_format(c->device, device, sizeof device);
+        append_string(w, "device", device);
+    }
     close_object(w);
 }
 

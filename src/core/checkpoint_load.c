@@ -129,7 +129,17 @@ static ax_status read_net(reader *r, ax_net_config *c)
     c->init_range = get_double(r, "init_range");
     const char *precision = get_string(r, "precision");
     c->seed = get_u64(r, "seed");
-    c->device = (int)get_int(r, "device", -1, 1023);
+    /* -1 the CPU and N CUDA device N (checkpoint.c), or a device's text. */
+    const ax_json *device = ax_json_object_get(r->object, "device");
+    if (device && ax_json_type_of(device) == AX_JSON_STRING) {
+        AX_TRY(r->status);
+        if (ax_device_parse(ax_json_string(device), &c->device) != AX_STATUS_OK)
+            return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"net\": device '%s' is "
+                           "not a device", r->path, ax_json_string(device));
+    } else {
+        const int index = (int)get_int(r, "device", -1, 1023);
+        c->device = index < 0 ? ax_device_cpu() : (ax_device){.backend = "cuda", .index = index};
+    }
     AX_TRY(r->status);
     CHECK_PARSE(ax_layers_parse(layers, c));
     CHECK_PARSE(ax_loss_parse(loss, &c->loss));

@@ -32,6 +32,12 @@ ax_status ax_net_save(const ax_net *net, const char *path)
     if (!values)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory saving %s", path);
     ax_net_parameters_get(net, values);
+    /* A failed device's weights are void: nothing is written. */
+    ax_status device = net->backend->ops->status(net->backend);
+    if (device != AX_STATUS_OK) {
+        free(values);
+        return device;
+    }
     bool single = net->config.precision == AX_PRECISION_F32;
     if (single) {
         values32 = malloc((size_t)net->parameter_count * sizeof(float));

@@ -24,7 +24,7 @@ ax_net_config ax_net_defaults(void)
     config.init_range = 0.2;
     config.precision = AX_PRECISION_F32;
     config.seed = 1;
-    config.device = -1;
+    config.device = ax_device_cpu();
     return config;
 }
 
@@ -139,7 +139,7 @@ static void draw_initial_parameters(const ax_net *net, double *values)
  * malloc, or succeeding lazily and being killed by the kernel later. */
 static ax_status check_network_memory(const ax_net_config *config, int64_t parameters, size_t real)
 {
-    const double arenas = config->device < 0 ? 2.0 : 0.0;
+    const double arenas = ax_device_is_cpu(config->device) ? 2.0 : 0.0;
     const double bytes = (double)parameters * ((double)sizeof(double) + arenas * (double)real);
     char layout[512], what[768];
     ax_layers_format(config, layout, sizeof layout);

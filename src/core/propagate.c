@@ -322,7 +322,7 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
     *loss = ax_net_backward(net, rows, regularization, gradient != NULL);
     if (gradient)
         OPS->download_f64(net->backend, gradient, net->gradients, net->parameter_count);
-    return AX_STATUS_OK;
+    return OPS->status(net->backend);
 }
 
 /* Rows per forward pass when predicting or evaluating. */
@@ -349,7 +349,7 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
         OPS->download_f32(net->backend, outputs + first * width, net->outputs[net->layer_count - 1],
                           count * width);
     }
-    return AX_STATUS_OK;
+    return OPS->status(net->backend);
 }
 
 ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *out)
@@ -382,6 +382,12 @@ ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
                 correct += truth == guess;
             }
         }
+    }
+    /* A failed device's outputs are void: its loss is NaN, not divergence. */
+    ax_status status = OPS->status(net->backend);
+    if (status != AX_STATUS_OK) {
+        ax_evaluation_free(out);
+        return status;
     }
     out->rows = rows;
     out->classes = classes;

@@ -280,10 +280,18 @@ static ax_status check_resume_data(const ax_net *net, const ax_train_state *stat
     return AX_STATUS_OK;
 }
 
-/* Names the first layer whose weights or biases are no longer finite. */
+/* A backend operation that failed (a CUDA error) leaves NaN behind it, so
+ * the backend's own failure is asked for before anything non-finite is
+ * called divergence: the user then reads the device's error, not "try a
+ * lower learning rate". */
+static ax_status backend_status(ax_net *net) { return net->backend->ops->status(net->backend); }
+
+/* Names the first layer whose weights or biases are no longer finite, or
+ * the backend's failure during the epoch (one that left finite values too). */
 static ax_status check_parameters_finite(ax_net *net, int epoch)
 {
     const ax_backend_ops *ops = net->backend->ops;
+    AX_TRY(backend_status(net));
     for (int l = 0; l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
         if (!ops->all_finite(net->backend, layer->in * layer->out + layer->out,
@@ -483,7 +491,11 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         step.evaluate_seconds = 0.0;
         step.plain_evaluations = 0;
         double step_start = t->net->profile ? ax_seconds_now() : 0.0;
-        AX_TRY(t->optimizer->kind->step(t->optimizer, &objective, &loss));
+        ax_status status = t->optimizer->kind->step(t->optimizer, &objective, &loss);
+        if (status != AX_STATUS_OK) { /* a line search's "diverged" may be the device's NaN */
+            AX_TRY(backend_status(t->net));
+            return status;
+        }
         if (t->net->profile) /* the step's own work: the update and any line-search algebra */
             ax_profile_record_seconds(t->net->profile, AX_PROFILE_OPTIMIZER_UPDATE, -1,
                                       ax_seconds_now() - step_start - step.evaluate_seconds, 0.0);
@@ -494,11 +506,13 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
             last_report = -INFINITY;
         /* A line search evaluates several times per step; SGD and Adam once. */
         const int64_t passes = t->optimizer->evaluations - evaluations_before;
-        if (!isfinite(loss))
+        if (!isfinite(loss)) {
+            AX_TRY(backend_status(t->net));
             return ax_fail(AX_STATUS_DIVERGED,
                            "training diverged in epoch %d, batch %lld: the loss is %s; "
                            "try a lower learning rate",
                            epoch, (long long)b + 1, isnan(loss) ? "NaN" : "infinite");
+        }
         loss_sum += loss * (double)batch.count;
         if (step.line) /* trial steps along a direction skip the passes over X */
             *flops_done += ax_net_train_flops(t->net, batch.count) * (double)step.plain_evaluations +

@@ -115,7 +115,7 @@ static bool parse_sizes(const cli_args *args, const char *text, int64_t *sizes, 
 
 typedef struct stats_case {
     bool entropy; /* else tensor-mean */
-    int device;   /* -1 the CPU, N CUDA device N */
+    ax_device device;
     int64_t rows, d;
     float *a, *b, *c, *out;
     double entropy_value, mi_value;
@@ -176,7 +176,7 @@ static void csv_row(FILE *csv, const char *workload, const char *variant, bool e
 }
 
 /* One size on one device: warm-up, samples, the CSV rows. */
-static int bench_size(const char *workload, bool entropy, int device, const stats_case *data,
+static int bench_size(const char *workload, bool entropy, ax_device device, const stats_case *data,
                       int repeat, double min_time, FILE *csv, size_result *out)
 {
     stats_case k = *data;
@@ -195,7 +195,7 @@ static int bench_size(const char *workload, bool entropy, int device, const stat
         device_sum.upload_seconds += per_call.upload_seconds;
         device_sum.compute_seconds += per_call.compute_seconds;
         device_sum.download_seconds += per_call.download_seconds;
-        if (csv && device < 0) {
+        if (csv && ax_device_is_cpu(device)) {
             csv_row(csv, workload, "axon", entropy, k.rows, k.d, r, seconds);
         } else if (csv) {
             csv_row(csv, workload, "axon-cuda", entropy, k.rows, k.d, r, seconds);
@@ -204,7 +204,7 @@ static int bench_size(const char *workload, bool entropy, int device, const stat
         }
     }
     if (status != AX_STATUS_OK)
-        return report_failure(status, status == AX_STATUS_UNSUPPORTED && device >= 0 ? "--device"
+        return report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(device) ? "--device"
                                                                                        : workload);
     out->mean = sum / repeat;
     double variance = repeat > 1 ? (sum_sq - repeat * out->mean * out->mean) / (repeat - 1) : 0.0;
@@ -222,7 +222,7 @@ static int bench_size(const char *workload, bool entropy, int device, const stat
 /* The inputs of one size (fixed pseudo-normal data); false when out of memory. */
 static bool case_create(stats_case *k, bool entropy, int64_t rows, int64_t d)
 {
-    *k = (stats_case){.entropy = entropy, .device = -1, .rows = rows, .d = d};
+    *k = (stats_case){.entropy = entropy, .device = ax_device_cpu(), .rows = rows, .d = d};
     const int64_t count = rows * d;
     k->a = random_array(count, 1 + (uint64_t)rows);
     k->b = random_array(count, 1000 + (uint64_t)rows);
@@ -305,7 +305,7 @@ int command_bench_stats(int argc, char **argv)
     double min_time = 0.05;
     bool quick = false;
     const char *csv_path = NULL, *sizes_text = NULL;
-    int device = -1;
+    ax_device device = ax_device_cpu();
     if (!cli_get_int(&args, "repeat", 1, 1000, &repeat) || !cli_get_flag(&args, "quick", &quick) ||
         !read_device(&args, &device) ||
         !cli_get_int(&args, "d", 1, entropy ? 1 << 20 : 1290, &d) ||
@@ -338,17 +338,20 @@ int command_bench_stats(int argc, char **argv)
         return CLI_EXIT_RUNTIME;
     }
     char device_text[256] = "";
-    if (device >= 0) {
+    const bool on_device = !ax_device_is_cpu(device);
+    if (on_device) {
         /* Sorted, for the crossover; a device that is not there fails now,
          * before the CPU runs. */
         qsort(sizes, (size_t)size_count, sizeof *sizes, compare_sizes);
-        if (ax_cuda_device_info(device, device_text, sizeof device_text) != AX_STATUS_OK) {
+        if (ax_device_info(device, device_text, sizeof device_text) != AX_STATUS_OK) {
             if (csv)
                 fclose(csv);
             return report_failure(AX_STATUS_UNSUPPORTED, "--device");
         }
-        printf("axon bench %s: D = %d, CPU (%d thread(s)) and CUDA device %d (%s), %d sample(s) "
-               "of >= %g s per size\n", workload, d, ax_threads(), device, device_text, repeat,
+        char name[64];
+        ax_device_format(device, name, sizeof name);
+        printf("axon bench %s: D = %d, CPU (%d thread(s)) and device %s (%s), %d sample(s) "
+               "of >= %g s per size\n", workload, d, ax_threads(), name, device_text, repeat,
                min_time);
         printf("  %8s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", entropy ? "B" : "N", "CPU ms",
                "GPU ms", "kernel ms", "copy in", "copy out", "speedup", "kernels");
@@ -371,11 +374,12 @@ int command_bench_stats(int argc, char **argv)
             result = CLI_EXIT_RUNTIME;
         }
         if (result == CLI_EXIT_OK)
-            result = bench_size(workload, entropy, -1, &k, repeat, min_time, csv, &cpu[i]);
-        if (result == CLI_EXIT_OK && device >= 0)
+            result = bench_size(workload, entropy, ax_device_cpu(), &k, repeat, min_time, csv,
+                                &cpu[i]);
+        if (result == CLI_EXIT_OK && on_device)
             result = bench_size(workload, entropy, device, &k, repeat, min_time, csv, &gpu[i]);
         if (result == CLI_EXIT_OK) {
-            if (device >= 0)
+            if (on_device)
                 print_device_line(sizes[i], &cpu[i], &gpu[i]);
             else
                 print_cpu_line(entropy, sizes[i], d, &cpu[i]);
@@ -383,7 +387,7 @@ int command_bench_stats(int argc, char **argv)
         }
         case_free(&k);
     }
-    if (result == CLI_EXIT_OK && device >= 0) {
+    if (result == CLI_EXIT_OK && on_device) {
         printf("  (GPU ms: the whole call, copies included; kernel ms: by CUDA events; speedup:\n"
                "   CPU ms / GPU ms; kernels: CPU ms / kernel ms)\n");
         for (int only = 0; only < 2; only++) {

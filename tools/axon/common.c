@@ -44,32 +44,30 @@ bool read_precision(const cli_args *args, ax_precision *precision)
     return true;
 }
 
-bool read_device(const cli_args *args, int *device)
+/* The backends --device offers; a backend added as a plugin is added here
+ * (and to DEVICE_OPTION's help). */
+static const char *const device_backends[] = {"cpu", "cuda"};
+
+bool read_device(const cli_args *args, ax_device *device)
 {
     const char *text = cli_text(args, "device");
-    *device = -1;
-    if (!text || strcmp(text, "cpu") == 0)
+    *device = ax_device_cpu();
+    if (!text)
         return true;
-    if (strcmp(text, "cuda") == 0) {
-        *device = 0;
-        return true;
-    }
-    if (strncmp(text, "cuda:", 5) == 0 && text[5] >= '0' && text[5] <= '9') {
-        char *end = NULL;
-        errno = 0;
-        long n = strtol(text + 5, &end, 10);
-        if (*end == '\0' && errno == 0 && n >= 0 && n <= 1023) {
-            *device = (int)n;
-            return true;
-        }
-    }
+    ax_device parsed;
+    if (ax_device_parse(text, &parsed) == AX_STATUS_OK)
+        for (size_t i = 0; i < sizeof device_backends / sizeof *device_backends; i++)
+            if (strcmp(parsed.backend, device_backends[i]) == 0) {
+                *device = parsed;
+                return true;
+            }
     cli_error(args, "--device: expected cpu, cuda or cuda:N (N a device number), got '%s'", text);
     return false;
 }
 
-int move_to_device(ax_net **net, int device)
+int move_to_device(ax_net **net, ax_device device)
 {
-    if (device < 0)
+    if (ax_device_is_cpu(device))
         return CLI_EXIT_OK;
     ax_net_config config = *ax_net_config_get(*net);
     config.device = device;
@@ -81,7 +79,9 @@ int move_to_device(ax_net **net, int device)
     double *values = malloc((size_t)count * sizeof(double));
     if (!values) {
         ax_net_free(moved);
-        fprintf(stderr, "axon: out of memory moving the model to CUDA device %d\n", device);
+        char name[64];
+        ax_device_format(device, name, sizeof name);
+        fprintf(stderr, "axon: out of memory moving the model to device %s\n", name);
         return CLI_EXIT_RUNTIME;
     }
     ax_net_parameters_get(*net, values);
@@ -160,8 +160,8 @@ int check_data_fits(const ax_net_config *config, const ax_dataset *data, const c
     return CLI_EXIT_OK;
 }
 
-int load_model_on_device(const char *option, const char *path, ax_precision precision, int device,
-                         ax_net **out)
+int load_model_on_device(const char *option, const char *path, ax_precision precision,
+                         ax_device device, ax_net **out)
 {
     int result = load_model(option, path, precision, out);
     if (result != CLI_EXIT_OK)

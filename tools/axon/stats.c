@@ -24,22 +24,19 @@ static double now_seconds(void)
 }
 
 /* "cpu" or "cuda:N". */
-static const char *device_name(int device, char *text, size_t capacity)
+static const char *device_name(ax_device device, char *text, size_t capacity)
 {
-    if (device < 0)
-        snprintf(text, capacity, "cpu");
-    else
-        snprintf(text, capacity, "cuda:%d", device);
+    ax_device_format(device, text, capacity);
     return text;
 }
 
 /* The device, and where a device's time went, as JSON members. */
-static void json_device(int device, const ax_stats_timing *timing)
+static void json_device(ax_device device, const ax_stats_timing *timing)
 {
     char name[32];
     printf(",\"device\":");
     json_write_string(stdout, device_name(device, name, sizeof name));
-    if (device >= 0) {
+    if (!ax_device_is_cpu(device)) {
         printf(",\"upload_seconds\":");
         json_write_number(stdout, timing->upload_seconds);
         printf(",\"kernel_seconds\":");
@@ -50,10 +47,10 @@ static void json_device(int device, const ax_stats_timing *timing)
 }
 
 /* The table's device line. */
-static void print_device(const char *label, int device, const ax_stats_timing *timing)
+static void print_device(const char *label, ax_device device, const ax_stats_timing *timing)
 {
     char name[32];
-    if (device < 0)
+    if (ax_device_is_cpu(device))
         printf("%scpu, %d threads\n", label, ax_threads());
     else
         printf("%s%s: copies in %.3f ms, kernels %.3f ms, copy out %.3f ms\n", label,
@@ -201,7 +198,7 @@ static int entropy_mi(int argc, char **argv)
     }
     const char *x_path = NULL, *y_path = NULL, *model_path = NULL;
     bool json = false;
-    int device = -1;
+    ax_device device = ax_device_cpu();
     if (!cli_get_nonempty(&args, "x", &x_path) || !cli_get_nonempty(&args, "y", &y_path) ||
         !cli_get_nonempty(&args, "model", &model_path) || !cli_get_flag(&args, "json", &json) ||
         !read_device(&args, &device))
@@ -240,7 +237,7 @@ static int entropy_mi(int argc, char **argv)
                                                   &entropy, &mi, &timing);
         double seconds = now_seconds() - start;
         if (status != AX_STATUS_OK) {
-            result = report_failure(status, status == AX_STATUS_UNSUPPORTED && device >= 0
+            result = report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(device)
                                                 ? "--device"
                                                 : arrays ? x_path : model_path);
         } else if (json) {
@@ -313,7 +310,7 @@ static int tensor_mean(int argc, char **argv)
     const char *paths[3] = {NULL, NULL, NULL}, *names[3] = {"fx", "fy", "fz"};
     const char *out_path = NULL;
     bool json = false;
-    int device = -1;
+    ax_device device = ax_device_cpu();
     for (int a = 0; a < 3; a++)
         if (!cli_get_nonempty(&args, names[a], &paths[a]))
             return CLI_EXIT_USAGE;
@@ -358,7 +355,7 @@ static int tensor_mean(int argc, char **argv)
                                                    n, d, tensor, &timing);
         seconds = now_seconds() - start;
         if (status != AX_STATUS_OK)
-            result = report_failure(status, status == AX_STATUS_UNSUPPORTED && device >= 0
+            result = report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(device)
                                                 ? "--device"
                                                 : paths[0]);
     }

@@ -665,7 +665,7 @@ static int run_training(const train_request *request, train_data *data)
     if (!net)
         status = ax_net_create(&config, &net);
     if (status != AX_STATUS_OK)
-        return report_failure(status, status == AX_STATUS_UNSUPPORTED && config.device >= 0
+        return report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(config.device)
                                           ? "--device" : "--layers");
     bool classification = ax_dataset_classes(data->loaded) > 0;
     if (!request->quiet)
@@ -824,7 +824,7 @@ static bool replicas_allowed(const cli_args *args, const train_request *request)
                         "or --replicas P, not both", cli_job_size());
         return false;
     }
-    if (request->net.device >= 0) {
+    if (!ax_device_is_cpu(request->net.device)) {
         cli_error(args, "--replicas trains replicas on the CPU's cores; with --device cuda "
                         "leave it out (one GPU serves one replica)");
         return false;

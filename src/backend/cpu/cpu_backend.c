@@ -33,6 +33,9 @@ static void cpu_free(ax_backend *backend, void *memory) { free(memory); }
 
 static void cpu_synchronize(ax_backend *backend) {}
 
+/* CPU operations cannot fail once their memory is allocated. */
+static ax_status cpu_status(ax_backend *backend) { return AX_STATUS_OK; }
+
 static void cpu_destroy(ax_backend *backend) { free(backend); }
 
 
@@ -147,6 +150,7 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
         .adam_update = adam_update_##suffix,                \
         .argmax_rows = argmax_rows_##suffix,                \
         .synchronize = cpu_synchronize,                     \
+        .status = cpu_status,                               \
         .destroy = cpu_destroy,                             \
     }
 
