@@ -332,6 +332,7 @@ static void test_galaxy(void)
     net_config.precision = AX_PRECISION_F64;
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&net_config, &net));
+    ax_net_config_release(&net_config);
     if (!net) {
         ax_dataset_free(train);
         return;
@@ -435,6 +436,7 @@ static ax_net *small_net(const char *layers, ax_loss loss, int64_t features)
     config.init_range = 0.5;
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     return net;
 }
 

@@ -38,6 +38,7 @@ static ax_net *make_net(ax_precision precision, const char *layout, int64_t inpu
     CHECK_OK(ax_layers_parse(layout, &config));
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     return net;
 }
 
@@ -61,8 +62,9 @@ static void test_round_trip(ax_precision precision)
         CHECK(a->layer_count == b->layer_count && a->input_width == b->input_width);
         CHECK(a->loss == b->loss);
         for (int l = 0; l < a->layer_count; l++)
-            CHECK(a->layers[l].width == b->layers[l].width &&
-                  a->layers[l].activation == b->layers[l].activation);
+            CHECK(a->layers[l].kind == b->layers[l].kind &&
+                  a->layers[l].dense.units == b->layers[l].dense.units &&
+                  a->layers[l].dense.activation == b->layers[l].dense.activation);
         float before[64 * 3], after[64 * 3];
         CHECK_OK(ax_net_predict(net, ax_dataset_features_data(data), 64, before));
         CHECK_OK(ax_net_predict(loaded, ax_dataset_features_data(data), 64, after));

@@ -152,6 +152,7 @@ static void train_alone(const ax_dataset *data, const ax_train_config *config, d
     ax_net_config nc = net_config();
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&nc, &net));
+    ax_net_config_release(&nc);
     ax_train_summary summary;
     CHECK_OK(ax_train(net, data, NULL, NULL, config, &summary));
     ax_net_parameters_get(net, parameters);
@@ -443,6 +444,7 @@ int main(void)
     ax_net_config nc = net_config();
     ax_net *probe = NULL;
     CHECK_OK(ax_net_create(&nc, &probe));
+    ax_net_config_release(&nc);
     const int64_t count = ax_net_parameter_count(probe);
     ax_net_free(probe);
     CHECK(count <= MAX_COUNT);

@@ -332,7 +332,7 @@ static ax_status read_optimizer_arrays(const ax_safetensors_file *file, ax_train
                        path, line_search ? "together" : "for cg and lbfgs");
     if (!has_base)
         return AX_STATUS_OK;
-    const int64_t width = s->net_config.layers[0].width;
+    const int64_t width = s->net_config.layers[0].dense.units;
     if (width < 1 || s->rows > INT64_MAX / width)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"line_cache.base\" cannot hold %lld rows x %lld",
                        path, (long long)s->rows, (long long)width);
@@ -424,7 +424,7 @@ static ax_status check_layout_size(const ax_safetensors_file *file, const ax_net
     const char *path = ax_safetensors_path(file);
     double needed = 0.0, in = (double)c->input_width;
     for (int l = 0; l < c->layer_count; l++) {
-        const double out = (double)c->layers[l].width;
+        const double out = (double)c->layers[l].dense.units;
         needed += in * out + out;
         in = out;
     }

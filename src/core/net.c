@@ -27,6 +27,33 @@ ax_net_config ax_net_defaults(void)
     return config;
 }
 
+ax_layer_spec ax_layer_dense(int64_t units, ax_activation activation)
+{
+    ax_layer_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.kind = AX_LAYER_DENSE;
+    spec.dense.units = units;
+    spec.dense.activation = activation;
+    return spec;
+}
+
+void ax_net_config_release(ax_net_config *config)
+{
+    if (!config || !config->parsed_layers)
+        return;
+    free(config->parsed_layers);
+    config->parsed_layers = NULL;
+    config->layers = NULL;
+    config->layer_count = 0;
+}
+
+int64_t ax_net_config_output_width(const ax_net_config *config)
+{
+    if (!config->layers || config->layer_count < 1)
+        return 0;
+    return config->layers[config->layer_count - 1].dense.units;
+}
+
 /* Fills in AX_LOSS_AUTO and refuses combinations whose gradient we do not
  * define: softmax goes with cross-entropy only, binary cross-entropy needs
  * sigmoid outputs. */
@@ -38,21 +65,26 @@ static ax_status resolve_config(ax_net_config *config)
     if (config->layer_count < 1 || config->layer_count > AX_MAX_LAYERS)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "a network needs 1 to %d layers, not %d",
                        AX_MAX_LAYERS, config->layer_count);
+    if (!config->layers)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the configuration has %d layers but no layer specs",
+                       config->layer_count);
     if (config->precision != AX_PRECISION_F32 && config->precision != AX_PRECISION_F64)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown precision %d", (int)config->precision);
     for (int l = 0; l < config->layer_count; l++) {
-        const ax_layer_spec *layer = &config->layers[l];
-        if (layer->width < 1 || layer->width > MAX_LAYER_WIDTH)
+        const ax_layer_spec *spec = &config->layers[l];
+        if (spec->kind != AX_LAYER_DENSE)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT, "layer %d: unknown kind %d", l + 1, (int)spec->kind);
+        if (spec->dense.units < 1 || spec->dense.units > MAX_LAYER_WIDTH)
             return ax_fail(AX_STATUS_BAD_ARGUMENT, "layer %d: width %lld is out of range (1 to %d)",
-                           l + 1, (long long)layer->width, MAX_LAYER_WIDTH);
-        if ((unsigned)layer->activation > AX_ACT_SOFTMAX)
+                           l + 1, (long long)spec->dense.units, MAX_LAYER_WIDTH);
+        if ((unsigned)spec->dense.activation > AX_ACT_SOFTMAX)
             return ax_fail(AX_STATUS_BAD_ARGUMENT, "layer %d: unknown activation %d", l + 1,
-                           (int)layer->activation);
-        if (layer->activation == AX_ACT_SOFTMAX && l != config->layer_count - 1)
+                           (int)spec->dense.activation);
+        if (spec->dense.activation == AX_ACT_SOFTMAX && l != config->layer_count - 1)
             return ax_fail(AX_STATUS_BAD_ARGUMENT,
                            "layer %d: softmax is only allowed on the output layer", l + 1);
     }
-    ax_activation output = config->layers[config->layer_count - 1].activation;
+    ax_activation output = config->layers[config->layer_count - 1].dense.activation;
     if (config->loss == AX_LOSS_AUTO)
         config->loss = output == AX_ACT_SOFTMAX   ? AX_LOSS_CROSS_ENTROPY
                        : output == AX_ACT_SIGMOID ? AX_LOSS_BINARY_CROSS_ENTROPY
@@ -162,6 +194,14 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
     ax_net *net = calloc(1, sizeof *net);
     if (!net)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating a network");
+    net->specs = malloc((size_t)resolved.layer_count * sizeof *net->specs);
+    if (!net->specs) {
+        free(net);
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating a network");
+    }
+    memcpy(net->specs, resolved.layers, (size_t)resolved.layer_count * sizeof *net->specs);
+    resolved.layers = net->specs; /* the net's own copy: the caller's may go */
+    resolved.parsed_layers = NULL;
     net->config = resolved;
     net->layer_count = resolved.layer_count;
     int64_t offset = 0, in = resolved.input_width;
@@ -169,8 +209,8 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
     for (int l = 0; l < net->layer_count; l++) {
         ax_layer *layer = &net->layers[l];
         layer->in = in;
-        layer->out = resolved.layers[l].width;
-        layer->activation = resolved.layers[l].activation;
+        layer->out = resolved.layers[l].dense.units;
+        layer->activation = resolved.layers[l].dense.activation;
         layer->weight_offset = offset;
         offset += layer->in * layer->out;
         layer->bias_offset = offset;
@@ -184,6 +224,7 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
     size_t real = resolved.precision == AX_PRECISION_F64 ? sizeof(double) : sizeof(float);
     ax_status status = check_network_memory(&resolved, offset, real);
     if (status != AX_STATUS_OK) {
+        free(net->specs);
         free(net);
         return status;
     }
@@ -247,6 +288,7 @@ void ax_net_free(ax_net *net)
         net->backend->ops->free(net->backend, net->gradients);
         net->backend->ops->destroy(net->backend);
     }
+    free(net->specs);
     free(net);
 }
 
@@ -322,6 +364,11 @@ void *ax_layer_bias(const ax_net *net, void *arena, int layer)
 }
 
 const ax_net_config *ax_net_config_get(const ax_net *net) { return &net->config; }
+
+int64_t ax_net_layer_width(const ax_net *net, int layer)
+{
+    return layer >= 0 && layer < net->layer_count ? net->layers[layer].out : 0;
+}
 
 int64_t ax_net_parameter_count(const ax_net *net) { return net->parameter_count; }
 

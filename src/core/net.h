@@ -20,6 +20,7 @@ typedef struct ax_layer {
 struct ax_net {
     ax_net_config config; /* loss and init resolved */
     ax_backend *backend;
+    ax_layer_spec *specs; /* layer_count, the net's copy (config.layers points here) */
     ax_layer layers[AX_MAX_LAYERS];
     int layer_count;
     int64_t parameter_count;

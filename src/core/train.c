@@ -249,8 +249,9 @@ static ax_status check_resume_data(const ax_net *net, const ax_train_state *stat
                     a->loss == b->loss && a->precision == b->precision &&
                     net->parameter_count == state->parameter_count;
     for (int l = 0; same_net && l < a->layer_count; l++)
-        same_net = a->layers[l].width == b->layers[l].width &&
-                   a->layers[l].activation == b->layers[l].activation;
+        same_net = a->layers[l].kind == b->layers[l].kind &&
+                   a->layers[l].dense.units == b->layers[l].dense.units &&
+                   a->layers[l].dense.activation == b->layers[l].dense.activation;
     if (!same_net)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "the network is not the checkpoint's (layout, loss or precision differ); "

@@ -18,8 +18,8 @@ static void layers_text(const ax_net_config *config, char *text, size_t capacity
     text[0] = '\0';
     for (int l = 0; l < config->layer_count && used < capacity; l++)
         used += (size_t)snprintf(text + used, capacity - used, "%s%lld:%s", l ? "," : "",
-                                 (long long)config->layers[l].width,
-                                 ax_activation_name(config->layers[l].activation));
+                                 (long long)config->layers[l].dense.units,
+                                 ax_activation_name(config->layers[l].dense.activation));
 }
 
 ax_status ax_net_save(const ax_net *net, const char *path)
@@ -128,7 +128,7 @@ static ax_status check_size(const ax_safetensors_file *file, const ax_net_config
 {
     double needed = 0.0, held = 0.0, in = (double)config->input_width;
     for (int l = 0; l < config->layer_count; l++) {
-        const double width = (double)config->layers[l].width;
+        const double width = (double)config->layers[l].dense.units;
         needed += in * width + width;
         in = width;
     }
@@ -180,6 +180,7 @@ ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out)
     if (status == AX_STATUS_OK)
         ax_net_parameters_set(net, values);
     free(values);
+    ax_net_config_release(&config);
     ax_safetensors_free(file);
     if (status != AX_STATUS_OK) {
         ax_net_free(net);
