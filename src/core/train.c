@@ -248,10 +248,12 @@ static ax_status check_resume_data(const ax_net *net, const ax_train_state *stat
     bool same_net = a->input_width == b->input_width && a->layer_count == b->layer_count &&
                     a->loss == b->loss && a->precision == b->precision &&
                     net->parameter_count == state->parameter_count;
-    for (int l = 0; same_net && l < a->layer_count; l++)
-        same_net = a->layers[l].kind == b->layers[l].kind &&
-                   a->layers[l].dense.units == b->layers[l].dense.units &&
-                   a->layers[l].dense.activation == b->layers[l].dense.activation;
+    if (same_net) { /* every kind's settings, as its text gives them */
+        char layout_a[AX_MAX_LAYERS * 32], layout_b[AX_MAX_LAYERS * 32];
+        ax_layout_text(a, false, layout_a, sizeof layout_a);
+        ax_layout_text(b, false, layout_b, sizeof layout_b);
+        same_net = strcmp(layout_a, layout_b) == 0;
+    }
     if (!same_net)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "the network is not the checkpoint's (layout, loss or precision differ); "
@@ -294,8 +296,8 @@ static ax_status check_parameters_finite(ax_net *net, int epoch)
     const ax_backend_ops *ops = net->backend->ops;
     for (int l = 0; l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
-        if (!ops->all_finite(net->backend, layer->in * layer->out + layer->out,
-                             ax_layer_weights(net, net->parameters, l)))
+        if (!ops->all_finite(net->backend, layer->parameter_count,
+                             ax_layer_block(net, net->parameters, l)))
             return ax_fail(AX_STATUS_DIVERGED,
                            "training diverged in epoch %d: layer %d's weights are NaN or infinite; "
                            "try a lower learning rate",
@@ -783,7 +785,8 @@ static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax
     if (status == AX_STATUS_OK)
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
                                      net->parameter_count, &t.optimizer);
-    if (status == AX_STATUS_OK && is_line_search(config) && full_batch && !chunked && !replicas)
+    if (status == AX_STATUS_OK && is_line_search(config) && full_batch && !chunked && !replicas &&
+        ax_net_line_cache_fits(net))
         status = ax_line_cache_create(net, local_batch, &t.line);
     /* A full batch is a sum over all rows: order does not matter, so rows are
      * used where they lie. */
