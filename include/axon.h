@@ -307,13 +307,19 @@ int64_t ax_net_parameter_count(const ax_net *net);
 void ax_net_parameters_get(const ax_net *net, double *values);
 void ax_net_parameters_set(ax_net *net, const double *values);
 
+/* The model file format ax_net_save writes, as "format_version" in the
+ * metadata. Files without it (axon before the field) are version 1. */
+#define AX_MODEL_FORMAT_VERSION 1
+
 /* Saves weights and architecture as safetensors ("layers.N.weight" (out, in),
- * "layers.N.bias" (out); architecture in the metadata). Written to a
- * temporary file and renamed, so a failed save leaves no partial file. */
+ * "layers.N.bias" (out); architecture and AX_MODEL_FORMAT_VERSION in the
+ * metadata). Written to a temporary file and renamed, so a failed save
+ * leaves no partial file. */
 AX_NODISCARD ax_status ax_net_save(const ax_net *net, const char *path);
 /* Loads a model written by ax_net_save (or by any tool writing the same
- * tensor names and metadata), validating every field; precision selects the
- * compute precision whatever the stored dtype. */
+ * tensor names and metadata), of any format version up to
+ * AX_MODEL_FORMAT_VERSION (none given: 1), validating every field; precision
+ * selects the compute precision whatever the stored dtype. */
 AX_NODISCARD ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out);
 
 /* Forward pass in inference mode: inputs (rows, input_width), outputs

@@ -1,7 +1,9 @@
 /* model_file.c: saving and loading networks as safetensors. Tensors are
  * named as PyTorch's nn.Sequential of nn.Linear would name them
  * ("layers.0.weight" (out, in), "layers.0.bias" (out)); the architecture
- * travels in the metadata, so a model file is self-describing. */
+ * travels in the metadata, so a model file is self-describing, with the
+ * version of that description ("format_version"; files written before it
+ * existed are version 1, the dense layouts every version reads). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,17 +54,43 @@ ax_status ax_net_save(const ax_net *net, const char *path)
     char input_width[32], layout[AX_MAX_LAYERS * 32];
     snprintf(input_width, sizeof input_width, "%lld", (long long)net->config.input_width);
     ax_layout_text(&net->config, false, layout, sizeof layout);
-    const char *keys[] = {"format", "producer", "input_width", "layers", "loss"};
-    const char *texts[] = {"pt", "axon " AX_VERSION, input_width, layout, ax_loss_name(net->config.loss)};
-    ax_status status = ax_safetensors_write(path, tensors, count, keys, texts, 5);
+    char version[16];
+    snprintf(version, sizeof version, "%d", AX_MODEL_FORMAT_VERSION);
+    const char *keys[] = {"format", "format_version", "producer", "input_width", "layers", "loss"};
+    const char *texts[] = {"pt", version, "axon " AX_VERSION, input_width, layout,
+                           ax_loss_name(net->config.loss)};
+    ax_status status = ax_safetensors_write(path, tensors, count, keys, texts, 6);
     free(values);
     free(values32);
     return status;
 }
 
+/* The file's format version: 1 when it has none (written before the field
+ * existed); one this axon does not know is refused before anything else. */
+static ax_status check_version(const ax_safetensors_file *file)
+{
+    const char *path = ax_safetensors_path(file);
+    const char *text = ax_safetensors_metadata(file, "format_version");
+    if (!text)
+        return AX_STATUS_OK;
+    char *end;
+    errno = 0;
+    long long version = strtoll(text, &end, 10);
+    if (end == text || *end || errno || version < 1)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: metadata format_version '%s' is not a positive integer", path, text);
+    if (version > AX_MODEL_FORMAT_VERSION)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: model format version %lld is newer than this axon reads (up to %d); "
+                       "load it with a newer axon",
+                       path, version, AX_MODEL_FORMAT_VERSION);
+    return AX_STATUS_OK;
+}
+
 static ax_status read_architecture(const ax_safetensors_file *file, ax_net_config *config)
 {
     const char *path = ax_safetensors_path(file);
+    AX_TRY(check_version(file));
     const char *width = ax_safetensors_metadata(file, "input_width");
     const char *layout = ax_safetensors_metadata(file, "layers");
     const char *loss = ax_safetensors_metadata(file, "loss");
