@@ -225,6 +225,7 @@ static void train_ranks(const ax_dataset *data, const int64_t bounds[RANKS + 1],
     for (int r = 0; r < RANKS; r++) {
         pthread_join(threads[r], NULL);
         ax_dataset_free(runs[r].shard);
+        ax_net_config_release(&runs[r].net_config);
     }
     ax_thread_ranks_free(m.team);
     current = NULL;
