@@ -291,17 +291,34 @@ AX_NODISCARD ax_status ax_device_info(ax_device device, char *text, size_t capac
 
 /* ----------------------------------------------------------------- network */
 
-#define AX_MAX_LAYERS 64
+#define AX_MAX_LAYERS 64 /* layers in one network, at most */
 
+/* The kinds of layer; each is one file, src/core/layer_<kind>.c. */
+typedef enum ax_layer_kind {
+    AX_LAYER_DENSE = 0, /* fully connected: outputs (rows, units) = activation(x W^T + b),
+                           x (rows, in), W (units, in), b (units) */
+} ax_layer_kind;
+
+/* One layer of a network: its kind and that kind's settings. */
 typedef struct ax_layer_spec {
-    int64_t width;            /* neurons in the layer */
-    ax_activation activation;
+    ax_layer_kind kind;
+    union {
+        struct {
+            int64_t units;            /* neurons in the layer */
+            ax_activation activation;
+        } dense;                      /* AX_LAYER_DENSE */
+    };
 } ax_layer_spec;
+
+/* A dense layer of `units` neurons. */
+ax_layer_spec ax_layer_dense(int64_t units, ax_activation activation);
 
 typedef struct ax_net_config {
     int64_t input_width;      /* features per row */
-    int layer_count;          /* dense layers, the last one being the output */
-    ax_layer_spec layers[AX_MAX_LAYERS];
+    int layer_count;          /* 1 to AX_MAX_LAYERS layers, the last one being the output */
+    const ax_layer_spec *layers; /* layer_count specs, the caller's: ax_net_create copies them */
+    ax_layer_spec *parsed_layers; /* the array ax_layers_parse allocated (layers points to it),
+                                     else NULL; ax_net_config_release frees it */
     ax_loss loss;
     ax_init init;
     double init_range;        /* r of AX_INIT_UNIFORM */
@@ -314,11 +331,22 @@ typedef struct ax_net_config {
 /* Defaults: no layers, AX_LOSS_AUTO, AX_INIT_AUTO, r = 0.2, float32, seed 1,
  * the CPU. */
 ax_net_config ax_net_defaults(void);
-/* Parses "128:relu,128:relu,10:softmax" into config->layers. A width without
- * an activation gets relu for a hidden layer and identity for the output. */
+/* Parses "128:relu,128:relu,10:softmax" into config->layers and
+ * config->layer_count, in an array config->parsed_layers owns (a previous
+ * one is freed; on failure config is unchanged). An item is one layer in the
+ * syntax of its kind; a dense layer is "units[:activation]", and a width
+ * without an activation gets relu for a hidden layer and identity for the
+ * output. */
 AX_NODISCARD ax_status ax_layers_parse(const char *text, ax_net_config *config);
+/* Frees config->parsed_layers and empties the layout (NULL is fine; so is a
+ * config without parsed layers, such as a copy of ax_net_config_get's). Of
+ * several copies of one parsed config, release one. */
+void ax_net_config_release(ax_net_config *config);
 /* Writes the layout of config as text, e.g. "784-128:relu-10:softmax". */
 void ax_layers_format(const ax_net_config *config, char *text, size_t capacity);
+/* Values per row out of the last layer of config's layout (0 if the layout
+ * is not valid). */
+int64_t ax_net_config_output_width(const ax_net_config *config);
 
 typedef struct ax_net ax_net;
 
@@ -327,6 +355,9 @@ AX_NODISCARD ax_status ax_net_create(const ax_net_config *config, ax_net **out);
 void ax_net_free(ax_net *net);
 /* The configuration the network was built from (with loss and init resolved). */
 const ax_net_config *ax_net_config_get(const ax_net *net);
+/* Values per row out of layer `layer` (0-based; the last is the output
+ * layer), 0 when there is no such layer. */
+int64_t ax_net_layer_width(const ax_net *net, int layer);
 /* Number of parameters: weights and biases of all layers. */
 int64_t ax_net_parameter_count(const ax_net *net);
 /* Copies all parameters, layer by layer as [W (out, in) row-major, b (out)],
@@ -334,13 +365,19 @@ int64_t ax_net_parameter_count(const ax_net *net);
 void ax_net_parameters_get(const ax_net *net, double *values);
 void ax_net_parameters_set(ax_net *net, const double *values);
 
+/* The model file format ax_net_save writes, as "format_version" in the
+ * metadata. Files without it (axon before the field) are version 1. */
+#define AX_MODEL_FORMAT_VERSION 1
+
 /* Saves weights and architecture as safetensors ("layers.N.weight" (out, in),
- * "layers.N.bias" (out); architecture in the metadata). Written to a
- * temporary file and renamed, so a failed save leaves no partial file. */
+ * "layers.N.bias" (out); architecture and AX_MODEL_FORMAT_VERSION in the
+ * metadata). Written to a temporary file and renamed, so a failed save
+ * leaves no partial file. */
 AX_NODISCARD ax_status ax_net_save(const ax_net *net, const char *path);
 /* Loads a model written by ax_net_save (or by any tool writing the same
- * tensor names and metadata), validating every field; precision selects the
- * compute precision whatever the stored dtype. */
+ * tensor names and metadata), of any format version up to
+ * AX_MODEL_FORMAT_VERSION (none given: 1), validating every field; precision
+ * selects the compute precision whatever the stored dtype. */
 AX_NODISCARD ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out);
 
 /* Forward pass in inference mode: inputs (rows, input_width), outputs

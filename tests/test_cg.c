@@ -265,6 +265,7 @@ static ax_net *small_net(const char *layers, ax_loss loss, int64_t features)
     config.init_range = 0.5;
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     return net;
 }
 

@@ -82,6 +82,7 @@ static void test_galaxy(void)
     net_config.precision = AX_PRECISION_F64;
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&net_config, &net));
+    ax_net_config_release(&net_config);
     if (!net) {
         ax_dataset_free(train);
         return;

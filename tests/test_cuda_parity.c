@@ -473,7 +473,7 @@ static void test_network(task kind, ax_precision precision, int device)
     const char *prec = precision == AX_PRECISION_F64 ? "f64" : "f32";
     ax_net_config cpu_config = net_config(kind, precision, -1);
     ax_net_config gpu_config = net_config(kind, precision, device);
-    int64_t outputs = cpu_config.layers[cpu_config.layer_count - 1].width;
+    int64_t outputs = ax_net_config_output_width(&cpu_config);
     ax_dataset *data = make_data(kind, 300, 19, outputs);
     ax_net *cpu = NULL, *gpu = NULL;
     CHECK_OK(ax_net_create(&cpu_config, &cpu));
@@ -557,6 +557,8 @@ static void test_network(task kind, ax_precision precision, int device)
 done:
     ax_net_free(cpu);
     ax_net_free(gpu);
+    ax_net_config_release(&cpu_config);
+    ax_net_config_release(&gpu_config);
     ax_dataset_free(data);
 }
 
@@ -574,6 +576,7 @@ int main(void)
     CHECK_FAILS(ax_net_create(&config, &net), AX_STATUS_UNSUPPORTED,
                 built ? "no CUDA device" : "this build has no CUDA backend");
     CHECK(net == NULL);
+    ax_net_config_release(&config);
     char text[256];
     CHECK(ax_cuda_device_info(devices + 3, text, sizeof text) == AX_STATUS_UNSUPPORTED);
 

@@ -265,6 +265,7 @@ static void test_activations(void)
     CHECK_OK(ax_layers_parse("7:relu,6:tanh,3:softmax", &config));
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     if (!net)
         return;
     const int64_t rows = 37;

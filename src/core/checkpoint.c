@@ -98,6 +98,7 @@ void ax_train_state_free(ax_train_state *state)
     free(state->best_parameters);
     ax_optimizer_saved_free(&state->optimizer_saved);
     free(state->line_base);
+    ax_net_config_release(&state->net_config); /* parsed by ax_checkpoint_load; else the net's */
     free(state);
 }
 
@@ -158,12 +159,7 @@ static void close_object(ax_json_writer *w)
 static void net_json(const ax_net_config *c, ax_json_writer *w)
 {
     char layers[AX_MAX_LAYERS * 32];
-    size_t used = 0;
-    layers[0] = '\0';
-    for (int l = 0; l < c->layer_count && used < sizeof layers; l++)
-        used += (size_t)snprintf(layers + used, sizeof layers - used, "%s%lld:%s", l ? "," : "",
-                                 (long long)c->layers[l].width,
-                                 ax_activation_name(c->layers[l].activation));
+    ax_layout_text(c, false, layers, sizeof layers);
     ax_json_writer_append(w, "{");
     append_int(w, "input_width", c->input_width);
     append_string(w, "layers", layers);

@@ -344,7 +344,7 @@ static ax_status read_optimizer_arrays(const ax_safetensors_file *file, ax_train
     }
     if (!has_base)
         return AX_STATUS_OK;
-    const int64_t width = s->net_config.layers[0].width;
+    const int64_t width = ax_layout_width(&s->net_config, 0);
     if (width < 1 || s->rows > INT64_MAX / width)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"line_cache.base\" cannot hold %lld rows x %lld",
                        path, (long long)s->rows, (long long)width);
@@ -434,12 +434,7 @@ static ax_status load_state(const ax_safetensors_file *file, ax_train_state *s)
 static ax_status check_layout_size(const ax_safetensors_file *file, const ax_net_config *c)
 {
     const char *path = ax_safetensors_path(file);
-    double needed = 0.0, in = (double)c->input_width;
-    for (int l = 0; l < c->layer_count; l++) {
-        const double out = (double)c->layers[l].width;
-        needed += in * out + out;
-        in = out;
-    }
+    const double needed = ax_layout_parameters(c);
     const ax_safetensors_tensor *t = ax_safetensors_find(file, "parameters");
     if (!t)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: the checkpoint lacks the tensor \"parameters\"", path);

@@ -241,9 +241,12 @@ static ax_status check_resume_data(const ax_net *net, const ax_train_state *stat
     bool same_net = a->input_width == b->input_width && a->layer_count == b->layer_count &&
                     a->loss == b->loss && a->precision == b->precision &&
                     net->parameter_count == state->parameter_count;
-    for (int l = 0; same_net && l < a->layer_count; l++)
-        same_net = a->layers[l].width == b->layers[l].width &&
-                   a->layers[l].activation == b->layers[l].activation;
+    if (same_net) { /* every kind's settings, as its text gives them */
+        char layout_a[AX_MAX_LAYERS * 32], layout_b[AX_MAX_LAYERS * 32];
+        ax_layout_text(a, false, layout_a, sizeof layout_a);
+        ax_layout_text(b, false, layout_b, sizeof layout_b);
+        same_net = strcmp(layout_a, layout_b) == 0;
+    }
     if (!same_net)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "the network is not the checkpoint's (layout, loss or precision differ); "
@@ -294,8 +297,8 @@ static ax_status check_parameters_finite(ax_net *net, int epoch)
     AX_TRY(backend_status(net));
     for (int l = 0; l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
-        if (!ops->all_finite(net->backend, layer->in * layer->out + layer->out,
-                             ax_layer_weights(net, net->parameters, l)))
+        if (!ops->all_finite(net->backend, layer->parameter_count,
+                             ax_layer_block(net, net->parameters, l)))
             return ax_fail(AX_STATUS_DIVERGED,
                            "training diverged in epoch %d: layer %d's weights are NaN or infinite; "
                            "try a lower learning rate",
@@ -790,7 +793,7 @@ static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
                                      net->parameter_count, &t.optimizer);
     if (status == AX_STATUS_OK && ax_optimizer_uses(config->optimizer, AX_OPTIMIZER_SETTING_LINE_SEARCH) &&
-        full_batch && !chunked && !replicas)
+        full_batch && !chunked && !replicas && ax_net_line_cache_fits(net))
         status = ax_line_cache_create(net, local_batch, &t.line);
     /* A full batch is a sum over all rows: order does not matter, so rows are
      * used where they lie. */

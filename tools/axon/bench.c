@@ -335,6 +335,7 @@ int command_bench(int argc, char **argv)
         } else if (status == AX_STATUS_OK) {
             status = train_once(work.data, work.test, &config, &work.train, &summary);
         }
+        ax_net_config_release(&config);
         if (status != AX_STATUS_OK) {
             result = report_failure(status, work.name);
             break;

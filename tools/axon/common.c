@@ -120,7 +120,7 @@ bool output_is_classification(const ax_net_config *config)
 {
     if (config->layer_count < 1)
         return false;
-    ax_activation last = config->layers[config->layer_count - 1].activation;
+    ax_activation last = config->layers[config->layer_count - 1].dense.activation;
     return last == AX_ACT_SOFTMAX || last == AX_ACT_SIGMOID;
 }
 
@@ -135,26 +135,27 @@ int check_data_fits(const ax_net_config *config, const ax_dataset *data, const c
     }
     if (config->layer_count < 1)
         return CLI_EXIT_OK;
-    const ax_layer_spec *output = &config->layers[config->layer_count - 1];
+    const ax_activation activation = config->layers[config->layer_count - 1].dense.activation;
+    const int64_t width = ax_net_config_output_width(config);
     int64_t classes = ax_dataset_classes(data), targets = ax_dataset_targets(data);
-    if (classes > 0 && output->activation == AX_ACT_SOFTMAX && classes > output->width) {
+    if (classes > 0 && activation == AX_ACT_SOFTMAX && classes > width) {
         fprintf(stderr,
                 "axon: %s has labels up to %lld (%lld classes) but the output layer of %s has "
                 "%lld unit%s; the last layer needs one unit per class\n",
                 source, (long long)classes - 1, (long long)classes, model_name,
-                (long long)output->width, output->width == 1 ? "" : "s");
+                (long long)width, width == 1 ? "" : "s");
         return CLI_EXIT_RUNTIME;
     }
-    if (targets > 0 && output->activation == AX_ACT_SOFTMAX) {
+    if (targets > 0 && activation == AX_ACT_SOFTMAX) {
         fprintf(stderr, "axon: %s holds numbers to predict (regression) but %s ends in softmax, "
                         "which needs class labels\n", source, model_name);
         return CLI_EXIT_RUNTIME;
     }
-    if (targets > 0 && targets != output->width) {
+    if (targets > 0 && targets != width) {
         fprintf(stderr, "axon: %s has %lld target%s per row but the output layer of %s has %lld "
                         "unit%s\n",
                 source, (long long)targets, targets == 1 ? "" : "s", model_name,
-                (long long)output->width, output->width == 1 ? "" : "s");
+                (long long)width, width == 1 ? "" : "s");
         return CLI_EXIT_RUNTIME;
     }
     return CLI_EXIT_OK;

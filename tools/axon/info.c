@@ -51,6 +51,7 @@ static double reference_gemm_rate(const reference_network *reference, ax_precisi
         ax_net_gemm_rate(net, reference->batch, &rate) != AX_STATUS_OK)
         rate = 0.0;
     ax_net_free(net);
+    ax_net_config_release(&config);
     return rate;
 }
 

@@ -120,9 +120,9 @@ static int layer_activations(ax_net *net, const ax_dataset *data, int layer, con
         return CLI_EXIT_USAGE;
     }
     array->rows = ax_dataset_rows(data);
-    array->cols = config->layers[layer].width;
+    array->cols = ax_net_layer_width(net, layer);
     snprintf(array->label, sizeof array->label, "layer %d (%lld wide, %s) of %s", layer,
-             (long long)array->cols, ax_activation_name(config->layers[layer].activation), model);
+             (long long)array->cols, ax_activation_name(config->layers[layer].dense.activation), model);
     array->name = array->label;
     array->values = malloc((size_t)(array->rows * array->cols) * sizeof(float));
     if (!array->values) {
@@ -167,12 +167,12 @@ static int model_arrays(const cli_args *args, const char *model_path, named_arra
         result = CLI_EXIT_RUNTIME;
     }
     if (result == CLI_EXIT_OK && layer < config->layer_count && layer_y < config->layer_count &&
-        config->layers[layer].width != config->layers[layer_y].width) {
+        ax_net_layer_width(net, layer) != ax_net_layer_width(net, layer_y)) {
         fprintf(stderr,
                 "axon stats: layers %d and %d of %s have different widths (%lld and %lld); "
                 "entropy-mi needs X and Y of the same width\n",
-                layer, layer_y, model_path, (long long)config->layers[layer].width,
-                (long long)config->layers[layer_y].width);
+                layer, layer_y, model_path, (long long)ax_net_layer_width(net, layer),
+                (long long)ax_net_layer_width(net, layer_y));
         result = CLI_EXIT_USAGE;
     }
     if (result == CLI_EXIT_OK)
