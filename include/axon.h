@@ -289,6 +289,83 @@ int ax_device_count(const char *backend);
  * AX_STATUS_UNSUPPORTED without the backend or the device. */
 AX_NODISCARD ax_status ax_device_info(ax_device device, char *text, size_t capacity);
 
+/* -------------------------------------------------------------- data specs */
+
+/* A data spec is one string naming data, as `axon --data` takes it:
+ *   NAME           a data set folder under /usr/share/datasets (where Debian's
+ *                  dataset-fashion-mnist puts fashion-mnist; the environment
+ *                  variable AXON_DATASETS replaces that folder)
+ *   DIR            a folder of MNIST-format IDX files: train-* as the training
+ *                  part, t10k-* as the test part (gzipped or not)
+ *   FILE.csv       one row per line (options.csv)
+ *   FILE.npy       NumPy features; labels from options.labels, else column 0
+ *   batches:DIR    the output of ax_prep_run (pixels / 255; scale is not applied)
+ *   synth:linear   seed 001's benchmark: synth_rows x synth_features from the
+ *                  seed; its test part is the synth_rows/5 rows that follow in
+ *                  the same stream (the same w)
+ * ax_dataset_open reads it, scales the features, and fails for NaN or Inf
+ * (AX_STATUS_BAD_DATA naming row and column) and for a set of no rows. A spec
+ * naming no kind of data (an unknown extension, synth:NAME other than linear,
+ * labels given with data that is not .npy) fails with AX_STATUS_BAD_ARGUMENT
+ * before anything is read; a missing file or data set with AX_STATUS_BAD_FILE
+ * (a bare name not found says how to install or give one); damaged data as
+ * its loader says. Messages name the spec ("SPEC: ..."), or the file at
+ * fault, with the loaders' words. */
+
+typedef enum ax_data_part {
+    AX_DATA_PART_TRAIN = 0, /* an IDX folder's train-* files; synth:linear's synth_rows */
+    AX_DATA_PART_TEST,      /* an IDX folder's t10k-* files; synth:linear's test rows */
+} ax_data_part;
+
+typedef struct ax_data_options {
+    size_t size;             /* sizeof (ax_data_options), set by ax_data_options_defaults(): lets
+                                the struct grow without breaking programs built against an
+                                older header */
+    ax_data_part part;       /* which part of an IDX folder or synth:linear (train) */
+    ax_csv_options csv;      /* FILE.csv's columns, header and delimiter (its scale is replaced
+                                by scale) */
+    double scale;            /* features are multiplied by this, batches:DIR's excepted (1) */
+    const char *labels;      /* FILE.npy: a labels or targets .npy file, or NULL (column 0) */
+    int64_t synth_rows;      /* synth:linear: training rows (500000) */
+    int64_t synth_features;  /* synth:linear: features (20) */
+    uint64_t seed;           /* synth:linear draws from this (1) */
+    const char *name;        /* messages name the spec after this, e.g. "--data" gives
+                                "--data SPEC: ..."; NULL gives "SPEC: ..." */
+    const char *labels_name; /* the same for the labels file, e.g. "--labels" */
+} ax_data_options;
+
+/* The defaults noted above, with size set. */
+ax_data_options ax_data_options_defaults(void);
+/* Checks what a spec names without reading data: the kind of data, that the
+ * file, folder (with the part's IDX files) or labels file is there. options
+ * may be NULL (the defaults) in every function of this section. */
+AX_NODISCARD ax_status ax_dataset_check_spec(const char *spec, const ax_data_options *options);
+/* Opens spec whole into *out (the caller frees it). */
+AX_NODISCARD ax_status ax_dataset_open(const char *spec, const ax_data_options *options,
+                                       ax_dataset **out);
+/* Rank `rank` of `size`'s shard of spec: rows [floor(rank N/size),
+ * floor((rank+1) N/size)) of its N rows, read through the row range loaders so
+ * that other rows are never held (synth:linear's training rows are drawn up to
+ * the shard's end); *total gets N. Classes are the whole set's. The copy cut
+ * from a drawn set is named "(in memory)". */
+AX_NODISCARD ax_status ax_dataset_open_shard(const char *spec, const ax_data_options *options,
+                                             int rank, int size, ax_dataset **out, int64_t *total);
+/* A validation split under MPI ranks: rank's shards of both parts of
+ * ax_dataset_split(spec's training part, fraction, seed), read through the row
+ * range loaders (only the span holding the two shards, ax_dataset_split_span);
+ * totals gets the rows of the whole parts (train, holdout). */
+AX_NODISCARD ax_status ax_dataset_open_split_shards(const char *spec,
+                                                    const ax_data_options *options,
+                                                    double fraction, uint64_t seed, int rank,
+                                                    int size, ax_dataset **train,
+                                                    ax_dataset **holdout, int64_t totals[2]);
+/* The rows ax_dataset_open would give, as cheaply as the format allows
+ * (headers; a CSV is streamed once; synth:linear is not drawn). */
+AX_NODISCARD ax_status ax_dataset_count(const char *spec, const ax_data_options *options,
+                                        int64_t *rows);
+/* True when spec is an IDX folder (or data set name) that holds the t10k test files too. */
+bool ax_dataset_spec_has_test_part(const char *spec);
+
 /* ----------------------------------------------------------------- network */
 
 #define AX_MAX_LAYERS 64 /* layers in one network, at most */

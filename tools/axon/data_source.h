@@ -1,4 +1,6 @@
-/* data_source.h: turning a --data or --test argument into a dataset.
+/* data_source.h: turning a --data or --test argument into a dataset through
+ * the library's ax_dataset_open (the spec forms are listed in axon.h, "data
+ * specs"):
  *
  *   fashion-mnist        /usr/share/datasets/fashion-mnist (any NAME there works;
  *                        $AXON_DATASETS replaces /usr/share/datasets)
