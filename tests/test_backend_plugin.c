@@ -96,6 +96,7 @@ int main(void)
     config.device = (ax_device){"fake", 7};
     ax_net *absent = NULL;
     CHECK_FAILS(ax_net_create(&config, &absent), AX_STATUS_UNSUPPORTED, "no fake device 7");
+    ax_net_config_release(&config); /* each network keeps its own copy of the layers */
     if (data && on_cpu && on_fake) {
         ax_train_config training = ax_train_defaults();
         training.epochs = 2;
