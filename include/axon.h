@@ -142,6 +142,8 @@ typedef struct ax_build_info {
     const char *backends;      /* e.g. "cpu" or "cpu cuda" */
     const char *compiler;      /* compiler and flags summary */
     bool openmp;               /* built with OpenMP */
+    bool prep;                 /* image preparation built (AXON_PREP): else ax_prep_run refuses */
+    bool stats;                /* activation statistics built (AXON_STATS): else ax_stats_* refuse */
 } ax_build_info;
 
 /* Facts about this build and machine; the strings are static. */
@@ -811,7 +813,8 @@ int ax_net_profile_get(const ax_net *net, ax_profile_entry *entries, int capacit
  * float32 row-major; sums are accumulated in double. Every function checks
  * its input first and fails with AX_STATUS_BAD_ARGUMENT for empty or
  * mismatched shapes and AX_STATUS_BAD_DATA (naming the array, row and
- * column) for NaN or Inf. */
+ * column) for NaN or Inf. In a build without them (CMake's AXON_STATS=OFF;
+ * ax_build_info's stats is false) every one fails with AX_STATUS_UNSUPPORTED. */
 
 /* Entropy and mutual information of B4. P = softmax(x) and Q = softmax(y),
  * row by row (numerically stable: the row maximum is subtracted first, so
@@ -901,7 +904,11 @@ AX_NODISCARD ax_status ax_npy_write_f32(const char *path, const float *data, int
  * that cannot be decoded is skipped (its batch is one image short) and named
  * in the summary's warnings. Batches are written to a temporary file and
  * renamed; a rerun into the same folder with the same input and settings
- * keeps the batches already there and makes only the missing ones. */
+ * keeps the batches already there and makes only the missing ones.
+ *
+ * In a build without libarchive, libjpeg and libpng (CMake's AXON_PREP;
+ * ax_build_info's prep is false) ax_prep_run fails with
+ * AX_STATUS_UNSUPPORTED; the batches: loaders below are always built. */
 
 typedef struct ax_prep_options {
     const char *input;        /* folder, .tar, or tar of tars */

@@ -301,6 +301,9 @@ int command_bench_stats(int argc, char **argv)
         cli_print_help(&args, stats_bench_usage, stats_bench_description, stdout);
         return CLI_EXIT_OK;
     }
+    if (!cli_component_built(CLI_COMPONENT_STATS))
+        return cli_refuse_unbuilt(entropy ? "bench entropy-mi" : "bench tensor-mean",
+                                  CLI_COMPONENT_STATS);
     int repeat = 5, d = entropy ? 256 : 32;
     double min_time = 0.05;
     bool quick = false;

@@ -23,6 +23,26 @@ int report_failure(ax_status status, const char *subject)
     return status == AX_STATUS_INTERRUPTED ? CLI_EXIT_INTERRUPTED : CLI_EXIT_RUNTIME;
 }
 
+bool cli_component_built(cli_component component)
+{
+    ax_build_info build = ax_build_info_get();
+    return component == CLI_COMPONENT_PREP ? build.prep : build.stats;
+}
+
+int cli_refuse_unbuilt(const char *command, cli_component component)
+{
+    if (component == CLI_COMPONENT_PREP)
+        fprintf(stderr, "axon %s: this build of axon has no image preparation (configured with "
+                        "AXON_PREP=OFF, or AUTO without libarchive, libjpeg and libpng); rebuild "
+                        "with it: apt-get install pkg-config libarchive-dev libjpeg62-turbo-dev "
+                        "libpng-dev; cmake -DAXON_PREP=ON\n", command);
+    else
+        fprintf(stderr, "axon %s: this build of axon has no activation statistics (configured "
+                        "with AXON_STATS=OFF); rebuild with them: cmake -DAXON_STATS=ON (no "
+                        "further package needed)\n", command);
+    return CLI_EXIT_RUNTIME;
+}
+
 int apply_threads(const cli_args *args)
 {
     int64_t threads = 0;

@@ -34,6 +34,15 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
  * CLI_EXIT_INTERRUPTED for AX_STATUS_INTERRUPTED, else CLI_EXIT_RUNTIME. */
 int report_failure(ax_status status, const char *subject);
 
+/* The optional components of a build (CMake's AXON_PREP and AXON_STATS).
+ * cli_component_built answers from ax_build_info; cli_refuse_unbuilt prints
+ * "axon COMMAND: this build of axon has no ..." with the CMake option and the
+ * Debian packages that bring the component back, and returns
+ * CLI_EXIT_RUNTIME. */
+typedef enum cli_component { CLI_COMPONENT_PREP, CLI_COMPONENT_STATS } cli_component;
+bool cli_component_built(cli_component component);
+int cli_refuse_unbuilt(const char *command, cli_component component);
+
 /* Option-table entries shared by several subcommands. */
 #define THREADS_OPTION                                                                  \
     {"threads", CLI_INT, "N", "auto",                                                   \

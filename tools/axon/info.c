@@ -22,7 +22,8 @@ static const cli_option info_options[] = {
 static const char info_usage[] = "axon info [--threads N] [--json] [--peak]";
 static const char info_description[] =
     "Prints the version, the build (BLAS library and kernels, CPU features,\n"
-    "backends, compiler, OpenMP), the threads in use and the number of cores.";
+    "backends, compiler, OpenMP, MPI, whether prep and stats are built), the\n"
+    "threads in use and the number of cores.";
 
 static const char *or_unknown(const char *text) { return text && text[0] ? text : "unknown"; }
 
@@ -159,6 +160,8 @@ int command_info(int argc, char **argv)
             json_write_string(stdout, ax_mpi_library());
         else
             printf("null");
+        printf(",\"prep\":%s,\"stats\":%s", build.prep ? "true" : "false",
+               build.stats ? "true" : "false");
         printf(",\"openmp\":%s,\"threads\":%d,\"cores\":%ld}\n", build.openmp ? "true" : "false",
                ax_threads(), cores);
     } else {
@@ -183,6 +186,15 @@ int command_info(int argc, char **argv)
             printf("  mpi           %s (mpirun -np P axon train|prep)\n", ax_mpi_library());
         else
             printf("  mpi           no (a build without MPI: cmake -DAXON_MPI=ON with libopenmpi-dev)\n");
+        if (build.prep)
+            printf("  prep          yes (axon prep: libarchive, libjpeg, libpng)\n");
+        else
+            printf("  prep          no (a build without image preparation: cmake -DAXON_PREP=ON with\n"
+                   "                libarchive-dev libjpeg62-turbo-dev libpng-dev)\n");
+        if (build.stats)
+            printf("  stats         yes (axon stats)\n");
+        else
+            printf("  stats         no (a build without activation statistics: cmake -DAXON_STATS=ON)\n");
         printf("  threads       %d in use (%s)\n", ax_threads(),
                strcmp(cli_text(&args, "threads"), "auto") != 0 ? "--threads"
                : omp_threads                ? "OMP_NUM_THREADS"

@@ -161,6 +161,8 @@ int command_prep(int argc, char **argv)
         cli_print_help(&args, prep_usage, prep_description, stdout);
         return CLI_EXIT_OK;
     }
+    if (!cli_component_built(CLI_COMPONENT_PREP))
+        return cli_refuse_unbuilt("prep", CLI_COMPONENT_PREP);
     ax_prep_options options = ax_prep_defaults();
     int64_t seed = 1;
     bool quiet = false;

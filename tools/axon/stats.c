@@ -196,6 +196,8 @@ static int entropy_mi(int argc, char **argv)
         cli_print_help(&args, entropy_usage, entropy_description, stdout);
         return CLI_EXIT_OK;
     }
+    if (!cli_component_built(CLI_COMPONENT_STATS))
+        return cli_refuse_unbuilt("stats entropy-mi", CLI_COMPONENT_STATS);
     const char *x_path = NULL, *y_path = NULL, *model_path = NULL;
     bool json = false;
     ax_device device = ax_device_cpu();
@@ -307,6 +309,8 @@ static int tensor_mean(int argc, char **argv)
         cli_print_help(&args, tensor_usage, tensor_description, stdout);
         return CLI_EXIT_OK;
     }
+    if (!cli_component_built(CLI_COMPONENT_STATS))
+        return cli_refuse_unbuilt("stats tensor-mean", CLI_COMPONENT_STATS);
     const char *paths[3] = {NULL, NULL, NULL}, *names[3] = {"fx", "fy", "fz"};
     const char *out_path = NULL;
     bool json = false;
