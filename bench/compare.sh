@@ -3,7 +3,7 @@
 # and B2: PyTorch and NumPy; B3 galaxy-cg: NumPy + SciPy's fmin_cg) side by side, alternating axon, torch, numpy for each
 # workload in each round, so that machine noise falls on all systems alike. All rows go
 # into one CSV, bench/results/<date>.csv; then bench/report.py writes
-# bench/results/report.md and the PNG plots. See docs/benchmarks.md.
+# bench/results/report.md and the PNG plots. See docs/notes/benchmarks.md.
 #
 # usage: bench/compare.sh [--quick] [--threads T[,T...]] [--repeat N] [--axon PATH]
 #   --quick    2 rounds, B1(a) 2 epochs, B1(b) 10 epochs, B2 50,000 rows and fewer shapes,

@@ -97,7 +97,7 @@ def markdown(summary, source):
     lines = [f"# Benchmark comparison", "",
              f"Source: `{source}`. Mean ± standard deviation over repeats (rounds of "
              "bench/compare.sh, systems alternating within each round). GFLOP/s by seed 001's "
-             "count (docs/benchmarks.md). *vs best peer*: samples per second divided by those "
+             "count (docs/notes/benchmarks.md). *vs best peer*: samples per second divided by those "
              "of the fastest peer (torch, numpy) on the same workload, precision, threads, "
              "batch and width; above 1 is faster.", ""]
     head = ("| system | variant | prec | threads | batch | width | runs | epochs | s/epoch | s/run "

@@ -137,7 +137,7 @@ def main():
             metrics = os.path.join(work, "metrics.jsonl")
             predictions = os.path.join(work, "predictions.csv")
             model = os.path.join(work, "galaxy.safetensors")
-            # seed 000's network and cost (docs/galaxy.md); l2 = lambda / m
+            # seed 000's network and cost (docs/notes/galaxy.md); l2 = lambda / m
             run([a.axon, "train", "--data", os.path.join(a.data, "train.csv"), "--test", test_csv,
                  "--scale", "1/255", "--layers", "8:sigmoid,3:sigmoid",
                  "--loss", "binary-cross-entropy", "--init", "uniform", "--l2", "0.000370370370",

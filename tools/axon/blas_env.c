@@ -20,7 +20,7 @@
  * another process holds a core, a spinning thread takes the time slice the
  * thread it waits for needs, and 2-thread training slows down 9x (B1(a):
  * 0.25 s per epoch idle, 2.3 s with one core busy). 1,000 rounds cost nothing
- * measurable idle (0.25 s) and give 0.8-1.6 s loaded (docs/blas-choice.md). So
+ * measurable idle (0.25 s) and give 0.8-1.6 s loaded (docs/notes/blas-choice.md). So
  * when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set, axon sets
  * GOMP_SPINCOUNT=1000 in the same restart. */
 #include <stdio.h>

@@ -6,7 +6,7 @@
  * The BLAS packs and blocks for large square products; here the big
  * operand is read once, in order, with the 8-wide side held in registers,
  * which takes the product from 4-7x the memory-bandwidth bound to near it
- * (docs/galaxy.md). Other shapes, and CPUs without AVX-512F, are left to
+ * (docs/notes/galaxy.md). Other shapes, and CPUs without AVX-512F, are left to
  * the BLAS. */
 #ifndef AX_BACKEND_CPU_SKINNY_GEMM_H
 #define AX_BACKEND_CPU_SKINNY_GEMM_H

@@ -12,7 +12,7 @@
  * product, which the BLAS does as fast. Each element's sum runs over the
  * inner dimension in one fixed order on one thread, so results never
  * depend on the thread count. Everything else is left to the skinny
- * kernels and the BLAS (docs/galaxy.md). */
+ * kernels and the BLAS (docs/notes/galaxy.md). */
 #ifndef AX_BACKEND_CPU_TINY_GEMM_H
 #define AX_BACKEND_CPU_TINY_GEMM_H
 
