@@ -1,6 +1,6 @@
 /* skinny_gemm.h: AVX-512 kernels for the two GEMM shapes where one side has
  * 5 to 8 rows, the shapes of a narrow first hidden layer over wide inputs
- * (seed 000's galaxy network: 2700 x 1024 inputs, 8 hidden units):
+ * (the galaxy classifier 1024-8-3: 2700 x 1024 inputs, 8 hidden units):
  *   forward   C (m, n) = alpha A (m, k) B (n, k)^T + beta C,  n in 5..8
  *   gradient  C (m, n) = alpha A (k, m)^T B (k, n) + beta C,  m in 5..8
  * The BLAS packs and blocks for large square products; here the big

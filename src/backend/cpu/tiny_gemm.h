@@ -3,7 +3,7 @@
  * arithmetic: 2 to 8 columns with an inner dimension of at most 16, or a
  * result of at most 4 x 8 summed over a long inner dimension. These are
  * the shapes of a small output layer (physics classifiers with 1 to 3
- * outputs; seed 000's galaxy network, 1024-8-3, on 2700 rows):
+ * outputs; the galaxy classifier, 1024-8-3, on 2700 rows):
  *   forward         C (m, n) = A (m, k) B (n, k)^T,  2 <= n <= 8, k <= 16
  *   input gradient  C (m, n) = A (m, k) B (k, n),    2 <= n <= 8, k <= 16
  *   weight gradient C (m, n) = A (k, m)^T B (k, n),  m <= 4, n <= 8, any k
