@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """make_galaxy_reference.py: the reference for tests/test_cg.c's network part.
 
-Trains seed 000's galaxy classifier (1024-8-3, sigmoid/sigmoid, binary
+Trains the galaxy classifier (1024-8-3, sigmoid/sigmoid, binary
 cross-entropy summed over the 3 outputs, mean over rows, lambda = 1 so
 l2 = 1/m, bias excluded from the penalty) with scipy.optimize.fmin_cg from
 initial weights both sides compute from the same splitmix64 stream (no

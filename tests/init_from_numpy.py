@@ -5,7 +5,8 @@ through the command line).
 
     /usr/bin/python3 tests/init_from_numpy.py AXON WORKDIR [GALAXY_DIR]
 
-NumPy draws seed 000's initial weights (uniform in [-0.2, 0.2]) for the galaxy
+NumPy draws the galaxy classifier's initial weights (uniform in [-0.2, 0.2], as
+its Python original draws them) for the galaxy
 network 1024-8-3 (sigmoid, sigmoid, binary cross-entropy, lambda 1) and writes
 them as an axon model file. `axon train --init-from` then runs 20 CG iterations
 in float64 on one thread, and fmin_cg runs 20 from the same weights with the
