@@ -1,6 +1,6 @@
-/* skinny_gemm.c: the two products B3 (galaxy 1024-8-3, full-batch CG)
- * spends its time in, through OpenBLAS, against the time
- * to read the 2700 x 1024 data matrix X once (the bound, dev/bandwidth.c):
+/* skinny_gemm.c: the two products the galaxy classifier
+ * (1024-8-3, full-batch CG) spends its time in, through OpenBLAS, against
+ * the time to read the 2700 x 1024 data matrix X once (the bound, dev/bandwidth.c):
  *   forward  Z (2700, 8) = X (2700, 1024) W^T, W (8, 1024)   (X D^T alike)
  *   gradient G (8, 1024) = delta^T (8, 2700) X (2700, 1024)
  * and through axon's AVX-512 kernels for these shapes
