@@ -82,7 +82,7 @@ run_one() {
     *:b1a) cmd="$py bench/peers/b1_$system.py --epochs $b1a_epochs $common" ;;
     *:b1b) cmd="$py bench/peers/b1_$system.py --batch full --lr 0.5 --momentum 0 --epochs $b1b_epochs $common" ;;
     *:b2) cmd="$py bench/peers/b2_$system.py --rows $b2_rows --batch $batch --width $width $common" ;;
-    torch:galaxy-cg) return ;; # seed 000's peer is NumPy + SciPy
+    torch:galaxy-cg) return ;; # the galaxy classifier's peer is NumPy + SciPy
     numpy:galaxy-cg)
         # NumPy works in float64 only: its row stands beside axon's f64 row.
         [ "$precision" = f64 ] || return
