@@ -29,7 +29,7 @@ def has_bench(axon):
 
 
 def train_command(a):
-    """The `axon train` options of the workload (BENCHMARKS.md) and its layer widths."""
+    """The `axon train` options of the workload (docs/notes/benchmarks.md) and its layer widths."""
     common = ["--threads", str(a.threads), "--precision", a.precision, "--seed", str(a.seed)]
     if a.workload in ("b1a", "b1b"):
         full = a.workload == "b1b"

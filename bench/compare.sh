@@ -1,5 +1,5 @@
 #!/bin/bash
-# compare.sh: runs axon and its peers on the workloads of ../shared/BENCHMARKS.md (B1
+# compare.sh: runs axon and its peers on the workloads of axon bench (docs/notes/benchmarks.md; B1
 # and B2: PyTorch and NumPy; B3 galaxy-cg: NumPy + SciPy's fmin_cg) side by side, alternating axon, torch, numpy for each
 # workload in each round, so that machine noise falls on all systems alike. All rows go
 # into one CSV, bench/results/<date>.csv; then bench/report.py writes
