@@ -2,7 +2,8 @@
  *
  * axon trains dense (fully connected) neural networks on the CPU (and, where
  * built, the GPU) and reports how fast: every run counts its FLOPs with the
- * performance model of TMVA's deep-learning backend (seed 001).
+ * performance model from the analysis of ROOT/TMVA's deep-learning backend
+ * on CPU, CUDA and OpenCL ("TMVA's FLOP count": ax_net_train_flops).
  *
  * Conventions used throughout:
  * - Matrices are row-major; shapes are written (rows, cols), e.g. inputs are
@@ -74,7 +75,7 @@ typedef enum ax_loss {
     AX_LOSS_AUTO = 0,              /* from the output activation: softmax -> cross-entropy,
                                       sigmoid -> binary cross-entropy, else MSE */
     AX_LOSS_CROSS_ENTROPY,         /* softmax output, integer class labels; mean over rows */
-    AX_LOSS_BINARY_CROSS_ENTROPY,  /* sigmoid outputs, summed over outputs, mean over rows (seed 000) */
+    AX_LOSS_BINARY_CROSS_ENTROPY,  /* sigmoid outputs, summed over outputs, mean over rows */
     AX_LOSS_MSE,                   /* mean over all elements of (output - target)^2 (PyTorch's MSELoss) */
 } ax_loss;
 
@@ -82,7 +83,7 @@ typedef enum ax_init {
     AX_INIT_AUTO = 0, /* He for ReLU layers, Xavier otherwise */
     AX_INIT_HE,       /* normal(0, sqrt(2 / in)) */
     AX_INIT_XAVIER,   /* uniform(-a, a), a = sqrt(6 / (in + out)) */
-    AX_INIT_UNIFORM,  /* uniform(-r, r), r = init_range (seed 000: 0.2) */
+    AX_INIT_UNIFORM,  /* uniform(-r, r), r = init_range (the galaxy classifier: 0.2) */
 } ax_init;
 
 typedef enum ax_optimizer_kind {
@@ -235,8 +236,8 @@ AX_NODISCARD ax_status ax_dataset_load_npy_rows(const char *features_path,
                                                 int64_t first, int64_t count, ax_dataset **out);
 /* The rows (first dimension) in a .npy file's header. */
 AX_NODISCARD ax_status ax_dataset_count_npy(const char *features_path, int64_t *rows);
-/* Seed 001's benchmark data: rows x features drawn from N(0, 1), target
- * x . w for a fixed random w drawn from the same seed. */
+/* The data of TMVA's regression benchmark: rows x features drawn from
+ * N(0, 1), target x . w for a fixed random w drawn from the same seed. */
 AX_NODISCARD ax_status ax_dataset_synth_linear(int64_t rows, int64_t features, uint64_t seed,
                                                ax_dataset **out);
 /* Splits rows at random (from seed) into train and holdout, holdout getting
@@ -302,7 +303,7 @@ AX_NODISCARD ax_status ax_device_info(ax_device device, char *text, size_t capac
  *   FILE.csv       one row per line (options.csv)
  *   FILE.npy       NumPy features; labels from options.labels, else column 0
  *   batches:DIR    the output of ax_prep_run (pixels / 255; scale is not applied)
- *   synth:linear   seed 001's benchmark: synth_rows x synth_features from the
+ *   synth:linear   TMVA's regression benchmark: synth_rows x synth_features from the
  *                  seed; its test part is the synth_rows/5 rows that follow in
  *                  the same stream (the same w)
  * ax_dataset_open reads it, scales the features, and fails for NaN or Inf
@@ -521,7 +522,7 @@ typedef struct ax_progress {
     double test_loss;          /* NAN when no test set */
     double test_accuracy;
     double epoch_seconds;      /* training time of the epoch (evaluation excluded) */
-    double gflops;             /* achieved, by seed 001's FLOP count */
+    double gflops;             /* achieved, by TMVA's FLOP count (ax_net_train_flops) */
     double eta_seconds;
 } ax_progress;
 
@@ -561,7 +562,8 @@ typedef struct ax_train_config {
     int early_stop;            /* stop when validation loss has not improved for this many
                                   epochs and restore the best weights; 0 = off */
     /* Keep the weights of the epoch (CG, L-BFGS: iteration) with the lowest
-     * validation or test loss, as seed 000 keeps its lowest test cost:
+     * validation or test loss (as the galaxy classifier's Python original
+     * keeps the weights of its lowest test cost):
      * training runs all its epochs, then those weights are restored and
      * summary.best_epoch names their epoch (final_test_accuracy is theirs;
      * final_train_loss stays the last epoch's). Needs the set it watches;
@@ -598,7 +600,7 @@ typedef struct ax_train_summary {
     int epochs_run;
     int best_epoch;            /* epoch whose weights were kept (early stopping) or the last */
     double seconds;            /* training time, evaluation excluded */
-    double gflop;              /* FLOPs done, by seed 001's count */
+    double gflop;              /* FLOPs done, by TMVA's count (ax_net_train_flops) */
     double final_train_loss;      /* last epoch's mean objective (L2 term included) */
     double final_test_accuracy;   /* NAN without a test set */
     int64_t evaluations;          /* loss evaluations (each with its gradient: one pass does both) */
@@ -758,7 +760,9 @@ int ax_train_state_epochs_done(const ax_train_state *state);
 /* The checkpoint_note the run was given ("" if none). */
 const char *ax_train_state_note(const ax_train_state *state);
 
-/* FLOPs of one forward + backward pass over `rows` rows, by seed 001's model:
+/* FLOPs of one forward + backward pass over `rows` rows, by the performance
+ * model of the analysis of ROOT/TMVA's deep-learning backend (n_b rows, n_l
+ * outputs of layer l):
  * sum over layers of 6 n_b n_l n_{l-1} + 4 n_l n_b - n_l (n_{l-1} + 1) - n_b n_{l-1}.
  * The model counts the first layer's input gradient, which axon (like
  * PyTorch) never computes; GFLOP/s figures use this count so that they
@@ -786,7 +790,7 @@ AX_NODISCARD ax_status ax_net_gemm_rate(ax_net *net, int64_t batch, double *gflo
 
 /* --------------------------------------------------------------- profiling */
 
-/* One operation's timings (seeds 000 and 001): e.g. "layer 2 forward GEMM". */
+/* One operation's timings: e.g. "layer 2 forward GEMM". */
 typedef struct ax_profile_entry {
     char name[48];
     int64_t count;          /* calls */
@@ -794,7 +798,7 @@ typedef struct ax_profile_entry {
     double mean_seconds;
     double stddev_seconds;  /* over calls */
     double share;           /* of the total over all entries, 0..1 */
-    double gflop;           /* FLOPs it performed, by seed 001's per-operation counts */
+    double gflop;           /* FLOPs it performed, by TMVA's per-operation counts */
     bool is_gemm;           /* a matrix product (for the GEMM share) */
 } ax_profile_entry;
 
@@ -809,14 +813,15 @@ int ax_net_profile_get(const ax_net *net, ax_profile_entry *entries, int capacit
 
 /* ---------------------------------------------------- activation statistics */
 
-/* Seed 004's statistics of activations (BENCHMARKS.md B4, B5). Inputs are
+/* Statistics of activations (docs/stats.md): the entropy and mutual
+ * information of softmax outputs, and the third-order tensor mean. Inputs are
  * float32 row-major; sums are accumulated in double. Every function checks
  * its input first and fails with AX_STATUS_BAD_ARGUMENT for empty or
  * mismatched shapes and AX_STATUS_BAD_DATA (naming the array, row and
  * column) for NaN or Inf. In a build without them (CMake's AXON_STATS=OFF;
  * ax_build_info's stats is false) every one fails with AX_STATUS_UNSUPPORTED. */
 
-/* Entropy and mutual information of B4. P = softmax(x) and Q = softmax(y),
+/* Entropy and mutual information. P = softmax(x) and Q = softmax(y),
  * row by row (numerically stable: the row maximum is subtracted first, so
  * logits of 1e4 do not overflow):
  *   entropy            H  = -(1/rows) sum_r sum_i P_ri^2
@@ -827,7 +832,7 @@ int ax_net_profile_get(const ax_net *net, ax_profile_entry *entries, int capacit
 AX_NODISCARD ax_status ax_stats_entropy_mi(const float *x, const float *y, int64_t rows, int64_t d,
                                            double *entropy, double *mutual_information);
 
-/* Third-order tensor mean of B5: out (d, d, d), row-major, gets
+/* Third-order tensor mean: out (d, d, d), row-major, gets
  *   A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k]
  * for fx, fy, fz of shape (n, d). Computed as one GEMM per block of rows,
  * K^T (d*d, rows) x fz (rows, d), where row r of K is the Khatri-Rao
@@ -844,12 +849,13 @@ AX_NODISCARD ax_status ax_stats_tensor_mean(const float *fx, const float *fy, co
  * one warp per row, float64 sums; tensor-mean: Khatri-Rao blocks and
  * cuBLAS SGEMM, full float32, no TF32) and the result copied back; results
  * are to agree with the CPU's within 1e-5 relative (tests/test_cuda_stats.c;
- * B4/B5 ask for 1e-3). The first call on a device
- * creates its CUDA context and work buffers, which are kept for later calls
- * until the process exits. Besides the errors above: AX_STATUS_UNSUPPORTED
- * when this build has no CUDA backend or there is no device N,
- * AX_STATUS_OUT_OF_MEMORY when the device's buffers do not fit. timing may
- * be NULL; otherwise it gets where the time went (for benchmarks). */
+ * the benchmarks of the statistics ask for 1e-3 against float64). The
+ * first call on a device creates its CUDA context and work buffers, which
+ * are kept for later calls until the process exits. Besides the errors
+ * above: AX_STATUS_UNSUPPORTED when this build has no CUDA backend or there
+ * is no device N, AX_STATUS_OUT_OF_MEMORY when the device's buffers do not
+ * fit. timing may be NULL; otherwise it gets where the time went (for
+ * benchmarks). */
 typedef struct ax_stats_timing {
     double upload_seconds;   /* host to device copies (0 on the CPU) */
     double compute_seconds;  /* the kernels and GEMMs (on the CPU: the whole call) */
@@ -868,7 +874,7 @@ AX_NODISCARD ax_status ax_stats_tensor_mean_on(ax_device device, const float *fx
  * layer, layer_count - 1 the output layer) for every row of data, in
  * inference mode: out gets (rows, width of the layer). Hidden layers are
  * after their activation (ReLU, tanh, ...), so ax_stats_entropy_mi on them
- * applies B4's softmax to those activated values. Fails naming the valid
+ * applies its softmax to those activated values. Fails naming the valid
  * range when the layer does not exist, and when data does not fit the net. */
 AX_NODISCARD ax_status ax_net_activations(ax_net *net, const ax_dataset *data, int layer,
                                           float *out);
@@ -886,10 +892,11 @@ AX_NODISCARD ax_status ax_npy_write_f32(const char *path, const float *data, int
 
 /* ------------------------------------------------------- image preparation */
 
-/* Seed 002's image-to-batch pipeline (BENCHMARKS.md B6; docs/prep.md): a
- * folder tree of JPEG/PNG images, a .tar, or a tar of tars (ImageNet's
- * training archive) becomes shuffled batches of S x S images as .npy files
- * any NumPy or PyTorch user can read, plus meta.json and mean.npy.
+/* The image-to-batch pipeline (cuda-convnet2's data preparation, parallelised
+ * over threads and MPI ranks; docs/prep.md): a folder tree of JPEG/PNG
+ * images, a .tar, or a tar of tars (ImageNet's training archive) becomes
+ * shuffled batches of S x S images as .npy files any NumPy or PyTorch user
+ * can read, plus meta.json and mean.npy.
  *
  * Label = the first level below the input an image sits in: the top-level
  * folder, the folder inside a tar, or the inner tar (its name without .tar).

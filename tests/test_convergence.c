@@ -1,4 +1,5 @@
-/* test_convergence.c: B1 learns. 784-128-128-10 ReLU, SGD lr 0.1, momentum
+/* test_convergence.c: the Fashion-MNIST MLP learns. 784-128-128-10 ReLU,
+ * SGD lr 0.1, momentum
  * 0.9, batch 128 on Fashion-MNIST (skipped when the Debian package is not
  * installed).
  *

@@ -1,8 +1,8 @@
-/* test_cuda_stats.c: seed 004's statistics on a CUDA device
+/* test_cuda_stats.c: the activation statistics on a CUDA device
  * (ax_stats_entropy_mi_on, ax_stats_tensor_mean_on; src/backend/cuda/stats.cu)
  * give the CPU's results and the float64 naive references' (the softmax
  * stored, MI as the full double sum, the tensor mean as the direct loop)
- * within 1e-5 relative, where B4/B5 ask for 1e-3.
+ * within 1e-5 relative, where their benchmarks ask for 1e-3.
  *
  * Everywhere: a negative device number is refused, a device past the last is
  * refused ("no CUDA device", or "this build has no CUDA backend"), bad
@@ -275,7 +275,7 @@ int main(void)
     entropy_case(device, 64, 256, 1e-4, true);
     entropy_case(device, 37, 1025, 3.0, true);  /* a lane's second float chunk */
     entropy_case(device, 5, 4099, 1.0, false);
-    entropy_case(device, 16384, 256, 1.0, false); /* seed 004's B4 size */
+    entropy_case(device, 16384, 256, 1.0, false); /* the benchmark's B = 16384 */
     entropy_case(device, 1000003, 3, 2.0, false);
     entropy_case(device, 17, 1 << 20, 1.0, false); /* two input blocks: 16 rows, then 1 */
 
@@ -285,7 +285,7 @@ int main(void)
     tensor_case(device, 300, 33, true);
     tensor_case(device, 8192, 1, true);
     tensor_case(device, 8193, 1, true); /* a second GEMM of one row */
-    tensor_case(device, 8192, 32, true); /* seed 004's B5 size: one GEMM */
+    tensor_case(device, 8192, 32, true); /* the benchmark's largest N */
     tensor_case(device, 8193, 32, true);
     tensor_case(device, 20000, 32, false);
     tensor_case(device, 1677, 100, false); /* 2^24 / 100^2 = 1677 rows per block */

@@ -37,7 +37,7 @@ typedef struct ax_backend_plugin {
      * such device, AX_STATUS_OUT_OF_MEMORY when its buffers do not fit. */
     ax_status (*create)(ax_precision precision, int index, ax_backend **out);
 
-    /* Optional (NULL when the plugin has none): seed 004's statistics, as
+    /* Optional (NULL when the plugin has none): the activation statistics, as
      * ax_backend_stats_entropy_mi and ax_backend_stats_tensor_mean below. */
     ax_status (*stats_entropy_mi)(int index, const float *x, const float *y, int64_t rows,
                                   int64_t d, double sums[3], ax_stats_timing *timing);
@@ -58,7 +58,8 @@ ax_status ax_backend_create_on(const char *name, int index, ax_precision precisi
 /* Devices of backend `name`: 1 for "cpu", 0 when the plugin is missing. */
 int ax_backend_device_count(const char *name);
 
-/* Seed 004's statistics on device `index` of plugin `name` (for CUDA:
+/* The activation statistics (entropy and mutual information, tensor mean)
+ * on device `index` of plugin `name` (for CUDA:
  * src/backend/cuda/stats.cu), inputs and outputs in host memory, arguments
  * already checked by src/stats/device.c. entropy_mi gets sums[0] = sum over
  * rows of sum_i P_i^2, sums[1] = sum over rows of (sum P_i^2)(sum Q_j^2) and

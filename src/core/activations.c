@@ -1,6 +1,7 @@
 /* activations.c: the activated outputs of one layer of a trained network
  * over a whole data set (ax_net_activations), for looking inside a network
- * (seed 004's statistics run on them). Inference mode: no dropout; the rows
+ * (axon's activation statistics run on them). Inference mode: no dropout;
+ * the rows
  * go through the forward pass in chunks of the workspace size and the
  * chosen layer's outputs are downloaded chunk by chunk. */
 #include "base/error.h"

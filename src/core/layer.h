@@ -26,9 +26,9 @@ typedef struct ax_layer_tensor {
     int64_t offset;    /* into the arena, in reals */
 } ax_layer_tensor;
 
-/* The work a FLOP count covers, by seed 001's model (ax_net_train_flops). */
+/* The work a FLOP count covers, by TMVA's FLOP count (ax_net_train_flops). */
 typedef enum ax_layer_work {
-    AX_LAYER_WORK_TRAIN,    /* one forward and backward pass, seed 001's per-layer count */
+    AX_LAYER_WORK_TRAIN,    /* one forward and backward pass, TMVA's per-layer count */
     AX_LAYER_WORK_PRODUCTS, /* the part of that count for the products that read the layer's
                                input: forward, weight gradient and input gradient */
     AX_LAYER_WORK_FORWARD_PRODUCT, /* the forward product alone (what the profiler counts) */

@@ -3,8 +3,9 @@
  * as [W (out, in) row-major, b (out)] (PyTorch's nn.Linear). Forward: one
  * GEMM, then one fused pass adding the bias and applying the activation;
  * backward: the activation derivative and the bias gradient (column sums)
- * in one pass, then two GEMMs (seeds 000 and 001). FLOPs by seed 001's
- * model. Its pre-activations are linear in W, which the line searches use
+ * in one pass, then two GEMMs. FLOPs by TMVA's FLOP count
+ * (ax_net_train_flops). Its pre-activations are linear in W,
+ * which the line searches use
  * (propagate_along.c). */
 #include <ctype.h>
 #include <errno.h>
@@ -125,7 +126,8 @@ static void dense_init(const ax_layer *layer, ax_init init, double init_range, a
         break;
     }
     case AX_INIT_UNIFORM: {
-        /* Seed 000 keeps the bias as a weight column, drawn the same way. */
+        /* The galaxy classifier's Python original keeps the bias as a weight
+         * column, drawn the same way. */
         double r = init_range;
         for (int64_t i = 0; i < count; i++)
             weights[i] = r * (2.0 * ax_rng_uniform(rng) - 1.0);
@@ -150,7 +152,7 @@ static double dense_flops(const ax_layer *layer, int64_t rows, ax_layer_work wor
     const double nb = (double)rows, nl = (double)layer->out, nprev = (double)layer->in;
     switch (work) {
     case AX_LAYER_WORK_TRAIN:
-        /* Seed 001's count: 6 nb nl nl-1 + 4 nl nb - nl (nl-1 + 1) - nb nl-1. */
+        /* TMVA's count: 6 nb nl nl-1 + 4 nl nb - nl (nl-1 + 1) - nb nl-1. */
         return 6.0 * nb * nl * nprev + 4.0 * nl * nb - nl * (nprev + 1.0) - nb * nprev;
     case AX_LAYER_WORK_PRODUCTS:
         return 6.0 * nb * nl * nprev;

@@ -30,7 +30,8 @@ struct ax_net {
     const void *current_input;       /* the loaded batch: input, or a view of the data set */
     /* Which rows `input` holds, so that a full batch in row order is not
      * copied again at every step (float64, or a device: 22 MB converted per
-     * step of benchmark B3 in float64). Reused only while ax_train runs:
+     * CG step of the galaxy classifier 1024-8-3 in float64).
+     * Reused only while ax_train runs:
      * afterwards a freed data set's address may come back for another. */
     bool reuse_loaded, loaded_valid;
     const float *loaded_features;
@@ -151,7 +152,7 @@ double ax_net_line_evaluate(ax_net *net, ax_line_cache *cache, double alpha, boo
                             const ax_regularization *regularization, double *slope);
 /* The search ended with the parameters at x0 + alpha d (0: back at x0). */
 void ax_net_line_end(ax_net *net, ax_line_cache *cache, double alpha);
-/* The work the cache's calls did since the last call (seed 001's count, the
+/* The work the cache's calls did since the last call (TMVA's FLOP count, the
  * skipped passes over X not counted), for the run's GFLOP/s. */
 double ax_line_cache_take_flops(ax_line_cache *cache);
 /* Checkpoints: X W^T as updated along the searches is not X W^T computed

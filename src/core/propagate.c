@@ -1,7 +1,7 @@
 /* propagate.c: forward and backward passes through the sequence of layers,
  * each through its kind's table (core/layer.h; a dense layer is one GEMM
  * forward, two backward, one fused pass for bias and activation, one fused
- * pass for the derivative and the bias gradient, as in seeds 000 and 001),
+ * pass for the derivative and the bias gradient),
  * dropout between layers, the loss at the output, and the public calls built
  * on them (predict, evaluate, loss and gradient). */
 #include <math.h>
@@ -173,7 +173,8 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
     const ax_layer *output = &net->layers[last];
     const double nb = (double)rows, nout = (double)output->out;
     double loss = 0.0;
-    /* Seed 001 counts derivative and Hadamard product: the fused gradient does both. */
+    /* TMVA's FLOP count counts derivative and Hadamard product:
+     * the fused gradient does both. */
     AX_PROFILED(net, AX_PROFILE_LOSS, last, with_gradient ? 2.0 * nb * nout : 0.0,
                 loss = output_loss(net, rows, with_gradient ? net->delta[current] : NULL, scale) * scale);
     if (l2 > 0.0)
@@ -375,7 +376,7 @@ void ax_evaluation_free(ax_evaluation *evaluation)
 
 double ax_net_train_flops(const ax_net *net, int64_t rows)
 {
-    /* Seed 001's count, layer by layer (a dense layer's: 6 nb nl nl-1 + 4 nl nb
+    /* TMVA's FLOP count, layer by layer (a dense layer's: 6 nb nl nl-1 + 4 nl nb
      * - nl (nl-1 + 1) - nb nl-1). */
     double total = 0.0;
     for (int l = 0; l < net->layer_count; l++)

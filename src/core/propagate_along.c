@@ -1,8 +1,9 @@
 /* propagate_along.c: the network's cost along a search direction, for the
  * line searches of nonlinear CG and L-BFGS on the full batch. A plain
  * evaluation reads the inputs X twice (X W^T forward, X^T delta for the
- * first layer's weight gradient); on a wide input such as benchmark B3's
- * 2700 x 1024 galaxy images those two passes are nearly all the work. Along
+ * first layer's weight gradient); on a wide input such as the galaxy
+ * classifier's 2700 x 1024 images those two passes are nearly all the work.
+ * Along
  * a direction d the first layer's pre-activations are affine in the step:
  * X (W + a D)^T = X W^T + a X D^T. With both (rows, width) products kept, a
  * trial step's loss and slope cost no pass over X; only the gradient at the
@@ -34,7 +35,7 @@ struct ax_line_cache {
     /* The point the workspace holds: step, loss, slope, gradient complete. */
     double alpha, loss, slope;
     bool evaluated, gradient_done;
-    double flops; /* done since ax_line_cache_take_flops, by seed 001's count */
+    double flops; /* done since ax_line_cache_take_flops, by TMVA's FLOP count */
 };
 
 bool ax_net_line_cache_fits(const ax_net *net)

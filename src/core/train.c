@@ -41,8 +41,9 @@ ax_train_config ax_train_defaults(void)
 }
 
 /* Full batches of more rows than this are computed a chunk at a time: the
- * workspace then holds one chunk (8 MB for B1) instead of the whole data set
- * (B1: 128 MB), which also keeps each chunk's activations in cache between
+ * workspace then holds one chunk (8 MB for the Fashion-MNIST MLP
+ * 784-128-128-10) instead of the whole data set (128 MB for it),
+ * which also keeps each chunk's activations in cache between
  * its GEMMs and elementwise passes. */
 enum { FULL_BATCH_CHUNK_ROWS = 4096 };
 

@@ -1,4 +1,6 @@
-/* pipeline.c: ax_prep_run, seed 002's image-to-batch pipeline (B6).
+/* pipeline.c: ax_prep_run, the image-to-batch pipeline: cuda-convnet2's
+ * preparation of ILSVRC photographs into batch files, parallelised over
+ * threads and MPI ranks (docs/prep.md).
  *
  * The input is listed first (enumerate.c), then a seeded permutation of the
  * list decides which images form batch b: positions [b K, (b + 1) K) of the
@@ -16,7 +18,8 @@
  * sums are added over ranks at the end and rank 0 writes the metadata, so
  * the files are the same for any number of processes and threads.
  *
- * Seed 002 could not show global progress; here the calling thread (the
+ * The threads-and-MPI version of cuda-convnet2's preparation that this
+ * follows could not show global progress; here the calling thread (the
  * master of the OpenMP team) reports images done, images/s and the ETA
  * while the others work, summed over all ranks on rank 0. */
 #define _POSIX_C_SOURCE 200809L

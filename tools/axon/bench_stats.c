@@ -1,8 +1,9 @@
-/* bench_stats.c: `axon bench entropy-mi` and `axon bench tensor-mean`: seed
- * 004's activation statistics (BENCHMARKS.md B4, B5) timed over the seed's
- * sizes, through the public API. Each size gets a warm-up, then --repeat
- * samples; a sample loops the call for at least --min-time seconds and
- * gives seconds per call (the calls take 50 us to 50 ms, below a timer's
+/* bench_stats.c: `axon bench entropy-mi` and `axon bench tensor-mean`: the
+ * activation statistics (docs/stats.md) timed at the sizes of the Python
+ * case study they come from (entropy-mi: B = 256 .. 65536 rows of 256;
+ * tensor-mean: N = 64 .. 8192 rows of 32), through the public API. Each size
+ * gets a warm-up, then --repeat samples; a sample loops the call for at
+ * least --min-time seconds and gives seconds per call (the calls take 50 us to 50 ms, below a timer's
  * useful resolution on a busy machine). The table gives mean, sd and the
  * fastest sample per size with the memory rate (entropy-mi: both inputs
  * read once) or the GFLOP/s (tensor-mean: 2 N D^3 flops). With --csv, one
@@ -14,7 +15,8 @@
  * device: the device's time per call with the copies (the wall clock of
  * the whole call) and without them (the kernels, by CUDA events), and the
  * crossover: the smallest size from which the device is faster at every
- * larger size swept, with and without the copies (seed 004's question). */
+ * larger size swept, with and without the copies (the case study asked
+ * where a GPU starts to pay). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -31,7 +33,7 @@ static const cli_option stats_bench_options[] = {
     THREADS_OPTION,
     {"repeat", CLI_INT, "N", "5", "timed samples per size; the table gives mean and sd over them"},
     {"sizes", CLI_STRING, "LIST", NULL,
-     "comma-separated B (entropy-mi) or N (tensor-mean); default: seed 004's\n"
+     "comma-separated B (entropy-mi) or N (tensor-mean); default:\n"
      "256,1024,4096,16384,65536 and 64,256,1024,4096,8192"},
     {"d", CLI_INT, "D", NULL, "values per row (default: 256 for entropy-mi, 32 for tensor-mean)"},
     {"min-time", CLI_NUMBER, "S", "0.05", "each sample repeats the call for at least S seconds"},
@@ -44,8 +46,8 @@ static const char stats_bench_usage[] =
     "axon bench entropy-mi|tensor-mean [--sizes LIST] [--d D] [--repeat N] [--threads N] "
     "[--csv FILE] [--device cuda[:N]]";
 static const char stats_bench_description[] =
-    "Times seed 004's activation statistics (BENCHMARKS.md B4, B5) at the seed's\n"
-    "sizes: seconds per call as mean and sd over samples, GB/s (entropy-mi) or\n"
+    "Times the activation statistics of axon stats (docs/stats.md) at five sizes\n"
+    "each: seconds per call as mean and sd over samples, GB/s (entropy-mi) or\n"
     "GFLOP/s (tensor-mean). bench/compare_stats.sh runs NumPy and PyTorch beside it.\n"
     "--device cuda[:N]: the CPU and the CUDA device at each size, the device's time\n"
     "with and without the copies, and the size from which the device wins.";

@@ -16,7 +16,8 @@ static const cli_option info_options[] = {
     {"json", CLI_FLAG, NULL, NULL, "print one JSON object"},
     {"peak", CLI_FLAG, NULL, NULL,
      "also measure the machine's float32/float64 peak and the GEMM rate at\n"
-     "the shapes of B1 (784-128-128-10, batch 128) and B2 (20-256x5-1, batch 1024)"},
+     "the training shapes of the Fashion-MNIST MLP (784-128-128-10, batch 128)\n"
+     "and of TMVA's regression benchmark (20-256x5-1, batch 1024)"},
 };
 
 static const char info_usage[] = "axon info [--threads N] [--json] [--peak]";
@@ -35,8 +36,8 @@ typedef struct reference_network {
 } reference_network;
 
 static const reference_network reference_networks[] = {
-    {"B1 784-128-128-10, batch 128", 784, "128:relu,128:relu,10:softmax", 128},
-    {"B2 20-256x5-1, batch 1024", 20, "256:tanh,256:tanh,256:tanh,256:tanh,256:tanh,1:identity", 1024},
+    {"MLP 784-128-128-10, batch 128", 784, "128:relu,128:relu,10:softmax", 128},
+    {"regression 20-256x5-1, batch 1024", 20, "256:tanh,256:tanh,256:tanh,256:tanh,256:tanh,1:identity", 1024},
 };
 
 /* The GEMM rate of a reference network's training products, or 0 on failure. */

@@ -1,5 +1,6 @@
-/* stats.c: `axon stats entropy-mi` and `axon stats tensor-mean`: seed 004's
- * activation statistics (BENCHMARKS.md B4, B5) on float arrays given as
+/* stats.c: `axon stats entropy-mi` and `axon stats tensor-mean`: statistics
+ * of activations (entropy and mutual information of softmax outputs, the
+ * third-order tensor mean; docs/stats.md) on float arrays given as
  * .npy files, or on the activations of chosen layers of a saved model over a
  * data set (what did a hidden layer learn?). Output as a table or JSON.
  * --device cuda[:N] computes the statistic on a CUDA device (the arrays are
@@ -82,7 +83,7 @@ static const char entropy_usage[] =
     "axon stats entropy-mi --x X.npy --y Y.npy [--device cuda[:N]] [--json]\n"
     "       axon stats entropy-mi --model M.safetensors --data D --layer L [--layer-y L2]";
 static const char entropy_description[] =
-    "Seed 004's entropy and mutual information of softmax outputs (B4):\n"
+    "Entropy and mutual information of softmax outputs:\n"
     "P = softmax(X), Q = softmax(Y) row by row,\n"
     "  H  = -mean over rows of sum_i P_i^2\n"
     "  MI =  mean over rows of sum_{i,j} (P_i Q_j)^2 = mean of (sum P_i^2)(sum Q_j^2).\n"
@@ -289,7 +290,7 @@ static const char tensor_usage[] =
     "axon stats tensor-mean --fx A.npy --fy B.npy --fz C.npy [--out T.npy] [--device cuda[:N]] "
     "[--json]";
 static const char tensor_description[] =
-    "Seed 004's third-order tensor mean (B5): A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k],\n"
+    "Third-order tensor mean: A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k],\n"
     "computed as one GEMM of the row-wise Khatri-Rao product of fx and fy with fz\n"
     "(--device cuda[:N]: on a CUDA device, with cuBLAS).\n"
     "Prints a summary of A; --out saves it whole.";
@@ -444,9 +445,9 @@ static int tensor_mean(int argc, char **argv)
 static void print_stats_help(FILE *stream)
 {
     fprintf(stream,
-            "usage: axon stats entropy-mi [options]    entropy and mutual information (B4)\n"
-            "       axon stats tensor-mean [options]   third-order tensor mean (B5)\n"
-            "\nSeed 004's activation statistics, on .npy arrays or (entropy-mi) on the\n"
+            "usage: axon stats entropy-mi [options]    entropy and mutual information\n"
+            "       axon stats tensor-mean [options]   third-order tensor mean\n"
+            "\nStatistics of activations, on .npy arrays or (entropy-mi) on the\n"
             "activations of layers of a saved model. The options of each:\n"
             "  axon stats entropy-mi --help\n  axon stats tensor-mean --help\n");
 }

@@ -70,7 +70,7 @@ static const cli_option train_options[] = {
      "best weights (needs --val-split); 0 = off"},
     {"keep-best", CLI_STRING, "SET", "none",
      "keep the weights of the epoch (cg, lbfgs: iteration) with the lowest\n"
-     "test or validation loss (as seed 000): test, validation or none"},
+     "test or validation loss: test, validation or none"},
     {"out", CLI_STRING, "FILE", NULL, "save the trained model there (safetensors)"},
     {"metrics", CLI_STRING, "FILE", NULL, "write one JSON line per epoch there"},
     {"quiet", CLI_FLAG, NULL, NULL, "print nothing but errors"},

@@ -1,5 +1,6 @@
 /* cpu_backend.c: the CPU backend: GEMMs through CBLAS (multithreaded BLAS,
- * as TMVA's CPU backend in seed 001), everything else in the OpenMP kernels
+ * as ROOT/TMVA's deep-learning CPU backend does), everything else in the
+ * OpenMP kernels
  * of cpu_kernels.inc, instantiated here for float and double. */
 #include <math.h>
 #include <stdlib.h>

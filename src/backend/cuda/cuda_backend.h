@@ -22,7 +22,7 @@ int ax_backend_cuda_device_count(void);
 /* See ax_cuda_device_info in axon.h. */
 ax_status ax_backend_cuda_device_info(int device, char *text, size_t capacity);
 
-/* Seed 004's statistics (stats.cu), the plugin table's stats_entropy_mi
+/* The activation statistics (stats.cu), the plugin table's stats_entropy_mi
  * and stats_tensor_mean (plugin.h). */
 ax_status ax_cuda_stats_entropy_mi(int device, const float *x, const float *y, int64_t rows,
                                    int64_t d, double sums[3], ax_stats_timing *timing);
