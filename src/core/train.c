@@ -362,9 +362,9 @@ static ax_status take_snapshot(trainer *t, int epoch, int64_t batch, double loss
     s->epoch = epoch;
     s->batch = batch;
     s->step = t->step;
-    s->optimizer_steps = t->optimizer->steps;
-    s->evaluations = t->optimizer->evaluations;
-    s->gradient_evaluations = t->optimizer->gradient_evaluations;
+    s->optimizer_steps = t->optimizer->counters.steps;
+    s->evaluations = t->optimizer->counters.evaluations;
+    s->gradient_evaluations = t->optimizer->counters.gradient_evaluations;
     s->rng = t->rng;
     s->order = batch > 0 ? t->order : NULL; /* borrowed */
     s->loss_sum = loss_sum;
@@ -490,7 +490,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
             step.regularization.dropout_key =
                 ax_replicas_dropout_key(t->replicas, step.regularization.dropout_key);
         double loss;
-        const int64_t evaluations_before = t->optimizer->evaluations;
+        const int64_t evaluations_before = t->optimizer->counters.evaluations;
         step.evaluate_seconds = 0.0;
         step.plain_evaluations = 0;
         double step_start = t->net->profile ? ax_seconds_now() : 0.0;
@@ -508,7 +508,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         if (ax_test_fault("step", (long long)t->step))
             last_report = -INFINITY;
         /* A line search evaluates several times per step; SGD and Adam once. */
-        const int64_t passes = t->optimizer->evaluations - evaluations_before;
+        const int64_t passes = t->optimizer->counters.evaluations - evaluations_before;
         if (!isfinite(loss)) {
             AX_TRY(backend_status(t->net));
             return ax_fail(AX_STATUS_DIVERGED,
@@ -597,10 +597,10 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
     for (int epoch = t->first_epoch; !stopped && epoch <= config->epochs; epoch++) {
         progress.epoch = epoch;
         double flops = 0.0;
-        const int64_t steps_before = t->optimizer->steps;
+        const int64_t steps_before = t->optimizer->counters.steps;
         ax_status status = run_epoch(t, epoch, &progress, &flops);
-        summary->evaluations = t->optimizer->evaluations;
-        summary->gradient_evaluations = t->optimizer->gradient_evaluations;
+        summary->evaluations = t->optimizer->counters.evaluations;
+        summary->gradient_evaluations = t->optimizer->counters.gradient_evaluations;
         AX_TRY(status);
         summary->seconds += progress.epoch_seconds;
         if (t->replicas && config->check_replicas)
@@ -608,7 +608,7 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
         /* A line-search optimizer that stopped without moving (converged at
          * the start, or no Wolfe point) made no iteration: as scipy's k,
          * the epoch is not counted. */
-        if (t->optimizer->converged && t->optimizer->steps == steps_before) {
+        if (t->optimizer->converged && t->optimizer->counters.steps == steps_before) {
             summary->stop_reason = t->optimizer->stop_reason;
             if (epoch == 1) {
                 summary->final_train_loss = progress.train_loss;
@@ -688,9 +688,9 @@ static ax_status restore(trainer *t, const ax_train_state *s)
      * needed; without one saved, the first search computes it from X. */
     if (t->line && s->line_base)
         AX_TRY(ax_line_cache_restore(t->line, s->line_base, s->line_base_count, s->line_searches));
-    t->optimizer->steps = s->optimizer_steps;
-    t->optimizer->evaluations = s->evaluations;
-    t->optimizer->gradient_evaluations = s->gradient_evaluations;
+    t->optimizer->counters.steps = s->optimizer_steps;
+    t->optimizer->counters.evaluations = s->evaluations;
+    t->optimizer->counters.gradient_evaluations = s->gradient_evaluations;
     t->step = s->step;
     t->rng = s->rng;
     t->best_loss = s->best_loss;
