@@ -3,7 +3,9 @@
  * epoch, early stopping with the best weights kept (TMVA's
  * ConvergenceSteps), divergence detection, progress and FLOP accounting,
  * and checkpoints: written at epoch boundaries and on interruption, and
- * resumed from (checkpoint.c holds the file format). */
+ * resumed from (checkpoint.c holds the file format, train_state.c the
+ * snapshot and restore). One loop for a process alone and for one replica
+ * of several: what differs is the reducer it is given (reducer.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +16,9 @@
 #include "base/random.h"
 #include "core/checkpoint.h"
 #include "core/net.h"
+#include "core/reducer.h"
 #include "core/train_state.h"
 #include "data/dataset.h"
-#include "dist/replicas.h"
 #include "optim/optimizer.h"
 
 ax_train_config ax_train_defaults(void)
@@ -57,8 +59,8 @@ typedef struct step_context {
     ax_regularization regularization;
     double evaluate_seconds; /* time in evaluations during this step, when profiling */
     int64_t plain_evaluations; /* evaluate calls during this step (the line cache counts its own) */
-    ax_replicas *replicas;   /* one of several ranks: sums over them; else NULL */
-    bool overlap;            /* replicated mini-batches: the backward pass begins the sums */
+    ax_reducer *reducer;     /* sums over the replicas (reducer.h); alone, it does nothing */
+    bool overlap;            /* mini-batches: the backward pass may begin the sums */
     ax_line_cache *line;     /* CG and L-BFGS on one unchunked full batch: trial steps along
                                 a direction reuse X W^T and X D^T (propagate_along.c); else NULL */
 } step_context;
@@ -76,16 +78,15 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
                                              &step->regularization, step->accumulator);
     } else if (step->rows > 0) {
         if (step->overlap)
-            ax_replicas_arm(step->replicas, step->net, step->rows);
+            ax_reducer_arm(step->reducer, step->net, step->rows);
         ax_net_forward(step->net, step->rows, &step->regularization);
         *loss = ax_net_backward(step->net, step->rows, &step->regularization, true);
     } else {
         *loss = 0.0; /* a rank without rows in this batch adds nothing to the sums */
         if (step->overlap) /* but begins the same sums as the others */
-            ax_replicas_arm(step->replicas, step->net, 0);
+            ax_reducer_arm(step->reducer, step->net, 0);
     }
-    if (step->replicas)
-        AX_TRY(ax_replicas_reduce(step->replicas, step->net, step->rows, loss));
+    AX_TRY(ax_reducer_reduce(step->reducer, step->net, step->rows, loss));
     if (step->net->profile)
         step->evaluate_seconds += ax_seconds_now() - start;
     return AX_STATUS_OK;
@@ -315,7 +316,7 @@ typedef struct trainer {
     ax_optimizer *optimizer;
     int64_t *order;       /* (global_rows) shuffled row order, NULL for full batch */
     int64_t global_rows;  /* training rows of all ranks (train's alone for one process) */
-    ax_replicas *replicas; /* one of several ranks (docs/mpi.md); else NULL */
+    ax_reducer *reducer;  /* the sums over the replicas (docs/mpi.md); alone, none */
     void *accumulator;    /* gradient-shaped, for a chunked full batch; else NULL */
     ax_line_cache *line;  /* see step_context; else NULL */
     int64_t batch_rows;
@@ -347,7 +348,7 @@ static ax_status write_checkpoint(trainer *t, bool interrupted_run)
 {
     const ax_train_config *config = t->config;
     ax_status status = AX_STATUS_OK;
-    if (!t->replicas || t->replicas->rank == 0) {
+    if (t->reducer->rank == 0) {
         const ax_trainer_parts parts = parts_of(t);
         status = ax_train_state_take(&t->snapshot, &t->line_base, &t->state, &parts);
         if (status == AX_STATUS_OK)
@@ -356,9 +357,7 @@ static ax_status write_checkpoint(trainer *t, bool interrupted_run)
                          : ax_checkpoint_write_epoch(&t->snapshot, config->checkpoint_prefix,
                                                      config->keep_checkpoints);
     }
-    if (t->replicas)
-        status = ax_replicas_share_outcome(t->replicas, status, "write the checkpoint");
-    return status;
+    return ax_reducer_share_outcome(t->reducer, status, "write the checkpoint");
 }
 
 /* On a stop asked for by the progress callback: PREFIX.interrupted. */
@@ -382,7 +381,7 @@ static ax_status interrupted(trainer *t, const char *where, int where_epoch)
 /* Only rank 0 of a replicated run calls the progress callback. */
 static bool reports_progress(const trainer *t)
 {
-    return t->config->progress && (!t->replicas || t->replicas->rank == 0);
+    return t->config->progress && t->reducer->rank == 0;
 }
 
 static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double *flops_done)
@@ -398,10 +397,10 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                          .chunked_data = t->accumulator ? t->train : NULL,
                          .accumulator = t->accumulator,
                          .regularization = {.l2 = config->l2, .dropout = config->dropout},
-                         .replicas = t->replicas,
+                         .reducer = t->reducer,
                          /* The same on every rank: mini-batches (a full batch may
                           * be chunked on some ranks only) */
-                         .overlap = t->replicas && t->order != NULL};
+                         .overlap = t->order != NULL};
     objective.context = &step;
     if (t->line) {
         step.line = t->line;
@@ -414,19 +413,13 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     for (int64_t b = first_batch; b < t->batches; b++) {
         ax_batch batch = {.data = t->train, .order = t->order, .first = b * t->batch_rows};
         batch.count = rows - batch.first < t->batch_rows ? rows - batch.first : t->batch_rows;
-        ax_batch local = batch;
-        if (t->replicas) { /* this rank's rows of the global batch, as rows of its shard */
-            local.count = ax_replicas_select(t->replicas, t->order, batch.first, batch.count);
-            local.order = t->order ? t->replicas->local_order : NULL;
-            local.first = 0;
-        }
+        ax_batch local; /* this rank's rows of the global batch, as rows of its shard */
+        ax_reducer_select(t->reducer, &batch, &local);
         if (!t->accumulator && local.count > 0) /* a chunked full batch loads each chunk as it goes */
             ax_net_load_batch(t->net, &local, true);
         step.rows = local.count;
-        step.regularization.dropout_key = ax_hash64(config->seed ^ ax_hash64(t->state.step));
-        if (t->replicas)
-            step.regularization.dropout_key =
-                ax_replicas_dropout_key(t->replicas, step.regularization.dropout_key);
+        step.regularization.dropout_key =
+            ax_reducer_dropout_key(t->reducer, ax_hash64(config->seed ^ ax_hash64(t->state.step)));
         double loss;
         const int64_t evaluations_before = t->optimizer->counters.evaluations;
         step.evaluate_seconds = 0.0;
@@ -464,7 +457,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         /* A rank voted to stop with this step's sum. After the epoch's last
          * step, the stop waits for the epoch's end (a checkpoint records
          * a stop inside an epoch before its last batch). */
-        if (t->replicas && t->replicas->stop_agreed && b + 1 < t->batches)
+        if (ax_reducer_stop_agreed(t->reducer) && b + 1 < t->batches)
             return interrupted(t, "in", epoch);
 
         double now = ax_seconds_now();
@@ -478,11 +471,8 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                                     (double)(config->epochs - epoch) * (double)rows /
                                         progress->samples_per_second;
             progress->epoch_done = false;
-            if (!config->progress(progress, config->progress_user)) {
-                if (!t->replicas)
-                    return interrupted(t, "in", epoch);
-                t->replicas->stop_vote = 1.0; /* the other ranks learn it with the next sum */
-            }
+            if (!config->progress(progress, config->progress_user) && ax_reducer_vote_stop(t->reducer))
+                return interrupted(t, "in", epoch); /* else the others learn it with the next sum */
         }
     }
     progress->epoch_seconds = ax_seconds_now() - start;
@@ -497,14 +487,14 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
 }
 
 /* The figures of a data set; replicated, of the set whose shards the ranks hold. */
-static ax_status evaluate_into(ax_net *net, ax_replicas *replicas, const ax_dataset *data,
+static ax_status evaluate_into(ax_net *net, ax_reducer *reducer, const ax_dataset *data,
                                double *loss, double *accuracy)
 {
     *loss = *accuracy = NAN;
     if (!data)
         return AX_STATUS_OK;
-    if (replicas && data->rows == 0)
-        return ax_replicas_sum_evaluation(replicas, 0, loss, accuracy);
+    if (data->rows == 0) /* a rank's empty shard (alone, the checks refused it) */
+        return ax_reducer_sum_evaluation(reducer, 0, loss, accuracy);
     ax_evaluation evaluation;
     /* Evaluation is timed as one entry, not mixed into the training passes. */
     ax_profile *profile = net->profile;
@@ -518,9 +508,7 @@ static ax_status evaluate_into(ax_net *net, ax_replicas *replicas, const ax_data
     *loss = evaluation.loss;
     *accuracy = evaluation.accuracy;
     ax_evaluation_free(&evaluation);
-    if (replicas)
-        return ax_replicas_sum_evaluation(replicas, data->rows, loss, accuracy);
-    return AX_STATUS_OK;
+    return ax_reducer_sum_evaluation(reducer, data->rows, loss, accuracy);
 }
 
 static ax_status train_epochs(trainer *t, ax_train_summary *summary)
@@ -542,8 +530,8 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
         const int64_t steps_before = t->optimizer->counters.steps;
         AX_TRY(run_epoch(t, epoch, &progress, &flops));
         t->state.seconds += progress.epoch_seconds;
-        if (t->replicas && config->check_replicas)
-            AX_TRY(ax_replicas_check(t->replicas, t->net, epoch));
+        if (config->check_replicas)
+            AX_TRY(ax_reducer_check(t->reducer, t->net, epoch));
         /* A line-search optimizer that stopped without moving (converged at
          * the start, or no Wolfe point) made no iteration: as scipy's k,
          * the epoch is not counted. */
@@ -551,7 +539,7 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
             summary->stop_reason = t->optimizer->stop_reason;
             if (epoch == 1) {
                 t->state.final_train_loss = progress.train_loss;
-                AX_TRY(evaluate_into(t->net, t->replicas, t->test, &progress.test_loss, &progress.test_accuracy));
+                AX_TRY(evaluate_into(t->net, t->reducer, t->test, &progress.test_loss, &progress.test_accuracy));
                 t->state.final_test_accuracy = progress.test_accuracy;
             }
             break;
@@ -560,9 +548,9 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
         t->state.gflop += flops * 1e-9;
         t->state.final_train_loss = progress.train_loss;
         progress.gflops = flops * 1e-9 / progress.epoch_seconds;
-        AX_TRY(evaluate_into(t->net, t->replicas, t->validation, &progress.validation_loss,
+        AX_TRY(evaluate_into(t->net, t->reducer, t->validation, &progress.validation_loss,
                              &progress.validation_accuracy));
-        AX_TRY(evaluate_into(t->net, t->replicas, t->test, &progress.test_loss, &progress.test_accuracy));
+        AX_TRY(evaluate_into(t->net, t->reducer, t->test, &progress.test_loss, &progress.test_accuracy));
         t->state.final_test_accuracy = progress.test_accuracy;
         summary->best_epoch = epoch;
         progress.eta_seconds = (double)(config->epochs - epoch) * progress.epoch_seconds;
@@ -586,11 +574,10 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
             stop = true;
         }
         bool go_on = !reports_progress(t) || config->progress(&progress, config->progress_user);
-        if (t->replicas) { /* rank 0's answer, or a vote still on its way, stops every rank */
-            bool stop_all = false;
-            AX_TRY(ax_replicas_agree_stop(t->replicas, !go_on, &stop_all));
-            go_on = !stop_all;
-        }
+        /* Rank 0's answer, or a vote still on its way, stops every rank. */
+        bool stop_all = false;
+        AX_TRY(ax_reducer_agree_stop(t->reducer, !go_on, &stop_all));
+        go_on = !stop_all;
         /* A line-search optimizer that just converged ends the run here
          * anyway: it ends as run, not as interrupted. */
         if (!go_on && !t->optimizer->converged)
@@ -605,7 +592,7 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
         summary->best_epoch = t->state.best_epoch;
         if (t->test && t->state.best_epoch != t->state.epoch) {
             double loss;
-            AX_TRY(evaluate_into(t->net, t->replicas, t->test, &loss, &t->state.final_test_accuracy));
+            AX_TRY(evaluate_into(t->net, t->reducer, t->test, &loss, &t->state.final_test_accuracy));
         }
     }
     return AX_STATUS_OK;
@@ -641,34 +628,27 @@ static ax_status describe_data(trainer *t)
     s->classes = train->classes;
     s->targets = train->targets;
     s->fingerprint = AX_FINGERPRINT_VERSION;
-    if (t->replicas) {
-        s->rows = t->replicas->global_rows;
-        s->validation_rows = t->replicas->validation_rows;
-        return ax_replicas_fingerprints(t->replicas, train, validation, &s->train_hash,
-                                        &s->validation_hash);
-    }
-    s->rows = train->rows;
-    s->validation_rows = validation ? validation->rows : -1;
-    s->train_hash = ax_dataset_fingerprint(train);
-    s->validation_hash = validation ? ax_dataset_fingerprint(validation) : 0;
-    return AX_STATUS_OK;
+    s->rows = t->reducer->train_rows;
+    s->validation_rows = t->reducer->validation_rows;
+    return ax_reducer_fingerprints(t->reducer, train, validation, &s->train_hash, &s->validation_hash);
 }
 
-/* ax_train, for one process (replicas NULL) or as one rank of several. */
-static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
-                                  const ax_dataset *test, const ax_train_config *config,
-                                  ax_train_summary *summary, ax_replicas *replicas)
+/* ax_train, for one process or as one rank of several: the reducer says. */
+static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
+                               const ax_dataset *test, const ax_train_config *config,
+                               ax_train_summary *summary, ax_reducer *reducer)
 {
-    const int64_t global_rows = replicas ? replicas->global_rows : train->rows;
+    const int64_t global_rows = reducer->train_rows;
+    const bool sharded = reducer->ranks > 1;
     AX_TRY(ax_test_fault_check());
     AX_TRY(check_config(net, config, validation, global_rows));
     AX_TRY(check_keep_best(config, validation, test));
     /* A rank's shard may hold no rows; the sets as a whole have some. */
-    if (!replicas || train->rows > 0)
+    if (!sharded || train->rows > 0)
         AX_TRY(ax_net_check_data(net, train, "training"));
-    if (validation && (!replicas || validation->rows > 0))
+    if (validation && (!sharded || validation->rows > 0))
         AX_TRY(ax_net_check_data(net, validation, "validation"));
-    if (test && (!replicas || test->rows > 0))
+    if (test && (!sharded || test->rows > 0))
         AX_TRY(ax_net_check_data(net, test, "test"));
     AX_TRY(ax_dataset_check_finite(train));
 
@@ -677,7 +657,7 @@ static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax
         AX_TRY(check_resume_config(config, resume));
     trainer t = {.net = net, .train = train, .validation = validation, .test = test, .config = config,
                  .summary = summary, .state = ax_trainer_state_start(config->seed),
-                 .global_rows = global_rows, .replicas = replicas};
+                 .global_rows = global_rows, .reducer = reducer};
     /* Batches are global (all ranks' rows); a rank computes its part of one. */
     const int64_t rows = global_rows, local_rows = train->rows;
     const bool full_batch = config->batch_size == 0 || config->batch_size >= rows;
@@ -698,7 +678,7 @@ static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
                                      net->parameter_count, &t.optimizer);
     if (status == AX_STATUS_OK && ax_optimizer_uses(config->optimizer, AX_OPTIMIZER_SETTING_LINE_SEARCH) &&
-        full_batch && !chunked && !replicas && ax_net_line_cache_fits(net))
+        full_batch && !chunked && !sharded && ax_net_line_cache_fits(net))
         status = ax_line_cache_create(net, local_batch, &t.line);
     /* A full batch is a sum over all rows: order does not matter, so rows are
      * used where they lie. */
@@ -716,13 +696,13 @@ static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax
             status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the best weights");
     }
     if (status == AX_STATUS_OK)
-        status = replicas ? ax_replicas_agree_ready(replicas, AX_STATUS_OK) : AX_STATUS_OK;
+        status = ax_reducer_agree_ready(reducer, AX_STATUS_OK);
     /* After the agreement: replicated, the fingerprints are sums over the
      * ranks, which every rank must reach. */
     if (status == AX_STATUS_OK && (config->checkpoint_prefix || resume))
         status = describe_data(&t);
     if (status == AX_STATUS_OK && resume)
-        status = check_resume_data(net, resume, train, validation, &t.snapshot, replicas != NULL);
+        status = check_resume_data(net, resume, train, validation, &t.snapshot, sharded);
     if (status == AX_STATUS_OK && resume)
         status = restore(&t, resume);
     if (status == AX_STATUS_OK) {
@@ -739,25 +719,14 @@ static ax_status train_replicated(ax_net *net, const ax_dataset *train, const ax
     return status;
 }
 
-ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
-                   const ax_dataset *test, const ax_train_config *config,
-                   ax_train_summary *summary)
+ax_status ax_train_reduced(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
+                           const ax_dataset *test, const ax_train_config *config,
+                           ax_train_summary *summary, ax_reducer *reducer)
 {
-    memset(summary, 0, sizeof *summary);
-    summary->final_test_accuracy = NAN;
-    /* With several ranks, every one learns the others' row counts first. */
-    ax_replicas *replicas = NULL;
-    AX_TRY(ax_replicas_create(config->communicator, net, train, validation, test, &replicas));
     /* The data sets stay put while training runs: a full batch loaded into
      * the workspace stays valid from step to step (propagate.c). */
     ax_net_keep_loaded_batch(net, true);
-    ax_status status = train_replicated(net, train, validation, test, config, summary, replicas);
+    ax_status status = train_reduced(net, train, validation, test, config, summary, reducer);
     ax_net_keep_loaded_batch(net, false);
-    /* A rank that failed before training tells the others, which wait for it. */
-    if (replicas && !replicas->ready_agreed)
-        status = ax_replicas_agree_ready(replicas, status);
-    if (replicas)
-        summary->communication_seconds = replicas->seconds;
-    ax_replicas_free(replicas);
     return status;
 }
