@@ -102,7 +102,7 @@ void ax_train_state_free(ax_train_state *state)
     free(state);
 }
 
-int ax_train_state_epochs_done(const ax_train_state *state) { return state->epoch; }
+int ax_train_state_epochs_done(const ax_train_state *state) { return state->trainer.epoch; }
 
 const char *ax_train_state_note(const ax_train_state *state)
 {
@@ -213,25 +213,25 @@ static void train_json(const ax_train_config *c, ax_json_writer *w)
 static void state_json(const ax_train_state *s, ax_json_writer *w)
 {
     ax_json_writer_append(w, "{");
-    append_int(w, "epoch", s->epoch);
-    append_int(w, "batch", s->batch);
-    append_u64(w, "step", s->step);
-    append_int(w, "optimizer_steps", s->optimizer_steps);
-    append_int(w, "evaluations", s->evaluations);
-    append_int(w, "gradient_evaluations", s->gradient_evaluations);
+    append_int(w, "epoch", s->trainer.epoch);
+    append_int(w, "batch", s->trainer.batch);
+    append_u64(w, "step", s->trainer.step);
+    append_int(w, "optimizer_steps", s->trainer.optimizer.steps);
+    append_int(w, "evaluations", s->trainer.optimizer.evaluations);
+    append_int(w, "gradient_evaluations", s->trainer.optimizer.gradient_evaluations);
     for (int i = 0; i < 4; i++) {
         char key[16];
         snprintf(key, sizeof key, "rng%d", i);
-        append_u64(w, key, s->rng.state[i]);
+        append_u64(w, key, s->trainer.rng.state[i]);
     }
-    append_hex_double(w, "loss_sum", s->loss_sum);
-    append_hex_double(w, "best_loss", s->best_loss);
-    append_int(w, "best_epoch", s->best_epoch);
-    append_int(w, "since_best", s->since_best);
-    append_hex_double(w, "seconds", s->seconds);
-    append_hex_double(w, "gflop", s->gflop);
-    append_hex_double(w, "final_train_loss", s->final_train_loss);
-    append_hex_double(w, "final_test_accuracy", s->final_test_accuracy);
+    append_hex_double(w, "loss_sum", s->trainer.loss_sum);
+    append_hex_double(w, "best_loss", s->trainer.best_loss);
+    append_int(w, "best_epoch", s->trainer.best_epoch);
+    append_int(w, "since_best", s->trainer.since_best);
+    append_hex_double(w, "seconds", s->trainer.seconds);
+    append_hex_double(w, "gflop", s->trainer.gflop);
+    append_hex_double(w, "final_train_loss", s->trainer.final_train_loss);
+    append_hex_double(w, "final_test_accuracy", s->trainer.final_test_accuracy);
     append_int(w, "rows", s->rows);
     append_int(w, "features", s->features);
     append_int(w, "classes", s->classes);
@@ -290,7 +290,7 @@ ax_status ax_checkpoint_write(const ax_train_state *state, const char *path)
             t->data = arrays[i];
         }
     }
-    if (status == AX_STATUS_OK && state->batch > 0 && state->order) {
+    if (status == AX_STATUS_OK && state->trainer.batch > 0 && state->order) {
         /* Row numbers are below 2^53, so doubles hold them exactly. */
         order = malloc((size_t)state->rows * sizeof(double));
         if (!order)
@@ -431,7 +431,7 @@ static ax_status prune(const char *prefix, int keep)
 ax_status ax_checkpoint_write_epoch(const ax_train_state *state, const char *prefix, int keep)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s.epoch-%06d.safetensors", prefix, state->epoch);
+    snprintf(path, sizeof path, "%s.epoch-%06d.safetensors", prefix, state->trainer.epoch);
     AX_TRY(ax_checkpoint_write(state, path));
     return keep > 0 ? prune(prefix, keep) : AX_STATUS_OK;
 }

@@ -234,25 +234,25 @@ static ax_status read_optimizer_scalars(reader *r, ax_train_state *s)
 
 static ax_status read_state(reader *r, ax_train_state *s)
 {
-    s->epoch = (int)get_int(r, "epoch", 0, 100000000);
-    s->batch = get_int(r, "batch", 0, INT64_MAX);
-    s->step = get_u64(r, "step");
-    s->optimizer_steps = get_int(r, "optimizer_steps", 0, INT64_MAX);
-    s->evaluations = get_int(r, "evaluations", 0, INT64_MAX);
-    s->gradient_evaluations = get_int(r, "gradient_evaluations", 0, INT64_MAX);
+    s->trainer.epoch = (int)get_int(r, "epoch", 0, 100000000);
+    s->trainer.batch = get_int(r, "batch", 0, INT64_MAX);
+    s->trainer.step = get_u64(r, "step");
+    s->trainer.optimizer.steps = get_int(r, "optimizer_steps", 0, INT64_MAX);
+    s->trainer.optimizer.evaluations = get_int(r, "evaluations", 0, INT64_MAX);
+    s->trainer.optimizer.gradient_evaluations = get_int(r, "gradient_evaluations", 0, INT64_MAX);
     for (int i = 0; i < 4; i++) {
         char key[16];
         snprintf(key, sizeof key, "rng%d", i);
-        s->rng.state[i] = get_u64(r, key);
+        s->trainer.rng.state[i] = get_u64(r, key);
     }
-    s->loss_sum = get_hex_double(r, "loss_sum");
-    s->best_loss = get_hex_double(r, "best_loss");
-    s->best_epoch = (int)get_int(r, "best_epoch", 0, 100000000);
-    s->since_best = (int)get_int(r, "since_best", 0, 100000000);
-    s->seconds = get_hex_double(r, "seconds");
-    s->gflop = get_hex_double(r, "gflop");
-    s->final_train_loss = get_hex_double(r, "final_train_loss");
-    s->final_test_accuracy = get_hex_double(r, "final_test_accuracy");
+    s->trainer.loss_sum = get_hex_double(r, "loss_sum");
+    s->trainer.best_loss = get_hex_double(r, "best_loss");
+    s->trainer.best_epoch = (int)get_int(r, "best_epoch", 0, 100000000);
+    s->trainer.since_best = (int)get_int(r, "since_best", 0, 100000000);
+    s->trainer.seconds = get_hex_double(r, "seconds");
+    s->trainer.gflop = get_hex_double(r, "gflop");
+    s->trainer.final_train_loss = get_hex_double(r, "final_train_loss");
+    s->trainer.final_test_accuracy = get_hex_double(r, "final_test_accuracy");
     s->rows = get_int(r, "rows", 1, INT64_MAX);
     s->features = get_int(r, "features", 1, INT64_MAX);
     s->classes = get_int(r, "classes", 0, INT64_MAX);
@@ -271,7 +271,8 @@ static ax_status read_state(reader *r, ax_train_state *s)
         s->line_searches = -1;
     AX_TRY(r->status);
     AX_TRY(read_optimizer_scalars(r, s));
-    if (s->rng.state[0] == 0 && s->rng.state[1] == 0 && s->rng.state[2] == 0 && s->rng.state[3] == 0)
+    const uint64_t *rng = s->trainer.rng.state;
+    if (rng[0] == 0 && rng[1] == 0 && rng[2] == 0 && rng[3] == 0)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"state\": the random state is all zero",
                        r->path);
     return AX_STATUS_OK;
@@ -360,10 +361,10 @@ static ax_status read_tensors(const ax_safetensors_file *file, ax_train_state *s
     AX_TRY(read_array(file, "optimizer.state0", n, false, &s->optimizer_state[0]));
     AX_TRY(read_array(file, "optimizer.state1", n, false, &s->optimizer_state[1]));
     const bool keeps_best = s->config.early_stop > 0 || s->config.keep_best != AX_KEEP_BEST_NONE;
-    AX_TRY(read_array(file, "best_parameters", n, keeps_best && s->best_epoch > 0,
+    AX_TRY(read_array(file, "best_parameters", n, keeps_best && s->trainer.best_epoch > 0,
                       &s->best_parameters));
     AX_TRY(read_optimizer_arrays(file, s));
-    if (s->batch == 0)
+    if (s->trainer.batch == 0)
         return AX_STATUS_OK;
     double *order = NULL;
     AX_TRY(read_array(file, "order", s->rows, true, &order));
@@ -421,9 +422,9 @@ static ax_status load_state(const ax_safetensors_file *file, ax_train_state *s)
         strcpy(s->note, note);
         s->config.checkpoint_note = s->note;
     }
-    if (s->epoch >= s->config.epochs && s->batch > 0)
+    if (s->trainer.epoch >= s->config.epochs && s->trainer.batch > 0)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"state\": batch %lld of epoch %d is past the last epoch",
-                       path, (long long)s->batch, s->epoch + 1);
+                       path, (long long)s->trainer.batch, s->trainer.epoch + 1);
     return AX_STATUS_OK;
 }
 
