@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/memory.h"
 #include "core/checkpoint.h"
 #include "core/net.h"
 #include "io/json.h"
@@ -448,11 +450,16 @@ static ax_status check_layout_size(const ax_safetensors_file *file, const ax_net
     return AX_STATUS_OK;
 }
 
-ax_status ax_checkpoint_load(const char *path, ax_net **net_out, ax_train_config *config,
-                             ax_train_state **state_out)
+ax_status ax_checkpoint_load_sized(const char *path, ax_net **net_out, ax_train_config *config,
+                                   size_t config_size, ax_train_state **state_out)
 {
     *net_out = NULL;
     *state_out = NULL;
+    const size_t least = offsetof(ax_train_config, check_replicas) + sizeof config->check_replicas;
+    if (config_size < least || config_size > sizeof *config)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "a training config of %zu bytes: this library takes %zu to %zu bytes",
+                       config_size, least, sizeof *config);
     ax_safetensors_file *file = NULL;
     AX_TRY(ax_safetensors_read(path, &file));
     ax_train_state *s = calloc(1, sizeof *s);
@@ -479,8 +486,9 @@ ax_status ax_checkpoint_load(const char *path, ax_net **net_out, ax_train_config
         return status;
     }
     *net_out = net;
-    *config = s->config;
-    config->resume = s;
+    ax_train_config loaded = s->config;
+    loaded.resume = s;
+    ax_sized_fill(config, config_size, &loaded, sizeof loaded);
     *state_out = s;
     return AX_STATUS_OK;
 }

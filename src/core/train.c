@@ -5,12 +5,14 @@
  * and checkpoints: written at epoch boundaries and on interruption, and
  * resumed from (checkpoint.c holds the file format). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/memory.h"
 #include "base/random.h"
 #include "core/checkpoint.h"
 #include "core/net.h"
@@ -18,15 +20,15 @@
 #include "dist/replicas.h"
 #include "optim/optimizer.h"
 
-ax_train_config ax_train_defaults(void)
+void ax_train_config_init(ax_train_config *config, size_t size)
 {
-    ax_train_config config;
-    memset(&config, 0, sizeof config);
+    ax_train_config defaults;
+    memset(&defaults, 0, sizeof defaults);
 #define AX_TRAIN_SETTING(type, field, key, default_value, low, high, check, resume) \
-    config.field = default_value;
+    defaults.field = default_value;
 #include "core/train_settings.def"
 #undef AX_TRAIN_SETTING
-    return config;
+    ax_sized_fill(config, size, &defaults, sizeof defaults);
 }
 
 /* Full batches of more rows than this are computed a chunk at a time: the
@@ -849,6 +851,13 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
 {
     memset(summary, 0, sizeof *summary);
     summary->final_test_accuracy = NAN;
+    /* A program built against an older header passes a shorter config:
+     * the fields it lacks keep their defaults. */
+    ax_train_config full = ax_train_defaults();
+    AX_TRY(ax_sized_read(config, &full,
+                         offsetof(ax_train_config, check_replicas) + sizeof config->check_replicas,
+                         sizeof full, "a training config", "ax_train_defaults"));
+    config = &full;
     /* With several ranks, every one learns the others' row counts first. */
     ax_replicas *replicas = NULL;
     AX_TRY(ax_replicas_create(config->communicator, net, train, validation, test, &replicas));
