@@ -15,6 +15,41 @@
  * - Objects come in create/free pairs; every _free accepts NULL. Pointers
  *   returned by accessors are owned by the object they came from.
  * - Dimensions are int64_t, sizes in bytes are size_t.
+ *
+ * Versioned structs. ax_net_config, ax_train_config, ax_data_options and
+ * ax_prep_options grow at their end as the library gains settings; their
+ * first member, size, is sizeof the struct in the header the program was
+ * built against. Start every one from its _defaults() function (inline
+ * here: it asks the library to fill sizeof bytes, so a newer library never
+ * writes past an older program's struct); the library copies size bytes
+ * over its own defaults, so the settings an older program does not know keep
+ * their defaults, and it refuses (AX_STATUS_BAD_ARGUMENT) a size from a
+ * newer header than its own, whose settings it would silently ignore. A
+ * binding in another language calls the _init(config, size) functions with
+ * its own size. Fields are only ever added at the end; none is removed,
+ * reordered or retyped without a new major version.
+ *
+ * Threads. The library starts OpenMP and BLAS threads of its own and is
+ * safe to call from several threads under these rules:
+ * - An ax_net (and the profile and workspace inside it) is used by one
+ *   thread at a time, ax_train included; different networks may train on
+ *   different threads at once (axon train --replicas does).
+ * - An ax_dataset is read-only once loaded: any number of threads may
+ *   train, evaluate or predict on one at the same time. Functions taking a
+ *   non-const ax_dataset * change it and need it to themselves.
+ * - Config structs are plain values, copied by the functions that take
+ *   them; an ax_train_state resumed from is read only (several ax_train
+ *   calls may share one). An ax_communicator of a thread team belongs to
+ *   the one thread that trains with it.
+ * - ax_error_message() is per thread: it holds the last failure of the
+ *   calling thread.
+ * - ax_set_threads() is process-wide for the BLAS (OpenBLAS and BLIS keep
+ *   one thread count) and sets the calling thread's OpenMP count: call it
+ *   before starting threads, or from each thread under a lock of the
+ *   program's (tools/axon/replicas.c). ax_build_info_get() fills its text on
+ *   the first call: make that call before starting threads.
+ * - Backend plugins are loaded once, under a lock, by whichever thread first
+ *   asks for a device.
  */
 #ifndef AXON_H
 #define AXON_H
@@ -337,8 +372,16 @@ typedef struct ax_data_options {
     const char *labels_name; /* the same for the labels file, e.g. "--labels" */
 } ax_data_options;
 
-/* The defaults noted above, with size set. */
-ax_data_options ax_data_options_defaults(void);
+/* Fills the first size bytes of *options with the defaults noted above and
+ * sets options->size = size. */
+void ax_data_options_init(ax_data_options *options, size_t size);
+/* The defaults, with size set. */
+static inline ax_data_options ax_data_options_defaults(void)
+{
+    ax_data_options options;
+    ax_data_options_init(&options, sizeof options);
+    return options;
+}
 /* Checks what a spec names without reading data: the kind of data, that the
  * file, folder (with the part's IDX files) or labels file is there. options
  * may be NULL (the defaults) in every function of this section. */
@@ -394,6 +437,8 @@ typedef struct ax_layer_spec {
 ax_layer_spec ax_layer_dense(int64_t units, ax_activation activation);
 
 typedef struct ax_net_config {
+    size_t size;              /* sizeof (ax_net_config), set by ax_net_defaults() (see
+                                 "versioned structs" above) */
     int64_t input_width;      /* features per row */
     int layer_count;          /* 1 to AX_MAX_LAYERS layers, the last one being the output */
     const ax_layer_spec *layers; /* layer_count specs, the caller's: ax_net_create copies them */
@@ -408,9 +453,17 @@ typedef struct ax_net_config {
                                  device N (see "devices" above and "cuda" below) */
 } ax_net_config;
 
-/* Defaults: no layers, AX_LOSS_AUTO, AX_INIT_AUTO, r = 0.2, float32, seed 1,
- * the CPU. */
-ax_net_config ax_net_defaults(void);
+/* Fills the first size bytes of *config with the defaults (no layers,
+ * AX_LOSS_AUTO, AX_INIT_AUTO, r = 0.2, float32, seed 1, the CPU) and sets
+ * config->size = size. */
+void ax_net_config_init(ax_net_config *config, size_t size);
+/* The defaults, with size set: start every network config here. */
+static inline ax_net_config ax_net_defaults(void)
+{
+    ax_net_config config;
+    ax_net_config_init(&config, sizeof config);
+    return config;
+}
 /* Parses "128:relu,128:relu,10:softmax" into config->layers and
  * config->layer_count, in an array config->parsed_layers owns (a previous
  * one is freed; on failure config is unchanged). An item is one layer in the
@@ -430,10 +483,14 @@ int64_t ax_net_config_output_width(const ax_net_config *config);
 
 typedef struct ax_net ax_net;
 
-/* A network with freshly initialised weights. */
+/* A network with freshly initialised weights. A config->size the library
+ * does not take is refused (AX_STATUS_BAD_ARGUMENT). */
 AX_NODISCARD ax_status ax_net_create(const ax_net_config *config, ax_net **out);
 void ax_net_free(ax_net *net);
-/* The configuration the network was built from (with loss and init resolved). */
+/* The configuration the network was built from (with loss and init
+ * resolved), with this library's size: a copy given back to the library
+ * from a program built against an older header needs size = sizeof
+ * (ax_net_config) first. */
 const ax_net_config *ax_net_config_get(const ax_net *net);
 /* Values per row out of layer `layer` (0-based; the last is the output
  * layer), 0 when there is no such layer. */
@@ -543,6 +600,8 @@ typedef enum ax_keep_best {
 } ax_keep_best;
 
 typedef struct ax_train_config {
+    size_t size;               /* sizeof (ax_train_config), set by ax_train_defaults() (see
+                                  "versioned structs" above) */
     ax_optimizer_kind optimizer;
     double learning_rate;
     double momentum;           /* SGD */
@@ -591,10 +650,19 @@ typedef struct ax_train_config {
                                   rank holds the same weights (a debugging aid) */
 } ax_train_config;
 
-/* Defaults: SGD, lr 0.1, momentum 0.9, batch 128, 10 epochs, Adam betas
- * 0.9/0.999, eps 1e-8, seed 1, shuffle on, progress every 0.2 s, no
- * checkpoints (keep_checkpoints 2). */
-ax_train_config ax_train_defaults(void);
+/* Fills the first size bytes of *config with the defaults (SGD, lr 0.1,
+ * momentum 0.9, batch 128, 10 epochs, Adam betas 0.9/0.999, eps 1e-8, gtol
+ * 1e-5, L-BFGS memory 10, 100 line-search evaluations, seed 1, shuffle on,
+ * progress every 0.2 s, no checkpoints (keep_checkpoints 2)) and sets
+ * config->size = size. */
+void ax_train_config_init(ax_train_config *config, size_t size);
+/* The defaults, with size set: start every training config here. */
+static inline ax_train_config ax_train_defaults(void)
+{
+    ax_train_config config;
+    ax_train_config_init(&config, sizeof config);
+    return config;
+}
 
 typedef struct ax_train_summary {
     int epochs_run;
@@ -614,7 +682,8 @@ typedef struct ax_train_summary {
 
 /* Trains net on train. validation (nullable) drives early stopping; test
  * (nullable) is evaluated after each epoch. Labels are checked against the
- * output width and features against the input width before any work. */
+ * output width and features against the input width before any work; a
+ * config->size the library does not take is refused (AX_STATUS_BAD_ARGUMENT). */
 AX_NODISCARD ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
                                 const ax_dataset *test, const ax_train_config *config,
                                 ax_train_summary *summary);
@@ -751,9 +820,18 @@ void ax_thread_ranks_free(ax_thread_ranks *team);
 
 /* Reads and validates a checkpoint; failures name the file and the field.
  * *net and *state are owned by the caller; state must outlive the ax_train
- * call that resumes from it. */
-AX_NODISCARD ax_status ax_checkpoint_load(const char *path, ax_net **net, ax_train_config *config,
-                                          ax_train_state **state);
+ * call that resumes from it. *config is config_size bytes, the caller's
+ * sizeof (ax_train_config) (one the library does not take is refused). */
+AX_NODISCARD ax_status ax_checkpoint_load_sized(const char *path, ax_net **net,
+                                                ax_train_config *config, size_t config_size,
+                                                ax_train_state **state);
+/* ax_checkpoint_load_sized with the size of this header's ax_train_config:
+ * the library writes no more of *config than the caller has. */
+AX_NODISCARD static inline ax_status ax_checkpoint_load(const char *path, ax_net **net,
+                                           ax_train_config *config, ax_train_state **state)
+{
+    return ax_checkpoint_load_sized(path, net, config, sizeof *config, state);
+}
 void ax_train_state_free(ax_train_state *state);
 /* Epochs complete when the checkpoint was written. */
 int ax_train_state_epochs_done(const ax_train_state *state);
@@ -918,6 +996,8 @@ AX_NODISCARD ax_status ax_npy_write_f32(const char *path, const float *data, int
  * AX_STATUS_UNSUPPORTED; the batches: loaders below are always built. */
 
 typedef struct ax_prep_options {
+    size_t size;              /* sizeof (ax_prep_options), set by ax_prep_defaults() (see
+                                 "versioned structs" above) */
     const char *input;        /* folder, .tar, or tar of tars */
     const char *output;       /* folder for the batches (created if absent) */
     const char *labels_file;  /* NULL, or one label name a line: fixes their numbering */
@@ -929,8 +1009,16 @@ typedef struct ax_prep_options {
     double progress_interval; /* seconds between progress calls, default 0.25 */
 } ax_prep_options;
 
-/* The defaults listed above; input and output NULL. */
-ax_prep_options ax_prep_defaults(void);
+/* Fills the first size bytes of *options with the defaults listed above
+ * (input and output NULL) and sets options->size = size. */
+void ax_prep_options_init(ax_prep_options *options, size_t size);
+/* The defaults, with size set. */
+static inline ax_prep_options ax_prep_defaults(void)
+{
+    ax_prep_options options;
+    ax_prep_options_init(&options, sizeof options);
+    return options;
+}
 
 typedef struct ax_prep_progress {
     int64_t images_done;      /* decoded or skipped so far, reused batches included */

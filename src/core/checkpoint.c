@@ -180,33 +180,37 @@ static void net_json(const ax_net_config *c, ax_json_writer *w)
     close_object(w);
 }
 
+static const char *keep_best_name(ax_keep_best keep_best)
+{
+    return keep_best == AX_KEEP_BEST_TEST         ? "test"
+           : keep_best == AX_KEEP_BEST_VALIDATION ? "validation"
+                                                  : "none";
+}
+
+/* One key per row of train_settings.def, in its order. */
 static void train_json(const ax_train_config *c, ax_json_writer *w)
 {
     ax_json_writer_append(w, "{");
-    append_string(w, "optimizer", ax_optimizer_name(c->optimizer));
-    append_double(w, "learning_rate", c->learning_rate);
-    append_double(w, "momentum", c->momentum);
-    append_int(w, "nesterov", c->nesterov);
-    append_double(w, "beta1", c->beta1);
-    append_double(w, "beta2", c->beta2);
-    append_double(w, "epsilon", c->epsilon);
-    append_double(w, "gtol", c->gtol);
-    append_int(w, "lbfgs_memory", c->lbfgs_memory);
-    append_int(w, "line_search_max_evaluations", c->line_search_max_evaluations);
-    append_int(w, "batch_size", c->batch_size);
-    append_int(w, "epochs", c->epochs);
-    append_double(w, "l2", c->l2);
-    append_double(w, "dropout", c->dropout);
-    append_int(w, "early_stop", c->early_stop);
-    append_string(w, "keep_best", c->keep_best == AX_KEEP_BEST_TEST         ? "test"
-                                  : c->keep_best == AX_KEEP_BEST_VALIDATION ? "validation"
-                                                                            : "none");
-    append_u64(w, "seed", c->seed);
-    append_int(w, "shuffle", c->shuffle);
-    append_double(w, "progress_interval", c->progress_interval);
-    append_int(w, "checkpoint_every", c->checkpoint_every);
-    append_string(w, "checkpoint_prefix", c->checkpoint_prefix ? c->checkpoint_prefix : "");
-    append_int(w, "keep_checkpoints", c->keep_checkpoints);
+#define WRITE_DOUBLE(w, key, value) append_double(w, key, value)
+#define WRITE_INT(w, key, value) append_int(w, key, value)
+#define WRITE_INT64(w, key, value) append_int(w, key, value)
+#define WRITE_BOOL(w, key, value) append_int(w, key, value)
+#define WRITE_U64(w, key, value) append_u64(w, key, value)
+#define WRITE_OPTIMIZER(w, key, value) append_string(w, key, ax_optimizer_name(value))
+#define WRITE_KEEP_BEST(w, key, value) append_string(w, key, keep_best_name(value))
+#define WRITE_PATH(w, key, value) append_string(w, key, (value) ? (value) : "")
+#define AX_TRAIN_SETTING(type, field, key, default_value, low, high, check, resume) \
+    WRITE_##type(w, key, c->field);
+#include "core/train_settings.def"
+#undef AX_TRAIN_SETTING
+#undef WRITE_DOUBLE
+#undef WRITE_INT
+#undef WRITE_INT64
+#undef WRITE_BOOL
+#undef WRITE_U64
+#undef WRITE_OPTIMIZER
+#undef WRITE_KEEP_BEST
+#undef WRITE_PATH
     close_object(w);
 }
 

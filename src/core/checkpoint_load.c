@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/memory.h"
 #include "core/checkpoint.h"
 #include "core/net.h"
 #include "io/json.h"
@@ -155,30 +157,31 @@ static ax_status read_train(reader *r, ax_train_state *s)
 {
     ax_train_config *c = &s->config;
     *c = ax_train_defaults();
-    const char *optimizer = get_string(r, "optimizer");
-    c->learning_rate = get_double(r, "learning_rate");
-    c->momentum = get_double(r, "momentum");
-    c->nesterov = get_int(r, "nesterov", 0, 1) != 0;
-    c->beta1 = get_double(r, "beta1");
-    c->beta2 = get_double(r, "beta2");
-    c->epsilon = get_double(r, "epsilon");
-    c->gtol = get_double(r, "gtol");
-    c->lbfgs_memory = (int)get_int(r, "lbfgs_memory", 0, 1000);
-    c->line_search_max_evaluations = (int)get_int(r, "line_search_max_evaluations", 0, 1000);
-    c->batch_size = get_int(r, "batch_size", 0, INT64_MAX);
-    c->epochs = (int)get_int(r, "epochs", 1, 100000000);
-    c->l2 = get_double(r, "l2");
-    c->dropout = get_double(r, "dropout");
-    c->early_stop = (int)get_int(r, "early_stop", 0, 100000000);
+    /* One key per row of train_settings.def, in its order, integers within
+     * the row's range; the names are parsed once every field is read. */
+    const char *optimizer = "", *keep_best = "none", *prefix = "";
+#define READ_DOUBLE(field, key, low, high) c->field = get_double(r, key)
+#define READ_INT(field, key, low, high) c->field = (int)get_int(r, key, low, high)
+#define READ_INT64(field, key, low, high) c->field = get_int(r, key, low, high)
+#define READ_BOOL(field, key, low, high) c->field = get_int(r, key, low, high) != 0
+#define READ_U64(field, key, low, high) c->field = get_u64(r, key)
+#define READ_OPTIMIZER(field, key, low, high) optimizer = get_string(r, key)
     /* Absent in checkpoints written before keep_best was recorded. */
-    const char *keep_best = ax_json_object_get(r->object, "keep_best") ? get_string(r, "keep_best")
-                                                                       : "none";
-    c->seed = get_u64(r, "seed");
-    c->shuffle = get_int(r, "shuffle", 0, 1) != 0;
-    c->progress_interval = get_double(r, "progress_interval");
-    c->checkpoint_every = (int)get_int(r, "checkpoint_every", 0, 100000000);
-    const char *prefix = get_string(r, "checkpoint_prefix");
-    c->keep_checkpoints = (int)get_int(r, "keep_checkpoints", 0, 100000000);
+#define READ_KEEP_BEST(field, key, low, high) \
+    keep_best = ax_json_object_get(r->object, key) ? get_string(r, key) : "none"
+#define READ_PATH(field, key, low, high) prefix = get_string(r, key)
+#define AX_TRAIN_SETTING(type, field, key, default_value, low, high, check, resume) \
+    READ_##type(field, key, low, high);
+#include "core/train_settings.def"
+#undef AX_TRAIN_SETTING
+#undef READ_DOUBLE
+#undef READ_INT
+#undef READ_INT64
+#undef READ_BOOL
+#undef READ_U64
+#undef READ_OPTIMIZER
+#undef READ_KEEP_BEST
+#undef READ_PATH
     AX_TRY(r->status);
     CHECK_PARSE(ax_optimizer_parse(optimizer, &c->optimizer));
     if (strcmp(keep_best, "none") == 0)
@@ -448,11 +451,16 @@ static ax_status check_layout_size(const ax_safetensors_file *file, const ax_net
     return AX_STATUS_OK;
 }
 
-ax_status ax_checkpoint_load(const char *path, ax_net **net_out, ax_train_config *config,
-                             ax_train_state **state_out)
+ax_status ax_checkpoint_load_sized(const char *path, ax_net **net_out, ax_train_config *config,
+                                   size_t config_size, ax_train_state **state_out)
 {
     *net_out = NULL;
     *state_out = NULL;
+    const size_t least = offsetof(ax_train_config, check_replicas) + sizeof config->check_replicas;
+    if (config_size < least || config_size > sizeof *config)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "a training config of %zu bytes: this library takes %zu to %zu bytes",
+                       config_size, least, sizeof *config);
     ax_safetensors_file *file = NULL;
     AX_TRY(ax_safetensors_read(path, &file));
     ax_train_state *s = calloc(1, sizeof *s);
@@ -479,8 +487,9 @@ ax_status ax_checkpoint_load(const char *path, ax_net **net_out, ax_train_config
         return status;
     }
     *net_out = net;
-    *config = s->config;
-    config->resume = s;
+    ax_train_config loaded = s->config;
+    loaded.resume = s;
+    ax_sized_fill(config, config_size, &loaded, sizeof loaded);
     *state_out = s;
     return AX_STATUS_OK;
 }

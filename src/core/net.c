@@ -4,6 +4,7 @@
 #include "core/net.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +16,17 @@
 
 enum { MAX_LAYER_WIDTH = 1 << 24 };
 
-ax_net_config ax_net_defaults(void)
+void ax_net_config_init(ax_net_config *config, size_t size)
 {
-    ax_net_config config;
-    memset(&config, 0, sizeof config);
-    config.loss = AX_LOSS_AUTO;
-    config.init = AX_INIT_AUTO;
-    config.init_range = 0.2;
-    config.precision = AX_PRECISION_F32;
-    config.seed = 1;
-    config.device = ax_device_cpu();
-    return config;
+    ax_net_config defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.loss = AX_LOSS_AUTO;
+    defaults.init = AX_INIT_AUTO;
+    defaults.init_range = 0.2;
+    defaults.precision = AX_PRECISION_F32;
+    defaults.seed = 1;
+    defaults.device = ax_device_cpu();
+    ax_sized_fill(config, size, &defaults, sizeof defaults);
 }
 
 void ax_net_config_release(ax_net_config *config)
@@ -125,7 +126,12 @@ static ax_status check_network_memory(const ax_net_config *config, int64_t param
 ax_status ax_net_create(const ax_net_config *config, ax_net **out)
 {
     *out = NULL;
-    ax_net_config resolved = *config;
+    /* A program built against an older header passes a shorter config:
+     * the fields it lacks keep their defaults. */
+    ax_net_config resolved = ax_net_defaults();
+    AX_TRY(ax_sized_read(config, &resolved,
+                         offsetof(ax_net_config, device) + sizeof config->device,
+                         sizeof resolved, "a network config", "ax_net_defaults"));
     AX_TRY(resolve_config(&resolved));
 
     ax_net *net = calloc(1, sizeof *net);

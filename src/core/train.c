@@ -7,12 +7,14 @@
  * snapshot and restore). One loop for a process alone and for one replica
  * of several: what differs is the reducer it is given (reducer.h). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/memory.h"
 #include "base/random.h"
 #include "core/checkpoint.h"
 #include "core/net.h"
@@ -21,26 +23,15 @@
 #include "data/dataset.h"
 #include "optim/optimizer.h"
 
-ax_train_config ax_train_defaults(void)
+void ax_train_config_init(ax_train_config *config, size_t size)
 {
-    ax_train_config config;
-    memset(&config, 0, sizeof config);
-    config.optimizer = AX_OPTIMIZER_SGD;
-    config.learning_rate = 0.1;
-    config.momentum = 0.9;
-    config.beta1 = 0.9;
-    config.beta2 = 0.999;
-    config.epsilon = 1e-8;
-    config.batch_size = 128;
-    config.epochs = 10;
-    config.seed = 1;
-    config.shuffle = true;
-    config.progress_interval = 0.2;
-    config.gtol = 1e-5;
-    config.lbfgs_memory = 10;
-    config.line_search_max_evaluations = 100;
-    config.keep_checkpoints = 2;
-    return config;
+    ax_train_config defaults;
+    memset(&defaults, 0, sizeof defaults);
+#define AX_TRAIN_SETTING(type, field, key, default_value, low, high, check, resume) \
+    defaults.field = default_value;
+#include "core/train_settings.def"
+#undef AX_TRAIN_SETTING
+    ax_sized_fill(config, size, &defaults, sizeof defaults);
 }
 
 /* Full batches of more rows than this are computed a chunk at a time: the
@@ -132,19 +123,46 @@ static bool is_full_batch(const ax_train_config *config)
 static ax_status check_config(const ax_net *net, const ax_train_config *config,
                               const ax_dataset *validation, int64_t rows)
 {
-    if (config->epochs < 1 || config->epochs > 100000000)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "epochs must be from 1 to 100000000, not %d", config->epochs);
-    if (config->batch_size < 0)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the batch size must be positive (or 0 for full batch), not %lld",
-                       (long long)config->batch_size);
-    if (!(config->l2 >= 0.0 && isfinite(config->l2)))
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "l2 must be a finite number >= 0, not %g", config->l2);
-    if (!(config->dropout >= 0.0 && config->dropout < 1.0))
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "dropout must be in [0, 1), not %g", config->dropout);
+    /* Each setting's own range (train_settings.def), as the type prints it. */
+#define SETTING_VALUE_DOUBLE double
+#define SETTING_VALUE_INT int
+#define SETTING_VALUE_INT64 long long
+#define VALID(valid, message)                                     \
+    if (!(valid))                                                 \
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, message, value);
+#define NO_CHECK
+#define CHECK_DOUBLE(field, check) CHECK_VALUE(SETTING_VALUE_DOUBLE, field, check)
+#define CHECK_INT(field, check) CHECK_VALUE(SETTING_VALUE_INT, field, check)
+#define CHECK_INT64(field, check) CHECK_VALUE(SETTING_VALUE_INT64, field, check)
+#define CHECK_VALUE(type, field, check)           \
+    {                                             \
+        const type value = config->field;         \
+        (void)value;                              \
+        check                                     \
+    }
+#define CHECK_BOOL(field, check)
+#define CHECK_U64(field, check)
+#define CHECK_OPTIMIZER(field, check)
+#define CHECK_KEEP_BEST(field, check)
+#define CHECK_PATH(field, check)
+#define AX_TRAIN_SETTING(type, field, key, default_value, low, high, check, resume) \
+    CHECK_##type(field, check)
+#include "core/train_settings.def"
+#undef AX_TRAIN_SETTING
+#undef CHECK_VALUE
+#undef CHECK_DOUBLE
+#undef CHECK_INT
+#undef CHECK_INT64
+#undef CHECK_BOOL
+#undef CHECK_U64
+#undef CHECK_OPTIMIZER
+#undef CHECK_KEEP_BEST
+#undef CHECK_PATH
+#undef NO_CHECK
+#undef VALID
+    /* The checks that involve other settings, the network or the data. */
     if (config->dropout > 0.0 && net->layer_count < 2)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "dropout applies to hidden layers; this network has none");
-    if (config->early_stop < 0)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "early stopping patience must be >= 0, not %d", config->early_stop);
     if (config->early_stop > 0 && !validation)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "early stopping needs a validation set (e.g. --val-split 0.1)");
     if (is_full_batch(config)) {
@@ -202,26 +220,17 @@ static ax_status check_keep_best(const ax_train_config *config, const ax_dataset
                    (int)config->keep_best);
 }
 
-/* The options that shape the trajectory must be those of the checkpoint. */
+/* The options that shape the trajectory must be those of the checkpoint
+ * (train_settings.def's RESUME column; the first that differs is named). */
 static ax_status check_resume_config(const ax_train_config *c, const ax_train_state *state)
 {
     const ax_train_config *r = &state->config;
-    const char *changed = c->optimizer != r->optimizer ? "the optimizer"
-                          : c->learning_rate != r->learning_rate ? "the learning rate"
-                          : c->momentum != r->momentum || c->nesterov != r->nesterov ? "the momentum"
-                          : c->beta1 != r->beta1 || c->beta2 != r->beta2 || c->epsilon != r->epsilon
-                              ? "Adam's betas or epsilon"
-                          : c->batch_size != r->batch_size ? "the batch size"
-                          : c->l2 != r->l2 ? "l2"
-                          : c->dropout != r->dropout ? "dropout"
-                          : c->early_stop != r->early_stop ? "early stopping"
-                          : c->keep_best != r->keep_best ? "keeping the best weights"
-                          : c->gtol != r->gtol ? "gtol"
-                          : c->lbfgs_memory != r->lbfgs_memory ? "the L-BFGS memory"
-                          : c->line_search_max_evaluations != r->line_search_max_evaluations
-                              ? "the line-search evaluations"
-                          : c->seed != r->seed ? "the seed"
-                          : c->shuffle != r->shuffle ? "shuffling" : NULL;
+    const char *changed = NULL;
+#define AX_TRAIN_SETTING(type, field, key, default_value, low, high, check, resume) \
+    if (!changed && (resume) && c->field != r->field)                              \
+        changed = (resume);
+#include "core/train_settings.def"
+#undef AX_TRAIN_SETTING
     if (changed)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "%s differs from the checkpoint's; a resumed run must keep the recorded options",

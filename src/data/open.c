@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/memory.h"
 #include "data/dataset.h"
 
 typedef enum spec_kind { SPEC_BATCHES, SPEC_SYNTH, SPEC_IDX, SPEC_CSV, SPEC_NPY } spec_kind;
@@ -43,18 +44,17 @@ typedef struct shard_request {
     int64_t total, first;
 } shard_request;
 
-ax_data_options ax_data_options_defaults(void)
+void ax_data_options_init(ax_data_options *options, size_t size)
 {
-    ax_data_options options;
-    memset(&options, 0, sizeof options);
-    options.size = sizeof options;
-    options.part = AX_DATA_PART_TRAIN;
-    options.csv = ax_csv_defaults();
-    options.scale = 1.0;
-    options.synth_rows = 500000;
-    options.synth_features = 20;
-    options.seed = 1;
-    return options;
+    ax_data_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.part = AX_DATA_PART_TRAIN;
+    defaults.csv = ax_csv_defaults();
+    defaults.scale = 1.0;
+    defaults.synth_rows = 500000;
+    defaults.synth_features = 20;
+    defaults.seed = 1;
+    ax_sized_fill(options, size, &defaults, sizeof defaults);
 }
 
 /* The caller's options over the defaults: a program built against an older

@@ -4,9 +4,11 @@
  * whether there are several, and trains with this reducer or the one of a
  * process alone. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/memory.h"
 #include "core/reducer.h"
 #include "dist/replicas.h"
 
@@ -109,6 +111,13 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
 {
     memset(summary, 0, sizeof *summary);
     summary->final_test_accuracy = NAN;
+    /* A program built against an older header passes a shorter config:
+     * the fields it lacks keep their defaults. */
+    ax_train_config full = ax_train_defaults();
+    AX_TRY(ax_sized_read(config, &full,
+                         offsetof(ax_train_config, check_replicas) + sizeof config->check_replicas,
+                         sizeof full, "a training config", "ax_train_defaults"));
+    config = &full;
     /* With several ranks, every one learns the others' row counts first. */
     ax_replicas *replicas = NULL;
     AX_TRY(ax_replicas_create(config->communicator, net, train, validation, test, &replicas));
