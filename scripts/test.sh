@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 echo "== layers: src/ includes downwards only, tools/axon only axon.h"
 bash scripts/check_layers.sh
 
-bash scripts/setup.sh
+# Every build here treats a compiler warning as an error (-DAXON_WERROR=ON).
+bash scripts/setup.sh -DAXON_WERROR=ON
 echo "== tests: release build"
 ctest --test-dir build --output-on-failure -j 2
 
@@ -22,7 +23,7 @@ echo "== minimal build: without prep, stats, MPI and CUDA (library and CLI only)
 # Only target axon is built (19 s of CPU time; 47 s of wall time on 2 cores
 # at load 11); `ctest --test-dir build-min` runs the suite of such a build.
 cmake -S . -B build-min -DCMAKE_BUILD_TYPE=Release -DAXON_PREP=OFF -DAXON_STATS=OFF \
-  -DAXON_MPI=OFF -DAXON_CUDA=OFF >/dev/null
+  -DAXON_MPI=OFF -DAXON_CUDA=OFF -DAXON_WERROR=ON >/dev/null
 bash scripts/build.sh build-min --target axon
 bash scripts/check_minimal_build.sh build-min/axon
 
@@ -30,7 +31,8 @@ echo "== tests: AddressSanitizer + UndefinedBehaviorSanitizer build"
 # Without the CUDA backend: the CUDA runtime's allocations and driver threads
 # do not mix with AddressSanitizer (the release build above compiles and
 # links it wherever nvcc is installed; its test skips without a GPU).
-cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DAXON_SANITIZE=ON -DAXON_CUDA=OFF >/dev/null
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DAXON_SANITIZE=ON -DAXON_CUDA=OFF \
+  -DAXON_WERROR=ON >/dev/null
 bash scripts/build.sh build-sanitize
 # LeakSanitizer cannot follow OpenMP's thread pool teardown reliably; leaks are
 # still reported for everything the library allocates itself.
@@ -40,7 +42,7 @@ ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 echo "== tests: libFuzzer targets (clang, ASan + UBSan, ${AXON_FUZZ_SECONDS:-20} s each)"
 # Only the fuzzers and their library copy are built here (target "fuzz");
 # docs/fuzzing.md says how to run them for longer.
-cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DAXON_FUZZ=ON -DAXON_CUDA=OFF \
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DAXON_FUZZ=ON -DAXON_CUDA=OFF -DAXON_WERROR=ON \
   -DCMAKE_BUILD_TYPE=Debug -DAXON_FUZZ_SECONDS="${AXON_FUZZ_SECONDS:-20}" >/dev/null
 bash scripts/build.sh build-fuzz --target fuzz
 ctest --test-dir build-fuzz -R fuzz_ --output-on-failure -j 2
