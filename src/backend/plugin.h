@@ -34,7 +34,9 @@ typedef struct ax_backend_plugin {
      * naming the devices there are when there is no such device. */
     ax_status (*device_info)(int index, char *text, size_t capacity);
     /* A backend on device `index`: AX_STATUS_UNSUPPORTED when there is no
-     * such device, AX_STATUS_OUT_OF_MEMORY when its buffers do not fit. */
+     * such device (a message saying "no <name> device N", the name in
+     * any case, as tests/test_backend_ops.c checks), AX_STATUS_OUT_OF_MEMORY
+     * when its buffers do not fit. */
     ax_status (*create)(ax_precision precision, int index, ax_backend **out);
 
     /* Optional (NULL when the plugin has none): the activation statistics, as
