@@ -3,7 +3,7 @@
 (system=axon). Uses `axon bench` when the binary has it (`axon bench --help` exits 0);
 otherwise runs `axon train` with the workload's settings and parses its epoch lines:
   epoch 1/5  loss 0.5687  test_loss 0.4593  test_acc 83.91%  0.24 s  180 GFLOP/s
-(seconds there are rounded to 0.01 s; GFLOP/s is recomputed with seed 001's count).
+(seconds there are rounded to 0.01 s; GFLOP/s is recomputed with TMVA's FLOP count).
 
 usage: axon_bench.py b1a|b1b|b2|galaxy-cg [--batch B] [--width W] [--precision f32|f64]
                      [--threads T] [--repeat N] [--csv FILE] [--quick]
@@ -29,7 +29,7 @@ def has_bench(axon):
 
 
 def train_command(a):
-    """The `axon train` options of the workload (BENCHMARKS.md) and its layer widths."""
+    """The `axon train` options of the workload (docs/notes/benchmarks.md) and its layer widths."""
     common = ["--threads", str(a.threads), "--precision", a.precision, "--seed", str(a.seed)]
     if a.workload in ("b1a", "b1b"):
         full = a.workload == "b1b"

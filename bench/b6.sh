@@ -1,5 +1,5 @@
 #!/bin/bash
-# b6.sh: benchmark B6 (../shared/BENCHMARKS.md, issue 7): `axon prep` against
+# b6.sh: benchmark B6 (docs/prep.md, "Benchmark B6"): `axon prep` against
 # bench/peers/b6_pillow.py (Python + Pillow multiprocessing doing the same
 # work, with Image.draft's JPEG DCT scaling) on the same photographs, run
 # alternately round by round so machine noise falls on both alike.

@@ -1,9 +1,9 @@
 #!/bin/bash
-# compare.sh: runs axon and its peers on the workloads of ../shared/BENCHMARKS.md (B1
+# compare.sh: runs axon and its peers on the workloads of axon bench (docs/notes/benchmarks.md; B1
 # and B2: PyTorch and NumPy; B3 galaxy-cg: NumPy + SciPy's fmin_cg) side by side, alternating axon, torch, numpy for each
 # workload in each round, so that machine noise falls on all systems alike. All rows go
 # into one CSV, bench/results/<date>.csv; then bench/report.py writes
-# bench/results/report.md and the PNG plots. See docs/benchmarks.md.
+# bench/results/report.md and the PNG plots. See docs/notes/benchmarks.md.
 #
 # usage: bench/compare.sh [--quick] [--threads T[,T...]] [--repeat N] [--axon PATH]
 #   --quick    2 rounds, B1(a) 2 epochs, B1(b) 10 epochs, B2 50,000 rows and fewer shapes,
@@ -82,7 +82,7 @@ run_one() {
     *:b1a) cmd="$py bench/peers/b1_$system.py --epochs $b1a_epochs $common" ;;
     *:b1b) cmd="$py bench/peers/b1_$system.py --batch full --lr 0.5 --momentum 0 --epochs $b1b_epochs $common" ;;
     *:b2) cmd="$py bench/peers/b2_$system.py --rows $b2_rows --batch $batch --width $width $common" ;;
-    torch:galaxy-cg) return ;; # seed 000's peer is NumPy + SciPy
+    torch:galaxy-cg) return ;; # the galaxy classifier's peer is NumPy + SciPy
     numpy:galaxy-cg)
         # NumPy works in float64 only: its row stands beside axon's f64 row.
         [ "$precision" = f64 ] || return

@@ -1,5 +1,5 @@
 #!/bin/bash
-# compare_stats.sh: seed 004's activation statistics (BENCHMARKS.md B4 entropy-mi,
+# compare_stats.sh: the activation statistics (docs/stats.md; B4 entropy-mi,
 # B5 tensor-mean) with axon and its peers side by side: for each size in each round,
 # `axon bench entropy-mi|tensor-mean` and then bench/peers/stats_peers.py (NumPy and
 # PyTorch, the seed's naive forms and the best vectorised ones), so that machine noise

@@ -1,5 +1,5 @@
 #!/bin/bash
-# mpi_scaling.sh: data-parallel scaling of B2 (BENCHMARKS.md: 20-(256 tanh)x5-1,
+# mpi_scaling.sh: data-parallel scaling of B2 (TMVA's regression, axon bench b2: 20-(256 tanh)x5-1,
 # MSE, SGD, batch 1024, one epoch of 500,000 synth:linear rows) in three
 # layouts of the same two cores:
 #   1 rank,  1 thread    the baseline

@@ -2,10 +2,10 @@
 """Turns the CSV written by bench/compare.sh into bench/results/report.md (mean and
 standard deviation over repeats per system, variant and workload, and each system's
 speed against the best peer) and gnuplot PNGs beside it:
-  time.png          time per workload per system, bars with standard deviation (seed 000)
-  loss.png          training loss against epoch, B1(a) and B1(b), per system (seed 003)
-  gflops_batch.png  B2 GFLOP/s against batch size, width 256 (seed 001)
-  gflops_width.png  B2 GFLOP/s against width, batch 1024 (seed 001)
+  time.png          time per workload per system, bars with standard deviation
+  loss.png          training loss against epoch, B1(a) and B1(b) (the Fashion-MNIST MLP), per system
+  gflops_batch.png  B2 GFLOP/s against batch size, width 256 (TMVA's regression)
+  gflops_width.png  B2 GFLOP/s against width, batch 1024 (TMVA's regression)
 
 A run is the rows of one (system, variant, workload, precision, threads, batch, width,
 repeat): one row per epoch, or one row with an empty epoch giving the whole run.
@@ -21,7 +21,7 @@ from collections import defaultdict
 CONFIG = ("workload", "precision", "threads", "batch", "width")
 TITLES = {"b1a": "B1(a) mnist-mlp, mini-batch SGD", "b1b": "B1(b) mnist-mlp, full batch",
           "b2": "B2 tmva-dnn, synthetic regression",
-          "galaxy-cg": "B3 galaxy 1024-8-3, full-batch CG (seed 000)"}
+          "galaxy-cg": "B3 galaxy 1024-8-3, full-batch CG (Python original: NumPy + fmin_cg)"}
 ORDER = {"axon": 0, "torch": 1, "numpy": 2}
 # An empty panel: gnuplot refuses to plot only undefined points, so draw a line
 # below the visible range.
@@ -96,8 +96,8 @@ def cell(pair, digits=3):
 def markdown(summary, source):
     lines = [f"# Benchmark comparison", "",
              f"Source: `{source}`. Mean ± standard deviation over repeats (rounds of "
-             "bench/compare.sh, systems alternating within each round). GFLOP/s by seed 001's "
-             "count (docs/benchmarks.md). *vs best peer*: samples per second divided by those "
+             "bench/compare.sh, systems alternating within each round). GFLOP/s by TMVA's FLOP "
+             "count (docs/notes/benchmarks.md). *vs best peer*: samples per second divided by those "
              "of the fastest peer (torch, numpy) on the same workload, precision, threads, "
              "batch and width; above 1 is faster.", ""]
     head = ("| system | variant | prec | threads | batch | width | runs | epochs | s/epoch | s/run "

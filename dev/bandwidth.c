@@ -1,5 +1,5 @@
 /* bandwidth.c: how fast this machine streams a read-only matrix, the bound
- * on one full-batch evaluation of the galaxy network (benchmark B3), which
+ * on one full-batch evaluation of the galaxy network (1024-8-3), which
  * reads the 2700 x 1024 data matrix once per GEMM. A STREAM-like read (sum
  * of all elements, vectorised, one or more OpenMP threads) over buffers of
  * the sizes that matter: the float32 data (11 MB), the float64 data

@@ -1,6 +1,6 @@
 /* bf16_gemm.c: the candidates for AX_PRECISION_BF16's GEMM at the
  * benchmark shapes, float32 in and out, the conversion to bf16 included
- * (docs/blas-choice.md, "bf16 GEMMs"):
+ * (docs/notes/blas-choice.md, "bf16 GEMMs"):
  *   sgemm      OpenBLAS float32 (the reference rate, no rounding)
  *   axon       src/backend/cpu/bf16_gemm.c: packing with VCVTNE2PS2BF16 into
  *              pair words, 8x32 VDPBF16PS kernel

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # blas_compare.sh: builds axon against each BLAS (OpenBLAS OpenMP and pthread
-# builds, BLIS) and times the training workloads B1(a) (Fashion-MNIST, batch
-# 128) and B2 (synthetic, 5 x 256 tanh, batch 1024), REPEAT times each,
+# builds, BLIS) and times the training workloads of axon bench b1a (the
+# Fashion-MNIST MLP 784-128-128-10, batch 128) and b2 (TMVA's synthetic
+# regression, 5 x 256 tanh, batch 1024), REPEAT times each,
 # alternating, with OPENBLAS_CORETYPE unset. Prints seconds per epoch and
 # GFLOP/s. Run it on an idle machine: two threads stall when a core is busy.
 set -euo pipefail

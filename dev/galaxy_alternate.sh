@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# galaxy_alternate.sh: B3 (galaxy 1024-8-3, 300 full-batch CG iterations) for two
+# galaxy_alternate.sh: axon bench galaxy-cg (the galaxy classifier 1024-8-3,
+# 300 full-batch CG iterations) for two
 # axon builds and the NumPy + fmin_cg peer, alternating in rounds so that a
-# changing load hits all of them alike (docs/galaxy.md, "Measured").
+# changing load hits all of them alike (docs/notes/galaxy.md, "Measured").
 # usage: dev/galaxy_alternate.sh NEW_AXON OLD_AXON [ROUNDS]
 #   e.g. an old build from git archive HEAD | tar -x -C /tmp/old, built with cmake
 set -euo pipefail

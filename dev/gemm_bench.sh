@@ -7,7 +7,7 @@
 #   bench  : writes dev/gemm_results.csv
 #            (library,env,threads,precision,op,batch,in,out,gflops)
 #   probes : builds and runs the small env-timing probes used in
-#            docs/blas-choice.md, questions (a) and (b)
+#            docs/notes/blas-choice.md, questions (a) and (b)
 #
 # Each library is linked by explicit path so the variants cannot clash
 # (libopenblas.so.0 exists in both openblas-pthread/ and openblas-openmp/,

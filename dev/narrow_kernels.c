@@ -1,6 +1,7 @@
-/* narrow_kernels.c: times the CPU backend's elementwise kernels at B3's
- * narrow shapes (galaxy 1024-8-3: 2700 x 8 and 2700 x 3) and at wide ones
- * (B1/B2: 1024 x 128, 1024 x 256), best of many calls, through the private
+/* narrow_kernels.c: times the CPU backend's elementwise kernels at the
+ * galaxy classifier's narrow shapes (1024-8-3: 2700 x 8 and 2700 x 3) and
+ * at wide ones (the Fashion-MNIST MLP's and the regression benchmark's:
+ * 1024 x 128, 1024 x 256), best of many calls, through the private
  * backend table (src/backend/backend.h). Link it against two builds of
  * libaxon.a to compare kernels before and after a change.
  *

@@ -1,16 +1,16 @@
-/* skinny_gemm.c: the two products B3 (galaxy 1024-8-3, full-batch CG)
- * spends its time in, through OpenBLAS, against the time
- * to read the 2700 x 1024 data matrix X once (the bound, dev/bandwidth.c):
+/* skinny_gemm.c: the two products the galaxy classifier
+ * (1024-8-3, full-batch CG) spends its time in, through OpenBLAS, against
+ * the time to read the 2700 x 1024 data matrix X once (the bound, dev/bandwidth.c):
  *   forward  Z (2700, 8) = X (2700, 1024) W^T, W (8, 1024)   (X D^T alike)
  *   gradient G (8, 1024) = delta^T (8, 2700) X (2700, 1024)
  * and through axon's AVX-512 kernels for these shapes
  * (src/backend/cpu/skinny_gemm.c), which read X once each with the 8-wide
  * operand in registers. (Plain C loops compiled for x86-64-v3 had been 1.8
- * to 2.2x slower than OpenBLAS; docs/galaxy.md.) Each product runs with 1
+ * to 2.2x slower than OpenBLAS; docs/notes/galaxy.md.) Each product runs with 1
  * and then 2 threads; the line gives the best, median and 90th percentile
  * of REPEATS calls, since on a shared machine the best alone can hide a
  * slow median. It also checks that the kernels' results do not depend on
- * the thread count (they must not: docs/galaxy.md).
+ * the thread count (they must not: docs/notes/galaxy.md).
  *
  * build: cc -O3 -march=x86-64-v3 -fopenmp -Isrc dev/skinny_gemm.c \
  *          src/backend/cpu/skinny_gemm.c src/base/memory.c -o /tmp/skinny_gemm \

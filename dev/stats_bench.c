@@ -1,5 +1,5 @@
-/* stats_bench.c: times axon's activation statistics at seed 004's sizes
- * (BENCHMARKS.md B4: B in {256 .. 65536}, D = 256; B5: N in {64 .. 8192},
+/* stats_bench.c: times axon's activation statistics at their benchmark sizes
+ * (entropy-mi: B in {256 .. 65536}, D = 256; tensor-mean: N in {64 .. 8192},
  * D = 32) through the library alone, for docs/stats.md. Each figure is the
  * median of REPEATS samples after a warm-up, each sample looping the call
  * for at least MIN_MS (the machine is shared and noisy: medians, not means).

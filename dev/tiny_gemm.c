@@ -2,9 +2,10 @@
  * through axon's tiny kernels (src/backend/cpu/tiny_gemm.c), one thread,
  * best and median of REPEATS calls each, and prints the largest difference
  * between the two results relative to the largest element. The shapes are
- * B3's layer 2 (galaxy 1024-8-3 on 2700 rows) and larger relatives; shapes
- * the kernels decline (B1's 784-128-128-10, B2's 1-wide output over 256
- * inputs) are timed through the BLAS only, to show they keep it.
+ * the galaxy classifier's layer 2 (1024-8-3 on 2700 rows) and larger
+ * relatives; shapes the kernels decline (the output layers of the
+ * Fashion-MNIST MLP 784-128-128-10 and of the regression benchmark, 1 wide
+ * over 256 inputs) are timed through the BLAS only, to show they keep it.
  *
  * build: cc -O3 -march=x86-64-v3 -fopenmp -fno-math-errno -Isrc dev/tiny_gemm.c \
  *          src/backend/cpu/tiny_gemm.c -o /tmp/tiny_gemm \
@@ -28,20 +29,20 @@ typedef struct {
 } shape;
 
 static const shape shapes[] = {
-    {"B3 layer 2 forward H W2^T", false, true, 2700, 3, 8},
-    {"B3 layer 2 weight grad d2^T H", true, false, 3, 8, 2700},
-    {"B3 layer 2 input grad d2 W2", false, false, 2700, 8, 3},
+    {"galaxy layer 2 forward H W2^T", false, true, 2700, 3, 8},
+    {"galaxy layer 2 weight grad d2^T H", true, false, 3, 8, 2700},
+    {"galaxy layer 2 input grad d2 W2", false, false, 2700, 8, 3},
     {"60000 rows forward", false, true, 60000, 3, 8},
     {"60000 rows weight grad", true, false, 3, 8, 60000},
     {"60000 rows input grad", false, false, 60000, 8, 3},
     {"1-output forward", false, true, 4096, 1, 16},
     {"1-output weight grad", true, false, 1, 16, 4096},
-    {"B1 output forward", false, true, 60000, 10, 128},
-    {"B1 output forward, 64 rows", false, true, 64, 10, 128},
-    {"B1 output weight grad", true, false, 10, 128, 64},
-    {"B1 output input grad", false, false, 64, 128, 10},
-    {"B2 output forward", false, true, 1024, 1, 256},
-    {"B2 output weight grad", true, false, 1, 256, 1024},
+    {"MLP output forward", false, true, 60000, 10, 128},
+    {"MLP output forward, 64 rows", false, true, 64, 10, 128},
+    {"MLP output weight grad", true, false, 10, 128, 64},
+    {"MLP output input grad", false, false, 64, 128, 10},
+    {"regression output forward", false, true, 1024, 1, 256},
+    {"regression output weight grad", true, false, 1, 256, 1024},
 };
 
 static double now(void)
@@ -115,7 +116,7 @@ int main(int argc, char **argv)
         return 1;
     }
     omp_set_num_threads(1);
-    printf("%-32s %5s %6s %6s %5s  %9s %9s  %9s %9s  %8s\n", "shape", "trans", "m", "n", "k",
+    printf("%-34s %5s %6s %6s %5s  %9s %9s  %9s %9s  %8s\n", "shape", "trans", "m", "n", "k",
            "blas best", "median", "tiny best", "median", "rel diff");
     for (int precision = 0; precision < 2; precision++) {
         printf("%s\n", precision ? "float64 (us)" : "float32 (us)");
@@ -126,7 +127,7 @@ int main(int argc, char **argv)
                 time_f64(s, repeats, t);
             else
                 time_f32(s, repeats, t);
-            printf("%-32s %c%c    %6d %6d %5d  %9.2f %9.2f  ", s.name, s.trans_a ? 'T' : 'N',
+            printf("%-34s %c%c    %6d %6d %5d  %9.2f %9.2f  ", s.name, s.trans_a ? 'T' : 'N',
                    s.trans_b ? 'T' : 'N', s.m, s.n, s.k, 1e6 * t[0], 1e6 * t[1]);
             if (isnan(t[2]))
                 printf("%9s %9s  %8s\n", "(BLAS)", "", "");

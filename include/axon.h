@@ -2,7 +2,8 @@
  *
  * axon trains dense (fully connected) neural networks on the CPU (and, where
  * built, the GPU) and reports how fast: every run counts its FLOPs with the
- * performance model of TMVA's deep-learning backend (seed 001).
+ * performance model from the analysis of ROOT/TMVA's deep-learning backend
+ * on CPU, CUDA and OpenCL ("TMVA's FLOP count": ax_net_train_flops).
  *
  * Conventions used throughout:
  * - Matrices are row-major; shapes are written (rows, cols), e.g. inputs are
@@ -14,6 +15,41 @@
  * - Objects come in create/free pairs; every _free accepts NULL. Pointers
  *   returned by accessors are owned by the object they came from.
  * - Dimensions are int64_t, sizes in bytes are size_t.
+ *
+ * Versioned structs. ax_net_config, ax_train_config, ax_data_options and
+ * ax_prep_options grow at their end as the library gains settings; their
+ * first member, size, is sizeof the struct in the header the program was
+ * built against. Start every one from its _defaults() function (inline
+ * here: it asks the library to fill sizeof bytes, so a newer library never
+ * writes past an older program's struct); the library copies size bytes
+ * over its own defaults, so the settings an older program does not know keep
+ * their defaults, and it refuses (AX_STATUS_BAD_ARGUMENT) a size from a
+ * newer header than its own, whose settings it would silently ignore. A
+ * binding in another language calls the _init(config, size) functions with
+ * its own size. Fields are only ever added at the end; none is removed,
+ * reordered or retyped without a new major version.
+ *
+ * Threads. The library starts OpenMP and BLAS threads of its own and is
+ * safe to call from several threads under these rules:
+ * - An ax_net (and the profile and workspace inside it) is used by one
+ *   thread at a time, ax_train included; different networks may train on
+ *   different threads at once (axon train --replicas does).
+ * - An ax_dataset is read-only once loaded: any number of threads may
+ *   train, evaluate or predict on one at the same time. Functions taking a
+ *   non-const ax_dataset * change it and need it to themselves.
+ * - Config structs are plain values, copied by the functions that take
+ *   them; an ax_train_state resumed from is read only (several ax_train
+ *   calls may share one). An ax_communicator of a thread team belongs to
+ *   the one thread that trains with it.
+ * - ax_error_message() is per thread: it holds the last failure of the
+ *   calling thread.
+ * - ax_set_threads() is process-wide for the BLAS (OpenBLAS and BLIS keep
+ *   one thread count) and sets the calling thread's OpenMP count: call it
+ *   before starting threads, or from each thread under a lock of the
+ *   program's (tools/axon/replicas.c). ax_build_info_get() fills its text on
+ *   the first call: make that call before starting threads.
+ * - Backend plugins are loaded once, under a lock, by whichever thread first
+ *   asks for a device.
  */
 #ifndef AXON_H
 #define AXON_H
@@ -46,6 +82,8 @@ typedef enum ax_status {
     AX_STATUS_DIVERGED,       /* training produced NaN or Inf */
     AX_STATUS_UNSUPPORTED,    /* a combination this build or backend does not offer */
     AX_STATUS_INTERRUPTED,    /* the progress callback asked to stop */
+    AX_STATUS_DEVICE,         /* the device computing (a GPU) or its runtime failed mid-computation;
+                                 the message names the operation and the runtime's error */
 } ax_status;
 
 /* The message describing the last failure on this thread ("" if none). */
@@ -76,7 +114,7 @@ typedef enum ax_loss {
     AX_LOSS_AUTO = 0,              /* from the output activation: softmax -> cross-entropy,
                                       sigmoid -> binary cross-entropy, else MSE */
     AX_LOSS_CROSS_ENTROPY,         /* softmax output, integer class labels; mean over rows */
-    AX_LOSS_BINARY_CROSS_ENTROPY,  /* sigmoid outputs, summed over outputs, mean over rows (seed 000) */
+    AX_LOSS_BINARY_CROSS_ENTROPY,  /* sigmoid outputs, summed over outputs, mean over rows */
     AX_LOSS_MSE,                   /* mean over all elements of (output - target)^2 (PyTorch's MSELoss) */
 } ax_loss;
 
@@ -84,7 +122,7 @@ typedef enum ax_init {
     AX_INIT_AUTO = 0, /* He for ReLU layers, Xavier otherwise */
     AX_INIT_HE,       /* normal(0, sqrt(2 / in)) */
     AX_INIT_XAVIER,   /* uniform(-a, a), a = sqrt(6 / (in + out)) */
-    AX_INIT_UNIFORM,  /* uniform(-r, r), r = init_range (seed 000: 0.2) */
+    AX_INIT_UNIFORM,  /* uniform(-r, r), r = init_range (the galaxy classifier: 0.2) */
 } ax_init;
 
 typedef enum ax_optimizer_kind {
@@ -162,6 +200,8 @@ typedef struct ax_build_info {
     const char *backends;      /* e.g. "cpu" or "cpu cuda" */
     const char *compiler;      /* compiler and flags summary */
     bool openmp;               /* built with OpenMP */
+    bool prep;                 /* image preparation built (AXON_PREP): else ax_prep_run refuses */
+    bool stats;                /* activation statistics built (AXON_STATS): else ax_stats_* refuse */
 } ax_build_info;
 
 /* Facts about this build and machine; the strings are static. */
@@ -253,8 +293,8 @@ AX_NODISCARD ax_status ax_dataset_load_npy_rows(const char *features_path,
                                                 int64_t first, int64_t count, ax_dataset **out);
 /* The rows (first dimension) in a .npy file's header. */
 AX_NODISCARD ax_status ax_dataset_count_npy(const char *features_path, int64_t *rows);
-/* Seed 001's benchmark data: rows x features drawn from N(0, 1), target
- * x . w for a fixed random w drawn from the same seed. */
+/* The data of TMVA's regression benchmark: rows x features drawn from
+ * N(0, 1), target x . w for a fixed random w drawn from the same seed. */
 AX_NODISCARD ax_status ax_dataset_synth_linear(int64_t rows, int64_t features, uint64_t seed,
                                                ax_dataset **out);
 /* Splits rows at random (from seed) into train and holdout, holdout getting
@@ -278,43 +318,205 @@ AX_NODISCARD ax_status ax_dataset_split_shards(const ax_dataset *span, int64_t f
  * or Inf feature or target. */
 AX_NODISCARD ax_status ax_dataset_check_finite(const ax_dataset *dataset);
 
+/* ----------------------------------------------------------------- devices */
+/* Where a network or a statistic computes: a backend's name and a device
+ * number within it. "cpu" is the CPU (index 0); "cuda" N is CUDA device N.
+ * Every backend but the CPU is a plugin, libaxon_<name>.so, loaded the first
+ * time one of its devices is used (docs/design.md). A zeroed ax_device is
+ * the CPU. */
+#define AX_DEVICE_NAME_CAPACITY 16
+
+typedef struct ax_device {
+    char backend[AX_DEVICE_NAME_CAPACITY]; /* "cpu", "cuda", ...; "" is the CPU too */
+    int index;                             /* the backend's device number, from 0 */
+} ax_device;
+
+/* The CPU. */
+ax_device ax_device_cpu(void);
+/* True when device is the CPU ("cpu" or ""). */
+bool ax_device_is_cpu(ax_device device);
+/* Parses "cpu", "NAME" (device 0 of backend NAME, e.g. "cuda") or "NAME:N"
+ * (N from 0 to 1023; NAME letters, digits and '_') into out; fails with
+ * AX_STATUS_BAD_ARGUMENT naming the text otherwise. Whether the backend and
+ * the device exist is checked where the device is used. */
+AX_NODISCARD ax_status ax_device_parse(const char *text, ax_device *out);
+/* Writes "cpu" or "NAME:N" (e.g. "cuda:1") into text. */
+void ax_device_format(ax_device device, char *text, size_t capacity);
+/* Devices of a backend this process can use: 1 for "cpu"; 0 when the
+ * backend is not built, its plugin cannot be loaded or it finds none. */
+int ax_device_count(const char *backend);
+/* One line describing a device into text (for CUDA: see ax_cuda_device_info).
+ * AX_STATUS_UNSUPPORTED without the backend or the device. */
+AX_NODISCARD ax_status ax_device_info(ax_device device, char *text, size_t capacity);
+
+/* -------------------------------------------------------------- data specs */
+
+/* A data spec is one string naming data, as `axon --data` takes it:
+ *   NAME           a data set folder under /usr/share/datasets (where Debian's
+ *                  dataset-fashion-mnist puts fashion-mnist; the environment
+ *                  variable AXON_DATASETS replaces that folder)
+ *   DIR            a folder of MNIST-format IDX files: train-* as the training
+ *                  part, t10k-* as the test part (gzipped or not)
+ *   FILE.csv       one row per line (options.csv)
+ *   FILE.npy       NumPy features; labels from options.labels, else column 0
+ *   batches:DIR    the output of ax_prep_run (pixels / 255; scale is not applied)
+ *   synth:linear   TMVA's regression benchmark: synth_rows x synth_features from the
+ *                  seed; its test part is the synth_rows/5 rows that follow in
+ *                  the same stream (the same w)
+ * ax_dataset_open reads it, scales the features, and fails for NaN or Inf
+ * (AX_STATUS_BAD_DATA naming row and column) and for a set of no rows. A spec
+ * naming no kind of data (an unknown extension, synth:NAME other than linear,
+ * labels given with data that is not .npy) fails with AX_STATUS_BAD_ARGUMENT
+ * before anything is read; a missing file or data set with AX_STATUS_BAD_FILE
+ * (a bare name not found says how to install or give one); damaged data as
+ * its loader says. Messages name the spec ("SPEC: ..."), or the file at
+ * fault, with the loaders' words. */
+
+typedef enum ax_data_part {
+    AX_DATA_PART_TRAIN = 0, /* an IDX folder's train-* files; synth:linear's synth_rows */
+    AX_DATA_PART_TEST,      /* an IDX folder's t10k-* files; synth:linear's test rows */
+} ax_data_part;
+
+typedef struct ax_data_options {
+    size_t size;             /* sizeof (ax_data_options), set by ax_data_options_defaults(): lets
+                                the struct grow without breaking programs built against an
+                                older header */
+    ax_data_part part;       /* which part of an IDX folder or synth:linear (train) */
+    ax_csv_options csv;      /* FILE.csv's columns, header and delimiter (its scale is replaced
+                                by scale) */
+    double scale;            /* features are multiplied by this, batches:DIR's excepted (1) */
+    const char *labels;      /* FILE.npy: a labels or targets .npy file, or NULL (column 0) */
+    int64_t synth_rows;      /* synth:linear: training rows (500000) */
+    int64_t synth_features;  /* synth:linear: features (20) */
+    uint64_t seed;           /* synth:linear draws from this (1) */
+    const char *name;        /* messages name the spec after this, e.g. "--data" gives
+                                "--data SPEC: ..."; NULL gives "SPEC: ..." */
+    const char *labels_name; /* the same for the labels file, e.g. "--labels" */
+} ax_data_options;
+
+/* Fills the first size bytes of *options with the defaults noted above and
+ * sets options->size = size. */
+void ax_data_options_init(ax_data_options *options, size_t size);
+/* The defaults, with size set. */
+static inline ax_data_options ax_data_options_defaults(void)
+{
+    ax_data_options options;
+    ax_data_options_init(&options, sizeof options);
+    return options;
+}
+/* Checks what a spec names without reading data: the kind of data, that the
+ * file, folder (with the part's IDX files) or labels file is there. options
+ * may be NULL (the defaults) in every function of this section. */
+AX_NODISCARD ax_status ax_dataset_check_spec(const char *spec, const ax_data_options *options);
+/* Opens spec whole into *out (the caller frees it). */
+AX_NODISCARD ax_status ax_dataset_open(const char *spec, const ax_data_options *options,
+                                       ax_dataset **out);
+/* Rank `rank` of `size`'s shard of spec: rows [floor(rank N/size),
+ * floor((rank+1) N/size)) of its N rows, read through the row range loaders so
+ * that other rows are never held (synth:linear's training rows are drawn up to
+ * the shard's end); *total gets N. Classes are the whole set's. The copy cut
+ * from a drawn set is named "(in memory)". */
+AX_NODISCARD ax_status ax_dataset_open_shard(const char *spec, const ax_data_options *options,
+                                             int rank, int size, ax_dataset **out, int64_t *total);
+/* A validation split under MPI ranks: rank's shards of both parts of
+ * ax_dataset_split(spec's training part, fraction, seed), read through the row
+ * range loaders (only the span holding the two shards, ax_dataset_split_span);
+ * totals gets the rows of the whole parts (train, holdout). */
+AX_NODISCARD ax_status ax_dataset_open_split_shards(const char *spec,
+                                                    const ax_data_options *options,
+                                                    double fraction, uint64_t seed, int rank,
+                                                    int size, ax_dataset **train,
+                                                    ax_dataset **holdout, int64_t totals[2]);
+/* The rows ax_dataset_open would give, as cheaply as the format allows
+ * (headers; a CSV is streamed once; synth:linear is not drawn). */
+AX_NODISCARD ax_status ax_dataset_count(const char *spec, const ax_data_options *options,
+                                        int64_t *rows);
+/* True when spec is an IDX folder (or data set name) that holds the t10k test files too. */
+bool ax_dataset_spec_has_test_part(const char *spec);
+
 /* ----------------------------------------------------------------- network */
 
-#define AX_MAX_LAYERS 64
+#define AX_MAX_LAYERS 64 /* layers in one network, at most */
 
+/* The kinds of layer; each is one file, src/core/layer_<kind>.c. */
+typedef enum ax_layer_kind {
+    AX_LAYER_DENSE = 0, /* fully connected: outputs (rows, units) = activation(x W^T + b),
+                           x (rows, in), W (units, in), b (units) */
+} ax_layer_kind;
+
+/* One layer of a network: its kind and that kind's settings. */
 typedef struct ax_layer_spec {
-    int64_t width;            /* neurons in the layer */
-    ax_activation activation;
+    ax_layer_kind kind;
+    union {
+        struct {
+            int64_t units;            /* neurons in the layer */
+            ax_activation activation;
+        } dense;                      /* AX_LAYER_DENSE */
+    };
 } ax_layer_spec;
 
+/* A dense layer of `units` neurons. */
+ax_layer_spec ax_layer_dense(int64_t units, ax_activation activation);
+
 typedef struct ax_net_config {
+    size_t size;              /* sizeof (ax_net_config), set by ax_net_defaults() (see
+                                 "versioned structs" above) */
     int64_t input_width;      /* features per row */
-    int layer_count;          /* dense layers, the last one being the output */
-    ax_layer_spec layers[AX_MAX_LAYERS];
+    int layer_count;          /* 1 to AX_MAX_LAYERS layers, the last one being the output */
+    const ax_layer_spec *layers; /* layer_count specs, the caller's: ax_net_create copies them */
+    ax_layer_spec *parsed_layers; /* the array ax_layers_parse allocated (layers points to it),
+                                     else NULL; ax_net_config_release frees it */
     ax_loss loss;
     ax_init init;
     double init_range;        /* r of AX_INIT_UNIFORM */
     ax_precision precision;
     uint64_t seed;            /* initial weights */
-    int device;               /* -1: the CPU (default); N >= 0: CUDA device N (see "cuda" below) */
+    ax_device device;         /* where it computes: the CPU (default), {"cuda", N} CUDA
+                                 device N (see "devices" above and "cuda" below) */
 } ax_net_config;
 
-/* Defaults: no layers, AX_LOSS_AUTO, AX_INIT_AUTO, r = 0.2, float32, seed 1,
- * device -1 (the CPU). */
-ax_net_config ax_net_defaults(void);
-/* Parses "128:relu,128:relu,10:softmax" into config->layers. A width without
- * an activation gets relu for a hidden layer and identity for the output. */
+/* Fills the first size bytes of *config with the defaults (no layers,
+ * AX_LOSS_AUTO, AX_INIT_AUTO, r = 0.2, float32, seed 1, the CPU) and sets
+ * config->size = size. */
+void ax_net_config_init(ax_net_config *config, size_t size);
+/* The defaults, with size set: start every network config here. */
+static inline ax_net_config ax_net_defaults(void)
+{
+    ax_net_config config;
+    ax_net_config_init(&config, sizeof config);
+    return config;
+}
+/* Parses "128:relu,128:relu,10:softmax" into config->layers and
+ * config->layer_count, in an array config->parsed_layers owns (a previous
+ * one is freed; on failure config is unchanged). An item is one layer in the
+ * syntax of its kind; a dense layer is "units[:activation]", and a width
+ * without an activation gets relu for a hidden layer and identity for the
+ * output. */
 AX_NODISCARD ax_status ax_layers_parse(const char *text, ax_net_config *config);
+/* Frees config->parsed_layers and empties the layout (NULL is fine; so is a
+ * config without parsed layers, such as a copy of ax_net_config_get's). Of
+ * several copies of one parsed config, release one. */
+void ax_net_config_release(ax_net_config *config);
 /* Writes the layout of config as text, e.g. "784-128:relu-10:softmax". */
 void ax_layers_format(const ax_net_config *config, char *text, size_t capacity);
+/* Values per row out of the last layer of config's layout (0 if the layout
+ * is not valid). */
+int64_t ax_net_config_output_width(const ax_net_config *config);
 
 typedef struct ax_net ax_net;
 
-/* A network with freshly initialised weights. */
+/* A network with freshly initialised weights. A config->size the library
+ * does not take is refused (AX_STATUS_BAD_ARGUMENT). */
 AX_NODISCARD ax_status ax_net_create(const ax_net_config *config, ax_net **out);
 void ax_net_free(ax_net *net);
-/* The configuration the network was built from (with loss and init resolved). */
+/* The configuration the network was built from (with loss and init
+ * resolved), with this library's size: a copy given back to the library
+ * from a program built against an older header needs size = sizeof
+ * (ax_net_config) first. */
 const ax_net_config *ax_net_config_get(const ax_net *net);
+/* Values per row out of layer `layer` (0-based; the last is the output
+ * layer), 0 when there is no such layer. */
+int64_t ax_net_layer_width(const ax_net *net, int layer);
 /* Number of parameters: weights and biases of all layers. */
 int64_t ax_net_parameter_count(const ax_net *net);
 /* Copies all parameters, layer by layer as [W (out, in) row-major, b (out)],
@@ -322,13 +524,19 @@ int64_t ax_net_parameter_count(const ax_net *net);
 void ax_net_parameters_get(const ax_net *net, double *values);
 void ax_net_parameters_set(ax_net *net, const double *values);
 
+/* The model file format ax_net_save writes, as "format_version" in the
+ * metadata. Files without it (axon before the field) are version 1. */
+#define AX_MODEL_FORMAT_VERSION 1
+
 /* Saves weights and architecture as safetensors ("layers.N.weight" (out, in),
- * "layers.N.bias" (out); architecture in the metadata). Written to a
- * temporary file and renamed, so a failed save leaves no partial file. */
+ * "layers.N.bias" (out); architecture and AX_MODEL_FORMAT_VERSION in the
+ * metadata). Written to a temporary file and renamed, so a failed save
+ * leaves no partial file. */
 AX_NODISCARD ax_status ax_net_save(const ax_net *net, const char *path);
 /* Loads a model written by ax_net_save (or by any tool writing the same
- * tensor names and metadata), validating every field; precision selects the
- * compute precision whatever the stored dtype. */
+ * tensor names and metadata), of any format version up to
+ * AX_MODEL_FORMAT_VERSION (none given: 1), validating every field; precision
+ * selects the compute precision whatever the stored dtype. */
 AX_NODISCARD ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out);
 
 /* Forward pass in inference mode: inputs (rows, input_width), outputs
@@ -363,13 +571,14 @@ AX_NODISCARD ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_e
 void ax_evaluation_free(ax_evaluation *evaluation);
 
 /* -------------------------------------------------------------------- cuda */
-/* A network computes on CUDA device N when its config's device is N (see
- * ax_net_config); ax_net_create fails with AX_STATUS_UNSUPPORTED when this
- * build has no CUDA backend or there is no device N. Data sets stay in host
+/* A network computes on CUDA device N when its config's device is
+ * {"cuda", N} (see ax_net_config); ax_net_create fails with
+ * AX_STATUS_UNSUPPORTED when this build has no CUDA backend or there is no
+ * device N. Data sets stay in host
  * memory and batches are copied to the device as they are used. */
 
 /* Number of CUDA devices this process can use; 0 when there are none, the
- * driver is missing, or this build has no CUDA backend. */
+ * driver is missing, or this build has no CUDA backend (ax_device_count("cuda")). */
 int ax_cuda_device_count(void);
 /* One line describing device N (name, compute capability, memory,
  * multiprocessors, clock, peak float32/float64 FLOP/s) into text.
@@ -392,7 +601,7 @@ typedef struct ax_progress {
     double test_loss;          /* NAN when no test set */
     double test_accuracy;
     double epoch_seconds;      /* training time of the epoch (evaluation excluded) */
-    double gflops;             /* achieved, by seed 001's FLOP count */
+    double gflops;             /* achieved, by TMVA's FLOP count (ax_net_train_flops) */
     double eta_seconds;
 } ax_progress;
 
@@ -413,6 +622,8 @@ typedef enum ax_keep_best {
 } ax_keep_best;
 
 typedef struct ax_train_config {
+    size_t size;               /* sizeof (ax_train_config), set by ax_train_defaults() (see
+                                  "versioned structs" above) */
     ax_optimizer_kind optimizer;
     double learning_rate;
     double momentum;           /* SGD */
@@ -432,7 +643,8 @@ typedef struct ax_train_config {
     int early_stop;            /* stop when validation loss has not improved for this many
                                   epochs and restore the best weights; 0 = off */
     /* Keep the weights of the epoch (CG, L-BFGS: iteration) with the lowest
-     * validation or test loss, as seed 000 keeps its lowest test cost:
+     * validation or test loss (as the galaxy classifier's Python original
+     * keeps the weights of its lowest test cost):
      * training runs all its epochs, then those weights are restored and
      * summary.best_epoch names their epoch (final_test_accuracy is theirs;
      * final_train_loss stays the last epoch's). Needs the set it watches;
@@ -460,16 +672,25 @@ typedef struct ax_train_config {
                                   rank holds the same weights (a debugging aid) */
 } ax_train_config;
 
-/* Defaults: SGD, lr 0.1, momentum 0.9, batch 128, 10 epochs, Adam betas
- * 0.9/0.999, eps 1e-8, seed 1, shuffle on, progress every 0.2 s, no
- * checkpoints (keep_checkpoints 2). */
-ax_train_config ax_train_defaults(void);
+/* Fills the first size bytes of *config with the defaults (SGD, lr 0.1,
+ * momentum 0.9, batch 128, 10 epochs, Adam betas 0.9/0.999, eps 1e-8, gtol
+ * 1e-5, L-BFGS memory 10, 100 line-search evaluations, seed 1, shuffle on,
+ * progress every 0.2 s, no checkpoints (keep_checkpoints 2)) and sets
+ * config->size = size. */
+void ax_train_config_init(ax_train_config *config, size_t size);
+/* The defaults, with size set: start every training config here. */
+static inline ax_train_config ax_train_defaults(void)
+{
+    ax_train_config config;
+    ax_train_config_init(&config, sizeof config);
+    return config;
+}
 
 typedef struct ax_train_summary {
     int epochs_run;
     int best_epoch;            /* epoch whose weights were kept (early stopping) or the last */
     double seconds;            /* training time, evaluation excluded */
-    double gflop;              /* FLOPs done, by seed 001's count */
+    double gflop;              /* FLOPs done, by TMVA's count (ax_net_train_flops) */
     double final_train_loss;      /* last epoch's mean objective (L2 term included) */
     double final_test_accuracy;   /* NAN without a test set */
     int64_t evaluations;          /* loss evaluations (each with its gradient: one pass does both) */
@@ -483,7 +704,8 @@ typedef struct ax_train_summary {
 
 /* Trains net on train. validation (nullable) drives early stopping; test
  * (nullable) is evaluated after each epoch. Labels are checked against the
- * output width and features against the input width before any work. */
+ * output width and features against the input width before any work; a
+ * config->size the library does not take is refused (AX_STATUS_BAD_ARGUMENT). */
 AX_NODISCARD ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
                                 const ax_dataset *test, const ax_train_config *config,
                                 ax_train_summary *summary);
@@ -620,16 +842,27 @@ void ax_thread_ranks_free(ax_thread_ranks *team);
 
 /* Reads and validates a checkpoint; failures name the file and the field.
  * *net and *state are owned by the caller; state must outlive the ax_train
- * call that resumes from it. */
-AX_NODISCARD ax_status ax_checkpoint_load(const char *path, ax_net **net, ax_train_config *config,
-                                          ax_train_state **state);
+ * call that resumes from it. *config is config_size bytes, the caller's
+ * sizeof (ax_train_config) (one the library does not take is refused). */
+AX_NODISCARD ax_status ax_checkpoint_load_sized(const char *path, ax_net **net,
+                                                ax_train_config *config, size_t config_size,
+                                                ax_train_state **state);
+/* ax_checkpoint_load_sized with the size of this header's ax_train_config:
+ * the library writes no more of *config than the caller has. */
+AX_NODISCARD static inline ax_status ax_checkpoint_load(const char *path, ax_net **net,
+                                           ax_train_config *config, ax_train_state **state)
+{
+    return ax_checkpoint_load_sized(path, net, config, sizeof *config, state);
+}
 void ax_train_state_free(ax_train_state *state);
 /* Epochs complete when the checkpoint was written. */
 int ax_train_state_epochs_done(const ax_train_state *state);
 /* The checkpoint_note the run was given ("" if none). */
 const char *ax_train_state_note(const ax_train_state *state);
 
-/* FLOPs of one forward + backward pass over `rows` rows, by seed 001's model:
+/* FLOPs of one forward + backward pass over `rows` rows, by the performance
+ * model of the analysis of ROOT/TMVA's deep-learning backend (n_b rows, n_l
+ * outputs of layer l):
  * sum over layers of 6 n_b n_l n_{l-1} + 4 n_l n_b - n_l (n_{l-1} + 1) - n_b n_{l-1}.
  * The model counts the first layer's input gradient, which axon (like
  * PyTorch) never computes; GFLOP/s figures use this count so that they
@@ -662,7 +895,7 @@ AX_NODISCARD ax_status ax_net_gemm_rate(ax_net *net, int64_t batch, double *gflo
 
 /* --------------------------------------------------------------- profiling */
 
-/* One operation's timings (seeds 000 and 001): e.g. "layer 2 forward GEMM". */
+/* One operation's timings: e.g. "layer 2 forward GEMM". */
 typedef struct ax_profile_entry {
     char name[48];
     int64_t count;          /* calls */
@@ -670,7 +903,7 @@ typedef struct ax_profile_entry {
     double mean_seconds;
     double stddev_seconds;  /* over calls */
     double share;           /* of the total over all entries, 0..1 */
-    double gflop;           /* FLOPs it performed, by seed 001's per-operation counts */
+    double gflop;           /* FLOPs it performed, by TMVA's per-operation counts */
     bool is_gemm;           /* a matrix product (for the GEMM share) */
 } ax_profile_entry;
 
@@ -685,13 +918,15 @@ int ax_net_profile_get(const ax_net *net, ax_profile_entry *entries, int capacit
 
 /* ---------------------------------------------------- activation statistics */
 
-/* Seed 004's statistics of activations (BENCHMARKS.md B4, B5). Inputs are
+/* Statistics of activations (docs/stats.md): the entropy and mutual
+ * information of softmax outputs, and the third-order tensor mean. Inputs are
  * float32 row-major; sums are accumulated in double. Every function checks
  * its input first and fails with AX_STATUS_BAD_ARGUMENT for empty or
  * mismatched shapes and AX_STATUS_BAD_DATA (naming the array, row and
- * column) for NaN or Inf. */
+ * column) for NaN or Inf. In a build without them (CMake's AXON_STATS=OFF;
+ * ax_build_info's stats is false) every one fails with AX_STATUS_UNSUPPORTED. */
 
-/* Entropy and mutual information of B4. P = softmax(x) and Q = softmax(y),
+/* Entropy and mutual information. P = softmax(x) and Q = softmax(y),
  * row by row (numerically stable: the row maximum is subtracted first, so
  * logits of 1e4 do not overflow):
  *   entropy            H  = -(1/rows) sum_r sum_i P_ri^2
@@ -702,7 +937,7 @@ int ax_net_profile_get(const ax_net *net, ax_profile_entry *entries, int capacit
 AX_NODISCARD ax_status ax_stats_entropy_mi(const float *x, const float *y, int64_t rows, int64_t d,
                                            double *entropy, double *mutual_information);
 
-/* Third-order tensor mean of B5: out (d, d, d), row-major, gets
+/* Third-order tensor mean: out (d, d, d), row-major, gets
  *   A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k]
  * for fx, fy, fz of shape (n, d). Computed as one GEMM per block of rows,
  * K^T (d*d, rows) x fz (rows, d), where row r of K is the Khatri-Rao
@@ -713,29 +948,30 @@ AX_NODISCARD ax_status ax_stats_tensor_mean(const float *fx, const float *fy, co
                                             int64_t n, int64_t d, float *out);
 
 /* The two statistics on a chosen device, for inputs and outputs in host
- * memory: device -1 is the CPU (the functions above), N >= 0 CUDA device N
- * (as ax_net_config.device and `--device cuda:N`). On a CUDA device the
+ * memory: the CPU (the functions above) or a backend's device, e.g.
+ * {"cuda", N} (as ax_net_config.device and `--device cuda:N`). On a CUDA device the
  * inputs are copied over in blocks of rows, computed there (entropy-mi:
  * one warp per row, float64 sums; tensor-mean: Khatri-Rao blocks and
  * cuBLAS SGEMM, full float32, no TF32) and the result copied back; results
  * are to agree with the CPU's within 1e-5 relative (tests/test_cuda_stats.c;
- * B4/B5 ask for 1e-3). The first call on a device
- * creates its CUDA context and work buffers, which are kept for later calls
- * until the process exits. Besides the errors above: AX_STATUS_UNSUPPORTED
- * when this build has no CUDA backend or there is no device N,
- * AX_STATUS_OUT_OF_MEMORY when the device's buffers do not fit. timing may
- * be NULL; otherwise it gets where the time went (for benchmarks). */
+ * the benchmarks of the statistics ask for 1e-3 against float64). The
+ * first call on a device creates its CUDA context and work buffers, which
+ * are kept for later calls until the process exits. Besides the errors
+ * above: AX_STATUS_UNSUPPORTED when this build has no CUDA backend or there
+ * is no device N, AX_STATUS_OUT_OF_MEMORY when the device's buffers do not
+ * fit. timing may be NULL; otherwise it gets where the time went (for
+ * benchmarks). */
 typedef struct ax_stats_timing {
     double upload_seconds;   /* host to device copies (0 on the CPU) */
     double compute_seconds;  /* the kernels and GEMMs (on the CPU: the whole call) */
     double download_seconds; /* device to host copies (0 on the CPU) */
 } ax_stats_timing;
 
-AX_NODISCARD ax_status ax_stats_entropy_mi_on(int device, const float *x, const float *y,
+AX_NODISCARD ax_status ax_stats_entropy_mi_on(ax_device device, const float *x, const float *y,
                                               int64_t rows, int64_t d, double *entropy,
                                               double *mutual_information,
                                               ax_stats_timing *timing);
-AX_NODISCARD ax_status ax_stats_tensor_mean_on(int device, const float *fx, const float *fy,
+AX_NODISCARD ax_status ax_stats_tensor_mean_on(ax_device device, const float *fx, const float *fy,
                                                const float *fz, int64_t n, int64_t d, float *out,
                                                ax_stats_timing *timing);
 
@@ -743,7 +979,7 @@ AX_NODISCARD ax_status ax_stats_tensor_mean_on(int device, const float *fx, cons
  * layer, layer_count - 1 the output layer) for every row of data, in
  * inference mode: out gets (rows, width of the layer). Hidden layers are
  * after their activation (ReLU, tanh, ...), so ax_stats_entropy_mi on them
- * applies B4's softmax to those activated values. Fails naming the valid
+ * applies its softmax to those activated values. Fails naming the valid
  * range when the layer does not exist, and when data does not fit the net. */
 AX_NODISCARD ax_status ax_net_activations(ax_net *net, const ax_dataset *data, int layer,
                                           float *out);
@@ -761,10 +997,11 @@ AX_NODISCARD ax_status ax_npy_write_f32(const char *path, const float *data, int
 
 /* ------------------------------------------------------- image preparation */
 
-/* Seed 002's image-to-batch pipeline (BENCHMARKS.md B6; docs/prep.md): a
- * folder tree of JPEG/PNG images, a .tar, or a tar of tars (ImageNet's
- * training archive) becomes shuffled batches of S x S images as .npy files
- * any NumPy or PyTorch user can read, plus meta.json and mean.npy.
+/* The image-to-batch pipeline (cuda-convnet2's data preparation, parallelised
+ * over threads and MPI ranks; docs/prep.md): a folder tree of JPEG/PNG
+ * images, a .tar, or a tar of tars (ImageNet's training archive) becomes
+ * shuffled batches of S x S images as .npy files any NumPy or PyTorch user
+ * can read, plus meta.json and mean.npy.
  *
  * Label = the first level below the input an image sits in: the top-level
  * folder, the folder inside a tar, or the inner tar (its name without .tar).
@@ -779,9 +1016,15 @@ AX_NODISCARD ax_status ax_npy_write_f32(const char *path, const float *data, int
  * that cannot be decoded is skipped (its batch is one image short) and named
  * in the summary's warnings. Batches are written to a temporary file and
  * renamed; a rerun into the same folder with the same input and settings
- * keeps the batches already there and makes only the missing ones. */
+ * keeps the batches already there and makes only the missing ones.
+ *
+ * In a build without libarchive, libjpeg and libpng (CMake's AXON_PREP;
+ * ax_build_info's prep is false) ax_prep_run fails with
+ * AX_STATUS_UNSUPPORTED; the batches: loaders below are always built. */
 
 typedef struct ax_prep_options {
+    size_t size;              /* sizeof (ax_prep_options), set by ax_prep_defaults() (see
+                                 "versioned structs" above) */
     const char *input;        /* folder, .tar, or tar of tars */
     const char *output;       /* folder for the batches (created if absent) */
     const char *labels_file;  /* NULL, or one label name a line: fixes their numbering */
@@ -793,8 +1036,16 @@ typedef struct ax_prep_options {
     double progress_interval; /* seconds between progress calls, default 0.25 */
 } ax_prep_options;
 
-/* The defaults listed above; input and output NULL. */
-ax_prep_options ax_prep_defaults(void);
+/* Fills the first size bytes of *options with the defaults listed above
+ * (input and output NULL) and sets options->size = size. */
+void ax_prep_options_init(ax_prep_options *options, size_t size);
+/* The defaults, with size set. */
+static inline ax_prep_options ax_prep_defaults(void)
+{
+    ax_prep_options options;
+    ax_prep_options_init(&options, sizeof options);
+    return options;
+}
 
 typedef struct ax_prep_progress {
     int64_t images_done;      /* decoded or skipped so far, reused batches included */

@@ -1,14 +1,15 @@
 #!/usr/bin/python3
-"""galaxy_picture.py: seed 000's picture of benchmark B3, drawn by gnuplot:
+"""galaxy_picture.py: the picture of the galaxy classifier (1024-8-3, full-batch
+CG) that its Python original draws, here by gnuplot:
 training and test cost against CG iteration (from axon train --metrics) above
 a grid of test galaxies (32 x 32 grey, from test.csv, evenly spaced through
 the file so that every class shows), each labelled with the
 class axon predicts (from axon predict), the wrong ones framed in red with the
-true class beside the prediction. Classes in seed 000's order: 0 E
+true class beside the prediction. Classes in the data set's order: 0 E
 (elliptical), 1 S (spiral), 2 I (irregular).
 
 By default it trains first (axon train ... --optimizer cg --keep-best test,
-as seed 000 keeps the weights with the lowest test cost) and predicts with
+as the Python original keeps the weights with the lowest test cost) and predicts with
 the kept weights; --metrics and --predictions draw from earlier runs instead.
 
 usage: scripts/galaxy_picture.py [--axon build/axon] [--data DIR]
@@ -23,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-CLASSES = "ESI"  # seed 000: elliptical, spiral, irregular
+CLASSES = "ESI"  # elliptical, spiral, irregular
 SIDE = 32        # image side in pixels
 GAP_X, GAP_Y = 6, 14  # space between images; the label sits in GAP_Y
 
@@ -137,7 +138,7 @@ def main():
             metrics = os.path.join(work, "metrics.jsonl")
             predictions = os.path.join(work, "predictions.csv")
             model = os.path.join(work, "galaxy.safetensors")
-            # seed 000's network and cost (docs/galaxy.md); l2 = lambda / m
+            # the galaxy classifier's network and cost (docs/notes/galaxy.md); l2 = lambda / m
             run([a.axon, "train", "--data", os.path.join(a.data, "train.csv"), "--test", test_csv,
                  "--scale", "1/255", "--layers", "8:sigmoid,3:sigmoid",
                  "--loss", "binary-cross-entropy", "--init", "uniform", "--l2", "0.000370370370",

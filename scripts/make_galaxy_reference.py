@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """make_galaxy_reference.py: the reference for tests/test_cg.c's network part.
 
-Trains seed 000's galaxy classifier (1024-8-3, sigmoid/sigmoid, binary
+Trains the galaxy classifier (1024-8-3, sigmoid/sigmoid, binary
 cross-entropy summed over the 3 outputs, mean over rows, lambda = 1 so
 l2 = 1/m, bias excluded from the penalty) with scipy.optimize.fmin_cg from
 initial weights both sides compute from the same splitmix64 stream (no
@@ -12,7 +12,7 @@ It also runs fmin_cg from PERTURBED starts that differ from that one by a
 relative 1e-13 (a few hundred ulps, the size of two implementations'
 rounding differences after a few iterations), and writes their final costs:
 how far fmin_cg's own result after 300 iterations moves when only rounding
-changes, which is the yardstick for axon's final cost (docs/galaxy.md).
+changes, which is the yardstick for axon's final cost (docs/notes/galaxy.md).
 
 Writes tests/data/galaxy_cg_reference.txt: "key value" lines.
 Usage: /usr/bin/python3 scripts/make_galaxy_reference.py [galaxy data dir (default build/data/galaxy)]
@@ -100,7 +100,7 @@ def main():
         callback=lambda t: iterates.append(t.copy()))
     seconds = time.time() - start
     # the cost after each of the first iterations: the trajectories agree
-    # there before rounding differences grow (see docs/galaxy.md)
+    # there before rounding differences grow (see docs/notes/galaxy.md)
     early = [cost_grad(t, x, y, l2)[0] for t in iterates[:TRACE]]
     perturbed = []
     for i in range(PERTURBED):

@@ -3,7 +3,7 @@
 
 Writes tests/data/stats_x.npy and stats_y.npy (64 x 16 float32 logits with a
 fixed seed, some rows scaled up to large logits) and tests/data/stats_reference.txt
-with seed 004's entropy H and mutual information MI (BENCHMARKS.md B4),
+with the entropy H and mutual information MI of softmax outputs (docs/stats.md),
 computed in float64 the naive way: the softmax, then the full double sum
 over (i, j) with no factorisation.
 
@@ -31,13 +31,13 @@ def main():
     x[:4] *= 500.0  # logits in the thousands: exp would overflow without the max shift
     p, q = softmax(x), softmax(y)
     entropy = -np.mean(np.sum(p**2, axis=1))
-    # The double sum of B4 over every (i, j), as seed 004 writes it.
+    # The double sum over every (i, j), as the Python case study writes it.
     outer = p[:, :, None] * q[:, None, :]
     mutual_information = np.mean(np.sum(outer**2, axis=(1, 2)))
     np.save(os.path.join(OUT, "stats_x.npy"), x)
     np.save(os.path.join(OUT, "stats_y.npy"), y)
     with open(os.path.join(OUT, "stats_reference.txt"), "w") as f:
-        f.write("# seed 004 B4 on stats_x.npy, stats_y.npy: float64 NumPy, naive double sum\n")
+        f.write("# entropy and mutual information on stats_x.npy, stats_y.npy: float64 NumPy, naive double sum\n")
         f.write(f"entropy {float(entropy)!r}\n")
         f.write(f"mutual_information {float(mutual_information)!r}\n")
     print(f"H = {entropy!r}, MI = {mutual_information!r}")

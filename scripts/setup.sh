@@ -16,6 +16,8 @@ bash scripts/apt_install.sh "axon setup" "${packages[@]}"
 
 # The CUDA backend is built when nvcc is found (on PATH, in CUDACXX or at
 # /usr/local/cuda/bin/nvcc; -DAXON_CUDA=OFF leaves it out, =ON requires it).
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+# Warnings stay warnings for a user's build (another compiler may see more);
+# scripts/test.sh passes -DAXON_WERROR=ON, so CI fails on any.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DAXON_WERROR=OFF "$@" >/dev/null
 bash scripts/build.sh build
 echo "axon setup: built build/axon"

@@ -23,7 +23,7 @@ if [ $# -gt 0 ]; then names=("$@"); else
   names=()
   for t in "$build"/tests/test_*; do
     name=$(basename "$t")
-    case $name in test_convergence|test_cuda_parity) continue ;; esac
+    case $name in test_convergence|test_backend_ops) continue ;; esac
     [ -x "$t" ] && names+=("$name")
   done
 fi

@@ -152,12 +152,28 @@ refuse "absent CUDA device" 1 "--device" "CUDA" -- "$AXON" train --data blobs.cs
 printf '\x93NUMPY\x01\x00\x76\x00' > pair.npy
 printf '%-117s\n' "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }" >> pair.npy
 printf '\x00\x00\x80\x3f\x00\x00\x00\x40' >> pair.npy
-refuse "stats on an absent CUDA device" 1 "--device" "CUDA device 999" -- \
-    "$AXON" stats entropy-mi --x pair.npy --y pair.npy --device cuda:999
-refuse "stats on an unknown device" 2 "--device" "gpu" -- \
-    "$AXON" stats tensor-mean --fx pair.npy --fy pair.npy --fz pair.npy --device gpu
-refuse "stats bench on an absent CUDA device" 1 "--device" "CUDA" -- \
-    "$AXON" bench tensor-mean --sizes 8 --repeat 1 --min-time 0 --device cuda:999
+if "$AXON" info --json | grep -q '"stats":true'; then
+    refuse "stats on an absent CUDA device" 1 "--device" "CUDA device 999" -- \
+        "$AXON" stats entropy-mi --x pair.npy --y pair.npy --device cuda:999
+    refuse "stats on an unknown device" 2 "--device" "gpu" -- \
+        "$AXON" stats tensor-mean --fx pair.npy --fy pair.npy --fz pair.npy --device gpu
+    refuse "stats bench on an absent CUDA device" 1 "--device" "CUDA" -- \
+        "$AXON" bench tensor-mean --sizes 8 --repeat 1 --min-time 0 --device cuda:999
+else
+    # A build with AXON_STATS=OFF: every statistic refuses, saying how to rebuild.
+    refuse "stats in a build without them" 1 "axon stats entropy-mi" "cmake -DAXON_STATS=ON" -- \
+        "$AXON" stats entropy-mi --x pair.npy --y pair.npy
+    refuse "tensor-mean in a build without stats" 1 "cmake -DAXON_STATS=ON" -- \
+        "$AXON" stats tensor-mean --fx pair.npy --fy pair.npy --fz pair.npy
+    refuse "stats bench in a build without stats" 1 "axon bench tensor-mean" "cmake -DAXON_STATS=ON" -- \
+        "$AXON" bench tensor-mean --sizes 8 --repeat 1 --min-time 0
+fi
+if ! "$AXON" info --json | grep -q '"prep":true'; then
+    # A build without image preparation (AXON_PREP=OFF, or no libarchive,
+    # libjpeg and libpng): axon prep refuses, naming the option and packages.
+    refuse "prep in a build without it" 1 "axon prep" "cmake -DAXON_PREP=ON" "libarchive-dev" -- \
+        "$AXON" prep --input . --out prep_out
+fi
 refuse "unknown optimizer" 2 "--optimizer" -- "$AXON" train --data blobs.csv --optimizer rmsprop
 refuse "cg with mini-batches" 2 "--optimizer cg" "full batch" -- \
     "$AXON" train --data blobs.csv --optimizer cg --batch 50
@@ -219,6 +235,15 @@ status_is 0
 grep -qE '^  mpi           (Open MPI|MPICH|.*MPI|no \(a build without MPI)' out.txt || note "no mpi line"
 run "$AXON" info --json
 grep -q '"mpi":' out.txt || note "no mpi field in --json"
+finish
+begin "axon info says whether prep and stats are built, in text and JSON"
+run "$AXON" info
+status_is 0
+grep -qE '^  prep          (yes|no \(a build without image preparation)' out.txt || note "no prep line"
+grep -qE '^  stats         (yes|no \(a build without activation statistics)' out.txt || note "no stats line"
+run "$AXON" info --json
+grep -qE '"prep":(true|false)' out.txt || note "no prep field in --json"
+grep -qE '"stats":(true|false)' out.txt || note "no stats field in --json"
 finish
 begin "a stale OPENBLAS_CORETYPE is replaced on an AVX-512 CPU"
 if grep -qw avx512f /proc/cpuinfo 2>/dev/null && "$AXON" info | grep -q "^  blas  *OpenBLAS"; then

@@ -5,7 +5,8 @@ through the command line).
 
     /usr/bin/python3 tests/init_from_numpy.py AXON WORKDIR [GALAXY_DIR]
 
-NumPy draws seed 000's initial weights (uniform in [-0.2, 0.2]) for the galaxy
+NumPy draws the galaxy classifier's initial weights (uniform in [-0.2, 0.2], as
+its Python original draws them) for the galaxy
 network 1024-8-3 (sigmoid, sigmoid, binary cross-entropy, lambda 1) and writes
 them as an axon model file. `axon train --init-from` then runs 20 CG iterations
 in float64 on one thread, and fmin_cg runs 20 from the same weights with the
@@ -13,7 +14,7 @@ vectorised NumPy cost of bench/peers/galaxy_scipy.py. Both see the pixels
 rounded to float32, as axon stores them. The training cost after each
 iteration must agree to 1e-8 relative: the first iteration's cost agrees only
 if the starting cost and gradient do, and later ones only if the two take the
-same line-search steps (docs/galaxy.md: the gap grows tenfold every three
+same line-search steps (docs/notes/galaxy.md: the gap grows tenfold every three
 iterations from rounding alone, 2e-11 at iteration 20). Then axon's L-BFGS and
 scipy's L-BFGS-B (scikit-learn's solver) run 300 iterations from the same
 weights; axon's final cost may be at most 10 % above scipy's.
@@ -112,7 +113,7 @@ def main():
     # (scipy, and so scikit-learn's MLPClassifier), so the paths part early;
     # what must hold is that 300 iterations from the same weights minimise as
     # well. L-BFGS-B's own final cost moves by 3.4 % (one sd) when its start
-    # moves by 1e-13 (docs/galaxy.md), so axon may be at most 10 % above it.
+    # moves by 1e-13 (docs/notes/galaxy.md), so axon may be at most 10 % above it.
     result = minimize(model.cost_gradient, theta0, jac=True, method="L-BFGS-B",
                       options=dict(maxiter=LBFGS_ITERATIONS, maxcor=10, gtol=1e-5, ftol=0))
     subprocess.run([axon, "train", "--data", train_csv, "--scale", "1/255", "--init-from", start,

@@ -1,6 +1,6 @@
-/* stats_reference.h: the float64 references of seed 004's statistics that
+/* stats_reference.h: the float64 references of the activation statistics that
  * test_stats and test_cuda_stats compare the library with: the softmax
- * stored, MI as the seed's full double sum over (i, j) (naive_mi) or the
+ * stored, MI as the full double sum over (i, j) (naive_mi) or the
  * factorised product, the tensor mean as the direct loop over (n, i, j, k). */
 #ifndef AX_TESTS_STATS_REFERENCE_H
 #define AX_TESTS_STATS_REFERENCE_H
@@ -37,7 +37,7 @@ static void reference_entropy_mi(const float *x, const float *y, int64_t rows, i
             q2 += q[i] * q[i];
         }
         h_sum += p2;
-        if (naive_mi) { /* the seed's double sum, not the factorised form */
+        if (naive_mi) { /* the definition's double sum, not the factorised form */
             for (int64_t i = 0; i < d; i++)
                 for (int64_t j = 0; j < d; j++) {
                     double v = p[i] * q[j];

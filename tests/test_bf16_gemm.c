@@ -99,7 +99,8 @@ static void check_all_shapes(ax_bf16_workspace *workspace, const char *path)
                         typical = fmax(typical, e);
                     shapes++;
                 }
-    /* The benchmark shapes: B1's three products, B2's, a tall-narrow one. */
+    /* The training shapes: the Fashion-MNIST MLP's three products (784-128-128-10,
+     * batch 128), TMVA's regression benchmark's (20-256x5-1, batch 1024), a tall-narrow one. */
     const shape big[] = {
         {false, true, 128, 128, 784, 1.0, 0.0, 0},  {true, false, 128, 784, 128, 1.0, 0.0, 0},
         {false, false, 128, 784, 128, 1.0, 0.0, 0}, {false, true, 1024, 256, 256, 1.0, 0.0, 0},

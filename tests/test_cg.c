@@ -113,12 +113,12 @@ static run_result run(ax_optimizer_kind kind, problem_kind pk, int64_t n, const 
             break;
     }
     if (optimizer) {
-        r.steps = optimizer->steps;
+        r.steps = optimizer->counters.steps;
         r.converged = optimizer->converged;
         r.reason = optimizer->stop_reason;
-        r.evaluations = optimizer->evaluations;
+        r.evaluations = optimizer->counters.evaluations;
         CHECK(r.evaluations == p.calls);
-        CHECK(optimizer->gradient_evaluations <= r.evaluations && optimizer->gradient_evaluations > 0);
+        CHECK(optimizer->counters.gradient_evaluations <= r.evaluations && optimizer->counters.gradient_evaluations > 0);
     }
     for (int64_t i = 0; i < n; i++)
         x_out[i] = x[i];
@@ -265,6 +265,7 @@ static ax_net *small_net(const char *layers, ax_loss loss, int64_t features)
     config.init_range = 0.5;
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     return net;
 }
 
@@ -444,7 +445,7 @@ static void test_optimizer_along(ax_optimizer_kind kind)
             CHECK_OK(optimizer->kind->step(optimizer, &objective, &costs[way][s]));
         }
         if (optimizer)
-            evaluations[way] = optimizer->evaluations;
+            evaluations[way] = optimizer->counters.evaluations;
         passes[way] = passes_over_inputs(net);
         printf("%s on the network, %s: %lld evaluations, %lld passes over X, cost %.12f\n",
                ax_optimizer_name(kind), way ? "along d" : "plain", (long long)evaluations[way],

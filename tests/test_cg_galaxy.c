@@ -82,6 +82,7 @@ static void test_galaxy(void)
     net_config.precision = AX_PRECISION_F64;
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&net_config, &net));
+    ax_net_config_release(&net_config);
     if (!net) {
         ax_dataset_free(train);
         return;
@@ -132,7 +133,7 @@ static void test_galaxy(void)
      * after 300 iterations is a draw from a spread that fmin_cg shows
      * itself: from starts that differ by a relative 1e-13 its final costs
      * scatter over about 1.22 to 1.35 (the reference's perturbed runs,
-     * docs/galaxy.md). axon's final cost must lie within that spread: its
+     * docs/notes/galaxy.md). axon's final cost must lie within that spread: its
      * mean plus or minus 4 standard deviations. */
     CHECK(trace.count == config.epochs);
     for (int k = 1; k <= 20 && k <= trace.count; k++) {

@@ -53,7 +53,9 @@ static ax_net *make_net(ax_precision precision)
     if (ax_layers_parse("16:relu,12:tanh,3:softmax", &config) != AX_STATUS_OK)
         return NULL;
     ax_net *net = NULL;
-    return ax_net_create(&config, &net) == AX_STATUS_OK ? net : NULL;
+    ax_status status = ax_net_create(&config, &net);
+    ax_net_config_release(&config);
+    return status == AX_STATUS_OK ? net : NULL;
 }
 
 static double *parameters_of(const ax_net *net)

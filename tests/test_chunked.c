@@ -62,6 +62,7 @@ static ax_net *make_net(ax_loss loss, ax_precision precision)
     CHECK_OK(ax_layers_parse(layouts[loss], &config));
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     return net;
 }
 

@@ -1,4 +1,5 @@
-/* test_convergence.c: B1 learns. 784-128-128-10 ReLU, SGD lr 0.1, momentum
+/* test_convergence.c: the Fashion-MNIST MLP learns. 784-128-128-10 ReLU,
+ * SGD lr 0.1, momentum
  * 0.9, batch 128 on Fashion-MNIST (skipped when the Debian package is not
  * installed).
  *
@@ -26,6 +27,7 @@ static double train_b1(ax_dataset *train, ax_dataset *test, uint64_t seed, int e
     CHECK_OK(ax_layers_parse("128:relu,128:relu,10:softmax", &config));
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     if (!net)
         return 0.0;
     ax_train_config training = ax_train_defaults();

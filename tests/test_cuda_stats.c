@@ -1,13 +1,13 @@
-/* test_cuda_stats.c: seed 004's statistics on a CUDA device
+/* test_cuda_stats.c: the activation statistics on a CUDA device
  * (ax_stats_entropy_mi_on, ax_stats_tensor_mean_on; src/backend/cuda/stats.cu)
  * give the CPU's results and the float64 naive references' (the softmax
  * stored, MI as the full double sum, the tensor mean as the direct loop)
- * within 1e-5 relative, where B4/B5 ask for 1e-3.
+ * within 1e-5 relative, where their benchmarks ask for 1e-3.
  *
- * Everywhere: a device below -1 is refused, a device past the last is
+ * Everywhere: a negative device number is refused, a device past the last is
  * refused ("no CUDA device", or "this build has no CUDA backend"), bad
- * shapes are refused before any device is asked for, and device -1 is the
- * CPU bit for bit. Without a CUDA build or a device the test then exits 77
+ * shapes are refused before any device is asked for, and the CPU device
+ * gives the CPU's results bit for bit. Without a CUDA build or a device the test then exits 77
  * (skipped) saying which: it never passes without a GPU.
  *
  * With a device, the cases cover: B = 1, D = 1 (H = -1, MI = 1 exactly);
@@ -31,6 +31,12 @@
 #define TOLERANCE 1e-5
 
 static ax_rng rng;
+
+/* -1: the CPU; N: CUDA device N. */
+static ax_device cuda_device(int n)
+{
+    return n == -1 ? ax_device_cpu() : (ax_device){.backend = "cuda", .index = n};
+}
 
 /* References: tests/stats_reference.h. */
 
@@ -72,8 +78,8 @@ static void entropy_case(int device, int64_t rows, int64_t d, double scale, bool
     reference_entropy_mi(x, y, rows, d, naive, &h_ref, &mi_ref);
     CHECK_OK(ax_stats_entropy_mi(x, y, rows, d, &h_cpu, &mi_cpu));
     ax_stats_timing timing;
-    CHECK_OK(ax_stats_entropy_mi_on(device, x, y, rows, d, &h_gpu, &mi_gpu, &timing));
-    CHECK_OK(ax_stats_entropy_mi_on(device, x, y, rows, d, &h_again, &mi_again, NULL));
+    CHECK_OK(ax_stats_entropy_mi_on(cuda_device(device), x, y, rows, d, &h_gpu, &mi_gpu, &timing));
+    CHECK_OK(ax_stats_entropy_mi_on(cuda_device(device), x, y, rows, d, &h_again, &mi_again, NULL));
     const double worst = fmax(fmax(relative(h_gpu, h_ref), relative(mi_gpu, mi_ref)),
                               fmax(relative(h_gpu, h_cpu), relative(mi_gpu, mi_cpu)));
     printf("entropy-mi %7lld x %-7lld scale %-6g H %.9g MI %.9g  err %.2g  (copy %.3f ms, "
@@ -98,14 +104,14 @@ static void entropy_special(int device)
     /* B = 1, D = 1: P = Q = (1), so H = -1 and MI = 1 exactly. */
     float one_x = 3.5f, one_y = -1e4f;
     double h = 0.0, mi = 0.0;
-    CHECK_OK(ax_stats_entropy_mi_on(device, &one_x, &one_y, 1, 1, &h, &mi, NULL));
+    CHECK_OK(ax_stats_entropy_mi_on(cuda_device(device), &one_x, &one_y, 1, 1, &h, &mi, NULL));
     CHECK(h == -1.0 && mi == 1.0);
 
     /* A row of equal logits: P uniform, sum P^2 = 1/d. Large equal logits too. */
     float flat[2 * 300];
     for (int i = 0; i < 600; i++)
         flat[i] = i < 300 ? 88.5f : 1e30f;
-    CHECK_OK(ax_stats_entropy_mi_on(device, flat, flat + 300, 1, 300, &h, &mi, NULL));
+    CHECK_OK(ax_stats_entropy_mi_on(cuda_device(device), flat, flat + 300, 1, 300, &h, &mi, NULL));
     CHECK_NEAR(h, -1.0 / 300.0, 1e-9);
     CHECK_NEAR(mi, 1.0 / 90000.0, 1e-11);
 
@@ -113,20 +119,20 @@ static void entropy_special(int device)
     const int64_t rows = 10, d = 40;
     float *x = random_array(rows * d, 1.0, 0.0), *y = random_array(rows * d, 1.0, 0.0);
     x[5 * d + 3] = NAN;
-    CHECK_FAILS(ax_stats_entropy_mi_on(device, x, y, rows, d, &h, &mi, NULL), AX_STATUS_BAD_DATA,
+    CHECK_FAILS(ax_stats_entropy_mi_on(cuda_device(device), x, y, rows, d, &h, &mi, NULL), AX_STATUS_BAD_DATA,
                 "x [row 5, column 3] is NaN");
     x[5 * d + 3] = 0.0f;
     y[2 * d + 39] = -INFINITY;
-    CHECK_FAILS(ax_stats_entropy_mi_on(device, x, y, rows, d, &h, &mi, NULL), AX_STATUS_BAD_DATA,
+    CHECK_FAILS(ax_stats_entropy_mi_on(cuda_device(device), x, y, rows, d, &h, &mi, NULL), AX_STATUS_BAD_DATA,
                 "y [row 2, column 39] is Inf");
     y[2 * d + 39] = INFINITY;
-    CHECK_FAILS(ax_stats_entropy_mi_on(device, x, y, rows, d, &h, &mi, NULL), AX_STATUS_BAD_DATA,
+    CHECK_FAILS(ax_stats_entropy_mi_on(cuda_device(device), x, y, rows, d, &h, &mi, NULL), AX_STATUS_BAD_DATA,
                 "y [row 2, column 39] is Inf");
     /* and the device works again afterwards */
     y[2 * d + 39] = 1.0f;
     double h_cpu, mi_cpu;
     CHECK_OK(ax_stats_entropy_mi(x, y, rows, d, &h_cpu, &mi_cpu));
-    CHECK_OK(ax_stats_entropy_mi_on(device, x, y, rows, d, &h, &mi, NULL));
+    CHECK_OK(ax_stats_entropy_mi_on(cuda_device(device), x, y, rows, d, &h, &mi, NULL));
     CHECK(relative(h, h_cpu) <= TOLERANCE && relative(mi, mi_cpu) <= TOLERANCE);
     free(x);
     free(y);
@@ -148,8 +154,8 @@ static void tensor_case(int device, int64_t n, int64_t d, bool naive)
     CHECK(cpu && gpu && again && ref);
     CHECK_OK(ax_stats_tensor_mean(fx, fy, fz, n, d, cpu));
     ax_stats_timing timing;
-    CHECK_OK(ax_stats_tensor_mean_on(device, fx, fy, fz, n, d, gpu, &timing));
-    CHECK_OK(ax_stats_tensor_mean_on(device, fx, fy, fz, n, d, again, NULL));
+    CHECK_OK(ax_stats_tensor_mean_on(cuda_device(device), fx, fy, fz, n, d, gpu, &timing));
+    CHECK_OK(ax_stats_tensor_mean_on(cuda_device(device), fx, fy, fz, n, d, again, NULL));
     if (naive) {
         reference_tensor_mean(fx, fy, fz, n, d, ref);
     } else { /* the CPU's result, itself checked against the naive loop in test_stats */
@@ -184,7 +190,7 @@ static void tensor_case(int device, int64_t n, int64_t d, bool naive)
 static void tensor_special(int device)
 {
     float a = 3.0f, b = -0.5f, c = 2.0f, out = 0.0f;
-    CHECK_OK(ax_stats_tensor_mean_on(device, &a, &b, &c, 1, 1, &out, NULL));
+    CHECK_OK(ax_stats_tensor_mean_on(cuda_device(device), &a, &b, &c, 1, 1, &out, NULL));
     CHECK(out == -3.0f);
 
     const int64_t n = 6, d = 5;
@@ -192,11 +198,11 @@ static void tensor_special(int device)
     float *fx = random_array(n * d, 1.0, shift), *fy = random_array(n * d, 1.0, shift),
           *fz = random_array(n * d, 1.0, shift), *t = malloc((size_t)(d * d * d) * sizeof *t);
     fz[1 * d + 0] = INFINITY;
-    CHECK_FAILS(ax_stats_tensor_mean_on(device, fx, fy, fz, n, d, t, NULL), AX_STATUS_BAD_DATA,
+    CHECK_FAILS(ax_stats_tensor_mean_on(cuda_device(device), fx, fy, fz, n, d, t, NULL), AX_STATUS_BAD_DATA,
                 "fz [row 1, column 0] is Inf");
     fz[1 * d + 0] = 0.0f;
     fy[4 * d + 4] = NAN;
-    CHECK_FAILS(ax_stats_tensor_mean_on(device, fx, fy, fz, n, d, t, NULL), AX_STATUS_BAD_DATA,
+    CHECK_FAILS(ax_stats_tensor_mean_on(cuda_device(device), fx, fy, fz, n, d, t, NULL), AX_STATUS_BAD_DATA,
                 "fy [row 4, column 4] is NaN");
     free(fx);
     free(fy);
@@ -212,33 +218,33 @@ static void refusals(bool built, int devices)
     float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
     double h = 0.0, mi = 0.0, h_cpu = 0.0, mi_cpu = 0.0;
     const char *absent = built ? "no CUDA device" : "this build has no CUDA backend";
-    CHECK_FAILS(ax_stats_entropy_mi_on(-2, x, x, 2, 4, &h, &mi, NULL), AX_STATUS_BAD_ARGUMENT,
-                "device -2");
-    CHECK_FAILS(ax_stats_tensor_mean_on(-2, x, x, x, 1, 2, out, NULL), AX_STATUS_BAD_ARGUMENT,
-                "device -2");
-    CHECK_FAILS(ax_stats_entropy_mi_on(devices + 3, x, x, 2, 4, &h, &mi, NULL),
+    CHECK_FAILS(ax_stats_entropy_mi_on(cuda_device(-2), x, x, 2, 4, &h, &mi, NULL), AX_STATUS_BAD_ARGUMENT,
+                "device cuda:-2");
+    CHECK_FAILS(ax_stats_tensor_mean_on(cuda_device(-2), x, x, x, 1, 2, out, NULL), AX_STATUS_BAD_ARGUMENT,
+                "device cuda:-2");
+    CHECK_FAILS(ax_stats_entropy_mi_on(cuda_device(devices + 3), x, x, 2, 4, &h, &mi, NULL),
                 AX_STATUS_UNSUPPORTED, absent);
-    CHECK_FAILS(ax_stats_tensor_mean_on(devices + 3, x, x, x, 1, 2, out, NULL),
+    CHECK_FAILS(ax_stats_tensor_mean_on(cuda_device(devices + 3), x, x, x, 1, 2, out, NULL),
                 AX_STATUS_UNSUPPORTED, absent);
     /* Shapes are checked before a device is asked for, with the CPU's messages. */
-    CHECK_FAILS(ax_stats_entropy_mi_on(0, x, x, 0, 4, &h, &mi, NULL), AX_STATUS_BAD_ARGUMENT,
+    CHECK_FAILS(ax_stats_entropy_mi_on(cuda_device(0), x, x, 0, 4, &h, &mi, NULL), AX_STATUS_BAD_ARGUMENT,
                 "empty");
-    CHECK_FAILS(ax_stats_entropy_mi_on(0, x, NULL, 2, 4, &h, &mi, NULL), AX_STATUS_BAD_ARGUMENT,
+    CHECK_FAILS(ax_stats_entropy_mi_on(cuda_device(0), x, NULL, 2, 4, &h, &mi, NULL), AX_STATUS_BAD_ARGUMENT,
                 "y array is missing");
-    CHECK_FAILS(ax_stats_tensor_mean_on(0, x, x, x, 1, 0, out, NULL), AX_STATUS_BAD_ARGUMENT,
+    CHECK_FAILS(ax_stats_tensor_mean_on(cuda_device(0), x, x, x, 1, 0, out, NULL), AX_STATUS_BAD_ARGUMENT,
                 "empty");
-    CHECK_FAILS(ax_stats_tensor_mean_on(0, x, x, x, 1, 1291, out, NULL), AX_STATUS_BAD_ARGUMENT,
+    CHECK_FAILS(ax_stats_tensor_mean_on(cuda_device(0), x, x, x, 1, 1291, out, NULL), AX_STATUS_BAD_ARGUMENT,
                 "too large");
     /* Device -1 is the CPU: the same bits, timing of the whole call. */
     ax_stats_timing timing = {1, 1, 1};
     CHECK_OK(ax_stats_entropy_mi(x, x + 4, 1, 4, &h_cpu, &mi_cpu));
-    CHECK_OK(ax_stats_entropy_mi_on(-1, x, x + 4, 1, 4, &h, &mi, &timing));
+    CHECK_OK(ax_stats_entropy_mi_on(cuda_device(-1), x, x + 4, 1, 4, &h, &mi, &timing));
     CHECK(h == h_cpu && mi == mi_cpu);
     CHECK(timing.upload_seconds == 0.0 && timing.download_seconds == 0.0 &&
           timing.compute_seconds >= 0.0);
     float t_cpu[8], t_on[8];
     CHECK_OK(ax_stats_tensor_mean(x, x + 2, x + 4, 2, 2, t_cpu));
-    CHECK_OK(ax_stats_tensor_mean_on(-1, x, x + 2, x + 4, 2, 2, t_on, NULL));
+    CHECK_OK(ax_stats_tensor_mean_on(cuda_device(-1), x, x + 2, x + 4, 2, 2, t_on, NULL));
     CHECK(memcmp(t_cpu, t_on, sizeof t_cpu) == 0);
 }
 
@@ -269,7 +275,7 @@ int main(void)
     entropy_case(device, 64, 256, 1e-4, true);
     entropy_case(device, 37, 1025, 3.0, true);  /* a lane's second float chunk */
     entropy_case(device, 5, 4099, 1.0, false);
-    entropy_case(device, 16384, 256, 1.0, false); /* seed 004's B4 size */
+    entropy_case(device, 16384, 256, 1.0, false); /* the benchmark's B = 16384 */
     entropy_case(device, 1000003, 3, 2.0, false);
     entropy_case(device, 17, 1 << 20, 1.0, false); /* two input blocks: 16 rows, then 1 */
 
@@ -279,7 +285,7 @@ int main(void)
     tensor_case(device, 300, 33, true);
     tensor_case(device, 8192, 1, true);
     tensor_case(device, 8193, 1, true); /* a second GEMM of one row */
-    tensor_case(device, 8192, 32, true); /* seed 004's B5 size: one GEMM */
+    tensor_case(device, 8192, 32, true); /* the benchmark's largest N */
     tensor_case(device, 8193, 32, true);
     tensor_case(device, 20000, 32, false);
     tensor_case(device, 1677, 100, false); /* 2^24 / 100^2 = 1677 rows per block */

@@ -1,4 +1,4 @@
-/* test_data_synth.c: proves ax_dataset_synth_linear makes seed 001's data:
+/* test_data_synth.c: proves ax_dataset_synth_linear makes TMVA's benchmark data:
  * w is the first `features` normals of the seeded generator and x the next
  * ones, row by row (reproduced here from base/random.h); the target is x . w
  * (w recovered by least squares from the data alone matches); x is N(0, 1)

@@ -191,11 +191,11 @@ static ax_net *make_net(const combination *c, ax_precision precision)
 {
     ax_net_config config = ax_net_defaults();
     config.input_width = INPUTS;
+    ax_layer_spec layers[LAYERS];
     config.layer_count = LAYERS;
-    for (int layer = 0; layer < LAYERS; layer++) {
-        config.layers[layer].width = widths[layer + 1];
-        config.layers[layer].activation = layer == LAYERS - 1 ? c->output : c->hidden;
-    }
+    config.layers = layers;
+    for (int layer = 0; layer < LAYERS; layer++)
+        layers[layer] = ax_layer_dense(widths[layer + 1], layer == LAYERS - 1 ? c->output : c->hidden);
     config.loss = c->loss;
     config.precision = precision;
     config.seed = 7;

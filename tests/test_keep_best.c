@@ -33,6 +33,7 @@ static ax_net *make_net(void)
     config.precision = AX_PRECISION_F64;
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     return net;
 }
 

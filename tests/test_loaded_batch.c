@@ -26,6 +26,7 @@ static ax_net *make_net(int64_t features, ax_precision precision)
     CHECK_OK(ax_layers_parse("6:tanh,3:softmax", &config));
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     return net;
 }
 

@@ -37,6 +37,7 @@ static void test_network(void)
                 "the network 1048576-1048576:relu-1:identity: 1099513724929 parameters "
                 "(weights and gradients in float32, 4096.0 GiB each, and their initial values in "
                 "float64, 8192.0 GiB) needs 16384.0 GiB but only");
+    ax_net_config_release(&wide);
     CHECK(net == NULL);
     CHECK(strstr(ax_error_message(), "GiB of memory is available") != NULL);
 
@@ -45,11 +46,13 @@ static void test_network(void)
     ax_net_config widest = layout(1 << 24, "16777216:tanh,16777216:relu,1", AX_PRECISION_F64);
     CHECK_FAILS(ax_net_create(&widest, &net), AX_STATUS_OUT_OF_MEMORY,
                 "562950003752961 parameters (weights and gradients in float64");
+    ax_net_config_release(&widest);
     CHECK(net == NULL);
 
     /* A real network still fits. */
     ax_net_config small = layout(784, "128:relu,10:softmax", AX_PRECISION_F32);
     CHECK_OK(ax_net_create(&small, &net));
+    ax_net_config_release(&small);
     CHECK(net && ax_net_parameter_count(net) == 784 * 128 + 128 + 128 * 10 + 10);
     ax_net_free(net);
 }
@@ -59,6 +62,7 @@ static void test_batch(void)
     ax_net *net = NULL;
     ax_net_config config = layout(4, "8:relu,2:softmax", AX_PRECISION_F32);
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     if (!net)
         return;
     /* 2^40 rows of (4 inputs + 2 x 8 deltas + 1 label + 8 + 2 outputs) x 4 bytes: 124 TiB. */
@@ -102,6 +106,7 @@ static void test_checkpoint(void)
     ax_net *net = NULL;
     ax_net_config config = layout(3, "4:relu,2:softmax", AX_PRECISION_F32);
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     ax_train_config train = ax_train_defaults();
     train.epochs = 1;
     train.batch_size = 8;

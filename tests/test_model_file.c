@@ -38,6 +38,7 @@ static ax_net *make_net(ax_precision precision, const char *layout, int64_t inpu
     CHECK_OK(ax_layers_parse(layout, &config));
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     return net;
 }
 
@@ -61,8 +62,9 @@ static void test_round_trip(ax_precision precision)
         CHECK(a->layer_count == b->layer_count && a->input_width == b->input_width);
         CHECK(a->loss == b->loss);
         for (int l = 0; l < a->layer_count; l++)
-            CHECK(a->layers[l].width == b->layers[l].width &&
-                  a->layers[l].activation == b->layers[l].activation);
+            CHECK(a->layers[l].kind == b->layers[l].kind &&
+                  a->layers[l].dense.units == b->layers[l].dense.units &&
+                  a->layers[l].dense.activation == b->layers[l].dense.activation);
         float before[64 * 3], after[64 * 3];
         CHECK_OK(ax_net_predict(net, ax_dataset_features_data(data), 64, before));
         CHECK_OK(ax_net_predict(loaded, ax_dataset_features_data(data), 64, after));
@@ -77,6 +79,8 @@ static void test_round_trip(ax_precision precision)
         CHECK(w && w->dtype == (precision == AX_PRECISION_F64 ? AX_SAFETENSORS_F64 : AX_SAFETENSORS_F32));
         CHECK(ax_safetensors_metadata(file, "layers") &&
               strcmp(ax_safetensors_metadata(file, "layers"), "7:tanh,5:sigmoid,3:softmax") == 0);
+        CHECK(ax_safetensors_metadata(file, "format_version") &&
+              strcmp(ax_safetensors_metadata(file, "format_version"), "1") == 0);
         ax_safetensors_free(file);
     }
     ax_net_free(loaded);
@@ -84,9 +88,10 @@ static void test_round_trip(ax_precision precision)
     ax_dataset_free(data);
 }
 
-/* Writes a model file from parts, for the refusal tests. */
-static void write_model(const char *path, const char *layers, int64_t rows, int64_t cols,
-                        bool with_bias, double fill)
+/* Writes a model file from parts, for the refusal tests; version NULL: no
+ * "format_version" (a file from before the field). */
+static void write_versioned_model(const char *path, const char *layers, int64_t rows,
+                                  int64_t cols, bool with_bias, double fill, const char *version)
 {
     double weights[64], bias[8];
     for (int i = 0; i < 64; i++)
@@ -97,9 +102,16 @@ static void write_model(const char *path, const char *layers, int64_t rows, int6
         {.name = "layers.0.weight", .dtype = AX_SAFETENSORS_F64, .rank = 2, .shape = {rows, cols}, .data = weights},
         {.name = "layers.0.bias", .dtype = AX_SAFETENSORS_F64, .rank = 1, .shape = {rows}, .data = bias},
     };
-    const char *keys[] = {"input_width", "layers"};
-    const char *values[] = {"4", layers};
-    CHECK_OK(ax_safetensors_write(path, tensors, with_bias ? 2 : 1, keys, values, layers ? 2 : 0));
+    const char *keys[] = {"input_width", "layers", "format_version"};
+    const char *values[] = {"4", layers, version};
+    CHECK_OK(ax_safetensors_write(path, tensors, with_bias ? 2 : 1, keys, values,
+                                  layers ? (version ? 3 : 2) : 0));
+}
+
+static void write_model(const char *path, const char *layers, int64_t rows, int64_t cols,
+                        bool with_bias, double fill)
+{
+    write_versioned_model(path, layers, rows, cols, with_bias, fill, NULL);
 }
 
 static void test_refusals(void)
@@ -108,10 +120,21 @@ static void test_refusals(void)
     snprintf(path, sizeof path, "%s/bad.safetensors", folder);
     ax_net *net = NULL;
 
+    /* Without "format_version" (files from before it): version 1. */
     write_model(path, "3:softmax", 3, 4, true, 0.1);
     CHECK_OK(ax_net_load(path, AX_PRECISION_F32, &net));
     ax_net_free(net);
     net = NULL;
+    write_versioned_model(path, "3:softmax", 3, 4, true, 0.1, "1");
+    CHECK_OK(ax_net_load(path, AX_PRECISION_F32, &net));
+    ax_net_free(net);
+    net = NULL;
+    write_versioned_model(path, "3:softmax", 3, 4, true, 0.1, "2");
+    CHECK_FAILS(ax_net_load(path, AX_PRECISION_F32, &net), AX_STATUS_BAD_FILE,
+                "model format version 2 is newer than this axon reads (up to 1)");
+    write_versioned_model(path, "3:softmax", 3, 4, true, 0.1, "one");
+    CHECK_FAILS(ax_net_load(path, AX_PRECISION_F32, &net), AX_STATUS_BAD_FILE,
+                "metadata format_version 'one' is not a positive integer");
 
     write_model(path, NULL, 3, 4, true, 0.1);
     CHECK_FAILS(ax_net_load(path, AX_PRECISION_F32, &net), AX_STATUS_BAD_FILE, "is this an axon model?");

@@ -152,6 +152,7 @@ static void train_alone(const ax_dataset *data, const ax_train_config *config, d
     ax_net_config nc = net_config();
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&nc, &net));
+    ax_net_config_release(&nc);
     ax_train_summary summary;
     CHECK_OK(ax_train(net, data, NULL, NULL, config, &summary));
     ax_net_parameters_get(net, parameters);
@@ -224,6 +225,7 @@ static void train_ranks(const ax_dataset *data, const int64_t bounds[RANKS + 1],
     for (int r = 0; r < RANKS; r++) {
         pthread_join(threads[r], NULL);
         ax_dataset_free(runs[r].shard);
+        ax_net_config_release(&runs[r].net_config);
     }
     ax_thread_ranks_free(m.team);
     current = NULL;
@@ -443,6 +445,7 @@ int main(void)
     ax_net_config nc = net_config();
     ax_net *probe = NULL;
     CHECK_OK(ax_net_create(&nc, &probe));
+    ax_net_config_release(&nc);
     const int64_t count = ax_net_parameter_count(probe);
     ax_net_free(probe);
     CHECK(count <= MAX_COUNT);

@@ -1,4 +1,4 @@
-/* test_prep.c: the image-to-batch pipeline (ax_prep_run, seed 002) on a
+/* test_prep.c: the image-to-batch pipeline (ax_prep_run) on a
  * corpus the test builds from a real photograph shipped by Debian
  * (python-matplotlib-data's grace_hopper.jpg, 512 x 600): crops re-encoded
  * as JPEG at several sizes and qualities and as PNG, plus a truncated JPEG,

@@ -84,7 +84,7 @@ done:
 }
 
 /* The kernels split work between threads without changing any sum's
- * order, so 1 and 2 threads give the same bits (docs/galaxy.md relies on
+ * order, so 1 and 2 threads give the same bits (docs/notes/galaxy.md relies on
  * it: the float32 cost of a run does not depend on --threads). */
 static void check_thread_independence(shape s)
 {

@@ -1,11 +1,12 @@
-/* test_stats.c: seed 004's activation statistics (B4 entropy and mutual
- * information, B5 tensor mean), the layer activations they run on, the
+/* test_stats.c: the activation statistics (entropy and mutual information
+ * of softmax outputs, third-order tensor mean),
+ * the layer activations they run on, the
  * float32 .npy reader/writer, and `axon stats`.
  *
  * References are float64 and naive on purpose: the softmax is stored, MI is
  * the full double sum over (i, j) (no factorisation), and the tensor mean is
  * the direct loop over (n, i, j, k); the library must agree within 1e-3
- * relative (B4, B5). A committed NumPy reference (scripts/make_stats_reference.py)
+ * relative, as their benchmarks ask. A committed NumPy reference (scripts/make_stats_reference.py)
  * pins the same figures from outside C. Where the CPU has AVX-512 the
  * statistics run hand-written kernels (src/stats/dispatch.h); every case
  * runs with those and again with the portable kernels forced. */
@@ -58,7 +59,7 @@ static void test_entropy_mi(void)
     ax_rng rng;
     ax_rng_seed(&rng, 4);
     check_entropy_case(&rng, 1, 256, 1.0);     /* B = 1 */
-    check_entropy_case(&rng, 1000, 256, 3.0);  /* threads, D of seed 004 */
+    check_entropy_case(&rng, 1000, 256, 3.0);  /* threads, the benchmark's D */
     check_entropy_case(&rng, 333, 1027, 1.0);  /* d beyond one float chunk, odd sizes */
     check_entropy_case(&rng, 17, 3, 1.0);
     check_entropy_case(&rng, 8, 256, 1e4);     /* large logits: exp must not overflow */
@@ -217,7 +218,7 @@ static void test_tensor_mean(void)
     check_tensor_case(&rng, 1, 32);     /* N = 1 */
     check_tensor_case(&rng, 64, 1);     /* D = 1 */
     check_tensor_case(&rng, 300, 7);    /* a partial last block */
-    check_tensor_case(&rng, 8192, 32);  /* B5's largest: 32 blocks of 256 rows */
+    check_tensor_case(&rng, 8192, 32);  /* the largest N: 32 blocks of 256 rows */
     check_tensor_case(&rng, 100, 70);   /* blocks of 53 rows */
     check_tensor_case(&rng, 20, 110);   /* d^3 too large for per-thread copies */
     /* Per-thread ranges of blocks, uneven with 3 threads (32 blocks), and
@@ -265,6 +266,7 @@ static void test_activations(void)
     CHECK_OK(ax_layers_parse("7:relu,6:tanh,3:softmax", &config));
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
     if (!net)
         return;
     const int64_t rows = 37;

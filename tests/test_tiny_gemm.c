@@ -122,7 +122,8 @@ static void check_declined(void)
     CHECK(!ax_tiny_gemm_f64(false, false, 64, 8, 17, 1, a64, 64, b64, 64, 0, c64, 64));
     CHECK(!ax_tiny_gemm_f64(true, false, 5, 8, 64, 1, a64, 64, b64, 64, 0, c64, 64));
     CHECK(!ax_tiny_gemm_f64(true, true, 2, 2, 2, 1, a64, 64, b64, 64, 0, c64, 64));
-    /* B1's and B2's output layers keep the BLAS */
+    /* the output layers of the Fashion-MNIST MLP (10 wide) and of the
+     * regression benchmark (1 wide over 256) keep the BLAS */
     CHECK(!ax_tiny_gemm_f32(false, true, 64, 10, 128, 1, a, 128, b, 128, 0, c, 10));
     CHECK(!ax_tiny_gemm_f32(true, false, 10, 128, 64, 1, a, 10, b, 128, 0, c, 128));
     CHECK(!ax_tiny_gemm_f32(false, true, 16, 1, 256, 1, a, 256, b, 256, 0, c, 1));
@@ -137,7 +138,8 @@ static void check_declined(void)
     CHECK(untouched);
 }
 
-/* B3's three layer-2 products (galaxy 1024-8-3 on 2700 rows) through the
+/* The galaxy classifier's three layer-2 products (1024-8-3 on 2700 rows)
+ * through the
  * CPU backend's gemm: with the kernels against the BLAS alone (the same
  * within rounding), and with 1 and 2 threads (the same bits). */
 static void check_backend(ax_precision precision)

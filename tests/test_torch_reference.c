@@ -40,6 +40,7 @@ static const char *expected_cases[] = {"sgd_momentum_f64", "sgd_momentum_f32", "
 typedef struct reference_case {
     char name[64];
     ax_net_config net;
+    ax_layer_spec layers[AX_MAX_LAYERS]; /* net.layers */
     ax_train_config train;
     int64_t classes, targets, steps;
     const double *arrays[FIELD_COUNT]; /* into the values file */
@@ -91,19 +92,20 @@ static bool parse_activation(const char *text, size_t length, ax_activation *out
     return false;
 }
 
-/* "16:relu,16:tanh,5:softmax" into net->layers. */
-static bool parse_layers(const char *text, ax_net_config *net)
+/* "16:relu,16:tanh,5:softmax" into net->layers (room for AX_MAX_LAYERS). */
+static bool parse_layers(const char *text, ax_net_config *net, ax_layer_spec *layers)
 {
     net->layer_count = 0;
+    net->layers = layers;
     while (*text) {
         char *end;
         long width = strtol(text, &end, 10);
         if (end == text || *end != ':' || width <= 0 || net->layer_count >= AX_MAX_LAYERS) return false;
         text = end + 1;
         size_t length = strcspn(text, ",");
-        ax_layer_spec *layer = &net->layers[net->layer_count++];
-        layer->width = width;
-        if (!parse_activation(text, length, &layer->activation)) return false;
+        ax_layer_spec *layer = &layers[net->layer_count++];
+        *layer = ax_layer_dense(width, AX_ACT_IDENTITY);
+        if (!parse_activation(text, length, &layer->dense.activation)) return false;
         text += length;
         if (*text == ',') text++;
     }
@@ -128,7 +130,7 @@ static bool parse_setting(reference_case *c, const char *key, const char *value)
         else return false;
         return true;
     }
-    if (strcmp(key, "layers") == 0) return parse_layers(value, &c->net);
+    if (strcmp(key, "layers") == 0) return parse_layers(value, &c->net, c->layers);
     if (strcmp(key, "loss") == 0) {
         if (strcmp(value, "cross-entropy") == 0) c->net.loss = AX_LOSS_CROSS_ENTROPY;
         else if (strcmp(value, "binary-cross-entropy") == 0) c->net.loss = AX_LOSS_BINARY_CROSS_ENTROPY;
@@ -170,8 +172,8 @@ static int64_t parameter_count(const ax_net_config *net)
 {
     int64_t count = 0, width = net->input_width;
     for (int l = 0; l < net->layer_count; l++) {
-        count += (width + 1) * net->layers[l].width;
-        width = net->layers[l].width;
+        count += (width + 1) * net->layers[l].dense.units;
+        width = net->layers[l].dense.units;
     }
     return count;
 }
@@ -180,7 +182,7 @@ static int64_t parameter_count(const ax_net_config *net)
 static bool check_shapes(const char *path, reference_case *c)
 {
     int64_t p = parameter_count(&c->net), rows = c->steps * c->train.batch_size;
-    int64_t outputs = c->net.layer_count ? c->net.layers[c->net.layer_count - 1].width : 0;
+    int64_t outputs = c->net.layer_count ? c->net.layers[c->net.layer_count - 1].dense.units : 0;
     int64_t expected[FIELD_COUNT] = {p, rows * c->net.input_width, c->classes ? rows : 0,
                                      rows * c->targets, c->train.batch_size * outputs, 1, p,
                                      c->steps, c->steps, c->steps * p};
@@ -355,7 +357,7 @@ static void run_case(const reference_case *c)
 {
     double tolerance = c->net.precision == AX_PRECISION_F64 ? 1e-5 : 1e-4;
     int64_t p = c->counts[FIELD_PARAMS0], batch = c->train.batch_size;
-    int64_t outputs = c->net.layers[c->net.layer_count - 1].width;
+    int64_t outputs = c->net.layers[c->net.layer_count - 1].dense.units;
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&c->net, &net));
     if (!net) return;

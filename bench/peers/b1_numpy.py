@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""B1 (seed 003) in NumPy: 784-128-128-10 ReLU MLP on Fashion-MNIST, softmax +
+"""B1 (axon bench b1a/b1b) in NumPy: 784-128-128-10 ReLU MLP on Fashion-MNIST, softmax +
 cross-entropy, He initialisation, mini-batch SGD with momentum (b1a: batch 128, lr 0.1,
 momentum 0.9) or full-batch gradient descent (b1b: --batch full --lr 0.5 --momentum 0
 --epochs 40), written as a competent NumPy user writes it: float32, weights stored

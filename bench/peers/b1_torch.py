@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""B1 (seed 003) in PyTorch: 784-128-128-10 ReLU MLP on Fashion-MNIST, mini-batch SGD
+"""B1 (axon bench b1a/b1b) in PyTorch: 784-128-128-10 ReLU MLP on Fashion-MNIST, mini-batch SGD
 (lr 0.1, momentum 0.9, batch 128: workload b1a) or full-batch gradient descent
 (--batch full --lr 0.5 --momentum 0 --epochs 40: workload b1b), as a competent PyTorch
 user writes it. Prints one CSV row per epoch (columns in common.py): seconds, training
-loss, test accuracy (%), GFLOP/s by seed 001's count, samples/s.
+loss, test accuracy (%), GFLOP/s by TMVA's FLOP count, samples/s.
 
 usage: b1_torch.py [--epochs N] [--batch B|full] [--lr X] [--momentum M] [--threads T]
                    [--init he|default] [--seed S] [--precision f32|f64] [--repeat N]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""B2 (seed 001) in NumPy: 500,000 rows x ~ N(0, 1)^20, target x . w for a random w;
+"""B2 (TMVA's, axon bench b2) in NumPy: 500,000 rows x ~ N(0, 1)^20, target x . w for a random w;
 network 20 -> 5 x W tanh -> 1 linear (Xavier-uniform weights, zero biases), mean squared
 error, plain SGD (lr 0.001, no momentum), batch B, rows shuffled each epoch. Written as a
 competent NumPy user writes it: weights stored (out, in) and applied as X @ W.T,

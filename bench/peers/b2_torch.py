@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""B2 (seed 001) in PyTorch: 500,000 rows x ~ N(0, 1)^20, target x . w for a random w;
+"""B2 (TMVA's, axon bench b2) in PyTorch: 500,000 rows x ~ N(0, 1)^20, target x . w for a random w;
 network 20 -> 5 x W tanh -> 1 linear (Xavier-uniform weights, zero biases), mean squared
 error, plain SGD (lr 0.001, no momentum), batch B, rows shuffled each epoch, as a
 competent PyTorch user writes it. Prints one CSV row per epoch (columns in common.py):
-seconds, training loss, GFLOP/s by seed 001's count, samples/s.
+seconds, training loss, GFLOP/s by TMVA's FLOP count, samples/s.
 
 --precision bf16 is PyTorch's CPU mixed precision as its documentation shows it: float32
 weights, data and optimizer, the forward pass and loss under

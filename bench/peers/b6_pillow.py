@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""B6 peer (BENCHMARKS.md, issue 7): the image-to-batch work of `axon prep`, written
+"""B6 peer (docs/prep.md, "Benchmark B6"): the image-to-batch work of `axon prep`, written
 the way a competent Python user would write it with Pillow (Debian's python3-pil)
 and multiprocessing.
 

@@ -1,5 +1,5 @@
 """Shared by the peer scripts: the options every peer takes, the thread setup, the data
-loaders, seed 001's FLOP count and the CSV rows that bench/compare.sh collects.
+loaders, TMVA's FLOP count and the CSV rows that bench/compare.sh collects.
 
 Every peer prints CSV rows (one per epoch) with COLUMNS to stdout and, with --csv FILE,
 appends them to FILE (writing the header when FILE is new or empty)."""
@@ -58,7 +58,7 @@ def load_fashion_mnist(folder, dtype):
 
 
 def synth_linear(rows, features, seed, dtype):
-    """Seed 001's benchmark data: x ~ N(0, 1)^features, target x . w for a random w."""
+    """TMVA's benchmark data: x ~ N(0, 1)^features, target x . w for a random w."""
     import numpy as np
     rng = np.random.default_rng(seed)
     w = rng.standard_normal(features)
@@ -67,7 +67,7 @@ def synth_linear(rows, features, seed, dtype):
 
 
 def batch_flops(sizes, nb):
-    """Seed 001's count for one training step on nb rows of a dense network with layer
+    """TMVA's FLOP count for one training step on nb rows of a dense network with layer
     widths sizes = [inputs, n_1, ..., n_L]: sum over layers of
     6 nb n_l n_{l-1} + 4 n_l nb - n_l (n_{l-1} + 1) - nb n_{l-1}."""
     return sum(6 * nb * n * m + 4 * n * nb - n * (m + 1) - nb * m

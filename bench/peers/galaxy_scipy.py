@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""B3 (seed 000) in vectorised NumPy + scipy.optimize.fmin_cg: the galaxy
+"""B3 (axon bench galaxy-cg) in vectorised NumPy + scipy.optimize.fmin_cg: the galaxy
 classifier 1024-8-3, sigmoid/sigmoid, binary cross-entropy summed over the 3
 outputs / m + lambda/(2m) * sum of squared non-bias weights, lambda = 1,
 weights uniform(-0.2, 0.2), at most 300 iterations, gtol 1e-5.
 
 Two ways to hand the cost to scipy:
-  separate  f and fprime each run their own forward pass (seed 000's
+  separate  f and fprime each run their own forward pass (the Python original's
             vectorised version)
   cached    one pass computes cost and gradient; fprime at the point f just
             saw reuses it (fmin_cg always asks for f, then fprime, at a point)

@@ -1,15 +1,15 @@
 #!/usr/bin/python3
-"""stats_peers.py: the peers of `axon stats` (seed 004, BENCHMARKS.md B4, B5),
-timed at seed 004's sizes, as a user would write them:
+"""stats_peers.py: the peers of `axon stats` (entropy-mi and tensor-mean, docs/stats.md),
+timed at the case study's sizes, as a user would write them:
 
 entropy-mi (B4), X, Y: (B, 256) float32:
-  torch-naive     seed 004's baseline: softmax, then torch.bmm of the per-row
+  torch-naive     the case study's baseline: softmax, then torch.bmm of the per-row
                   outer product P Q^T (B x D x D), squared and summed
   torch-factor    softmax, MI = mean((P^2).sum(1) * (Q^2).sum(1))
   numpy-naive     the same outer-product form in NumPy (einsum 'bi,bj->bij')
   numpy-factor    the factorised form in NumPy (float32, as the inputs)
 tensor-mean (B5), fx, fy, fz: (N, 32) float32:
-  numpy-einsum-loop  seed 004's baseline: a Python loop of einsum('i,j,k->ijk')
+  numpy-einsum-loop  the case study's baseline: a Python loop of einsum('i,j,k->ijk')
   numpy-einsum       one np.einsum('ni,nj,nk->ijk')
   numpy-kr-matmul    Khatri-Rao product (N, D*D) transposed times fz (N, D)
   torch-einsum       torch.einsum('ni,nj,nk->ijk')
@@ -44,7 +44,7 @@ parser.add_argument("--threads", type=int, default=2)
 parser.add_argument("--quick", action="store_true", help="fewer sizes and repeats")
 parser.add_argument("--no-torch", action="store_true")
 parser.add_argument("--bench", choices=("entropy-mi", "tensor-mean"), help="only this statistic")
-parser.add_argument("--sizes", help="comma-separated B or N (default: seed 004's)")
+parser.add_argument("--sizes", help="comma-separated B or N (default: the case study's sizes)")
 parser.add_argument("--forms", help="comma-separated forms (default: all)")
 parser.add_argument("--naive-max", type=int, default=4096,
                     help="largest B for the naive entropy-mi forms ((B, D, D) temporaries)")

@@ -1,68 +1,31 @@
-/* backend.c: picks the backend a network computes on (the CPU, or a CUDA
- * device when this build has the CUDA backend), and answers the public
- * questions about CUDA devices in builds with and without it. */
-#include "backend/backend.h"
+/* backend.c: picks the backend a network computes on, the CPU or a device
+ * of a backend plugin (libaxon_<name>.so, plugin.h), and answers the public
+ * questions about devices. The loader knows no backend by name: a plugin
+ * is found by its file name and used through the one table it exports.
+ * Devices are {backend name, index} (ax_device); only
+ * ax_cuda_device_count/info name "cuda". */
+#include "backend/plugin.h"
 
+#include <ctype.h>
+#include <dlfcn.h> /* dladdr: _GNU_SOURCE, set for every file by CMake */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "backend/cpu/bf16_gemm.h"
 #include "base/error.h"
 
-#ifdef AXON_CUDA
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdlib.h>
-
-/* The CUDA backend lives in libaxon_cuda.so, opened the first time a CUDA
- * device is asked about, so that CPU runs never load cuBLAS. Looked for at
- * $AXON_CUDA_PLUGIN, then in the build tree, then where it is installed,
- * then on the loader's search path. */
-static struct {
-    pthread_once_t once;
-    ax_status (*create)(ax_precision, int, ax_backend **);
-    int (*device_count)(void);
-    ax_status (*device_info)(int, char *, size_t);
-    /* Seed 004's statistics (stats.cu); NULL in a plugin without them. */
-    ax_status (*entropy_mi)(int, const float *, const float *, int64_t, int64_t, double *,
-                            ax_stats_timing *);
-    ax_status (*tensor_mean)(int, const float *, const float *, const float *, int64_t, int64_t,
-                             float *, ax_stats_timing *);
-    char failure[512];
-} plugin = {.once = PTHREAD_ONCE_INIT};
-
-static void open_plugin(void)
-{
-    const char *candidates[] = {getenv("AXON_CUDA_PLUGIN"), AXON_CUDA_PLUGIN_BUILD,
-                                AXON_CUDA_PLUGIN_INSTALLED, "libaxon_cuda.so"};
-    void *handle = NULL;
-    for (size_t i = 0; i < sizeof candidates / sizeof *candidates && !handle; i++)
-        if (candidates[i] && candidates[i][0]) {
-            handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
-            if (!handle)
-                snprintf(plugin.failure, sizeof plugin.failure, "%s", dlerror());
-        }
-    if (!handle)
-        return;
-    plugin.create = (ax_status(*)(ax_precision, int, ax_backend **))dlsym(handle, "ax_backend_cuda_create");
-    plugin.device_count = (int (*)(void))dlsym(handle, "ax_backend_cuda_device_count");
-    plugin.device_info = (ax_status(*)(int, char *, size_t))dlsym(handle, "ax_backend_cuda_device_info");
-    plugin.entropy_mi = (ax_status(*)(int, const float *, const float *, int64_t, int64_t,
-                                      double *, ax_stats_timing *))dlsym(handle,
-                                                                         "ax_cuda_stats_entropy_mi");
-    plugin.tensor_mean = (ax_status(*)(int, const float *, const float *, const float *, int64_t,
-                                       int64_t, float *, ax_stats_timing *))
-        dlsym(handle, "ax_cuda_stats_tensor_mean");
-    if (!plugin.create || !plugin.device_count || !plugin.device_info) {
-        snprintf(plugin.failure, sizeof plugin.failure, "libaxon_cuda.so lacks its entry points");
-        plugin.create = NULL;
-    }
-}
-
-static bool plugin_ready(void)
-{
-    pthread_once(&plugin.once, open_plugin);
-    return plugin.create != NULL;
-}
+/* The plugins this build made (CMake's AXON_BACKEND_PLUGINS, e.g. "cuda"). */
+#ifndef AXON_BACKEND_PLUGINS
+#define AXON_BACKEND_PLUGINS ""
+#endif
+#ifndef AXON_PLUGIN_BUILD_DIR
+#define AXON_PLUGIN_BUILD_DIR ""
+#endif
+#ifndef AXON_PLUGIN_INSTALL_DIR
+#define AXON_PLUGIN_INSTALL_DIR ""
 #endif
 
 bool ax_bf16_native(void) { return ax_bf16_cpu_native(); }
@@ -73,96 +36,312 @@ ax_bf16_support ax_bf16_support_get(void)
     return (ax_bf16_support){choice.instructions, choice.native, choice.speed_ratio, choice.reason};
 }
 
-ax_status ax_backend_create(ax_precision precision, int device, ax_backend **out)
+enum { MAX_PLUGINS = 8, NAME_CAPACITY = 32, FAILURE_CAPACITY = 768 };
+
+/* Each plugin is opened once, successfully or not, and kept until exit. */
+static struct {
+    pthread_mutex_t lock;
+    int count;
+    struct {
+        char name[NAME_CAPACITY];
+        const ax_backend_plugin *table; /* NULL when it could not be loaded */
+        char failure[FAILURE_CAPACITY];
+    } entries[MAX_PLUGINS];
+} plugins = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* "cuda" -> "CUDA", for messages and the override variable's name. */
+static void upper(const char *name, char *out, size_t capacity)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < capacity; i++)
+        out[i] = (char)toupper((unsigned char)name[i]);
+    out[i] = '\0';
+}
+
+static bool built_here(const char *name)
+{
+    const char *list = AXON_BACKEND_PLUGINS;
+    const size_t length = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += length)
+        if ((p == list || p[-1] == ' ') && (p[length] == '\0' || p[length] == ' '))
+            return true;
+    return false;
+}
+
+/* The folder of the object (program or libaxon.so) this code is in. */
+static bool own_folder(char *folder, size_t capacity)
+{
+    Dl_info info;
+    if (!dladdr((const void *)&plugins, &info) || !info.dli_fname || !strchr(info.dli_fname, '/'))
+        return false;
+    snprintf(folder, capacity, "%s", info.dli_fname);
+    *strrchr(folder, '/') = '\0';
+    return true;
+}
+
+/* Opens libaxon_<name>.so and checks its table; the failure names why
+ * (paths cut at 600 characters there). */
+static const ax_backend_plugin *open_plugin(const char *name, char *failure, size_t capacity)
+{
+    char upper_name[NAME_CAPACITY], variable[NAME_CAPACITY + 16], file[NAME_CAPACITY + 16];
+    upper(name, upper_name, sizeof upper_name);
+    snprintf(variable, sizeof variable, "AXON_%s_PLUGIN", upper_name);
+    snprintf(file, sizeof file, "libaxon_%s.so", name);
+    const char *override = getenv(variable);
+    if (!built_here(name) && !(override && override[0])) {
+        snprintf(failure, capacity, "this build has no %s backend (%s); rebuild with -DAXON_%s=ON "
+                 "where its compiler is installed, or name a plugin in $%s", upper_name, file,
+                 upper_name, variable);
+        return NULL;
+    }
+    char here[4096] = "", candidates[5][4096 + 64];
+    int count = 0;
+    if (override && override[0])
+        snprintf(candidates[count++], sizeof candidates[0], "%s", override);
+    else {
+        if (own_folder(here, sizeof here))
+            snprintf(candidates[count++], sizeof candidates[0], "%s/%s", here, file);
+        if (AXON_PLUGIN_BUILD_DIR[0])
+            snprintf(candidates[count++], sizeof candidates[0], "%s/%s", AXON_PLUGIN_BUILD_DIR, file);
+        if (AXON_PLUGIN_INSTALL_DIR[0])
+            snprintf(candidates[count++], sizeof candidates[0], "%s/%s", AXON_PLUGIN_INSTALL_DIR, file);
+        snprintf(candidates[count++], sizeof candidates[0], "%s", file);
+    }
+    /* The first candidate that exists and fails to load (a missing
+     * dependency, a wrong architecture) is the failure worth reporting. */
+    void *handle = NULL;
+    const char *opened = NULL;
+    bool kept = false;
+    for (int i = 0; i < count && !handle; i++) {
+        opened = candidates[i];
+        if (strchr(opened, '/') && access(opened, F_OK) != 0) {
+            if (!kept)
+                snprintf(failure, capacity, "the %s backend could not be loaded: %.600s: no such file",
+                         upper_name, opened);
+            continue;
+        }
+        handle = dlopen(opened, RTLD_NOW | RTLD_LOCAL);
+        if (!handle && !kept) {
+            snprintf(failure, capacity, "the %s backend could not be loaded: %s", upper_name,
+                     dlerror());
+            kept = true;
+        }
+    }
+    if (!handle)
+        return NULL;
+    char symbol[NAME_CAPACITY + 32];
+    snprintf(symbol, sizeof symbol, "ax_backend_plugin_%s", name);
+    const ax_backend_plugin *table = (const ax_backend_plugin *)dlsym(handle, symbol);
+    if (!table) {
+        snprintf(failure, capacity, "the %s backend could not be loaded: %.500s exports no %s "
+                 "(a plugin built before this axon: rebuild it)", upper_name, opened, symbol);
+        return NULL;
+    }
+    if (table->abi != AX_BACKEND_PLUGIN_ABI || table->ops_size != sizeof(ax_backend_ops) ||
+        !table->name || strcmp(table->name, name) != 0 || !table->device_count ||
+        !table->device_info || !table->create) {
+        snprintf(failure, capacity, "the %s backend could not be loaded: %.600s was built for plugin "
+                 "interface %d (this axon has %d) or lacks its entry points: rebuild it",
+                 upper_name, opened, table->abi, AX_BACKEND_PLUGIN_ABI);
+        return NULL;
+    }
+    return table;
+}
+
+ax_status ax_backend_plugin_get(const char *name, const ax_backend_plugin **out)
 {
     *out = NULL;
-    if (precision == AX_PRECISION_BF16 && device >= 0)
+    size_t length = name ? strlen(name) : 0;
+    bool valid = length > 0 && length < NAME_CAPACITY;
+    for (size_t i = 0; valid && i < length; i++)
+        valid = isalnum((unsigned char)name[i]) || name[i] == '_';
+    if (!valid)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "'%s' is not a backend name (letters, digits, _)",
+                       name ? name : "(null)");
+    pthread_mutex_lock(&plugins.lock);
+    int found = -1;
+    for (int i = 0; i < plugins.count && found < 0; i++)
+        if (strcmp(plugins.entries[i].name, name) == 0)
+            found = i;
+    if (found < 0 && plugins.count < MAX_PLUGINS) {
+        found = plugins.count++;
+        snprintf(plugins.entries[found].name, NAME_CAPACITY, "%s", name);
+        plugins.entries[found].table = open_plugin(name, plugins.entries[found].failure,
+                                                   FAILURE_CAPACITY);
+    }
+    const ax_backend_plugin *table = found >= 0 ? plugins.entries[found].table : NULL;
+    char failure[FAILURE_CAPACITY];
+    snprintf(failure, sizeof failure, "%s",
+             found >= 0 ? plugins.entries[found].failure : "too many backend plugins asked for");
+    pthread_mutex_unlock(&plugins.lock);
+    if (!table)
+        return ax_fail(AX_STATUS_UNSUPPORTED, "%s", failure);
+    *out = table;
+    return AX_STATUS_OK;
+}
+
+ax_status ax_backend_create_on(const char *name, int index, ax_precision precision,
+                               ax_backend **out)
+{
+    *out = NULL;
+    if (precision == AX_PRECISION_BF16 && !(name && strcmp(name, "cpu") == 0)) {
+        char upper_name[NAME_CAPACITY];
+        upper(name ? name : "(null)", upper_name, sizeof upper_name);
         return ax_fail(AX_STATUS_UNSUPPORTED,
-                       "bf16 runs on the CPU only: use f32 on CUDA device %d, or --device cpu",
-                       device);
-    if (device < -1)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                       "device %d is not a device: -1 is the CPU, 0 and up a CUDA device", device);
-    if (device == -1) {
+                       "bf16 runs on the CPU only: use f32 on %s device %d, or --device cpu",
+                       upper_name, index);
+    }
+    if (name && strcmp(name, "cpu") == 0) {
+        if (index > 0)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT, "there is one CPU device, not %d", index);
         *out = ax_backend_cpu_create(precision);
         return *out ? AX_STATUS_OK
                     : ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating the CPU backend");
     }
-#ifdef AXON_CUDA
-    if (!plugin_ready())
-        return ax_fail(AX_STATUS_UNSUPPORTED, "the CUDA backend could not be loaded: %s", plugin.failure);
-    return plugin.create(precision, device, out);
-#else
-    return ax_fail(AX_STATUS_UNSUPPORTED,
-                   "this build has no CUDA backend (CUDA device %d was asked for); "
-                   "rebuild with -DAXON_CUDA=ON where nvcc is installed", device);
-#endif
+    const ax_backend_plugin *plugin;
+    AX_TRY(ax_backend_plugin_get(name, &plugin));
+    return plugin->create(precision, index, out);
 }
 
-int ax_cuda_device_count(void)
+int ax_backend_device_count(const char *name)
 {
-#ifdef AXON_CUDA
-    return plugin_ready() ? plugin.device_count() : 0;
-#else
-    return 0;
-#endif
+    if (name && strcmp(name, "cpu") == 0)
+        return 1;
+    const ax_backend_plugin *plugin;
+    return ax_backend_plugin_get(name, &plugin) == AX_STATUS_OK ? plugin->device_count() : 0;
 }
 
-ax_status ax_cuda_device_info(int device, char *text, size_t capacity)
+ax_device ax_device_cpu(void) { return (ax_device){.backend = "cpu", .index = 0}; }
+
+bool ax_device_is_cpu(ax_device device)
+{
+    return device.backend[0] == '\0' || strcmp(device.backend, "cpu") == 0;
+}
+
+ax_status ax_device_parse(const char *text, ax_device *out)
+{
+    *out = ax_device_cpu();
+    const char *colon = text ? strchr(text, ':') : NULL;
+    const size_t length = text ? (colon ? (size_t)(colon - text) : strlen(text)) : 0;
+    bool valid = length > 0 && length < AX_DEVICE_NAME_CAPACITY;
+    for (size_t i = 0; valid && i < length; i++)
+        valid = isalnum((unsigned char)text[i]) || text[i] == '_';
+    long index = 0;
+    if (valid && colon) {
+        char *end = NULL;
+        valid = colon[1] >= '0' && colon[1] <= '9';
+        index = valid ? strtol(colon + 1, &end, 10) : 0;
+        valid = valid && *end == '\0' && index <= 1023;
+    }
+    if (!valid)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "'%s' is not a device: expected cpu, NAME or "
+                       "NAME:N (a backend's name, e.g. cuda, and a device number)",
+                       text ? text : "(null)");
+    ax_device device = {.index = (int)index};
+    memcpy(device.backend, text, length);
+    if (ax_device_is_cpu(device) && index != 0)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "'%s' is not a device: there is one CPU, cpu", text);
+    *out = device;
+    return AX_STATUS_OK;
+}
+
+void ax_device_format(ax_device device, char *text, size_t capacity)
+{
+    if (ax_device_is_cpu(device))
+        snprintf(text, capacity, "cpu");
+    else
+        snprintf(text, capacity, "%.*s:%d", AX_DEVICE_NAME_CAPACITY, device.backend, device.index);
+}
+
+/* A device's backend name, checked: set by hand, it may lack its '\0'.
+ * *name points into *device (or is "cpu"). */
+static ax_status device_name(const ax_device *device, const char **name)
+{
+    *name = "cpu";
+    if (ax_device_is_cpu(*device))
+        return device->index == 0 ? AX_STATUS_OK
+                                  : ax_fail(AX_STATUS_BAD_ARGUMENT, "CPU device %d is not a device: "
+                                            "there is one CPU (index 0)", device->index);
+    if (strnlen(device->backend, AX_DEVICE_NAME_CAPACITY) == AX_DEVICE_NAME_CAPACITY)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "a device's backend name has no end within %d "
+                       "characters", AX_DEVICE_NAME_CAPACITY);
+    if (device->index < 0)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "device %s:%d is not a device: device numbers "
+                       "start at 0", device->backend, device->index);
+    *name = device->backend;
+    return AX_STATUS_OK;
+}
+
+ax_status ax_backend_create(ax_precision precision, ax_device device, ax_backend **out)
+{
+    *out = NULL;
+    const char *name;
+    AX_TRY(device_name(&device, &name));
+    ax_status status = ax_backend_create_on(name, device.index, precision, out);
+    if (status != AX_STATUS_OK && strstr(ax_error_message(), "this build has no")) {
+        char upper_name[NAME_CAPACITY];
+        upper(name, upper_name, sizeof upper_name);
+        return ax_fail_context(status, "%s device %d was asked for", upper_name, device.index);
+    }
+    return status;
+}
+
+int ax_device_count(const char *backend) { return ax_backend_device_count(backend); }
+
+ax_status ax_device_info(ax_device device, char *text, size_t capacity)
 {
     if (text && capacity > 0)
         text[0] = '\0';
     if (!text || capacity == 0)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "ax_cuda_device_info needs a text buffer");
-#ifdef AXON_CUDA
-    if (!plugin_ready())
-        return ax_fail(AX_STATUS_UNSUPPORTED, "the CUDA backend could not be loaded: %s", plugin.failure);
-    return plugin.device_info(device, text, capacity);
-#else
-    return ax_fail(AX_STATUS_UNSUPPORTED, "this build has no CUDA backend (device %d)", device);
-#endif
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "ax_device_info needs a text buffer");
+    const char *name;
+    AX_TRY(device_name(&device, &name));
+    if (ax_device_is_cpu(device)) {
+        snprintf(text, capacity, "the CPU");
+        return AX_STATUS_OK;
+    }
+    const ax_backend_plugin *plugin;
+    AX_TRY(ax_backend_plugin_get(name, &plugin));
+    return plugin->device_info(device.index, text, capacity);
 }
 
-/* The statistics need the plugin and entry points in it; a plugin built
- * before them still trains. */
-#ifdef AXON_CUDA
-static ax_status stats_unavailable(const char *statistic, int device)
+int ax_cuda_device_count(void) { return ax_backend_device_count("cuda"); }
+
+ax_status ax_cuda_device_info(int device, char *text, size_t capacity)
 {
-    if (!plugin_ready())
-        return ax_fail(AX_STATUS_UNSUPPORTED, "%s on CUDA device %d: the CUDA backend could not "
-                       "be loaded: %s", statistic, device, plugin.failure);
-    return ax_fail(AX_STATUS_UNSUPPORTED, "%s on CUDA device %d: this libaxon_cuda.so has no "
-                   "statistics kernels (rebuild it)", statistic, device);
+    return ax_device_info((ax_device){.backend = "cuda", .index = device}, text, capacity);
 }
-#endif
 
-ax_status ax_backend_cuda_entropy_mi(int device, const float *x, const float *y, int64_t rows,
-                                     int64_t d, double sums[3], ax_stats_timing *timing)
+/* The statistics need the plugin and entries in it; a plugin without them
+ * still trains. */
+static ax_status stats_plugin(const char *statistic, const char *name, int index,
+                              const ax_backend_plugin **plugin)
 {
-#ifdef AXON_CUDA
-    if (!plugin_ready() || !plugin.entropy_mi)
-        return stats_unavailable("entropy-mi", device);
-    return plugin.entropy_mi(device, x, y, rows, d, sums, timing);
-#else
-    (void)x, (void)y, (void)rows, (void)d, (void)sums, (void)timing;
-    return ax_fail(AX_STATUS_UNSUPPORTED,
-                   "entropy-mi: this build has no CUDA backend (CUDA device %d was asked for); "
-                   "rebuild with -DAXON_CUDA=ON where nvcc is installed", device);
-#endif
+    ax_status status = ax_backend_plugin_get(name, plugin);
+    char upper_name[NAME_CAPACITY];
+    upper(name, upper_name, sizeof upper_name);
+    if (status != AX_STATUS_OK) /* "entropy-mi on CUDA device 3: ..." */
+        return ax_fail_context(status, "%s on %s device %d", statistic, upper_name, index);
+    if (!(*plugin)->stats_entropy_mi || !(*plugin)->stats_tensor_mean)
+        return ax_fail(AX_STATUS_UNSUPPORTED, "%s on %s device %d: libaxon_%s.so has no "
+                       "statistics kernels", statistic, name, index, name);
+    return AX_STATUS_OK;
 }
 
-ax_status ax_backend_cuda_tensor_mean(int device, const float *fx, const float *fy,
-                                      const float *fz, int64_t n, int64_t d, float *out,
+ax_status ax_backend_stats_entropy_mi(const char *name, int index, const float *x,
+                                      const float *y, int64_t rows, int64_t d, double sums[3],
                                       ax_stats_timing *timing)
 {
-#ifdef AXON_CUDA
-    if (!plugin_ready() || !plugin.tensor_mean)
-        return stats_unavailable("tensor-mean", device);
-    return plugin.tensor_mean(device, fx, fy, fz, n, d, out, timing);
-#else
-    (void)fx, (void)fy, (void)fz, (void)n, (void)d, (void)out, (void)timing;
-    return ax_fail(AX_STATUS_UNSUPPORTED,
-                   "tensor-mean: this build has no CUDA backend (CUDA device %d was asked for); "
-                   "rebuild with -DAXON_CUDA=ON where nvcc is installed", device);
-#endif
+    const ax_backend_plugin *plugin;
+    AX_TRY(stats_plugin("entropy-mi", name, index, &plugin));
+    return plugin->stats_entropy_mi(index, x, y, rows, d, sums, timing);
+}
+
+ax_status ax_backend_stats_tensor_mean(const char *name, int index, const float *fx,
+                                       const float *fy, const float *fz, int64_t n, int64_t d,
+                                       float *out, ax_stats_timing *timing)
+{
+    const ax_backend_plugin *plugin;
+    AX_TRY(stats_plugin("tensor-mean", name, index, &plugin));
+    return plugin->stats_tensor_mean(index, fx, fy, fz, n, d, out, timing);
 }

@@ -101,6 +101,15 @@ typedef struct ax_backend_ops {
 
     /* Waits until queued work is done (timing and host reads). */
     void (*synchronize)(ax_backend *backend);
+    /* AX_STATUS_OK while every operation so far has succeeded. Operations
+     * return no status, so a backend keeps its first failure (a failed
+     * launch, copy or library call) and from then on answers it here:
+     * AX_STATUS_DEVICE (or another ax_status), with ax_error_message() set
+     * to name the operation and the runtime's error and code. Sticky: the
+     * failing operation's results and every later one are void (a device
+     * backend returns NaN from reductions after a failure, so callers that
+     * find a non-finite value ask here before calling it divergence). */
+    ax_status (*status)(ax_backend *backend);
     void (*destroy)(ax_backend *backend);
 } ax_backend_ops;
 
@@ -114,22 +123,10 @@ struct ax_backend {
 /* The CPU backend for a precision; NULL when out of memory. */
 ax_backend *ax_backend_cpu_create(ax_precision precision);
 
-/* The backend for a precision on a device: -1 the CPU, N >= 0 CUDA device N
- * (AX_STATUS_UNSUPPORTED, with a message, when this build has no CUDA
- * backend or there is no device N). */
-ax_status ax_backend_create(ax_precision precision, int device, ax_backend **out);
-
-/* Seed 004's statistics on CUDA device `device` (src/backend/cuda/stats.cu,
- * loaded with the plugin), inputs and outputs in host memory, arguments
- * already checked by src/stats/device.c. entropy_mi gets sums[0] = sum over
- * rows of sum_i P_i^2, sums[1] = sum over rows of (sum P_i^2)(sum Q_j^2) and
- * sums[2] = the number of rows holding NaN or Inf; tensor_mean writes the
- * (d, d, d) mean into out. AX_STATUS_UNSUPPORTED without the CUDA backend,
- * the device, or a plugin that has them. timing may be NULL. */
-ax_status ax_backend_cuda_entropy_mi(int device, const float *x, const float *y, int64_t rows,
-                                     int64_t d, double sums[3], ax_stats_timing *timing);
-ax_status ax_backend_cuda_tensor_mean(int device, const float *fx, const float *fy,
-                                      const float *fz, int64_t n, int64_t d, float *out,
-                                      ax_stats_timing *timing);
+/* The backend for a precision on a device: the CPU or a plugin's device
+ * (AX_STATUS_UNSUPPORTED, with a message, when this build has no such
+ * backend or there is no such device; AX_STATUS_BAD_ARGUMENT for a
+ * malformed device). Plugins: plugin.h. */
+ax_status ax_backend_create(ax_precision precision, ax_device device, ax_backend **out);
 
 #endif

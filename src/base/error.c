@@ -57,6 +57,7 @@ const char *ax_status_name(ax_status status)
     case AX_STATUS_DIVERGED: return "diverged";
     case AX_STATUS_UNSUPPORTED: return "unsupported";
     case AX_STATUS_INTERRUPTED: return "interrupted";
+    case AX_STATUS_DEVICE: return "device failure";
     }
     return "unknown status";
 }

@@ -52,3 +52,26 @@ ax_status ax_memory_check(size_t bytes, const char *what)
                        what, (double)bytes / 1073741824.0, available / 1073741824.0);
     return AX_STATUS_OK;
 }
+
+void ax_sized_fill(void *out, size_t size, const void *full, size_t full_size)
+{
+    memcpy(out, full, size < full_size ? size : full_size);
+    if (size > full_size)
+        memset((char *)out + full_size, 0, size - full_size);
+    if (size >= sizeof size)
+        memcpy(out, &size, sizeof size);
+}
+
+ax_status ax_sized_read(const void *given, void *full, size_t min_size, size_t full_size,
+                        const char *what, const char *defaults)
+{
+    size_t size;
+    memcpy(&size, given, sizeof size);
+    if (size < min_size || size > full_size)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s of %zu bytes: fill it with %s() (this library takes %zu to %zu bytes)",
+                       what, size, defaults, min_size, full_size);
+    memcpy(full, given, size);
+    memcpy(full, &full_size, sizeof full_size);
+    return AX_STATUS_OK;
+}

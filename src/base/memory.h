@@ -17,4 +17,18 @@ void *ax_allocate_zeroed(size_t bytes);
  * it is tried. */
 ax_status ax_memory_check(size_t bytes, const char *what);
 
+/* Public structs that grow (include/axon.h, "versioned structs"; docs/design.md,
+ * "The ABI rule"): the first member is size_t size, the bytes of the struct
+ * in the caller's header. */
+/* Fills the first size bytes of out from full (full_size bytes, the
+ * defaults; bytes past full_size are zeroed) and sets out's size to size. */
+void ax_sized_fill(void *out, size_t size, const void *full, size_t full_size);
+/* The caller's struct given over the defaults in full (full_size bytes):
+ * given->size bytes are copied and full's size becomes full_size; a size
+ * below min_size or above full_size is refused (AX_STATUS_BAD_ARGUMENT, the
+ * message naming what, e.g. "training config", and defaults, the function
+ * that fills it). */
+ax_status ax_sized_read(const void *given, void *full, size_t min_size, size_t full_size,
+                        const char *what, const char *defaults);
+
 #endif

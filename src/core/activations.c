@@ -1,6 +1,7 @@
 /* activations.c: the activated outputs of one layer of a trained network
  * over a whole data set (ax_net_activations), for looking inside a network
- * (seed 004's statistics run on them). Inference mode: no dropout; the rows
+ * (axon's activation statistics run on them). Inference mode: no dropout;
+ * the rows
  * go through the forward pass in chunks of the workspace size and the
  * chosen layer's outputs are downloaded chunk by chunk. */
 #include "base/error.h"
@@ -39,5 +40,5 @@ ax_status ax_net_activations(ax_net *net, const ax_dataset *data, int layer, flo
         net->backend->ops->download_f32(net->backend, out + first * width, net->outputs[layer],
                                         count * width);
     }
-    return AX_STATUS_OK;
+    return net->backend->ops->status(net->backend);
 }

@@ -98,10 +98,11 @@ void ax_train_state_free(ax_train_state *state)
     free(state->best_parameters);
     ax_optimizer_saved_free(&state->optimizer_saved);
     free(state->line_base);
+    ax_net_config_release(&state->net_config); /* parsed by ax_checkpoint_load; else the net's */
     free(state);
 }
 
-int ax_train_state_epochs_done(const ax_train_state *state) { return state->epoch; }
+int ax_train_state_epochs_done(const ax_train_state *state) { return state->trainer.epoch; }
 
 const char *ax_train_state_note(const ax_train_state *state)
 {
@@ -158,12 +159,7 @@ static void close_object(ax_json_writer *w)
 static void net_json(const ax_net_config *c, ax_json_writer *w)
 {
     char layers[AX_MAX_LAYERS * 32];
-    size_t used = 0;
-    layers[0] = '\0';
-    for (int l = 0; l < c->layer_count && used < sizeof layers; l++)
-        used += (size_t)snprintf(layers + used, sizeof layers - used, "%s%lld:%s", l ? "," : "",
-                                 (long long)c->layers[l].width,
-                                 ax_activation_name(c->layers[l].activation));
+    ax_layout_text(c, false, layers, sizeof layers);
     ax_json_writer_append(w, "{");
     append_int(w, "input_width", c->input_width);
     append_string(w, "layers", layers);
@@ -174,62 +170,74 @@ static void net_json(const ax_net_config *c, ax_json_writer *w)
                                   : c->precision == AX_PRECISION_BF16 ? "bf16"
                                                                       : "f32");
     append_u64(w, "seed", c->seed);
-    append_int(w, "device", c->device);
+    /* The CPU and CUDA devices as the integers of the files written before
+     * ax_device (-1, N); a device of another backend as its text. */
+    if (ax_device_is_cpu(c->device) || strcmp(c->device.backend, "cuda") == 0) {
+        append_int(w, "device", ax_device_is_cpu(c->device) ? -1 : c->device.index);
+    } else {
+        char device[AX_DEVICE_NAME_CAPACITY + 16];
+        ax_device_format(c->device, device, sizeof device);
+        append_string(w, "device", device);
+    }
     close_object(w);
 }
 
+static const char *keep_best_name(ax_keep_best keep_best)
+{
+    return keep_best == AX_KEEP_BEST_TEST         ? "test"
+           : keep_best == AX_KEEP_BEST_VALIDATION ? "validation"
+                                                  : "none";
+}
+
+/* One key per row of train_settings.def, in its order. */
 static void train_json(const ax_train_config *c, ax_json_writer *w)
 {
     ax_json_writer_append(w, "{");
-    append_string(w, "optimizer", ax_optimizer_name(c->optimizer));
-    append_double(w, "learning_rate", c->learning_rate);
-    append_double(w, "momentum", c->momentum);
-    append_int(w, "nesterov", c->nesterov);
-    append_double(w, "beta1", c->beta1);
-    append_double(w, "beta2", c->beta2);
-    append_double(w, "epsilon", c->epsilon);
-    append_double(w, "gtol", c->gtol);
-    append_int(w, "lbfgs_memory", c->lbfgs_memory);
-    append_int(w, "line_search_max_evaluations", c->line_search_max_evaluations);
-    append_int(w, "batch_size", c->batch_size);
-    append_int(w, "epochs", c->epochs);
-    append_double(w, "l2", c->l2);
-    append_double(w, "dropout", c->dropout);
-    append_int(w, "early_stop", c->early_stop);
-    append_string(w, "keep_best", c->keep_best == AX_KEEP_BEST_TEST         ? "test"
-                                  : c->keep_best == AX_KEEP_BEST_VALIDATION ? "validation"
-                                                                            : "none");
-    append_u64(w, "seed", c->seed);
-    append_int(w, "shuffle", c->shuffle);
-    append_double(w, "progress_interval", c->progress_interval);
-    append_int(w, "checkpoint_every", c->checkpoint_every);
-    append_string(w, "checkpoint_prefix", c->checkpoint_prefix ? c->checkpoint_prefix : "");
-    append_int(w, "keep_checkpoints", c->keep_checkpoints);
+#define WRITE_DOUBLE(w, key, value) append_double(w, key, value)
+#define WRITE_INT(w, key, value) append_int(w, key, value)
+#define WRITE_INT64(w, key, value) append_int(w, key, value)
+#define WRITE_BOOL(w, key, value) append_int(w, key, value)
+#define WRITE_U64(w, key, value) append_u64(w, key, value)
+#define WRITE_OPTIMIZER(w, key, value) append_string(w, key, ax_optimizer_name(value))
+#define WRITE_KEEP_BEST(w, key, value) append_string(w, key, keep_best_name(value))
+#define WRITE_PATH(w, key, value) append_string(w, key, (value) ? (value) : "")
+#define AX_TRAIN_SETTING(type, field, key, default_value, low, high, check, resume) \
+    WRITE_##type(w, key, c->field);
+#include "core/train_settings.def"
+#undef AX_TRAIN_SETTING
+#undef WRITE_DOUBLE
+#undef WRITE_INT
+#undef WRITE_INT64
+#undef WRITE_BOOL
+#undef WRITE_U64
+#undef WRITE_OPTIMIZER
+#undef WRITE_KEEP_BEST
+#undef WRITE_PATH
     close_object(w);
 }
 
 static void state_json(const ax_train_state *s, ax_json_writer *w)
 {
     ax_json_writer_append(w, "{");
-    append_int(w, "epoch", s->epoch);
-    append_int(w, "batch", s->batch);
-    append_u64(w, "step", s->step);
-    append_int(w, "optimizer_steps", s->optimizer_steps);
-    append_int(w, "evaluations", s->evaluations);
-    append_int(w, "gradient_evaluations", s->gradient_evaluations);
+    append_int(w, "epoch", s->trainer.epoch);
+    append_int(w, "batch", s->trainer.batch);
+    append_u64(w, "step", s->trainer.step);
+    append_int(w, "optimizer_steps", s->trainer.optimizer.steps);
+    append_int(w, "evaluations", s->trainer.optimizer.evaluations);
+    append_int(w, "gradient_evaluations", s->trainer.optimizer.gradient_evaluations);
     for (int i = 0; i < 4; i++) {
         char key[16];
         snprintf(key, sizeof key, "rng%d", i);
-        append_u64(w, key, s->rng.state[i]);
+        append_u64(w, key, s->trainer.rng.state[i]);
     }
-    append_hex_double(w, "loss_sum", s->loss_sum);
-    append_hex_double(w, "best_loss", s->best_loss);
-    append_int(w, "best_epoch", s->best_epoch);
-    append_int(w, "since_best", s->since_best);
-    append_hex_double(w, "seconds", s->seconds);
-    append_hex_double(w, "gflop", s->gflop);
-    append_hex_double(w, "final_train_loss", s->final_train_loss);
-    append_hex_double(w, "final_test_accuracy", s->final_test_accuracy);
+    append_hex_double(w, "loss_sum", s->trainer.loss_sum);
+    append_hex_double(w, "best_loss", s->trainer.best_loss);
+    append_int(w, "best_epoch", s->trainer.best_epoch);
+    append_int(w, "since_best", s->trainer.since_best);
+    append_hex_double(w, "seconds", s->trainer.seconds);
+    append_hex_double(w, "gflop", s->trainer.gflop);
+    append_hex_double(w, "final_train_loss", s->trainer.final_train_loss);
+    append_hex_double(w, "final_test_accuracy", s->trainer.final_test_accuracy);
     append_int(w, "rows", s->rows);
     append_int(w, "features", s->features);
     append_int(w, "classes", s->classes);
@@ -288,7 +296,7 @@ ax_status ax_checkpoint_write(const ax_train_state *state, const char *path)
             t->data = arrays[i];
         }
     }
-    if (status == AX_STATUS_OK && state->batch > 0 && state->order) {
+    if (status == AX_STATUS_OK && state->trainer.batch > 0 && state->order) {
         /* Row numbers are below 2^53, so doubles hold them exactly. */
         order = malloc((size_t)state->rows * sizeof(double));
         if (!order)
@@ -429,7 +437,7 @@ static ax_status prune(const char *prefix, int keep)
 ax_status ax_checkpoint_write_epoch(const ax_train_state *state, const char *prefix, int keep)
 {
     char path[4200];
-    snprintf(path, sizeof path, "%s.epoch-%06d.safetensors", prefix, state->epoch);
+    snprintf(path, sizeof path, "%s.epoch-%06d.safetensors", prefix, state->trainer.epoch);
     AX_TRY(ax_checkpoint_write(state, path));
     return keep > 0 ? prune(prefix, keep) : AX_STATUS_OK;
 }

@@ -2,6 +2,8 @@
  * the trainer (train.c), which fills and restores it, and checkpoint.c,
  * which writes, reads and validates the file and keeps the last K.
  *
+ * The trainer's own state (train_state.h) is one member, `trainer`.
+ *
  * A checkpoint is a safetensors file (so any safetensors reader can open
  * it): the parameter arena, the optimizer's state arenas (SGD, Adam) or
  * its own named arrays (CG, L-BFGS: "optimizer.NAME"), the line-search
@@ -13,7 +15,7 @@
 #define AX_CORE_CHECKPOINT_H
 
 #include "axon.h"
-#include "base/random.h"
+#include "core/train_state.h"
 #include "optim/optimizer.h"
 
 /* Where training stands, detached from the objects it came from. The
@@ -23,21 +25,13 @@ struct ax_train_state {
     ax_train_config config;          /* progress fields NULL; strings owned below */
     char *prefix;                    /* config.checkpoint_prefix, owned */
     char *note;                      /* config.checkpoint_note, owned */
-    int epoch;                       /* epochs complete */
-    int64_t batch;                   /* batches done in epoch + 1 (0 at an epoch boundary) */
-    uint64_t step;                   /* steps taken: dropout keys derive from it */
-    int64_t optimizer_steps, evaluations, gradient_evaluations;
-    ax_rng rng;
-    int64_t rows;                    /* training rows; order has this many when batch > 0 */
+    ax_trainer_state trainer;        /* epoch, batch, step, random state, counters, figures */
+    int64_t rows;                    /* training rows; order has this many when trainer.batch > 0 */
     int64_t *order;                  /* the shuffled order of the interrupted epoch, or NULL */
-    double loss_sum;                 /* of the interrupted epoch so far */
-    double best_loss;
-    int best_epoch, since_best;
-    double seconds, gflop, final_train_loss, final_test_accuracy;
     int64_t parameter_count;
     double *parameters;              /* (parameter_count) */
     double *optimizer_state[2];      /* (parameter_count) each, or NULL */
-    double *best_parameters;         /* (parameter_count) when best_epoch > 0 and the run keeps
+    double *best_parameters;         /* (parameter_count) when trainer.best_epoch > 0 and the run keeps
                                         the best weights (early stopping or keep_best) */
     /* CG and L-BFGS: the kind's own state (empty for SGD and Adam, and in
      * checkpoints of axon before it), and the line-search cache's X W^T

@@ -5,11 +5,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/memory.h"
 #include "core/checkpoint.h"
 #include "core/net.h"
 #include "io/json.h"
@@ -129,7 +131,17 @@ static ax_status read_net(reader *r, ax_net_config *c)
     c->init_range = get_double(r, "init_range");
     const char *precision = get_string(r, "precision");
     c->seed = get_u64(r, "seed");
-    c->device = (int)get_int(r, "device", -1, 1023);
+    /* -1 the CPU and N CUDA device N (checkpoint.c), or a device's text. */
+    const ax_json *device = ax_json_object_get(r->object, "device");
+    if (device && ax_json_type_of(device) == AX_JSON_STRING) {
+        AX_TRY(r->status);
+        if (ax_device_parse(ax_json_string(device), &c->device) != AX_STATUS_OK)
+            return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"net\": device '%s' is "
+                           "not a device", r->path, ax_json_string(device));
+    } else {
+        const int index = (int)get_int(r, "device", -1, 1023);
+        c->device = index < 0 ? ax_device_cpu() : (ax_device){.backend = "cuda", .index = index};
+    }
     AX_TRY(r->status);
     CHECK_PARSE(ax_layers_parse(layers, c));
     CHECK_PARSE(ax_loss_parse(loss, &c->loss));
@@ -149,30 +161,31 @@ static ax_status read_train(reader *r, ax_train_state *s)
 {
     ax_train_config *c = &s->config;
     *c = ax_train_defaults();
-    const char *optimizer = get_string(r, "optimizer");
-    c->learning_rate = get_double(r, "learning_rate");
-    c->momentum = get_double(r, "momentum");
-    c->nesterov = get_int(r, "nesterov", 0, 1) != 0;
-    c->beta1 = get_double(r, "beta1");
-    c->beta2 = get_double(r, "beta2");
-    c->epsilon = get_double(r, "epsilon");
-    c->gtol = get_double(r, "gtol");
-    c->lbfgs_memory = (int)get_int(r, "lbfgs_memory", 0, 1000);
-    c->line_search_max_evaluations = (int)get_int(r, "line_search_max_evaluations", 0, 1000);
-    c->batch_size = get_int(r, "batch_size", 0, INT64_MAX);
-    c->epochs = (int)get_int(r, "epochs", 1, 100000000);
-    c->l2 = get_double(r, "l2");
-    c->dropout = get_double(r, "dropout");
-    c->early_stop = (int)get_int(r, "early_stop", 0, 100000000);
+    /* One key per row of train_settings.def, in its order, integers within
+     * the row's range; the names are parsed once every field is read. */
+    const char *optimizer = "", *keep_best = "none", *prefix = "";
+#define READ_DOUBLE(field, key, low, high) c->field = get_double(r, key)
+#define READ_INT(field, key, low, high) c->field = (int)get_int(r, key, low, high)
+#define READ_INT64(field, key, low, high) c->field = get_int(r, key, low, high)
+#define READ_BOOL(field, key, low, high) c->field = get_int(r, key, low, high) != 0
+#define READ_U64(field, key, low, high) c->field = get_u64(r, key)
+#define READ_OPTIMIZER(field, key, low, high) optimizer = get_string(r, key)
     /* Absent in checkpoints written before keep_best was recorded. */
-    const char *keep_best = ax_json_object_get(r->object, "keep_best") ? get_string(r, "keep_best")
-                                                                       : "none";
-    c->seed = get_u64(r, "seed");
-    c->shuffle = get_int(r, "shuffle", 0, 1) != 0;
-    c->progress_interval = get_double(r, "progress_interval");
-    c->checkpoint_every = (int)get_int(r, "checkpoint_every", 0, 100000000);
-    const char *prefix = get_string(r, "checkpoint_prefix");
-    c->keep_checkpoints = (int)get_int(r, "keep_checkpoints", 0, 100000000);
+#define READ_KEEP_BEST(field, key, low, high) \
+    keep_best = ax_json_object_get(r->object, key) ? get_string(r, key) : "none"
+#define READ_PATH(field, key, low, high) prefix = get_string(r, key)
+#define AX_TRAIN_SETTING(type, field, key, default_value, low, high, check, resume) \
+    READ_##type(field, key, low, high);
+#include "core/train_settings.def"
+#undef AX_TRAIN_SETTING
+#undef READ_DOUBLE
+#undef READ_INT
+#undef READ_INT64
+#undef READ_BOOL
+#undef READ_U64
+#undef READ_OPTIMIZER
+#undef READ_KEEP_BEST
+#undef READ_PATH
     AX_TRY(r->status);
     CHECK_PARSE(ax_optimizer_parse(optimizer, &c->optimizer));
     if (strcmp(keep_best, "none") == 0)
@@ -228,25 +241,25 @@ static ax_status read_optimizer_scalars(reader *r, ax_train_state *s)
 
 static ax_status read_state(reader *r, ax_train_state *s)
 {
-    s->epoch = (int)get_int(r, "epoch", 0, 100000000);
-    s->batch = get_int(r, "batch", 0, INT64_MAX);
-    s->step = get_u64(r, "step");
-    s->optimizer_steps = get_int(r, "optimizer_steps", 0, INT64_MAX);
-    s->evaluations = get_int(r, "evaluations", 0, INT64_MAX);
-    s->gradient_evaluations = get_int(r, "gradient_evaluations", 0, INT64_MAX);
+    s->trainer.epoch = (int)get_int(r, "epoch", 0, 100000000);
+    s->trainer.batch = get_int(r, "batch", 0, INT64_MAX);
+    s->trainer.step = get_u64(r, "step");
+    s->trainer.optimizer.steps = get_int(r, "optimizer_steps", 0, INT64_MAX);
+    s->trainer.optimizer.evaluations = get_int(r, "evaluations", 0, INT64_MAX);
+    s->trainer.optimizer.gradient_evaluations = get_int(r, "gradient_evaluations", 0, INT64_MAX);
     for (int i = 0; i < 4; i++) {
         char key[16];
         snprintf(key, sizeof key, "rng%d", i);
-        s->rng.state[i] = get_u64(r, key);
+        s->trainer.rng.state[i] = get_u64(r, key);
     }
-    s->loss_sum = get_hex_double(r, "loss_sum");
-    s->best_loss = get_hex_double(r, "best_loss");
-    s->best_epoch = (int)get_int(r, "best_epoch", 0, 100000000);
-    s->since_best = (int)get_int(r, "since_best", 0, 100000000);
-    s->seconds = get_hex_double(r, "seconds");
-    s->gflop = get_hex_double(r, "gflop");
-    s->final_train_loss = get_hex_double(r, "final_train_loss");
-    s->final_test_accuracy = get_hex_double(r, "final_test_accuracy");
+    s->trainer.loss_sum = get_hex_double(r, "loss_sum");
+    s->trainer.best_loss = get_hex_double(r, "best_loss");
+    s->trainer.best_epoch = (int)get_int(r, "best_epoch", 0, 100000000);
+    s->trainer.since_best = (int)get_int(r, "since_best", 0, 100000000);
+    s->trainer.seconds = get_hex_double(r, "seconds");
+    s->trainer.gflop = get_hex_double(r, "gflop");
+    s->trainer.final_train_loss = get_hex_double(r, "final_train_loss");
+    s->trainer.final_test_accuracy = get_hex_double(r, "final_test_accuracy");
     s->rows = get_int(r, "rows", 1, INT64_MAX);
     s->features = get_int(r, "features", 1, INT64_MAX);
     s->classes = get_int(r, "classes", 0, INT64_MAX);
@@ -265,7 +278,8 @@ static ax_status read_state(reader *r, ax_train_state *s)
         s->line_searches = -1;
     AX_TRY(r->status);
     AX_TRY(read_optimizer_scalars(r, s));
-    if (s->rng.state[0] == 0 && s->rng.state[1] == 0 && s->rng.state[2] == 0 && s->rng.state[3] == 0)
+    const uint64_t *rng = s->trainer.rng.state;
+    if (rng[0] == 0 && rng[1] == 0 && rng[2] == 0 && rng[3] == 0)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"state\": the random state is all zero",
                        r->path);
     return AX_STATUS_OK;
@@ -338,7 +352,7 @@ static ax_status read_optimizer_arrays(const ax_safetensors_file *file, ax_train
     }
     if (!has_base)
         return AX_STATUS_OK;
-    const int64_t width = s->net_config.layers[0].width;
+    const int64_t width = ax_layout_width(&s->net_config, 0);
     if (width < 1 || s->rows > INT64_MAX / width)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"line_cache.base\" cannot hold %lld rows x %lld",
                        path, (long long)s->rows, (long long)width);
@@ -354,10 +368,10 @@ static ax_status read_tensors(const ax_safetensors_file *file, ax_train_state *s
     AX_TRY(read_array(file, "optimizer.state0", n, false, &s->optimizer_state[0]));
     AX_TRY(read_array(file, "optimizer.state1", n, false, &s->optimizer_state[1]));
     const bool keeps_best = s->config.early_stop > 0 || s->config.keep_best != AX_KEEP_BEST_NONE;
-    AX_TRY(read_array(file, "best_parameters", n, keeps_best && s->best_epoch > 0,
+    AX_TRY(read_array(file, "best_parameters", n, keeps_best && s->trainer.best_epoch > 0,
                       &s->best_parameters));
     AX_TRY(read_optimizer_arrays(file, s));
-    if (s->batch == 0)
+    if (s->trainer.batch == 0)
         return AX_STATUS_OK;
     double *order = NULL;
     AX_TRY(read_array(file, "order", s->rows, true, &order));
@@ -415,9 +429,9 @@ static ax_status load_state(const ax_safetensors_file *file, ax_train_state *s)
         strcpy(s->note, note);
         s->config.checkpoint_note = s->note;
     }
-    if (s->epoch >= s->config.epochs && s->batch > 0)
+    if (s->trainer.epoch >= s->config.epochs && s->trainer.batch > 0)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"state\": batch %lld of epoch %d is past the last epoch",
-                       path, (long long)s->batch, s->epoch + 1);
+                       path, (long long)s->trainer.batch, s->trainer.epoch + 1);
     return AX_STATUS_OK;
 }
 
@@ -428,12 +442,7 @@ static ax_status load_state(const ax_safetensors_file *file, ax_train_state *s)
 static ax_status check_layout_size(const ax_safetensors_file *file, const ax_net_config *c)
 {
     const char *path = ax_safetensors_path(file);
-    double needed = 0.0, in = (double)c->input_width;
-    for (int l = 0; l < c->layer_count; l++) {
-        const double out = (double)c->layers[l].width;
-        needed += in * out + out;
-        in = out;
-    }
+    const double needed = ax_layout_parameters(c);
     const ax_safetensors_tensor *t = ax_safetensors_find(file, "parameters");
     if (!t)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: the checkpoint lacks the tensor \"parameters\"", path);
@@ -446,11 +455,16 @@ static ax_status check_layout_size(const ax_safetensors_file *file, const ax_net
     return AX_STATUS_OK;
 }
 
-ax_status ax_checkpoint_load(const char *path, ax_net **net_out, ax_train_config *config,
-                             ax_train_state **state_out)
+ax_status ax_checkpoint_load_sized(const char *path, ax_net **net_out, ax_train_config *config,
+                                   size_t config_size, ax_train_state **state_out)
 {
     *net_out = NULL;
     *state_out = NULL;
+    const size_t least = offsetof(ax_train_config, check_replicas) + sizeof config->check_replicas;
+    if (config_size < least || config_size > sizeof *config)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "a training config of %zu bytes: this library takes %zu to %zu bytes",
+                       config_size, least, sizeof *config);
     ax_safetensors_file *file = NULL;
     AX_TRY(ax_safetensors_read(path, &file));
     ax_train_state *s = calloc(1, sizeof *s);
@@ -477,8 +491,9 @@ ax_status ax_checkpoint_load(const char *path, ax_net **net_out, ax_train_config
         return status;
     }
     *net_out = net;
-    *config = s->config;
-    config->resume = s;
+    ax_train_config loaded = s->config;
+    loaded.resume = s;
+    ax_sized_fill(config, config_size, &loaded, sizeof loaded);
     *state_out = s;
     return AX_STATUS_OK;
 }

@@ -1,7 +1,9 @@
 /* model_file.c: saving and loading networks as safetensors. Tensors are
  * named as PyTorch's nn.Sequential of nn.Linear would name them
  * ("layers.0.weight" (out, in), "layers.0.bias" (out)); the architecture
- * travels in the metadata, so a model file is self-describing. */
+ * travels in the metadata, so a model file is self-describing, with the
+ * version of that description ("format_version"; files written before it
+ * existed are version 1, the dense layouts every version reads). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,27 +13,24 @@
 #include "core/net.h"
 #include "io/safetensors.h"
 
-/* "128:relu,10:softmax": the --layers syntax, without the input width. */
-static void layers_text(const ax_net_config *config, char *text, size_t capacity)
-{
-    size_t used = 0;
-    text[0] = '\0';
-    for (int l = 0; l < config->layer_count && used < capacity; l++)
-        used += (size_t)snprintf(text + used, capacity - used, "%s%lld:%s", l ? "," : "",
-                                 (long long)config->layers[l].width,
-                                 ax_activation_name(config->layers[l].activation));
-}
+enum { MOST_TENSORS = AX_LAYER_MAX_TENSORS * AX_MAX_LAYERS };
 
 ax_status ax_net_save(const ax_net *net, const char *path)
 {
-    const int layers = net->layer_count;
-    ax_safetensors_tensor tensors[2 * AX_MAX_LAYERS];
-    char names[2 * AX_MAX_LAYERS][32];
+    ax_safetensors_tensor tensors[MOST_TENSORS];
+    char names[MOST_TENSORS][32];
+    int count = 0;
     double *values = malloc((size_t)net->parameter_count * sizeof(double));
     float *values32 = NULL;
     if (!values)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory saving %s", path);
     ax_net_parameters_get(net, values);
+    /* A failed device's weights are void: nothing is written. */
+    ax_status device = net->backend->ops->status(net->backend);
+    if (device != AX_STATUS_OK) {
+        free(values);
+        return device;
+    }
     bool single = net->config.precision != AX_PRECISION_F64; /* bf16 keeps float32 weights */
     if (single) {
         values32 = malloc((size_t)net->parameter_count * sizeof(float));
@@ -42,34 +41,62 @@ ax_status ax_net_save(const ax_net *net, const char *path)
         for (int64_t i = 0; i < net->parameter_count; i++)
             values32[i] = (float)values[i];
     }
-    for (int l = 0; l < layers; l++) {
+    for (int l = 0; l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
-        for (int part = 0; part < 2; part++) {
-            ax_safetensors_tensor *tensor = &tensors[2 * l + part];
-            int64_t offset = part == 0 ? layer->weight_offset : layer->bias_offset;
-            snprintf(names[2 * l + part], sizeof names[0], "layers.%d.%s", l, part == 0 ? "weight" : "bias");
-            tensor->name = names[2 * l + part];
+        ax_layer_tensor parts[AX_LAYER_MAX_TENSORS];
+        const int part_count = layer->ops->tensors(layer, parts);
+        for (int part = 0; part < part_count; part++, count++) {
+            ax_safetensors_tensor *tensor = &tensors[count];
+            const int64_t offset = parts[part].offset;
+            snprintf(names[count], sizeof names[0], "layers.%d.%s", l, parts[part].name);
+            tensor->name = names[count];
             tensor->dtype = single ? AX_SAFETENSORS_F32 : AX_SAFETENSORS_F64;
-            tensor->rank = part == 0 ? 2 : 1;
-            tensor->shape[0] = layer->out;
-            tensor->shape[1] = layer->in;
+            tensor->rank = parts[part].rank;
+            tensor->shape[0] = parts[part].shape[0];
+            tensor->shape[1] = parts[part].shape[1];
             tensor->data = single ? (const void *)(values32 + offset) : (const void *)(values + offset);
         }
     }
     char input_width[32], layout[AX_MAX_LAYERS * 32];
     snprintf(input_width, sizeof input_width, "%lld", (long long)net->config.input_width);
-    layers_text(&net->config, layout, sizeof layout);
-    const char *keys[] = {"format", "producer", "input_width", "layers", "loss"};
-    const char *texts[] = {"pt", "axon " AX_VERSION, input_width, layout, ax_loss_name(net->config.loss)};
-    ax_status status = ax_safetensors_write(path, tensors, 2 * layers, keys, texts, 5);
+    ax_layout_text(&net->config, false, layout, sizeof layout);
+    char version[16];
+    snprintf(version, sizeof version, "%d", AX_MODEL_FORMAT_VERSION);
+    const char *keys[] = {"format", "format_version", "producer", "input_width", "layers", "loss"};
+    const char *texts[] = {"pt", version, "axon " AX_VERSION, input_width, layout,
+                           ax_loss_name(net->config.loss)};
+    ax_status status = ax_safetensors_write(path, tensors, count, keys, texts, 6);
     free(values);
     free(values32);
     return status;
 }
 
+/* The file's format version: 1 when it has none (written before the field
+ * existed); one this axon does not know is refused before anything else. */
+static ax_status check_version(const ax_safetensors_file *file)
+{
+    const char *path = ax_safetensors_path(file);
+    const char *text = ax_safetensors_metadata(file, "format_version");
+    if (!text)
+        return AX_STATUS_OK;
+    char *end;
+    errno = 0;
+    long long version = strtoll(text, &end, 10);
+    if (end == text || *end || errno || version < 1)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: metadata format_version '%s' is not a positive integer", path, text);
+    if (version > AX_MODEL_FORMAT_VERSION)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: model format version %lld is newer than this axon reads (up to %d); "
+                       "load it with a newer axon",
+                       path, version, AX_MODEL_FORMAT_VERSION);
+    return AX_STATUS_OK;
+}
+
 static ax_status read_architecture(const ax_safetensors_file *file, ax_net_config *config)
 {
     const char *path = ax_safetensors_path(file);
+    AX_TRY(check_version(file));
     const char *width = ax_safetensors_metadata(file, "input_width");
     const char *layout = ax_safetensors_metadata(file, "layers");
     const char *loss = ax_safetensors_metadata(file, "loss");
@@ -126,12 +153,8 @@ static ax_status read_tensor(const ax_safetensors_file *file, const char *name, 
  * claimed sizes may overflow int64_t. */
 static ax_status check_size(const ax_safetensors_file *file, const ax_net_config *config)
 {
-    double needed = 0.0, held = 0.0, in = (double)config->input_width;
-    for (int l = 0; l < config->layer_count; l++) {
-        const double width = (double)config->layers[l].width;
-        needed += in * width + width;
-        in = width;
-    }
+    const double needed = ax_layout_parameters(config);
+    double held = 0.0;
     for (int i = 0; i < ax_safetensors_count(file); i++)
         held += (double)ax_safetensors_tensor_elements(ax_safetensors_tensor_at(file, i));
     if (needed > held)
@@ -140,6 +163,23 @@ static ax_status check_size(const ax_safetensors_file *file, const ax_net_config
                        "%.0f values",
                        ax_safetensors_path(file), needed, held);
     return AX_STATUS_OK;
+}
+
+/* Tensors a parsed layout stores: how many a kind has does not depend on
+ * the widths, so each layer is laid out for an input width of 0 (a claimed
+ * width cannot overflow here; check_size judges the widths). */
+static int layout_tensors(const ax_net_config *config)
+{
+    int count = 0;
+    for (int l = 0; l < config->layer_count; l++) {
+        ax_layer dry = {.ops = ax_layer_ops_of(config->layers[l].kind), .spec = config->layers[l]};
+        if (!dry.ops)
+            continue;
+        dry.ops->lay_out(&dry, 0);
+        ax_layer_tensor parts[AX_LAYER_MAX_TENSORS];
+        count += dry.ops->tensors(&dry, parts);
+    }
+    return count;
 }
 
 ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out)
@@ -152,9 +192,9 @@ ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out)
     ax_net *net = NULL;
     double *values = NULL;
     ax_status status = read_architecture(file, &config);
-    if (status == AX_STATUS_OK && ax_safetensors_count(file) != 2 * config.layer_count)
+    if (status == AX_STATUS_OK && ax_safetensors_count(file) != layout_tensors(&config))
         status = ax_fail(AX_STATUS_BAD_FILE, "%s: holds %d tensors but its layout needs %d", path,
-                         ax_safetensors_count(file), 2 * config.layer_count);
+                         ax_safetensors_count(file), layout_tensors(&config));
     if (status == AX_STATUS_OK)
         status = check_size(file, &config);
     if (status == AX_STATUS_OK) {
@@ -169,17 +209,19 @@ ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out)
     }
     for (int l = 0; status == AX_STATUS_OK && l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
-        char name[32];
-        snprintf(name, sizeof name, "layers.%d.weight", l);
-        status = read_tensor(file, name, 2, layer->out, layer->in, values + layer->weight_offset);
-        if (status == AX_STATUS_OK) {
-            snprintf(name, sizeof name, "layers.%d.bias", l);
-            status = read_tensor(file, name, 1, layer->out, 1, values + layer->bias_offset);
+        ax_layer_tensor parts[AX_LAYER_MAX_TENSORS];
+        const int part_count = layer->ops->tensors(layer, parts);
+        for (int part = 0; status == AX_STATUS_OK && part < part_count; part++) {
+            char name[32];
+            snprintf(name, sizeof name, "layers.%d.%s", l, parts[part].name);
+            status = read_tensor(file, name, parts[part].rank, parts[part].shape[0],
+                                 parts[part].shape[1], values + parts[part].offset);
         }
     }
     if (status == AX_STATUS_OK)
         ax_net_parameters_set(net, values);
     free(values);
+    ax_net_config_release(&config);
     ax_safetensors_free(file);
     if (status != AX_STATUS_OK) {
         ax_net_free(net);

@@ -1,6 +1,6 @@
 /* names.c: the text names of activations, losses, initialisations and
  * optimizers (those from the registry in optim/optimizer.c, which also
- * answers ax_optimizer_name), and the layer layout syntax "128:relu,10:softmax". */
+ * answers ax_optimizer_name; the layer layout syntax is layer.c's). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,63 +94,4 @@ ax_status ax_optimizer_parse(const char *name, ax_optimizer_kind *out)
     AX_TRY(parse_name(optimizer_names, count, "optimizer", name, &value));
     *out = (ax_optimizer_kind)value;
     return AX_STATUS_OK;
-}
-
-ax_status ax_layers_parse(const char *text, ax_net_config *config)
-{
-    if (!text || !*text)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "the layer layout is empty (e.g. 128:relu,10:softmax)");
-    int count = 0;
-    const char *cursor = text;
-    while (*cursor) {
-        if (count == AX_MAX_LAYERS)
-            return ax_fail(AX_STATUS_BAD_ARGUMENT, "layout '%s' has more than %d layers", text,
-                           AX_MAX_LAYERS);
-        char item[64];
-        size_t length = strcspn(cursor, ",");
-        if (length == 0 || length >= sizeof item)
-            return ax_fail(AX_STATUS_BAD_ARGUMENT, "layout '%s': layer %d is %s", text, count + 1,
-                           length == 0 ? "empty" : "too long");
-        memcpy(item, cursor, length);
-        item[length] = '\0';
-        char *colon = strchr(item, ':');
-        if (colon)
-            *colon = '\0';
-        char *end;
-        errno = 0;
-        long long width = strtoll(item, &end, 10);
-        if (end == item || *end != '\0' || errno || width < 1 || width > (1 << 24))
-            return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                           "layout '%s': layer %d has width '%s'; expected a whole number from 1 to %d",
-                           text, count + 1, item, 1 << 24);
-        config->layers[count].width = width;
-        config->layers[count].activation = AX_ACT_RELU;
-        if (colon) {
-            ax_status status = ax_activation_parse(colon + 1, &config->layers[count].activation);
-            if (status != AX_STATUS_OK)
-                return ax_fail_context(status, "layout '%s': layer %d", text, count + 1);
-        }
-        count++;
-        cursor += length;
-        if (*cursor == ',') {
-            cursor++;
-            if (!*cursor)
-                return ax_fail(AX_STATUS_BAD_ARGUMENT, "layout '%s' ends with a comma", text);
-        }
-        if (!colon && !*cursor)
-            config->layers[count - 1].activation = AX_ACT_IDENTITY; /* a bare output width */
-    }
-    config->layer_count = count;
-    return AX_STATUS_OK;
-}
-
-void ax_layers_format(const ax_net_config *config, char *text, size_t capacity)
-{
-    if (capacity == 0)
-        return;
-    int used = snprintf(text, capacity, "%lld", (long long)config->input_width);
-    for (int l = 0; l < config->layer_count && used >= 0 && (size_t)used < capacity; l++)
-        used += snprintf(text + used, capacity - (size_t)used, "-%lld:%s",
-                         (long long)config->layers[l].width,
-                         ax_activation_name(config->layers[l].activation));
 }

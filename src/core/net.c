@@ -4,6 +4,7 @@
 #include "core/net.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,17 +16,27 @@
 
 enum { MAX_LAYER_WIDTH = 1 << 24 };
 
-ax_net_config ax_net_defaults(void)
+void ax_net_config_init(ax_net_config *config, size_t size)
 {
-    ax_net_config config;
-    memset(&config, 0, sizeof config);
-    config.loss = AX_LOSS_AUTO;
-    config.init = AX_INIT_AUTO;
-    config.init_range = 0.2;
-    config.precision = AX_PRECISION_F32;
-    config.seed = 1;
-    config.device = -1;
-    return config;
+    ax_net_config defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.loss = AX_LOSS_AUTO;
+    defaults.init = AX_INIT_AUTO;
+    defaults.init_range = 0.2;
+    defaults.precision = AX_PRECISION_F32;
+    defaults.seed = 1;
+    defaults.device = ax_device_cpu();
+    ax_sized_fill(config, size, &defaults, sizeof defaults);
+}
+
+void ax_net_config_release(ax_net_config *config)
+{
+    if (!config || !config->parsed_layers)
+        return;
+    free(config->parsed_layers);
+    config->parsed_layers = NULL;
+    config->layers = NULL;
+    config->layer_count = 0;
 }
 
 /* Fills in AX_LOSS_AUTO and refuses combinations whose gradient we do not
@@ -42,19 +53,9 @@ static ax_status resolve_config(ax_net_config *config)
     if (config->precision != AX_PRECISION_F32 && config->precision != AX_PRECISION_F64 &&
         config->precision != AX_PRECISION_BF16)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown precision %d", (int)config->precision);
-    for (int l = 0; l < config->layer_count; l++) {
-        const ax_layer_spec *layer = &config->layers[l];
-        if (layer->width < 1 || layer->width > MAX_LAYER_WIDTH)
-            return ax_fail(AX_STATUS_BAD_ARGUMENT, "layer %d: width %lld is out of range (1 to %d)",
-                           l + 1, (long long)layer->width, MAX_LAYER_WIDTH);
-        if ((unsigned)layer->activation > AX_ACT_SOFTMAX)
-            return ax_fail(AX_STATUS_BAD_ARGUMENT, "layer %d: unknown activation %d", l + 1,
-                           (int)layer->activation);
-        if (layer->activation == AX_ACT_SOFTMAX && l != config->layer_count - 1)
-            return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                           "layer %d: softmax is only allowed on the output layer", l + 1);
-    }
-    ax_activation output = config->layers[config->layer_count - 1].activation;
+    AX_TRY(ax_layout_check(config));
+    const ax_layer_spec *last = &config->layers[config->layer_count - 1];
+    ax_activation output = ax_layer_ops_of(last->kind)->activation(last);
     if (config->loss == AX_LOSS_AUTO)
         config->loss = output == AX_ACT_SOFTMAX   ? AX_LOSS_CROSS_ENTROPY
                        : output == AX_ACT_SIGMOID ? AX_LOSS_BINARY_CROSS_ENTROPY
@@ -94,41 +95,9 @@ static void draw_initial_parameters(const ax_net *net, double *values)
 {
     ax_rng rng;
     ax_rng_seed(&rng, net->config.seed);
-    for (int l = 0; l < net->layer_count; l++) {
-        const ax_layer *layer = &net->layers[l];
-        ax_init init = net->config.init;
-        if (init == AX_INIT_AUTO)
-            init = layer->activation == AX_ACT_RELU ? AX_INIT_HE : AX_INIT_XAVIER;
-        double *weights = values + layer->weight_offset;
-        double *bias = values + layer->bias_offset;
-        int64_t count = layer->in * layer->out;
-        switch (init) {
-        case AX_INIT_HE: {
-            double deviation = sqrt(2.0 / (double)layer->in);
-            for (int64_t i = 0; i < count; i++)
-                weights[i] = deviation * ax_rng_normal(&rng);
-            break;
-        }
-        case AX_INIT_UNIFORM: {
-            /* Seed 000 keeps the bias as a weight column, drawn the same way. */
-            double r = net->config.init_range;
-            for (int64_t i = 0; i < count; i++)
-                weights[i] = r * (2.0 * ax_rng_uniform(&rng) - 1.0);
-            for (int64_t i = 0; i < layer->out; i++)
-                bias[i] = r * (2.0 * ax_rng_uniform(&rng) - 1.0);
-            continue;
-        }
-        case AX_INIT_XAVIER:
-        default: {
-            double a = sqrt(6.0 / (double)(layer->in + layer->out));
-            for (int64_t i = 0; i < count; i++)
-                weights[i] = a * (2.0 * ax_rng_uniform(&rng) - 1.0);
-            break;
-        }
-        }
-        for (int64_t i = 0; i < layer->out; i++)
-            bias[i] = 0.0;
-    }
+    for (int l = 0; l < net->layer_count; l++)
+        net->layers[l].ops->init(&net->layers[l], net->config.init, net->config.init_range, &rng,
+                                 values);
 }
 
 /* The arenas of a network are checked against the memory available before
@@ -140,7 +109,7 @@ static void draw_initial_parameters(const ax_net *net, double *values)
  * malloc, or succeeding lazily and being killed by the kernel later. */
 static ax_status check_network_memory(const ax_net_config *config, int64_t parameters, size_t real)
 {
-    const double arenas = config->device < 0 ? 2.0 : 0.0;
+    const double arenas = ax_device_is_cpu(config->device) ? 2.0 : 0.0;
     const double bytes = (double)parameters * ((double)sizeof(double) + arenas * (double)real);
     char layout[512], what[768];
     ax_layers_format(config, layout, sizeof layout);
@@ -158,25 +127,39 @@ static ax_status check_network_memory(const ax_net_config *config, int64_t param
 ax_status ax_net_create(const ax_net_config *config, ax_net **out)
 {
     *out = NULL;
-    ax_net_config resolved = *config;
+    /* A program built against an older header passes a shorter config:
+     * the fields it lacks keep their defaults. */
+    ax_net_config resolved = ax_net_defaults();
+    AX_TRY(ax_sized_read(config, &resolved,
+                         offsetof(ax_net_config, device) + sizeof config->device,
+                         sizeof resolved, "a network config", "ax_net_defaults"));
     AX_TRY(resolve_config(&resolved));
 
     ax_net *net = calloc(1, sizeof *net);
     if (!net)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating a network");
+    net->specs = malloc((size_t)resolved.layer_count * sizeof *net->specs);
+    net->layers = calloc((size_t)resolved.layer_count, sizeof *net->layers);
+    if (!net->specs || !net->layers) {
+        free(net->specs);
+        free(net->layers);
+        free(net);
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating a network");
+    }
+    memcpy(net->specs, resolved.layers, (size_t)resolved.layer_count * sizeof *net->specs);
+    resolved.layers = net->specs; /* the net's own copy: the caller's may go */
+    resolved.parsed_layers = NULL;
     net->config = resolved;
     net->layer_count = resolved.layer_count;
     int64_t offset = 0, in = resolved.input_width;
     net->max_width = 1;
     for (int l = 0; l < net->layer_count; l++) {
         ax_layer *layer = &net->layers[l];
-        layer->in = in;
-        layer->out = resolved.layers[l].width;
-        layer->activation = resolved.layers[l].activation;
-        layer->weight_offset = offset;
-        offset += layer->in * layer->out;
-        layer->bias_offset = offset;
-        offset += layer->out;
+        layer->spec = resolved.layers[l];
+        layer->ops = ax_layer_ops_of(layer->spec.kind);
+        layer->offset = offset;
+        layer->ops->lay_out(layer, in);
+        offset += layer->parameter_count;
         in = layer->out;
         if (layer->out > net->max_width)
             net->max_width = layer->out;
@@ -186,6 +169,8 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
     size_t real = resolved.precision == AX_PRECISION_F64 ? sizeof(double) : sizeof(float);
     ax_status status = check_network_memory(&resolved, offset, real);
     if (status != AX_STATUS_OK) {
+        free(net->specs);
+        free(net->layers);
         free(net);
         return status;
     }
@@ -249,6 +234,8 @@ void ax_net_free(ax_net *net)
         net->backend->ops->free(net->backend, net->gradients);
         net->backend->ops->destroy(net->backend);
     }
+    free(net->specs);
+    free(net->layers);
     free(net);
 }
 
@@ -314,6 +301,11 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
     return AX_STATUS_OK;
 }
 
+void *ax_layer_block(const ax_net *net, void *arena, int layer)
+{
+    return (char *)arena + (size_t)net->layers[layer].offset * net->backend->real_size;
+}
+
 void *ax_layer_weights(const ax_net *net, void *arena, int layer)
 {
     return (char *)arena + (size_t)net->layers[layer].weight_offset * net->backend->real_size;
@@ -325,6 +317,11 @@ void *ax_layer_bias(const ax_net *net, void *arena, int layer)
 }
 
 const ax_net_config *ax_net_config_get(const ax_net *net) { return &net->config; }
+
+int64_t ax_net_layer_width(const ax_net *net, int layer)
+{
+    return layer >= 0 && layer < net->layer_count ? net->layers[layer].out : 0;
+}
 
 int64_t ax_net_parameter_count(const ax_net *net) { return net->parameter_count; }
 

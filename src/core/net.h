@@ -1,26 +1,23 @@
-/* net.h: the network object. All parameters live in one backend allocation
- * (the arena), layer by layer as [W (out, in) row-major, b (out)]; the
- * gradient arena has the same layout, so optimizers are flat loops over
- * `parameter_count` reals (as llm.c). Activations live in a workspace sized
- * once for the largest batch, so training allocates nothing per step. */
+/* net.h: the network object, a sequence of layers (core/layer.h), each a
+ * kind, its settings and a view into the arenas. All parameters live in one
+ * backend allocation (the arena), layer after layer (a dense layer's block
+ * is [W (out, in) row-major, b (out)]); the gradient arena has the same
+ * layout, so optimizers are flat loops over `parameter_count` reals (as
+ * llm.c). Activations live in a workspace sized once for the largest batch,
+ * so training allocates nothing per step. */
 #ifndef AX_CORE_NET_H
 #define AX_CORE_NET_H
 
 #include "axon.h"
 #include "backend/backend.h"
+#include "core/layer.h"
 #include "perf/profile.h"
-
-typedef struct ax_layer {
-    int64_t in, out;
-    ax_activation activation;
-    int64_t weight_offset; /* into the arena, in reals: W (out, in) */
-    int64_t bias_offset;   /* b (out) */
-} ax_layer;
 
 struct ax_net {
     ax_net_config config; /* loss and init resolved */
     ax_backend *backend;
-    ax_layer layers[AX_MAX_LAYERS];
+    ax_layer *layers;     /* layer_count, input to output */
+    ax_layer_spec *specs; /* layer_count, the net's copy (config.layers points here) */
     int layer_count;
     int64_t parameter_count;
     int64_t max_width;
@@ -33,7 +30,8 @@ struct ax_net {
     const void *current_input;       /* the loaded batch: input, or a view of the data set */
     /* Which rows `input` holds, so that a full batch in row order is not
      * copied again at every step (float64, or a device: 22 MB converted per
-     * step of benchmark B3 in float64). Reused only while ax_train runs:
+     * CG step of the galaxy classifier 1024-8-3 in float64).
+     * Reused only while ax_train runs:
      * afterwards a freed data set's address may come back for another. */
     bool reuse_loaded, loaded_valid;
     const float *loaded_features;
@@ -76,7 +74,8 @@ struct ax_net {
         ax_profile_record(profile_, (kind), (layer), profile_start_, (flops));    \
     } while (0)
 
-/* Pointers to a layer's weights and bias inside an arena. */
+/* Pointers to a layer's block, weights and bias inside an arena. */
+void *ax_layer_block(const ax_net *net, void *arena, int layer);
 void *ax_layer_weights(const ax_net *net, void *arena, int layer);
 void *ax_layer_bias(const ax_net *net, void *arena, int layer);
 
@@ -127,14 +126,17 @@ void ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *reg
 double ax_net_backward_along(ax_net *net, int64_t rows, const ax_regularization *regularization);
 
 /* Line searches (CG, L-BFGS) along a direction d over the loaded full batch
- * (propagate_along.c). The first layer's pre-activations are affine in the
- * step, X (W + a D)^T = X W^T + a X D^T: with the two (rows, width)
+ * (propagate_along.c), for a network whose first layer declares its outputs
+ * linear in its weights (ax_layer_ops.linear_product; ax_net_line_cache_fits).
+ * The first layer's pre-activations are then affine in the step, X (W + a D)^T = X W^T + a X D^T: with the two (rows, width)
  * products kept, a trial step costs no pass over the inputs X, and neither
  * does its slope, gradient . d, which needs only delta . X D^T for the first
  * layer's weights. Only the gradient at a point the search accepts reads X
  * (X^T delta), and so does X D^T for each new direction; X W^T at the
  * accepted point is X W^T + a X D^T, kept for the next search. */
 typedef struct ax_line_cache ax_line_cache;
+/* Whether the first layer offers what the cache needs. */
+bool ax_net_line_cache_fits(const ax_net *net);
 /* A cache for batches of `rows` rows; no dropout (a line search needs a
  * deterministic cost). */
 ax_status ax_line_cache_create(ax_net *net, int64_t rows, ax_line_cache **out);
@@ -150,7 +152,7 @@ double ax_net_line_evaluate(ax_net *net, ax_line_cache *cache, double alpha, boo
                             const ax_regularization *regularization, double *slope);
 /* The search ended with the parameters at x0 + alpha d (0: back at x0). */
 void ax_net_line_end(ax_net *net, ax_line_cache *cache, double alpha);
-/* The work the cache's calls did since the last call (seed 001's count, the
+/* The work the cache's calls did since the last call (TMVA's FLOP count, the
  * skipped passes over X not counted), for the run's GFLOP/s. */
 double ax_line_cache_take_flops(ax_line_cache *cache);
 /* Checkpoints: X W^T as updated along the searches is not X W^T computed

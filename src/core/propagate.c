@@ -1,8 +1,9 @@
-/* propagate.c: forward and backward passes through the dense layers, the
- * loss at the output, and the public calls built on them (predict,
- * evaluate, loss and gradient). Backprop as in seed 000 and seed 001: per
- * layer one GEMM forward, two backward, one fused pass for bias and
- * activation, one fused pass for the derivative and the bias gradient. */
+/* propagate.c: forward and backward passes through the sequence of layers,
+ * each through its kind's table (core/layer.h; a dense layer is one GEMM
+ * forward, two backward, one fused pass for bias and activation, one fused
+ * pass for the derivative and the bias gradient),
+ * dropout between layers, the loss at the output, and the public calls built
+ * on them (predict, evaluate, loss and gradient). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,15 +111,7 @@ void ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *reg
     for (int l = first; l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
         void *z = net->outputs[l];
-        /* z (rows, out) = x (rows, in) W^T, W (out, in) */
-        const double nb = (double)rows, nl = (double)layer->out, nprev = (double)layer->in;
-        AX_PROFILED(net, AX_PROFILE_FORWARD_GEMM, l, nb * nl * (2.0 * nprev - 1.0),
-                    OPS->gemm(net->backend, false, true, rows, layer->out, layer->in, 1.0, x,
-                              layer->in, ax_layer_weights(net, net->parameters, l), layer->in, 0.0,
-                              z, layer->out));
-        AX_PROFILED(net, AX_PROFILE_BIAS_ACTIVATION, l, 2.0 * nb * nl,
-                    OPS->bias_activation(net->backend, layer->activation, z,
-                                         ax_layer_bias(net, net->parameters, l), rows, layer->out));
+        layer->ops->forward(net, l, x, z, rows);
         if (dropout_on(regularization) && l < net->layer_count - 1)
             AX_PROFILED(net, AX_PROFILE_DROPOUT, l, 0.0,
                         OPS->dropout(net->backend, z, regularization->dropout,
@@ -163,7 +156,7 @@ static double l2_penalty(ax_net *net, double l2)
     double sum = 0.0;
     for (int l = 0; l < net->layer_count; l++) {
         const void *w = ax_layer_weights(net, net->parameters, l);
-        sum += OPS->dot(net->backend, net->layers[l].in * net->layers[l].out, w, w);
+        sum += OPS->dot(net->backend, net->layers[l].weight_count, w, w);
     }
     return 0.5 * l2 * sum;
 }
@@ -180,7 +173,8 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
     const ax_layer *output = &net->layers[last];
     const double nb = (double)rows, nout = (double)output->out;
     double loss = 0.0;
-    /* Seed 001 counts derivative and Hadamard product: the fused gradient does both. */
+    /* TMVA's FLOP count counts derivative and Hadamard product:
+     * the fused gradient does both. */
     AX_PROFILED(net, AX_PROFILE_LOSS, last, with_gradient ? 2.0 * nb * nout : 0.0,
                 loss = output_loss(net, rows, with_gradient ? net->delta[current] : NULL, scale) * scale);
     if (l2 > 0.0)
@@ -188,43 +182,24 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
     if (!with_gradient)
         return loss;
 
-    void *output_bias_gradient = ax_layer_bias(net, net->gradients, last);
-    if (net->config.loss == AX_LOSS_MSE && output->activation != AX_ACT_IDENTITY)
-        AX_PROFILED(net, AX_PROFILE_DERIVATIVE, last, 2.0 * nb * nout + nout * (nb - 1.0),
-                    OPS->activation_backward(net->backend, output->activation, net->delta[current],
-                                             net->outputs[last], 1.0, output_bias_gradient, rows,
-                                             output->out));
-    else
-        AX_PROFILED(net, AX_PROFILE_BIAS_GRADIENT, last, nout * (nb - 1.0),
-                    OPS->column_sums(net->backend, net->delta[current], output_bias_gradient, rows,
-                                     output->out));
+    /* The fused losses give the output's pre-activation gradient; MSE the
+     * output's, which the activation's derivative turns into it. */
+    const bool pre_activation =
+        !(net->config.loss == AX_LOSS_MSE && output->activation != AX_ACT_IDENTITY);
+    output->ops->backward_activation(net, last, net->delta[current], 1.0, pre_activation, rows);
 
     for (int l = last; l >= 0; l--) {
         const ax_layer *layer = &net->layers[l];
         const void *x = l > 0 ? net->outputs[l - 1] : net->current_input;
-        const void *w = ax_layer_weights(net, net->parameters, l);
-        void *weight_gradient = ax_layer_weights(net, net->gradients, l);
-        const double nl = (double)layer->out, nprev = (double)layer->in;
         if (l == 0 && !first_weights)
             break;
-        /* dW (out, in) = delta^T (out, rows) x (rows, in) */
-        AX_PROFILED(net, AX_PROFILE_WEIGHT_GRADIENT_GEMM, l, nl * nprev * (2.0 * nb - 1.0),
-                    OPS->gemm(net->backend, true, false, layer->out, layer->in, rows, 1.0,
-                              net->delta[current], layer->out, x, layer->in, 0.0, weight_gradient,
-                              layer->in));
-        if (l2 > 0.0)
-            AX_PROFILED(net, AX_PROFILE_L2, l, 2.0 * nl * nprev,
-                        OPS->axpy(net->backend, layer->in * layer->out, l2, w, weight_gradient));
+        layer->ops->backward_weights(net, l, net->delta[current], x, l2, rows);
         if (net->gradient_ready)
             net->gradient_ready(net->gradient_ready_user, l);
         if (l == 0)
             break;
-        /* delta_prev (rows, in) = delta (rows, out) W (out, in) */
         void *previous = net->delta[1 - current];
-        AX_PROFILED(net, AX_PROFILE_INPUT_GRADIENT_GEMM, l, nb * nprev * (2.0 * nl - 1.0),
-                    OPS->gemm(net->backend, false, false, rows, layer->in, layer->out, 1.0,
-                              net->delta[current], layer->out, w, layer->in, 0.0, previous,
-                              layer->in));
+        layer->ops->backward_input(net, l, net->delta[current], previous, rows);
         double kept_scale = 1.0;
         if (dropout_on(regularization)) {
             AX_PROFILED(net, AX_PROFILE_DROPOUT, l - 1, 0.0,
@@ -233,12 +208,7 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
                                      regularization->dropout_first_row, rows, layer->in));
             kept_scale = 1.0 - regularization->dropout;
         }
-        /* derivative, Hadamard product and column sums in one pass */
-        AX_PROFILED(net, AX_PROFILE_DERIVATIVE, l - 1, 2.0 * nb * nprev + nprev * (nb - 1.0),
-                    OPS->activation_backward(net->backend, net->layers[l - 1].activation, previous,
-                                             net->outputs[l - 1], kept_scale,
-                                             ax_layer_bias(net, net->gradients, l - 1), rows,
-                                             layer->in));
+        net->layers[l - 1].ops->backward_activation(net, l - 1, previous, kept_scale, false, rows);
         current = 1 - current;
     }
     return loss;
@@ -275,7 +245,7 @@ double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t
     if (l2 > 0.0) {
         loss += l2_penalty(net, l2);
         for (int l = 0; l < net->layer_count; l++)
-            OPS->axpy(net->backend, net->layers[l].in * net->layers[l].out, l2,
+            OPS->axpy(net->backend, net->layers[l].weight_count, l2,
                       ax_layer_weights(net, net->parameters, l), ax_layer_weights(net, net->gradients, l));
     }
     return loss;
@@ -322,7 +292,7 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
     *loss = ax_net_backward(net, rows, regularization, gradient != NULL);
     if (gradient)
         OPS->download_f64(net->backend, gradient, net->gradients, net->parameter_count);
-    return AX_STATUS_OK;
+    return OPS->status(net->backend);
 }
 
 /* Rows per forward pass when predicting or evaluating. */
@@ -349,7 +319,7 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
         OPS->download_f32(net->backend, outputs + first * width, net->outputs[net->layer_count - 1],
                           count * width);
     }
-    return AX_STATUS_OK;
+    return OPS->status(net->backend);
 }
 
 ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *out)
@@ -383,6 +353,12 @@ ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
             }
         }
     }
+    /* A failed device's outputs are void: its loss is NaN, not divergence. */
+    ax_status status = OPS->status(net->backend);
+    if (status != AX_STATUS_OK) {
+        ax_evaluation_free(out);
+        return status;
+    }
     out->rows = rows;
     out->classes = classes;
     out->loss = loss_sum / (double)rows;
@@ -400,11 +376,10 @@ void ax_evaluation_free(ax_evaluation *evaluation)
 
 double ax_net_train_flops(const ax_net *net, int64_t rows)
 {
-    /* Seed 001's count per layer: 6 nb nl nl-1 + 4 nl nb - nl (nl-1 + 1) - nb nl-1. */
-    double total = 0.0, nb = (double)rows;
-    for (int l = 0; l < net->layer_count; l++) {
-        double nl = (double)net->layers[l].out, nprev = (double)net->layers[l].in;
-        total += 6.0 * nb * nl * nprev + 4.0 * nl * nb - nl * (nprev + 1.0) - nb * nprev;
-    }
+    /* TMVA's FLOP count, layer by layer (a dense layer's: 6 nb nl nl-1 + 4 nl nb
+     * - nl (nl-1 + 1) - nb nl-1). */
+    double total = 0.0;
+    for (int l = 0; l < net->layer_count; l++)
+        total += net->layers[l].ops->flops(&net->layers[l], rows, AX_LAYER_WORK_TRAIN);
     return total;
 }

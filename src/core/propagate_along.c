@@ -1,14 +1,17 @@
 /* propagate_along.c: the network's cost along a search direction, for the
  * line searches of nonlinear CG and L-BFGS on the full batch. A plain
  * evaluation reads the inputs X twice (X W^T forward, X^T delta for the
- * first layer's weight gradient); on a wide input such as benchmark B3's
- * 2700 x 1024 galaxy images those two passes are nearly all the work. Along
+ * first layer's weight gradient); on a wide input such as the galaxy
+ * classifier's 2700 x 1024 images those two passes are nearly all the work.
+ * Along
  * a direction d the first layer's pre-activations are affine in the step:
  * X (W + a D)^T = X W^T + a X D^T. With both (rows, width) products kept, a
  * trial step's loss and slope cost no pass over X; only the gradient at the
  * point a search accepts does, plus X D^T once per new direction. X W^T at
  * the accepted point follows as X W^T + a X D^T, recomputed from X every
- * BASE_REFRESH searches so that rounding cannot pile up. */
+ * BASE_REFRESH searches so that rounding cannot pile up. The first layer
+ * need not be dense: any kind that declares its outputs linear in its
+ * weights (ax_layer_ops.linear_product and bias_activation) will do. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -32,12 +35,22 @@ struct ax_line_cache {
     /* The point the workspace holds: step, loss, slope, gradient complete. */
     double alpha, loss, slope;
     bool evaluated, gradient_done;
-    double flops; /* done since ax_line_cache_take_flops, by seed 001's count */
+    double flops; /* done since ax_line_cache_take_flops, by TMVA's FLOP count */
 };
+
+bool ax_net_line_cache_fits(const ax_net *net)
+{
+    const ax_layer_ops *ops = net->layers[0].ops;
+    return ops->linear_product && ops->bias_activation;
+}
 
 ax_status ax_line_cache_create(ax_net *net, int64_t rows, ax_line_cache **out)
 {
     *out = NULL;
+    if (!ax_net_line_cache_fits(net))
+        return ax_fail(AX_STATUS_UNSUPPORTED,
+                       "a line-search cache needs a first layer whose outputs are linear in its "
+                       "weights; a %s layer's are not", net->layers[0].ops->name);
     if (rows < 1 || rows > net->capacity)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "a line-search cache for %lld rows needs a workspace that large (it has %lld)",
@@ -76,16 +89,12 @@ void ax_line_cache_invalidate(ax_line_cache *cache)
     cache->evaluated = false;
 }
 
-/* out (rows, width) = X M^T for the first layer's block M (width, in) of an arena. */
+/* out (rows, width) = X M^T for the first layer's weights M (width, in) of an arena. */
 static void first_layer_product(ax_net *net, ax_line_cache *cache, const void *arena, void *out)
 {
     const ax_layer *layer = &net->layers[0];
-    const double nb = (double)cache->rows, nl = (double)layer->out, nprev = (double)layer->in;
-    cache->flops += nb * nl * (2.0 * nprev - 1.0);
-    AX_PROFILED(net, AX_PROFILE_FORWARD_GEMM, 0, nb * nl * (2.0 * nprev - 1.0),
-                OPS->gemm(net->backend, false, true, cache->rows, layer->out, layer->in, 1.0,
-                          net->current_input, layer->in, ax_layer_weights(net, (void *)arena, 0),
-                          layer->in, 0.0, out, layer->out));
+    cache->flops += layer->ops->flops(layer, cache->rows, AX_LAYER_WORK_FORWARD_PRODUCT);
+    layer->ops->linear_product(net, 0, net->current_input, arena, out, cache->rows);
 }
 
 void ax_net_line_begin(ax_net *net, ax_line_cache *cache, const void *direction)
@@ -108,18 +117,23 @@ static const void *first_delta(const ax_net *net)
 }
 
 /* gradient . d, with the first layer's weight part as delta . X D^T plus the
- * L2 term l2 W . D (the gradient arena's first block is not computed). */
+ * L2 term l2 W . D (the gradient arena's first layer weights are not
+ * computed): the rest of the arena is what lies before and after them. */
 static double slope_along(ax_net *net, ax_line_cache *cache, double l2)
 {
     const ax_layer *first = &net->layers[0];
-    const int64_t weights = first->in * first->out;
-    void *d = (void *)cache->direction;
-    double slope = OPS->dot(net->backend, net->parameter_count - weights,
-                            ax_layer_bias(net, net->gradients, 0), ax_layer_bias(net, d, 0));
+    const int64_t weights = first->weight_count;
+    const int64_t before = first->weight_offset, after = first->weight_offset + weights;
+    const size_t real = net->backend->real_size;
+    const char *g = net->gradients, *d = cache->direction;
+    double slope = OPS->dot(net->backend, net->parameter_count - after, g + (size_t)after * real,
+                            d + (size_t)after * real);
+    if (before > 0)
+        slope += OPS->dot(net->backend, before, g, d);
     slope += OPS->dot(net->backend, cache->rows * cache->width, first_delta(net), cache->along);
     if (l2 > 0.0)
         slope += l2 * OPS->dot(net->backend, weights, ax_layer_weights(net, net->parameters, 0),
-                               ax_layer_weights(net, d, 0));
+                               ax_layer_weights(net, (void *)d, 0));
     return slope;
 }
 
@@ -137,33 +151,23 @@ double ax_net_line_evaluate(ax_net *net, ax_line_cache *cache, double alpha, boo
         AX_PROFILED(net, AX_PROFILE_BIAS_ACTIVATION, 0, 4.0 * n,
                     OPS->copy(net->backend, z, cache->base, rows * first->out);
                     OPS->axpy(net->backend, rows * first->out, alpha, cache->along, z);
-                    OPS->bias_activation(net->backend, first->activation, z,
-                                         ax_layer_bias(net, net->parameters, 0), rows, first->out));
+                    first->ops->bias_activation(net, 0, z, rows));
         ax_net_forward_from(net, rows, regularization, 1);
         cache->loss = ax_net_backward_along(net, rows, regularization);
         cache->slope = slope_along(net, cache, l2);
         cache->alpha = alpha;
         cache->evaluated = true;
-        /* A full evaluation's count less the first layer's three GEMMs (none
-         * runs: two would read X, the input gradient is never needed), plus
-         * the axpy that stands in for the forward one. */
-        const double nb = (double)rows, nl = (double)first->out, nprev = (double)first->in;
-        cache->flops += ax_net_train_flops(net, rows) - 6.0 * nb * nl * nprev + 2.0 * n;
+        /* A full evaluation's count less the first layer's three products
+         * (none runs: two would read X, the input gradient is never needed),
+         * plus the axpy that stands in for the forward one. */
+        cache->flops += ax_net_train_flops(net, rows) -
+                        first->ops->flops(first, rows, AX_LAYER_WORK_PRODUCTS) + 2.0 * n;
         cache->gradient_done = false;
     }
     if (with_gradient && !cache->gradient_done) {
-        /* dW (out, in) = delta^T (out, rows) X (rows, in) + l2 W */
-        const double nb = (double)rows, nl = (double)first->out, nprev = (double)first->in;
-        cache->flops += nl * nprev * (2.0 * nb - 1.0);
-        void *weight_gradient = ax_layer_weights(net, net->gradients, 0);
-        const void *w = ax_layer_weights(net, net->parameters, 0);
-        AX_PROFILED(net, AX_PROFILE_WEIGHT_GRADIENT_GEMM, 0, nl * nprev * (2.0 * nb - 1.0),
-                    OPS->gemm(net->backend, true, false, first->out, first->in, rows, 1.0,
-                              first_delta(net), first->out, net->current_input, first->in, 0.0,
-                              weight_gradient, first->in));
-        if (l2 > 0.0)
-            AX_PROFILED(net, AX_PROFILE_L2, 0, 2.0 * nl * nprev,
-                        OPS->axpy(net->backend, first->in * first->out, l2, w, weight_gradient));
+        /* dW = delta^T X + l2 W, the one pass over X the search needs */
+        cache->flops += first->ops->flops(first, rows, AX_LAYER_WORK_WEIGHT_GRADIENT);
+        first->ops->backward_weights(net, 0, first_delta(net), net->current_input, l2, rows);
         cache->gradient_done = true;
     }
     *slope = cache->slope;

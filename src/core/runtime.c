@@ -103,5 +103,13 @@ ax_build_info ax_build_info_get(void)
 #endif
     info.compiler = AXON_COMPILER;
     info.openmp = true;
+    /* The optional components (CMake's AXON_PREP and AXON_STATS): without
+     * one, its folder's absent.c refuses its functions. */
+#ifdef AXON_PREP
+    info.prep = true;
+#endif
+#ifdef AXON_STATS
+    info.stats = true;
+#endif
     return info;
 }

@@ -1,5 +1,6 @@
 /* batches.c: loads the output of `axon prep` (ax_prep_run; docs/prep.md) as
- * a dataset, closing seed 002's loop: photographs in, a trained model out.
+ * a dataset, closing the loop that axon prep opens: photographs in, a
+ * trained model out.
  * meta.json names the batches; each batch_NNNNN.npy (k, S, S, C) uint8
  * becomes k rows of S*S*C features scaled to [0, 1], and its
  * batch_NNNNN_labels.npy (k) int32 the labels. Every file is checked against

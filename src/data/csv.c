@@ -1,6 +1,6 @@
 /* csv.c: loads a CSV file of numbers, one row per line, one column of which
  * is the label (a class) or the target (a float), the rest features; the
- * Galaxy Zoo set of seed 000 is the model (label in column 0, 1024 pixels).
+ * Galaxy Zoo set in data/galaxy is the model (label in column 0, 1024 pixels).
  *
  * The whole file is read into one buffer, rows are counted with memchr, the
  * dataset is allocated once, and each field is parsed in place: plain

@@ -1,4 +1,5 @@
-/* synth.c: the synthetic regression data of seed 001's benchmark: rows x
+/* synth.c: the synthetic regression data of TMVA's deep-learning benchmark:
+ * rows x
  * features drawn from N(0, 1) and the target x . w for a weight vector w
  * drawn first from the same generator, so the set is a pure function of
  * (rows, features, seed).

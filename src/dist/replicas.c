@@ -228,15 +228,14 @@ static double share_of(const ax_replicas *replicas, int64_t rows)
     return replicas->batch_rows > 0 ? (double)rows / (double)replicas->batch_rows : 0.0;
 }
 
-/* Weights layer l's gradient (weights then bias, contiguous in the arena)
- * and begins its sum. */
+/* Weights layer l's gradient (its block of the arena) and begins its sum. */
 static void begin_layer(ax_replicas *replicas, ax_net *net, int l)
 {
     if (replicas->begun != AX_STATUS_OK)
         return;
     const ax_layer *layer = &net->layers[l];
-    const int64_t count = layer->in * layer->out + layer->out;
-    void *values = ax_layer_weights(net, net->gradients, l);
+    const int64_t count = layer->parameter_count;
+    void *values = ax_layer_block(net, net->gradients, l);
     net->backend->ops->scale(net->backend, count, replicas->share, values);
     const ax_communicator *communicator = replicas->communicator;
     double start = ax_seconds_now();

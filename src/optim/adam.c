@@ -6,12 +6,12 @@ static ax_status adam_step(ax_optimizer *optimizer, const ax_objective *objectiv
 {
     AX_TRY(objective->evaluate(objective->context, loss));
     const ax_train_config *config = &optimizer->config;
-    optimizer->steps++;
+    optimizer->counters.steps++;
     optimizer->backend->ops->adam_update(optimizer->backend, optimizer->count,
                                          optimizer->parameters, optimizer->gradients,
                                          optimizer->state[0], optimizer->state[1],
                                          config->learning_rate, config->beta1, config->beta2,
-                                         config->epsilon, optimizer->steps);
+                                         config->epsilon, optimizer->counters.steps);
     return AX_STATUS_OK;
 }
 

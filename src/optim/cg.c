@@ -72,8 +72,8 @@ static ax_status cg_start(ax_optimizer *o, const ax_objective *objective)
     cg_state *s = o->kind_state;
     const ax_backend_ops *ops = o->backend->ops;
     AX_TRY(objective->evaluate(objective->context, &s->f));
-    o->evaluations++;
-    o->gradient_evaluations++;
+    o->counters.evaluations++;
+    o->counters.gradient_evaluations++;
     if (!isfinite(s->f) || !ops->all_finite(o->backend, o->count, o->gradients))
         return ax_fail(AX_STATUS_DIVERGED,
                        "the cost or its gradient at the initial weights is NaN or infinite (cost %g)",
@@ -117,11 +117,11 @@ static ax_status cg_step(ax_optimizer *o, const ax_objective *objective, double 
                              .c1 = CG_C1, .c2 = CG_C2, .amin = 1e-100, .amax = 1e100,
                              .max_evaluations = o->config.line_search_max_evaluations,
                              .accept = descent_condition, .accept_user = o,
-                             .iteration = (int)o->steps + 1};
+                             .iteration = (int)o->counters.steps + 1};
     ax_line_search_result result;
     ax_status status = ax_line_search_wolfe(&search, s->f, derphi0, alpha1, &result);
-    o->evaluations += result.evaluations;
-    o->gradient_evaluations += result.gradient_evaluations;
+    o->counters.evaluations += result.evaluations;
+    o->counters.gradient_evaluations += result.gradient_evaluations;
     if (status != AX_STATUS_OK || !result.found) {
         /* The parameters are back at x_k; so is the gradient arena. */
         ops->copy(o->backend, o->gradients, s->g, o->count);
@@ -140,7 +140,7 @@ static ax_status cg_step(ax_optimizer *o, const ax_objective *objective, double 
     s->f_previous = s->f;
     s->f = result.phi;
     *loss = s->f;
-    o->steps++;
+    o->counters.steps++;
     s->g_largest = s->seen_largest;
     if (s->g_largest <= o->config.gtol) {
         o->converged = true;

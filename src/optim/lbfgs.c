@@ -54,8 +54,8 @@ static ax_status lbfgs_start(ax_optimizer *o, const ax_objective *objective)
     lbfgs_state *st = o->kind_state;
     const ax_backend_ops *ops = o->backend->ops;
     AX_TRY(objective->evaluate(objective->context, &st->f));
-    o->evaluations++;
-    o->gradient_evaluations++;
+    o->counters.evaluations++;
+    o->counters.gradient_evaluations++;
     if (!isfinite(st->f) || !ops->all_finite(o->backend, o->count, o->gradients))
         return ax_fail(AX_STATUS_DIVERGED,
                        "the cost or its gradient at the initial weights is NaN or infinite (cost %g)",
@@ -122,11 +122,11 @@ static ax_status lbfgs_step(ax_optimizer *o, const ax_objective *objective, doub
     ax_line_search search = {.optimizer = o, .objective = objective, .x0 = st->x,
                              .direction = st->d, .c1 = LBFGS_C1, .c2 = LBFGS_C2, .amin = 1e-100, .amax = 1e100,
                              .max_evaluations = o->config.line_search_max_evaluations,
-                             .iteration = (int)o->steps + 1};
+                             .iteration = (int)o->counters.steps + 1};
     ax_line_search_result result;
     ax_status status = ax_line_search_wolfe(&search, st->f, derphi0, alpha1, &result);
-    o->evaluations += result.evaluations;
-    o->gradient_evaluations += result.gradient_evaluations;
+    o->counters.evaluations += result.evaluations;
+    o->counters.gradient_evaluations += result.gradient_evaluations;
     if (status != AX_STATUS_OK || !result.found) {
         ops->copy(o->backend, o->gradients, st->g, o->count);
         if (status != AX_STATUS_OK)
@@ -140,7 +140,7 @@ static ax_status lbfgs_step(ax_optimizer *o, const ax_objective *objective, doub
     st->f_previous = st->f;
     st->f = result.phi;
     *loss = st->f;
-    o->steps++;
+    o->counters.steps++;
     if (ax_arena_max_abs(o, st->g, st->scratch) <= o->config.gtol) {
         o->converged = true;
         o->stop_reason = "converged: gradient norm below gtol";

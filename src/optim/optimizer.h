@@ -100,6 +100,16 @@ extern const ax_optimizer_descriptor ax_optimizer_lbfgs;
 /* The descriptor of kind, or NULL for a value no kind has. */
 const ax_optimizer_descriptor *ax_optimizer_descriptor_of(ax_optimizer_kind kind);
 
+/* What an optimizer has counted, as one value a checkpoint records and
+ * restores (core/train_state.h): steps taken; line-search optimizers also
+ * count objective calls (each computes loss and gradient in one pass) and,
+ * of those, the ones whose gradient was used (scipy's grad_calls). */
+typedef struct ax_optimizer_counters {
+    int64_t steps;
+    int64_t evaluations;
+    int64_t gradient_evaluations;
+} ax_optimizer_counters;
+
 struct ax_optimizer {
     const ax_optimizer_descriptor *kind;
     ax_backend *backend;
@@ -108,14 +118,10 @@ struct ax_optimizer {
     void *gradients;     /* backend arena (count) */
     ax_train_config config;
     void *state[2];      /* optimizer state arenas (count each), as needed */
-    int64_t steps;
+    ax_optimizer_counters counters;
     void *kind_state;    /* a kind's own state (CG, L-BFGS); its destroy frees it */
-    /* Line-search optimizers: objective calls so far (each computes loss and
-     * gradient in one pass) and, of those, the ones whose gradient was used
-     * (scipy's grad_calls); and, once they stop moving, why (static text):
+    /* Line-search optimizers, once they stop moving: why (static text);
      * `converged` asks the trainer to end training cleanly. */
-    int64_t evaluations;
-    int64_t gradient_evaluations;
     bool converged;
     const char *stop_reason;
 };
@@ -127,8 +133,8 @@ void ax_optimizer_free(ax_optimizer *optimizer);
 
 /* Checkpoints: copies state arena i (count reals) to or from host doubles,
  * exactly for float and double arenas. get returns false, copying nothing,
- * when the kind has no arena i; set fails when it has none. The step count
- * and evaluation counters are plain fields the trainer copies itself. CG
+ * when the kind has no arena i; set fails when it has none. The counters
+ * are one plain field the trainer copies itself. CG
  * and L-BFGS keep theirs in kind_state: ax_optimizer_save below. */
 bool ax_optimizer_state_get(const ax_optimizer *optimizer, int index, double *values);
 ax_status ax_optimizer_state_set(ax_optimizer *optimizer, int index, const double *values);

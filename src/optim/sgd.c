@@ -11,7 +11,7 @@ static ax_status sgd_step(ax_optimizer *optimizer, const ax_objective *objective
     optimizer->backend->ops->sgd_update(optimizer->backend, optimizer->count, optimizer->parameters,
                                         optimizer->gradients, optimizer->state[0],
                                         config->learning_rate, config->momentum, config->nesterov);
-    optimizer->steps++;
+    optimizer->counters.steps++;
     return AX_STATUS_OK;
 }
 

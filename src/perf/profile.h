@@ -1,5 +1,7 @@
-/* profile.h: per-operation timers (seed 000's table of calls, mean, standard
- * deviation and share; seed 001's GEMM share). A network owns one profile;
+/* profile.h: per-operation timers (calls, mean, standard deviation and
+ * share per operation, and the share of GEMMs in the time, as profiles of
+ * the galaxy classifier in Python and of TMVA's backend reported them). A
+ * network owns one profile;
  * passes and the trainer bracket each operation with ax_profile_start /
  * ax_profile_stop, which do nothing but test a pointer when profiling is off. */
 #ifndef AX_PERF_PROFILE_H

@@ -3,7 +3,7 @@
  * JPEG: libjpeg-turbo, asking its IDCT for the smallest output of the
  * scales n/8 (n = 1..8) whose shorter side is still at least the target
  * side: the reduction then costs almost nothing and the resize that follows
- * has less to filter (seed 002's pipeline decoded at full size). libjpeg
+ * has less to filter (cuda-convnet2's preparation decoded at full size). libjpeg
  * reports errors by calling exit(); the error manager here jumps back
  * instead, and any warning (a truncated file gives "premature end of data"
  * and grey rows) fails the image too, so a damaged file is skipped, not

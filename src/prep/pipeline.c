@@ -1,4 +1,6 @@
-/* pipeline.c: ax_prep_run, seed 002's image-to-batch pipeline (B6).
+/* pipeline.c: ax_prep_run, the image-to-batch pipeline: cuda-convnet2's
+ * preparation of ILSVRC photographs into batch files, parallelised over
+ * threads and MPI ranks (docs/prep.md).
  *
  * The input is listed first (enumerate.c), then a seeded permutation of the
  * list decides which images form batch b: positions [b K, (b + 1) K) of the
@@ -16,7 +18,8 @@
  * sums are added over ranks at the end and rank 0 writes the metadata, so
  * the files are the same for any number of processes and threads.
  *
- * Seed 002 could not show global progress; here the calling thread (the
+ * The threads-and-MPI version of cuda-convnet2's preparation that this
+ * follows could not show global progress; here the calling thread (the
  * master of the OpenMP team) reports images done, images/s and the ETA
  * while the others work, summed over all ranks on rank 0. */
 #define _POSIX_C_SOURCE 200809L
@@ -24,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,15 +44,15 @@
 
 enum { WHY_LENGTH = 200 };
 
-ax_prep_options ax_prep_defaults(void)
+void ax_prep_options_init(ax_prep_options *options, size_t size)
 {
-    ax_prep_options options;
-    memset(&options, 0, sizeof options);
-    options.image_size = 256;
-    options.batch_size = 1024;
-    options.seed = 1;
-    options.progress_interval = 0.25;
-    return options;
+    ax_prep_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.image_size = 256;
+    defaults.batch_size = 1024;
+    defaults.seed = 1;
+    defaults.progress_interval = 0.25;
+    ax_sized_fill(options, size, &defaults, sizeof defaults);
 }
 
 void ax_prep_summary_free(ax_prep_summary *summary)
@@ -587,14 +591,24 @@ ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progre
 {
     run r;
     memset(&r, 0, sizeof r);
+    if (summary)
+        memset(summary, 0, sizeof *summary);
+    /* A program built against an older header passes shorter options: the
+     * fields it lacks keep their defaults. */
+    ax_prep_options full = ax_prep_defaults();
+    if (options) {
+        AX_TRY(ax_sized_read(options, &full,
+                             offsetof(ax_prep_options, progress_interval) +
+                                 sizeof options->progress_interval,
+                             sizeof full, "prep options", "ax_prep_defaults"));
+        options = &full;
+    }
     r.options = options;
     r.progress = progress;
     r.user = user;
     r.summary = summary;
     r.start = ax_seconds_now();
     r.channels = options && options->grey ? 1 : 3;
-    if (summary)
-        memset(summary, 0, sizeof *summary);
     AX_TRY(ax_test_fault_check());
     ax_status status = prep_ranks_start(&r.ranks);
     r.start = ax_seconds_now(); /* MPI's start-up is mpirun's time, not prep's */

@@ -5,7 +5,8 @@
  * not depend on who makes them, and the per-rank counts and exact integer
  * pixel sums are added up at the end, so the output is the same for any P.
  *
- * Global progress (seed 002 had none): each rank sends its counts to rank 0
+ * Global progress (the MPI version of cuda-convnet2's preparation had none):
+ * each rank sends its counts to rank 0
  * with non-blocking sends a few times a second; rank 0 drains them whenever
  * it reports and shows the sum. The end is a fixed handshake that cannot
  * hang: every rank sends one final message (done or failed) to rank 0; rank

@@ -1,7 +1,7 @@
 /* device.c: the statistics on a chosen device (ax_stats_entropy_mi_on,
- * ax_stats_tensor_mean_on): -1 runs the CPU kernels of entropy.c and
- * tensor_mean.c, N >= 0 the CUDA kernels of the plugin
- * (src/backend/cuda/stats.cu) through backend.c. The input checks and the
+ * ax_stats_tensor_mean_on): the CPU runs the kernels of entropy.c and
+ * tensor_mean.c, another device its plugin's (for CUDA
+ * src/backend/cuda/stats.cu) through the plugin table (backend/plugin.h). The input checks and the
  * error messages are the CPU's for every device: shapes are checked here
  * before anything is copied, and NaN/Inf, which the device only flags
  * (entropy-mi: rows holding one; tensor-mean: a non-finite result), are
@@ -9,28 +9,35 @@
  * row and column as on the CPU. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <string.h>
 
-#include "backend/backend.h"
+#include "backend/plugin.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "stats/finite.h"
 
-static ax_status check_device(int device)
+static ax_status check_device(ax_device device)
 {
-    if (device < -1)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                       "device %d is not a device: -1 is the CPU, 0 and up a CUDA device", device);
+    if (strnlen(device.backend, AX_DEVICE_NAME_CAPACITY) == AX_DEVICE_NAME_CAPACITY)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "a device's backend name has no end within %d "
+                       "characters", AX_DEVICE_NAME_CAPACITY);
+    if (device.index < 0 || (ax_device_is_cpu(device) && device.index != 0)) {
+        char name[AX_DEVICE_NAME_CAPACITY + 16];
+        ax_device_format(device, name, sizeof name);
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "device %s is not a device: device numbers start "
+                       "at 0, and there is one CPU", name);
+    }
     return AX_STATUS_OK;
 }
 
-ax_status ax_stats_entropy_mi_on(int device, const float *x, const float *y, int64_t rows,
+ax_status ax_stats_entropy_mi_on(ax_device device, const float *x, const float *y, int64_t rows,
                                  int64_t d, double *entropy, double *mutual_information,
                                  ax_stats_timing *timing)
 {
     if (timing)
         *timing = (ax_stats_timing){0.0, 0.0, 0.0};
     AX_TRY(check_device(device));
-    if (device == -1) {
+    if (ax_device_is_cpu(device)) {
         const double start = ax_seconds_now();
         AX_TRY(ax_stats_entropy_mi(x, y, rows, d, entropy, mutual_information));
         if (timing)
@@ -39,14 +46,15 @@ ax_status ax_stats_entropy_mi_on(int device, const float *x, const float *y, int
     }
     AX_TRY(ax_stats_check_entropy_mi(x, y, rows, d));
     double sums[3] = {0.0, 0.0, 0.0};
-    AX_TRY(ax_backend_cuda_entropy_mi(device, x, y, rows, d, sums, timing));
+    AX_TRY(ax_backend_stats_entropy_mi(device.backend, device.index, x, y, rows, d, sums, timing));
     if (sums[2] > 0.0) {
         AX_TRY(ax_stats_find_non_finite(x, "entropy-mi", "x", "logits", rows, d));
         AX_TRY(ax_stats_find_non_finite(y, "entropy-mi", "y", "logits", rows, d));
         /* Flagged on the device but finite here: a fault of the kernels. */
-        return ax_fail(AX_STATUS_UNSUPPORTED, "entropy-mi on CUDA device %d: %.0f rows were "
-                       "flagged as NaN/Inf although the inputs are finite (a fault of the CUDA "
-                       "kernels: please report it)", device, sums[2]);
+        return ax_fail(AX_STATUS_UNSUPPORTED, "entropy-mi on device %s:%d: %.0f rows were "
+                       "flagged as NaN/Inf although the inputs are finite (a fault of the "
+                       "backend's kernels: please report it)", device.backend, device.index,
+                       sums[2]);
     }
     if (entropy)
         *entropy = -sums[0] / (double)rows;
@@ -55,13 +63,13 @@ ax_status ax_stats_entropy_mi_on(int device, const float *x, const float *y, int
     return AX_STATUS_OK;
 }
 
-ax_status ax_stats_tensor_mean_on(int device, const float *fx, const float *fy, const float *fz,
+ax_status ax_stats_tensor_mean_on(ax_device device, const float *fx, const float *fy, const float *fz,
                                   int64_t n, int64_t d, float *out, ax_stats_timing *timing)
 {
     if (timing)
         *timing = (ax_stats_timing){0.0, 0.0, 0.0};
     AX_TRY(check_device(device));
-    if (device == -1) {
+    if (ax_device_is_cpu(device)) {
         const double start = ax_seconds_now();
         AX_TRY(ax_stats_tensor_mean(fx, fy, fz, n, d, out));
         if (timing)
@@ -69,7 +77,7 @@ ax_status ax_stats_tensor_mean_on(int device, const float *fx, const float *fy, 
         return AX_STATUS_OK;
     }
     AX_TRY(ax_stats_check_tensor_mean(fx, fy, fz, out, n, d));
-    AX_TRY(ax_backend_cuda_tensor_mean(device, fx, fy, fz, n, d, out, timing));
+    AX_TRY(ax_backend_stats_tensor_mean(device.backend, device.index, fx, fy, fz, n, d, out, timing));
     /* Any NaN or Inf among the inputs makes some element of the mean NaN or
      * Inf (x Inf is Inf or NaN, never finite), so one pass over the d^3
      * results replaces the CPU's pass over the 3 n d inputs; a non-finite

@@ -1,5 +1,6 @@
-/* entropy.c: seed 004's entropy and mutual information of softmax outputs
- * (BENCHMARKS.md B4), in one pass over memory.
+/* entropy.c: the entropy and mutual information of softmax outputs, as an
+ * optimisation case study of a Python training loop defines them
+ * (docs/stats.md), in one pass over memory.
  *
  * For a row with logits x, m = max x, e_i = exp(x_i - m) and s = sum e_i,
  * P_i = e_i / s, so sum_i P_i^2 = (sum_i e_i^2) / s^2: the softmax is never
@@ -9,7 +10,7 @@
  * so a row costs O(d) exponentials and adds, not O(d^2).
  *
  * Two kernels (dispatch.h): with AVX-512, 16 lanes and an inline exp (11
- * vector operations, relative error below 1.5e-6; B4 needs 1e-3); elsewhere
+ * vector operations, relative error below 1.5e-6; 1e-3 is asked); elsewhere
  * `omp simd` loops through glibc's vector expf (libmvec). The exponentials
  * dominate: at D = 256 a row is 256 exps for 1 KB read.
  *

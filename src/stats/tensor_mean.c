@@ -1,8 +1,9 @@
-/* tensor_mean.c: seed 004's third-order tensor mean (BENCHMARKS.md B5),
+/* tensor_mean.c: the third-order tensor mean of activations (docs/stats.md),
  *   A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k],
  * as a GEMM. With K the row-wise Khatri-Rao product, K[r, i*d + j] =
  * fx[r,i] fy[r,j], A viewed as (d*d, d) is K^T fz / n: 2 n d^3 flops in
- * GEMM form instead of seed 004's loop of n outer products. Two kernels
+ * GEMM form instead of the Python case study's loop of n outer products.
+ * Two kernels
  * (dispatch.h), neither of which makes K whole (32 MB at n = 8192, d = 32):
  *
  * AVX-512, d <= 64 (`direct`): a GEMM microkernel that forms K's entries on

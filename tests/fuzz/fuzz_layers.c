@@ -24,6 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (strlen(formatted) >= sizeof formatted)
             abort();
     }
+    ax_net_config_release(&config);
     free(text);
     return 0;
 }

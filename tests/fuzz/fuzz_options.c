@@ -118,10 +118,11 @@ static void run_getters(const cli_args *args)
     }
     ax_precision precision;
     refused_says_why(read_precision(args, &precision));
-    int device = -2;
+    ax_device device;
     bool ok = read_device(args, &device);
     refused_says_why(ok);
-    if (ok && (device < -1 || device > 1023))
+    if (ok && (device.index < 0 || device.index > 1023 ||
+               (strcmp(device.backend, "cpu") != 0 && strcmp(device.backend, "cuda") != 0)))
         abort();
     data_settings settings;
     refused_says_why(data_settings_read(args, &settings));

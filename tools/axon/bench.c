@@ -1,13 +1,12 @@
-/* bench.c: `axon bench NAME`: the reference workloads of BENCHMARKS.md run
- * through the public API, repeated, with a table of mean and standard
- * deviation (as seeds 000 and 003 report) and CSV rows in the columns the
- * peer scripts in bench/peers write, so that bench/compare.sh can put axon
- * and its peers side by side.
+/* bench.c: `axon bench NAME`: axon's reference workloads (docs/notes/benchmarks.md)
+ * run through the public API, repeated, with a table of mean and standard
+ * deviation and CSV rows in the columns the peer scripts in bench/peers
+ * write, so that bench/compare.sh can put axon and its peers side by side.
  *   b1a  784-128-128-10 ReLU on Fashion-MNIST, SGD lr 0.1 momentum 0.9, batch 128, 5 epochs
  *   b1b  the same network, full-batch gradient descent lr 0.5, 40 epochs
  *   b2   20-(W tanh)x5-1 on 500,000 synthetic rows, MSE, SGD lr 0.001, batch B, 1 epoch
  *   galaxy-cg  1024-8-3 sigmoid on the galaxy CSVs, full-batch CG, 300 iterations
- *   entropy-mi, tensor-mean  seed 004's statistics (B4, B5): bench_stats.c */
+ *   entropy-mi, tensor-mean  the activation statistics (docs/stats.md): bench_stats.c */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +40,16 @@ static const char bench_usage[] =
     "axon bench b1a|b1b|b2|galaxy-cg|entropy-mi|tensor-mean [--repeat N] [--threads N] [--csv FILE] [options]\n"
     "(axon bench entropy-mi --help and axon bench tensor-mean --help list their own options)";
 static const char bench_description[] =
-    "Runs a reference workload of BENCHMARKS.md and prints seconds per epoch,\n"
-    "loss, accuracy and GFLOP/s (seed 001's count) as mean and sd over repeats.";
+    "Runs a reference workload and prints seconds per epoch, loss, accuracy and\n"
+    "GFLOP/s (by TMVA's FLOP count, docs/notes/benchmarks.md) as mean and sd over repeats:\n"
+    "  b1a        the Fashion-MNIST MLP 784-128-128-10, ReLU and softmax: SGD, lr 0.1,\n"
+    "             momentum 0.9, batch 128, 5 epochs\n"
+    "  b1b        the same network, full-batch gradient descent, lr 0.5, 40 epochs\n"
+    "  b2         TMVA's synthetic regression benchmark: 20-(W tanh)x5-1 on 500,000\n"
+    "             rows from N(0, 1), MSE, SGD, batch B, one epoch\n"
+    "  galaxy-cg  the galaxy classifier 1024-8-3 sigmoid on the Galaxy Zoo images,\n"
+    "             full-batch conjugate gradient, 300 iterations\n"
+    "  entropy-mi, tensor-mean  the activation statistics of axon stats";
 
 typedef struct workload {
     const char *name;
@@ -182,7 +189,7 @@ static int prepare(const char *name, const cli_args *args, bool quick, workload 
         work->train.optimizer = AX_OPTIMIZER_CG;
         work->train.batch_size = 0;
         work->train.epochs = quick ? 50 : 300;
-        /* Seed 000's cost: lambda / (2 m) * sum W^2 with lambda = 1. */
+        /* The galaxy classifier's Python original: lambda / (2 m) * sum W^2, lambda = 1. */
         work->train.l2 = 1.0 / (double)ax_dataset_rows(work->data);
     } else {
         fprintf(stderr, "axon bench: unknown workload '%s' (b1a, b1b, b2, galaxy-cg, entropy-mi, tensor-mean)\n", name);
@@ -337,6 +344,7 @@ int command_bench(int argc, char **argv)
         } else if (status == AX_STATUS_OK) {
             status = train_once(work.data, work.test, &config, &work.train, &summary);
         }
+        ax_net_config_release(&config);
         if (status != AX_STATUS_OK) {
             result = report_failure(status, work.name);
             break;
@@ -361,7 +369,7 @@ int command_bench(int argc, char **argv)
         print_stat("final training loss", l_sum, l_sq, repeat, "");
         if (work.test && ax_dataset_classes(work.test) > 0)
             print_stat("test accuracy", a_sum, a_sq, repeat, "%");
-        print_stat("GFLOP/s", g_sum, g_sq, repeat, "(seed 001's count)");
+        print_stat("GFLOP/s", g_sum, g_sq, repeat, "(by TMVA's FLOP count)");
     }
     if (log.csv && fclose(log.csv) != 0 && result == CLI_EXIT_OK) {
         fprintf(stderr, "axon bench: writing %s failed\n", csv_path);

@@ -1,8 +1,9 @@
-/* bench_stats.c: `axon bench entropy-mi` and `axon bench tensor-mean`: seed
- * 004's activation statistics (BENCHMARKS.md B4, B5) timed over the seed's
- * sizes, through the public API. Each size gets a warm-up, then --repeat
- * samples; a sample loops the call for at least --min-time seconds and
- * gives seconds per call (the calls take 50 us to 50 ms, below a timer's
+/* bench_stats.c: `axon bench entropy-mi` and `axon bench tensor-mean`: the
+ * activation statistics (docs/stats.md) timed at the sizes of the Python
+ * case study they come from (entropy-mi: B = 256 .. 65536 rows of 256;
+ * tensor-mean: N = 64 .. 8192 rows of 32), through the public API. Each size
+ * gets a warm-up, then --repeat samples; a sample loops the call for at
+ * least --min-time seconds and gives seconds per call (the calls take 50 us to 50 ms, below a timer's
  * useful resolution on a busy machine). The table gives mean, sd and the
  * fastest sample per size with the memory rate (entropy-mi: both inputs
  * read once) or the GFLOP/s (tensor-mean: 2 N D^3 flops). With --csv, one
@@ -14,7 +15,8 @@
  * device: the device's time per call with the copies (the wall clock of
  * the whole call) and without them (the kernels, by CUDA events), and the
  * crossover: the smallest size from which the device is faster at every
- * larger size swept, with and without the copies (seed 004's question). */
+ * larger size swept, with and without the copies (the case study asked
+ * where a GPU starts to pay). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -31,7 +33,7 @@ static const cli_option stats_bench_options[] = {
     THREADS_OPTION,
     {"repeat", CLI_INT, "N", "5", "timed samples per size; the table gives mean and sd over them"},
     {"sizes", CLI_STRING, "LIST", NULL,
-     "comma-separated B (entropy-mi) or N (tensor-mean); default: seed 004's\n"
+     "comma-separated B (entropy-mi) or N (tensor-mean); default:\n"
      "256,1024,4096,16384,65536 and 64,256,1024,4096,8192"},
     {"d", CLI_INT, "D", NULL, "values per row (default: 256 for entropy-mi, 32 for tensor-mean)"},
     {"min-time", CLI_NUMBER, "S", "0.05", "each sample repeats the call for at least S seconds"},
@@ -44,8 +46,8 @@ static const char stats_bench_usage[] =
     "axon bench entropy-mi|tensor-mean [--sizes LIST] [--d D] [--repeat N] [--threads N] "
     "[--csv FILE] [--device cuda[:N]]";
 static const char stats_bench_description[] =
-    "Times seed 004's activation statistics (BENCHMARKS.md B4, B5) at the seed's\n"
-    "sizes: seconds per call as mean and sd over samples, GB/s (entropy-mi) or\n"
+    "Times the activation statistics of axon stats (docs/stats.md) at five sizes\n"
+    "each: seconds per call as mean and sd over samples, GB/s (entropy-mi) or\n"
     "GFLOP/s (tensor-mean). bench/compare_stats.sh runs NumPy and PyTorch beside it.\n"
     "--device cuda[:N]: the CPU and the CUDA device at each size, the device's time\n"
     "with and without the copies, and the size from which the device wins.";
@@ -115,7 +117,7 @@ static bool parse_sizes(const cli_args *args, const char *text, int64_t *sizes, 
 
 typedef struct stats_case {
     bool entropy; /* else tensor-mean */
-    int device;   /* -1 the CPU, N CUDA device N */
+    ax_device device;
     int64_t rows, d;
     float *a, *b, *c, *out;
     double entropy_value, mi_value;
@@ -176,7 +178,7 @@ static void csv_row(FILE *csv, const char *workload, const char *variant, bool e
 }
 
 /* One size on one device: warm-up, samples, the CSV rows. */
-static int bench_size(const char *workload, bool entropy, int device, const stats_case *data,
+static int bench_size(const char *workload, bool entropy, ax_device device, const stats_case *data,
                       int repeat, double min_time, FILE *csv, size_result *out)
 {
     stats_case k = *data;
@@ -195,7 +197,7 @@ static int bench_size(const char *workload, bool entropy, int device, const stat
         device_sum.upload_seconds += per_call.upload_seconds;
         device_sum.compute_seconds += per_call.compute_seconds;
         device_sum.download_seconds += per_call.download_seconds;
-        if (csv && device < 0) {
+        if (csv && ax_device_is_cpu(device)) {
             csv_row(csv, workload, "axon", entropy, k.rows, k.d, r, seconds);
         } else if (csv) {
             csv_row(csv, workload, "axon-cuda", entropy, k.rows, k.d, r, seconds);
@@ -204,7 +206,7 @@ static int bench_size(const char *workload, bool entropy, int device, const stat
         }
     }
     if (status != AX_STATUS_OK)
-        return report_failure(status, status == AX_STATUS_UNSUPPORTED && device >= 0 ? "--device"
+        return report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(device) ? "--device"
                                                                                        : workload);
     out->mean = sum / repeat;
     double variance = repeat > 1 ? (sum_sq - repeat * out->mean * out->mean) / (repeat - 1) : 0.0;
@@ -222,7 +224,7 @@ static int bench_size(const char *workload, bool entropy, int device, const stat
 /* The inputs of one size (fixed pseudo-normal data); false when out of memory. */
 static bool case_create(stats_case *k, bool entropy, int64_t rows, int64_t d)
 {
-    *k = (stats_case){.entropy = entropy, .device = -1, .rows = rows, .d = d};
+    *k = (stats_case){.entropy = entropy, .device = ax_device_cpu(), .rows = rows, .d = d};
     const int64_t count = rows * d;
     k->a = random_array(count, 1 + (uint64_t)rows);
     k->b = random_array(count, 1000 + (uint64_t)rows);
@@ -301,11 +303,14 @@ int command_bench_stats(int argc, char **argv)
         cli_print_help(&args, stats_bench_usage, stats_bench_description, stdout);
         return CLI_EXIT_OK;
     }
+    if (!cli_component_built(CLI_COMPONENT_STATS))
+        return cli_refuse_unbuilt(entropy ? "bench entropy-mi" : "bench tensor-mean",
+                                  CLI_COMPONENT_STATS);
     int repeat = 5, d = entropy ? 256 : 32;
     double min_time = 0.05;
     bool quick = false;
     const char *csv_path = NULL, *sizes_text = NULL;
-    int device = -1;
+    ax_device device = ax_device_cpu();
     if (!cli_get_int(&args, "repeat", 1, 1000, &repeat) || !cli_get_flag(&args, "quick", &quick) ||
         !read_device(&args, &device) ||
         !cli_get_int(&args, "d", 1, entropy ? 1 << 20 : 1290, &d) ||
@@ -338,17 +343,20 @@ int command_bench_stats(int argc, char **argv)
         return CLI_EXIT_RUNTIME;
     }
     char device_text[256] = "";
-    if (device >= 0) {
+    const bool on_device = !ax_device_is_cpu(device);
+    if (on_device) {
         /* Sorted, for the crossover; a device that is not there fails now,
          * before the CPU runs. */
         qsort(sizes, (size_t)size_count, sizeof *sizes, compare_sizes);
-        if (ax_cuda_device_info(device, device_text, sizeof device_text) != AX_STATUS_OK) {
+        if (ax_device_info(device, device_text, sizeof device_text) != AX_STATUS_OK) {
             if (csv)
                 fclose(csv);
             return report_failure(AX_STATUS_UNSUPPORTED, "--device");
         }
-        printf("axon bench %s: D = %d, CPU (%d thread(s)) and CUDA device %d (%s), %d sample(s) "
-               "of >= %g s per size\n", workload, d, ax_threads(), device, device_text, repeat,
+        char name[64];
+        ax_device_format(device, name, sizeof name);
+        printf("axon bench %s: D = %d, CPU (%d thread(s)) and device %s (%s), %d sample(s) "
+               "of >= %g s per size\n", workload, d, ax_threads(), name, device_text, repeat,
                min_time);
         printf("  %8s  %9s  %9s  %9s  %9s  %9s  %9s  %9s\n", entropy ? "B" : "N", "CPU ms",
                "GPU ms", "kernel ms", "copy in", "copy out", "speedup", "kernels");
@@ -371,11 +379,12 @@ int command_bench_stats(int argc, char **argv)
             result = CLI_EXIT_RUNTIME;
         }
         if (result == CLI_EXIT_OK)
-            result = bench_size(workload, entropy, -1, &k, repeat, min_time, csv, &cpu[i]);
-        if (result == CLI_EXIT_OK && device >= 0)
+            result = bench_size(workload, entropy, ax_device_cpu(), &k, repeat, min_time, csv,
+                                &cpu[i]);
+        if (result == CLI_EXIT_OK && on_device)
             result = bench_size(workload, entropy, device, &k, repeat, min_time, csv, &gpu[i]);
         if (result == CLI_EXIT_OK) {
-            if (device >= 0)
+            if (on_device)
                 print_device_line(sizes[i], &cpu[i], &gpu[i]);
             else
                 print_cpu_line(entropy, sizes[i], d, &cpu[i]);
@@ -383,7 +392,7 @@ int command_bench_stats(int argc, char **argv)
         }
         case_free(&k);
     }
-    if (result == CLI_EXIT_OK && device >= 0) {
+    if (result == CLI_EXIT_OK && on_device) {
         printf("  (GPU ms: the whole call, copies included; kernel ms: by CUDA events; speedup:\n"
                "   CPU ms / GPU ms; kernels: CPU ms / kernel ms)\n");
         for (int only = 0; only < 2; only++) {

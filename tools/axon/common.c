@@ -23,6 +23,26 @@ int report_failure(ax_status status, const char *subject)
     return status == AX_STATUS_INTERRUPTED ? CLI_EXIT_INTERRUPTED : CLI_EXIT_RUNTIME;
 }
 
+bool cli_component_built(cli_component component)
+{
+    ax_build_info build = ax_build_info_get();
+    return component == CLI_COMPONENT_PREP ? build.prep : build.stats;
+}
+
+int cli_refuse_unbuilt(const char *command, cli_component component)
+{
+    if (component == CLI_COMPONENT_PREP)
+        fprintf(stderr, "axon %s: this build of axon has no image preparation (configured with "
+                        "AXON_PREP=OFF, or AUTO without libarchive, libjpeg and libpng); rebuild "
+                        "with it: apt-get install pkg-config libarchive-dev libjpeg62-turbo-dev "
+                        "libpng-dev; cmake -DAXON_PREP=ON\n", command);
+    else
+        fprintf(stderr, "axon %s: this build of axon has no activation statistics (configured "
+                        "with AXON_STATS=OFF); rebuild with them: cmake -DAXON_STATS=ON (no "
+                        "further package needed)\n", command);
+    return CLI_EXIT_RUNTIME;
+}
+
 int apply_threads(const cli_args *args)
 {
     int64_t threads = 0;
@@ -49,32 +69,30 @@ bool read_precision(const cli_args *args, ax_precision *precision)
     return true;
 }
 
-bool read_device(const cli_args *args, int *device)
+/* The backends --device offers; a backend added as a plugin is added here
+ * (and to DEVICE_OPTION's help). */
+static const char *const device_backends[] = {"cpu", "cuda"};
+
+bool read_device(const cli_args *args, ax_device *device)
 {
     const char *text = cli_text(args, "device");
-    *device = -1;
-    if (!text || strcmp(text, "cpu") == 0)
+    *device = ax_device_cpu();
+    if (!text)
         return true;
-    if (strcmp(text, "cuda") == 0) {
-        *device = 0;
-        return true;
-    }
-    if (strncmp(text, "cuda:", 5) == 0 && text[5] >= '0' && text[5] <= '9') {
-        char *end = NULL;
-        errno = 0;
-        long n = strtol(text + 5, &end, 10);
-        if (*end == '\0' && errno == 0 && n >= 0 && n <= 1023) {
-            *device = (int)n;
-            return true;
-        }
-    }
+    ax_device parsed;
+    if (ax_device_parse(text, &parsed) == AX_STATUS_OK)
+        for (size_t i = 0; i < sizeof device_backends / sizeof *device_backends; i++)
+            if (strcmp(parsed.backend, device_backends[i]) == 0) {
+                *device = parsed;
+                return true;
+            }
     cli_error(args, "--device: expected cpu, cuda or cuda:N (N a device number), got '%s'", text);
     return false;
 }
 
-int move_to_device(ax_net **net, int device)
+int move_to_device(ax_net **net, ax_device device)
 {
-    if (device < 0)
+    if (ax_device_is_cpu(device))
         return CLI_EXIT_OK;
     ax_net_config config = *ax_net_config_get(*net);
     config.device = device;
@@ -86,7 +104,9 @@ int move_to_device(ax_net **net, int device)
     double *values = malloc((size_t)count * sizeof(double));
     if (!values) {
         ax_net_free(moved);
-        fprintf(stderr, "axon: out of memory moving the model to CUDA device %d\n", device);
+        char name[64];
+        ax_device_format(device, name, sizeof name);
+        fprintf(stderr, "axon: out of memory moving the model to device %s\n", name);
         return CLI_EXIT_RUNTIME;
     }
     ax_net_parameters_get(*net, values);
@@ -128,7 +148,7 @@ bool output_is_classification(const ax_net_config *config)
 {
     if (config->layer_count < 1)
         return false;
-    ax_activation last = config->layers[config->layer_count - 1].activation;
+    ax_activation last = config->layers[config->layer_count - 1].dense.activation;
     return last == AX_ACT_SOFTMAX || last == AX_ACT_SIGMOID;
 }
 
@@ -143,33 +163,34 @@ int check_data_fits(const ax_net_config *config, const ax_dataset *data, const c
     }
     if (config->layer_count < 1)
         return CLI_EXIT_OK;
-    const ax_layer_spec *output = &config->layers[config->layer_count - 1];
+    const ax_activation activation = config->layers[config->layer_count - 1].dense.activation;
+    const int64_t width = ax_net_config_output_width(config);
     int64_t classes = ax_dataset_classes(data), targets = ax_dataset_targets(data);
-    if (classes > 0 && output->activation == AX_ACT_SOFTMAX && classes > output->width) {
+    if (classes > 0 && activation == AX_ACT_SOFTMAX && classes > width) {
         fprintf(stderr,
                 "axon: %s has labels up to %lld (%lld classes) but the output layer of %s has "
                 "%lld unit%s; the last layer needs one unit per class\n",
                 source, (long long)classes - 1, (long long)classes, model_name,
-                (long long)output->width, output->width == 1 ? "" : "s");
+                (long long)width, width == 1 ? "" : "s");
         return CLI_EXIT_RUNTIME;
     }
-    if (targets > 0 && output->activation == AX_ACT_SOFTMAX) {
+    if (targets > 0 && activation == AX_ACT_SOFTMAX) {
         fprintf(stderr, "axon: %s holds numbers to predict (regression) but %s ends in softmax, "
                         "which needs class labels\n", source, model_name);
         return CLI_EXIT_RUNTIME;
     }
-    if (targets > 0 && targets != output->width) {
+    if (targets > 0 && targets != width) {
         fprintf(stderr, "axon: %s has %lld target%s per row but the output layer of %s has %lld "
                         "unit%s\n",
                 source, (long long)targets, targets == 1 ? "" : "s", model_name,
-                (long long)output->width, output->width == 1 ? "" : "s");
+                (long long)width, width == 1 ? "" : "s");
         return CLI_EXIT_RUNTIME;
     }
     return CLI_EXIT_OK;
 }
 
-int load_model_on_device(const char *option, const char *path, ax_precision precision, int device,
-                         ax_net **out)
+int load_model_on_device(const char *option, const char *path, ax_precision precision,
+                         ax_device device, ax_net **out)
 {
     int result = load_model(option, path, precision, out);
     if (result != CLI_EXIT_OK)

@@ -34,6 +34,15 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
  * CLI_EXIT_INTERRUPTED for AX_STATUS_INTERRUPTED, else CLI_EXIT_RUNTIME. */
 int report_failure(ax_status status, const char *subject);
 
+/* The optional components of a build (CMake's AXON_PREP and AXON_STATS).
+ * cli_component_built answers from ax_build_info; cli_refuse_unbuilt prints
+ * "axon COMMAND: this build of axon has no ..." with the CMake option and the
+ * Debian packages that bring the component back, and returns
+ * CLI_EXIT_RUNTIME. */
+typedef enum cli_component { CLI_COMPONENT_PREP, CLI_COMPONENT_STATS } cli_component;
+bool cli_component_built(cli_component component);
+int cli_refuse_unbuilt(const char *command, cli_component component);
+
 /* Option-table entries shared by several subcommands. */
 #define THREADS_OPTION                                                                  \
     {"threads", CLI_INT, "N", "auto",                                                   \
@@ -52,20 +61,21 @@ int apply_threads(const cli_args *args);
 /* Reads --precision; false after printing a usage message. */
 bool read_precision(const cli_args *args, ax_precision *precision);
 const char *precision_name(ax_precision precision);
-/* Reads --device: -1 for cpu, N for cuda:N (cuda alone is device 0); false
- * after printing a usage message. */
-bool read_device(const cli_args *args, int *device);
-/* Moves a loaded network onto device (nothing to do for -1): a copy is
+/* Reads --device: cpu, cuda (CUDA device 0) or cuda:N, as ax_device_parse
+ * reads them, for the backends this command line offers; false after
+ * printing a usage message. */
+bool read_device(const cli_args *args, ax_device *device);
+/* Moves a loaded network onto device (nothing to do for the CPU): a copy is
  * created there with the same weights and the original freed. Names the
  * device in a failure (no CUDA backend, no such device). */
-int move_to_device(ax_net **net, int device);
+int move_to_device(ax_net **net, ax_device device);
 
 /* Loads a model file (ax_net_load), naming the option and the file in any
  * failure. */
 int load_model(const char *option, const char *path, ax_precision precision, ax_net **out);
 /* load_model, then move_to_device: the model ready to run on device. */
-int load_model_on_device(const char *option, const char *path, ax_precision precision, int device,
-                         ax_net **out);
+int load_model_on_device(const char *option, const char *path, ax_precision precision,
+                         ax_device device, ax_net **out);
 /* Checks that data can go through net: features = input width, labels
  * below the output width of a softmax, targets = output width. */
 int check_data_fits(const ax_net_config *config, const ax_dataset *data, const char *model_name);

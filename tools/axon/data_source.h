@@ -1,4 +1,6 @@
-/* data_source.h: turning a --data or --test argument into a dataset.
+/* data_source.h: turning a --data or --test argument into a dataset through
+ * the library's ax_dataset_open (the spec forms are listed in axon.h, "data
+ * specs"):
  *
  *   fashion-mnist        /usr/share/datasets/fashion-mnist (any NAME there works;
  *                        $AXON_DATASETS replaces /usr/share/datasets)
@@ -9,7 +11,7 @@
  *                        --test-labels for --test), else the first column
  *   batches:DIR          the output of axon prep: pixels / 255, labels from
  *                        its batches (docs/prep.md)
- *   synth:linear         seed 001's benchmark: --rows x --features from N(0,1),
+ *   synth:linear         TMVA's regression benchmark: --rows x --features from N(0,1),
  *                        target x . w; as a test set, the --rows/5 rows that
  *                        follow in the same stream (the same w)
  *

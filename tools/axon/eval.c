@@ -140,7 +140,7 @@ int command_eval(int argc, char **argv)
     const char *model_path = NULL, *data_spec = NULL, *test_spec = NULL;
     bool json = false;
     ax_precision precision = AX_PRECISION_F32;
-    int device = -1;
+    ax_device device = ax_device_cpu();
     data_settings settings;
     if (!cli_get_nonempty(&args, "model", &model_path) ||
         !cli_get_nonempty(&args, "data", &data_spec) ||

@@ -16,13 +16,15 @@ static const cli_option info_options[] = {
     {"json", CLI_FLAG, NULL, NULL, "print one JSON object"},
     {"peak", CLI_FLAG, NULL, NULL,
      "also measure the machine's float32/float64 peak and the GEMM rate at\n"
-     "the shapes of B1 (784-128-128-10, batch 128) and B2 (20-256x5-1, batch 1024)"},
+     "the training shapes of the Fashion-MNIST MLP (784-128-128-10, batch 128)\n"
+     "and of TMVA's regression benchmark (20-256x5-1, batch 1024)"},
 };
 
 static const char info_usage[] = "axon info [--threads N] [--json] [--peak]";
 static const char info_description[] =
     "Prints the version, the build (BLAS library and kernels, CPU features,\n"
-    "backends, compiler, OpenMP), the threads in use and the number of cores.";
+    "backends, compiler, OpenMP, MPI, whether prep and stats are built), the\n"
+    "threads in use and the number of cores.";
 
 static const char *or_unknown(const char *text) { return text && text[0] ? text : "unknown"; }
 
@@ -34,8 +36,8 @@ typedef struct reference_network {
 } reference_network;
 
 static const reference_network reference_networks[] = {
-    {"B1 784-128-128-10, batch 128", 784, "128:relu,128:relu,10:softmax", 128},
-    {"B2 20-256x5-1, batch 1024", 20, "256:tanh,256:tanh,256:tanh,256:tanh,256:tanh,1:identity", 1024},
+    {"MLP 784-128-128-10, batch 128", 784, "128:relu,128:relu,10:softmax", 128},
+    {"regression 20-256x5-1, batch 1024", 20, "256:tanh,256:tanh,256:tanh,256:tanh,256:tanh,1:identity", 1024},
 };
 
 /* The GEMM rate of a reference network's training products, or 0 on failure. */
@@ -51,6 +53,7 @@ static double reference_gemm_rate(const reference_network *reference, ax_precisi
         ax_net_gemm_rate(net, reference->batch, &rate) != AX_STATUS_OK)
         rate = 0.0;
     ax_net_free(net);
+    ax_net_config_release(&config);
     return rate;
 }
 
@@ -169,6 +172,8 @@ int command_info(int argc, char **argv)
         printf(",\"bf16\":\"%s\",\"bf16_instructions\":%s,\"bf16_speed_ratio\":%.3f",
                bf16.native ? "native" : "emulated", bf16.instructions ? "true" : "false",
                bf16.speed_ratio);
+        printf(",\"prep\":%s,\"stats\":%s", build.prep ? "true" : "false",
+               build.stats ? "true" : "false");
         printf(",\"openmp\":%s,\"threads\":%d,\"cores\":%ld}\n", build.openmp ? "true" : "false",
                ax_threads(), cores);
     } else {
@@ -195,6 +200,15 @@ int command_info(int argc, char **argv)
             printf("  mpi           %s (mpirun -np P axon train|prep)\n", ax_mpi_library());
         else
             printf("  mpi           no (a build without MPI: cmake -DAXON_MPI=ON with libopenmpi-dev)\n");
+        if (build.prep)
+            printf("  prep          yes (axon prep: libarchive, libjpeg, libpng)\n");
+        else
+            printf("  prep          no (a build without image preparation: cmake -DAXON_PREP=ON with\n"
+                   "                libarchive-dev libjpeg62-turbo-dev libpng-dev)\n");
+        if (build.stats)
+            printf("  stats         yes (axon stats)\n");
+        else
+            printf("  stats         no (a build without activation statistics: cmake -DAXON_STATS=ON)\n");
         printf("  threads       %d in use (%s)\n", ax_threads(),
                strcmp(cli_text(&args, "threads"), "auto") != 0 ? "--threads"
                : omp_threads                ? "OMP_NUM_THREADS"

@@ -84,7 +84,7 @@ static void write_row(FILE *stream, bool classification, const float *outputs, i
 static int write_predictions(ax_net *net, ax_dataset *data, FILE *stream, const char *name)
 {
     const ax_net_config *config = ax_net_config_get(net);
-    int64_t width = config->layers[config->layer_count - 1].width;
+    int64_t width = ax_net_layer_width(net, config->layer_count - 1);
     int64_t inputs = config->input_width;
     bool classification = output_is_classification(config);
     int64_t rows = ax_dataset_rows(data), chunk = chunk_rows(width);
@@ -130,7 +130,7 @@ int command_predict(int argc, char **argv)
     }
     const char *model_path = NULL, *data_spec = NULL, *out_path = NULL;
     ax_precision precision = AX_PRECISION_F32;
-    int device = -1;
+    ax_device device = ax_device_cpu();
     data_settings settings;
     if (!cli_get_nonempty(&args, "model", &model_path) ||
         !cli_get_nonempty(&args, "data", &data_spec) ||

@@ -1,4 +1,5 @@
-/* prep.c: `axon prep`, seed 002's image-to-batch pipeline (B6) on the
+/* prep.c: `axon prep`, the image-to-batch pipeline (cuda-convnet2's data
+ * preparation, parallelised over threads and MPI ranks; docs/prep.md) on the
  * command line: photographs (a folder tree, a .tar or a tar of tars) in,
  * shuffled .npy batches out, with a live line of images done / total,
  * images/s and ETA (as `axon train` shows its batches), and a summary with
@@ -42,7 +43,7 @@ static const cli_option prep_options[] = {
 static const char prep_usage[] =
     "axon prep --input DIR|FILE.tar --out DIR [--size 256] [--batch 1024] [--seed 1] [--grey]";
 static const char prep_description[] =
-    "Turns photographs into shuffled batches a network can train on (seed 002, B6):\n"
+    "Turns photographs into shuffled batches a network can train on:\n"
     "each JPEG or PNG is decoded (JPEG at the smallest DCT scale not below S),\n"
     "resized with an area filter so its shorter side is S, centre-cropped to S x S,\n"
     "and put in batch_NNNNN.npy (K, S, S, C) uint8 with batch_NNNNN_labels.npy (K)\n"
@@ -161,6 +162,8 @@ int command_prep(int argc, char **argv)
         cli_print_help(&args, prep_usage, prep_description, stdout);
         return CLI_EXIT_OK;
     }
+    if (!cli_component_built(CLI_COMPONENT_PREP))
+        return cli_refuse_unbuilt("prep", CLI_COMPONENT_PREP);
     ax_prep_options options = ax_prep_defaults();
     int64_t seed = 1;
     bool quiet = false;

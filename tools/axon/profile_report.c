@@ -1,6 +1,7 @@
-/* profile_report.c: the table `axon train --profile` prints (seed 000's
- * count, mean, standard deviation and share per function; seed 001's GEMM
- * share) and the same as JSON, with the run's GFLOP/s set against the
+/* profile_report.c: the table `axon train --profile` prints (calls, mean,
+ * standard deviation and share per operation, as the galaxy classifier's
+ * Python profiling reported them; the GEMM share, as TMVA's analysis did)
+ * and the same as JSON, with the run's GFLOP/s set against the
  * machine's peak and the GEMM rate at the network's own shapes. */
 #include <math.h>
 #include <stdio.h>
@@ -51,7 +52,7 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
         snprintf(whose, sizeof whose, "the peak of %d ranks' threads", ranks);
     }
     if (print) {
-        printf("\nprofile (%.3f s timed; GFLOP by seed 001's per-operation counts)\n", total);
+        printf("\nprofile (%.3f s timed; GFLOP by TMVA's per-operation FLOP counts)\n", total);
         printf("  %-36s %9s %10s %11s %11s %7s %9s\n", "operation", "calls", "total s", "mean ms",
                "sd ms", "share", "GFLOP/s");
         for (int i = 0; i < count; i++) {

@@ -1,5 +1,6 @@
-/* stats.c: `axon stats entropy-mi` and `axon stats tensor-mean`: seed 004's
- * activation statistics (BENCHMARKS.md B4, B5) on float arrays given as
+/* stats.c: `axon stats entropy-mi` and `axon stats tensor-mean`: statistics
+ * of activations (entropy and mutual information of softmax outputs, the
+ * third-order tensor mean; docs/stats.md) on float arrays given as
  * .npy files, or on the activations of chosen layers of a saved model over a
  * data set (what did a hidden layer learn?). Output as a table or JSON.
  * --device cuda[:N] computes the statistic on a CUDA device (the arrays are
@@ -24,22 +25,19 @@ static double now_seconds(void)
 }
 
 /* "cpu" or "cuda:N". */
-static const char *device_name(int device, char *text, size_t capacity)
+static const char *device_name(ax_device device, char *text, size_t capacity)
 {
-    if (device < 0)
-        snprintf(text, capacity, "cpu");
-    else
-        snprintf(text, capacity, "cuda:%d", device);
+    ax_device_format(device, text, capacity);
     return text;
 }
 
 /* The device, and where a device's time went, as JSON members. */
-static void json_device(int device, const ax_stats_timing *timing)
+static void json_device(ax_device device, const ax_stats_timing *timing)
 {
     char name[32];
     printf(",\"device\":");
     json_write_string(stdout, device_name(device, name, sizeof name));
-    if (device >= 0) {
+    if (!ax_device_is_cpu(device)) {
         printf(",\"upload_seconds\":");
         json_write_number(stdout, timing->upload_seconds);
         printf(",\"kernel_seconds\":");
@@ -50,10 +48,10 @@ static void json_device(int device, const ax_stats_timing *timing)
 }
 
 /* The table's device line. */
-static void print_device(const char *label, int device, const ax_stats_timing *timing)
+static void print_device(const char *label, ax_device device, const ax_stats_timing *timing)
 {
     char name[32];
-    if (device < 0)
+    if (ax_device_is_cpu(device))
         printf("%scpu, %d threads\n", label, ax_threads());
     else
         printf("%s%s: copies in %.3f ms, kernels %.3f ms, copy out %.3f ms\n", label,
@@ -85,7 +83,7 @@ static const char entropy_usage[] =
     "axon stats entropy-mi --x X.npy --y Y.npy [--device cuda[:N]] [--json]\n"
     "       axon stats entropy-mi --model M.safetensors --data D --layer L [--layer-y L2]";
 static const char entropy_description[] =
-    "Seed 004's entropy and mutual information of softmax outputs (B4):\n"
+    "Entropy and mutual information of softmax outputs:\n"
     "P = softmax(X), Q = softmax(Y) row by row,\n"
     "  H  = -mean over rows of sum_i P_i^2\n"
     "  MI =  mean over rows of sum_{i,j} (P_i Q_j)^2 = mean of (sum P_i^2)(sum Q_j^2).\n"
@@ -123,9 +121,9 @@ static int layer_activations(ax_net *net, const ax_dataset *data, int layer, con
         return CLI_EXIT_USAGE;
     }
     array->rows = ax_dataset_rows(data);
-    array->cols = config->layers[layer].width;
+    array->cols = ax_net_layer_width(net, layer);
     snprintf(array->label, sizeof array->label, "layer %d (%lld wide, %s) of %s", layer,
-             (long long)array->cols, ax_activation_name(config->layers[layer].activation), model);
+             (long long)array->cols, ax_activation_name(config->layers[layer].dense.activation), model);
     array->name = array->label;
     array->values = malloc((size_t)(array->rows * array->cols) * sizeof(float));
     if (!array->values) {
@@ -170,12 +168,12 @@ static int model_arrays(const cli_args *args, const char *model_path, named_arra
         result = CLI_EXIT_RUNTIME;
     }
     if (result == CLI_EXIT_OK && layer < config->layer_count && layer_y < config->layer_count &&
-        config->layers[layer].width != config->layers[layer_y].width) {
+        ax_net_layer_width(net, layer) != ax_net_layer_width(net, layer_y)) {
         fprintf(stderr,
                 "axon stats: layers %d and %d of %s have different widths (%lld and %lld); "
                 "entropy-mi needs X and Y of the same width\n",
-                layer, layer_y, model_path, (long long)config->layers[layer].width,
-                (long long)config->layers[layer_y].width);
+                layer, layer_y, model_path, (long long)ax_net_layer_width(net, layer),
+                (long long)ax_net_layer_width(net, layer_y));
         result = CLI_EXIT_USAGE;
     }
     if (result == CLI_EXIT_OK)
@@ -199,9 +197,11 @@ static int entropy_mi(int argc, char **argv)
         cli_print_help(&args, entropy_usage, entropy_description, stdout);
         return CLI_EXIT_OK;
     }
+    if (!cli_component_built(CLI_COMPONENT_STATS))
+        return cli_refuse_unbuilt("stats entropy-mi", CLI_COMPONENT_STATS);
     const char *x_path = NULL, *y_path = NULL, *model_path = NULL;
     bool json = false;
-    int device = -1;
+    ax_device device = ax_device_cpu();
     if (!cli_get_nonempty(&args, "x", &x_path) || !cli_get_nonempty(&args, "y", &y_path) ||
         !cli_get_nonempty(&args, "model", &model_path) || !cli_get_flag(&args, "json", &json) ||
         !read_device(&args, &device))
@@ -240,7 +240,7 @@ static int entropy_mi(int argc, char **argv)
                                                   &entropy, &mi, &timing);
         double seconds = now_seconds() - start;
         if (status != AX_STATUS_OK) {
-            result = report_failure(status, status == AX_STATUS_UNSUPPORTED && device >= 0
+            result = report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(device)
                                                 ? "--device"
                                                 : arrays ? x_path : model_path);
         } else if (json) {
@@ -290,7 +290,7 @@ static const char tensor_usage[] =
     "axon stats tensor-mean --fx A.npy --fy B.npy --fz C.npy [--out T.npy] [--device cuda[:N]] "
     "[--json]";
 static const char tensor_description[] =
-    "Seed 004's third-order tensor mean (B5): A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k],\n"
+    "Third-order tensor mean: A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k],\n"
     "computed as one GEMM of the row-wise Khatri-Rao product of fx and fy with fz\n"
     "(--device cuda[:N]: on a CUDA device, with cuBLAS).\n"
     "Prints a summary of A; --out saves it whole.";
@@ -310,10 +310,12 @@ static int tensor_mean(int argc, char **argv)
         cli_print_help(&args, tensor_usage, tensor_description, stdout);
         return CLI_EXIT_OK;
     }
+    if (!cli_component_built(CLI_COMPONENT_STATS))
+        return cli_refuse_unbuilt("stats tensor-mean", CLI_COMPONENT_STATS);
     const char *paths[3] = {NULL, NULL, NULL}, *names[3] = {"fx", "fy", "fz"};
     const char *out_path = NULL;
     bool json = false;
-    int device = -1;
+    ax_device device = ax_device_cpu();
     for (int a = 0; a < 3; a++)
         if (!cli_get_nonempty(&args, names[a], &paths[a]))
             return CLI_EXIT_USAGE;
@@ -358,7 +360,7 @@ static int tensor_mean(int argc, char **argv)
                                                    n, d, tensor, &timing);
         seconds = now_seconds() - start;
         if (status != AX_STATUS_OK)
-            result = report_failure(status, status == AX_STATUS_UNSUPPORTED && device >= 0
+            result = report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(device)
                                                 ? "--device"
                                                 : paths[0]);
     }
@@ -443,9 +445,9 @@ static int tensor_mean(int argc, char **argv)
 static void print_stats_help(FILE *stream)
 {
     fprintf(stream,
-            "usage: axon stats entropy-mi [options]    entropy and mutual information (B4)\n"
-            "       axon stats tensor-mean [options]   third-order tensor mean (B5)\n"
-            "\nSeed 004's activation statistics, on .npy arrays or (entropy-mi) on the\n"
+            "usage: axon stats entropy-mi [options]    entropy and mutual information\n"
+            "       axon stats tensor-mean [options]   third-order tensor mean\n"
+            "\nStatistics of activations, on .npy arrays or (entropy-mi) on the\n"
             "activations of layers of a saved model. The options of each:\n"
             "  axon stats entropy-mi --help\n  axon stats tensor-mean --help\n");
 }

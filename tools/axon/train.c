@@ -70,7 +70,7 @@ static const cli_option train_options[] = {
      "best weights (needs --val-split); 0 = off"},
     {"keep-best", CLI_STRING, "SET", "none",
      "keep the weights of the epoch (cg, lbfgs: iteration) with the lowest\n"
-     "test or validation loss (as seed 000): test, validation or none"},
+     "test or validation loss: test, validation or none"},
     {"out", CLI_STRING, "FILE", NULL, "save the trained model there (safetensors)"},
     {"metrics", CLI_STRING, "FILE", NULL, "write one JSON line per epoch there"},
     {"quiet", CLI_FLAG, NULL, NULL, "print nothing but errors"},
@@ -394,18 +394,20 @@ static bool output_writable(const char *path)
     return true;
 }
 
-/* Fills the layers for --layers auto from the data. */
-static void default_layers(ax_net_config *net, int64_t classes, int64_t targets)
+/* Fills the layers for --layers auto from the data, in layers (room for 3). */
+static void default_layers(ax_net_config *net, int64_t classes, int64_t targets,
+                           ax_layer_spec *layers)
 {
     if (classes > 0) {
         net->layer_count = 3;
-        net->layers[0] = (ax_layer_spec){128, AX_ACT_RELU};
-        net->layers[1] = (ax_layer_spec){128, AX_ACT_RELU};
-        net->layers[2] = (ax_layer_spec){classes, AX_ACT_SOFTMAX};
+        layers[0] = ax_layer_dense(128, AX_ACT_RELU);
+        layers[1] = ax_layer_dense(128, AX_ACT_RELU);
+        layers[2] = ax_layer_dense(classes, AX_ACT_SOFTMAX);
     } else {
         net->layer_count = 1;
-        net->layers[0] = (ax_layer_spec){targets > 0 ? targets : 1, AX_ACT_IDENTITY};
+        layers[0] = ax_layer_dense(targets > 0 ? targets : 1, AX_ACT_IDENTITY);
     }
+    net->layers = layers;
 }
 
 static void print_header(const train_request *request, const ax_net *net, const train_data *data)
@@ -633,14 +635,16 @@ static int load_data(const train_request *request, train_data *data)
 
 static int run_training(const train_request *request, train_data *data)
 {
-    ax_net_config config = request->net;
+    /* A replica's own network, not the one request->net may point into. */
+    ax_net_config config = request->start_net ? *ax_net_config_get(request->start_net) : request->net;
+    ax_layer_spec auto_layers[3];
     if (!request->start_net) {
         config.input_width = ax_dataset_features(data->train);
         int64_t classes = ax_dataset_classes(data->loaded);
         if (data->test && ax_dataset_classes(data->test) > classes)
             classes = ax_dataset_classes(data->test);
         if (strcmp(request->layers, "auto") == 0)
-            default_layers(&config, classes, ax_dataset_targets(data->loaded));
+            default_layers(&config, classes, ax_dataset_targets(data->loaded), auto_layers);
     }
 
     char layout[1024], name[1100];
@@ -665,7 +669,7 @@ static int run_training(const train_request *request, train_data *data)
     if (!net)
         status = ax_net_create(&config, &net);
     if (status != AX_STATUS_OK)
-        return report_failure(status, status == AX_STATUS_UNSUPPORTED && config.device >= 0
+        return report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(config.device)
                                           ? "--device" : "--layers");
     bool classification = ax_dataset_classes(data->loaded) > 0;
     if (!request->quiet)
@@ -824,7 +828,7 @@ static bool replicas_allowed(const cli_args *args, const train_request *request)
                         "or --replicas P, not both", cli_job_size());
         return false;
     }
-    if (request->net.device >= 0) {
+    if (!ax_device_is_cpu(request->net.device)) {
         cli_error(args, "--replicas trains replicas on the CPU's cores; with --device cuda "
                         "leave it out (one GPU serves one replica)");
         return false;
@@ -849,10 +853,13 @@ int command_train(int argc, char **argv)
         return result;
     bool request_ok = read_request(&args, &request) &&
                       cli_get_flag(&args, "check-replicas", &request.train.check_replicas);
+    /* The --layers layout, parsed once: the ranks and replicas share it. */
+    ax_net_config parsed = request.net;
     if (!request_ok) {
         result = request.resume_failed ? CLI_EXIT_RUNTIME : CLI_EXIT_USAGE;
         ax_net_free(request.start_net);
         ax_train_state_free(request.resumed);
+        ax_net_config_release(&parsed);
         return result;
     }
     int replicas = 1;
@@ -860,11 +867,16 @@ int command_train(int argc, char **argv)
         (replicas > 1 && !replicas_allowed(&args, &request))) {
         ax_net_free(request.start_net);
         ax_train_state_free(request.resumed);
+        ax_net_config_release(&parsed);
         return CLI_EXIT_USAGE;
     }
-    if (replicas == 1)
-        return train_rank(&request);
-    /* --threads N over P replicas: N/P each (at least 1). */
-    const int threads_each = ax_threads() / replicas > 0 ? ax_threads() / replicas : 1;
-    return replicas_run(replicas, threads_each, train_replica, &request);
+    if (replicas == 1) {
+        result = train_rank(&request);
+    } else {
+        /* --threads N over P replicas: N/P each (at least 1). */
+        const int threads_each = ax_threads() / replicas > 0 ? ax_threads() / replicas : 1;
+        result = replicas_run(replicas, threads_each, train_replica, &request);
+    }
+    ax_net_config_release(&parsed);
+    return result;
 }

@@ -201,7 +201,7 @@ BF16_TARGET __attribute__((noinline)) static double probe_fma(void)
 /* Having VDPBF16PS is not enough: on the Xeon this was written on, it
  * retires about 0.45x the multiply-adds of float32 FMAs (where the ISA
  * suggests 2x), and every bf16 GEMM, oneDNN's included, runs at half
- * sgemm's rate (docs/blas-choice.md). So the kernel is chosen by
+ * sgemm's rate (docs/notes/blas-choice.md). So the kernel is chosen by
  * measuring: five alternating probes of each (about 3 ms in all), the best
  * of each, and VDPBF16PS only where it does at least 1.25x the FMAs' work
  * (its packing costs 5-25 %). AXON_BF16_KERNEL=native or emulated fixes

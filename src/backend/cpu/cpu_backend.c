@@ -1,7 +1,7 @@
 /* cpu_backend.c: the CPU backend: GEMMs through CBLAS (multithreaded BLAS,
- * as TMVA's CPU backend in seed 001), everything else in the OpenMP kernels
- * of cpu_kernels.inc, instantiated here for float and double. bf16 is the
- * float table with its GEMMs on bfloat16 operands (bf16_gemm.c). */
+ * as ROOT/TMVA's deep-learning CPU backend does), everything else in the
+ * OpenMP kernels of cpu_kernels.inc, instantiated here for float and double.
+ * bf16 is the float table with its GEMMs on bfloat16 operands (bf16_gemm.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +34,9 @@ static void *cpu_alloc(ax_backend *backend, size_t bytes)
 static void cpu_free(ax_backend *backend, void *memory) { free(memory); }
 
 static void cpu_synchronize(ax_backend *backend) {}
+
+/* CPU operations cannot fail once their memory is allocated. */
+static ax_status cpu_status(ax_backend *backend) { return AX_STATUS_OK; }
 
 static void cpu_destroy(ax_backend *backend) { free(backend); }
 
@@ -179,6 +182,7 @@ static void cpu_bf16_destroy(ax_backend *backend)
         .adam_update = adam_update_##suffix,                \
         .argmax_rows = argmax_rows_##suffix,                \
         .synchronize = cpu_synchronize,                     \
+        .status = cpu_status,                               \
         .destroy = destroy_function,                        \
     }
 

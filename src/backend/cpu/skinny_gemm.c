@@ -39,8 +39,8 @@ void ax_skinny_gemm_disable(bool disable) { disabled = disable; }
 
 /* The forward kernel's k blocks (0: none) and the triples that pass over a
  * block in turn (tuned: dev/skinny_gemm.c). In float32 the 8 rows of B fit
- * L1 for B3 (32 KB) and blocks only cost time; in float64 (64 KB) they do
- * not. */
+ * L1 for the galaxy network 1024-8-3 (32 KB) and blocks only cost time;
+ * in float64 (64 KB) they do not. */
 #ifndef SKINNY_FORWARD_KBLOCK_F32
 #define SKINNY_FORWARD_KBLOCK_F32 0
 #endif

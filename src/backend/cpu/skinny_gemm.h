@@ -1,12 +1,12 @@
 /* skinny_gemm.h: AVX-512 kernels for the two GEMM shapes where one side has
  * 5 to 8 rows, the shapes of a narrow first hidden layer over wide inputs
- * (seed 000's galaxy network: 2700 x 1024 inputs, 8 hidden units):
+ * (the galaxy classifier 1024-8-3: 2700 x 1024 inputs, 8 hidden units):
  *   forward   C (m, n) = alpha A (m, k) B (n, k)^T + beta C,  n in 5..8
  *   gradient  C (m, n) = alpha A (k, m)^T B (k, n) + beta C,  m in 5..8
  * The BLAS packs and blocks for large square products; here the big
  * operand is read once, in order, with the 8-wide side held in registers,
  * which takes the product from 4-7x the memory-bandwidth bound to near it
- * (docs/galaxy.md). Other shapes, and CPUs without AVX-512F, are left to
+ * (docs/notes/galaxy.md). Other shapes, and CPUs without AVX-512F, are left to
  * the BLAS. */
 #ifndef AX_BACKEND_CPU_SKINNY_GEMM_H
 #define AX_BACKEND_CPU_SKINNY_GEMM_H

@@ -3,7 +3,7 @@
  * arithmetic: 2 to 8 columns with an inner dimension of at most 16, or a
  * result of at most 4 x 8 summed over a long inner dimension. These are
  * the shapes of a small output layer (physics classifiers with 1 to 3
- * outputs; seed 000's galaxy network, 1024-8-3, on 2700 rows):
+ * outputs; the galaxy classifier, 1024-8-3, on 2700 rows):
  *   forward         C (m, n) = A (m, k) B (n, k)^T,  2 <= n <= 8, k <= 16
  *   input gradient  C (m, n) = A (m, k) B (k, n),    2 <= n <= 8, k <= 16
  *   weight gradient C (m, n) = A (k, m)^T B (k, n),  m <= 4, n <= 8, any k
@@ -12,7 +12,7 @@
  * product, which the BLAS does as fast. Each element's sum runs over the
  * inner dimension in one fixed order on one thread, so results never
  * depend on the thread count. Everything else is left to the skinny
- * kernels and the BLAS (docs/galaxy.md). */
+ * kernels and the BLAS (docs/notes/galaxy.md). */
 #ifndef AX_BACKEND_CPU_TINY_GEMM_H
 #define AX_BACKEND_CPU_TINY_GEMM_H
 

@@ -1,4 +1,5 @@
-/* cuda_backend.c: the CUDA backend's table: device memory, the stream every
+/* cuda_backend.c: the CUDA plugin's table (ax_backend_plugin_cuda, at the end)
+ * and the CUDA backend's table of operations: device memory, the stream every
  * operation is queued on, cuBLAS GEMMs, copies and the sticky error; the
  * elementwise and reduction kernels live in the *.cu files beside it (one
  * per group of operations) and the transfers in gather.cu.
@@ -19,8 +20,17 @@ bool ax_cuda_check(ax_cuda_backend *cb, int code, bool is_cublas, const char *wh
     if (code == 0)
         return false;
     if (!cb->error) {
+        /* `where` is the call's source text (AX_CUDA_CHECK) or a kernel's
+         * name: the message keeps the function's name, not its arguments. */
+        int name_length = (int)strcspn(where, "(");
+        while (name_length > 0 && where[name_length - 1] == ' ')
+            name_length--;
         cb->error = code;
-        snprintf(cb->error_text, sizeof cb->error_text, "%s: %s", where,
+        snprintf(cb->error_text, sizeof cb->error_text, "%.*s failed: %s (%d): %s", name_length,
+                 where,
+                 is_cublas ? cublasGetStatusName((cublasStatus_t)code)
+                           : cudaGetErrorName((cudaError_t)code),
+                 code,
                  is_cublas ? cublasGetStatusString((cublasStatus_t)code)
                            : cudaGetErrorString((cudaError_t)code));
     }
@@ -110,6 +120,17 @@ static void cuda_synchronize(ax_backend *backend)
     AX_CUDA_CHECK(cb, cudaStreamSynchronize(cb->stream));
 }
 
+/* The first failure, kept by ax_cuda_check; the error stays (CUDA's own
+ * sticky errors, an illegal address for one, leave the context unusable). */
+static ax_status cuda_status(ax_backend *backend)
+{
+    const ax_cuda_backend *cb = ax_cuda(backend);
+    if (!cb->error)
+        return AX_STATUS_OK;
+    return ax_fail(AX_STATUS_DEVICE, "CUDA device %d: %s; the results since then are void",
+                   cb->device, cb->error_text);
+}
+
 static void cuda_destroy(ax_backend *backend)
 {
     if (!backend)
@@ -161,6 +182,7 @@ static const ax_backend_ops cuda_ops = {
     .adam_update = ax_cuda_adam_update,
     .argmax_rows = ax_cuda_argmax_rows,
     .synchronize = cuda_synchronize,
+    .status = cuda_status,
     .destroy = cuda_destroy,
 };
 
@@ -273,3 +295,14 @@ ax_status ax_backend_cuda_device_info(int device, char *text, size_t capacity)
              prop.multiProcessorCount, hz / 1e9, peak32 / 1e12, peak64 / 1e12);
     return AX_STATUS_OK;
 }
+
+const ax_backend_plugin ax_backend_plugin_cuda = {
+    .abi = AX_BACKEND_PLUGIN_ABI,
+    .ops_size = sizeof(ax_backend_ops),
+    .name = "cuda",
+    .device_count = ax_backend_cuda_device_count,
+    .device_info = ax_backend_cuda_device_info,
+    .create = ax_backend_cuda_create,
+    .stats_entropy_mi = ax_cuda_stats_entropy_mi,
+    .stats_tensor_mean = ax_cuda_stats_tensor_mean,
+};

@@ -1,10 +1,18 @@
-/* cuda_backend.h: the CUDA backend's entry points for backend.c: creating
- * a backend on a device and describing devices, and the statistics of
- * stats.cu. Only built with AXON_CUDA. */
+/* cuda_backend.h: the CUDA plugin's entry points: its plugin table (what
+ * backend.c looks up in libaxon_cuda.so), and the functions behind it:
+ * creating a backend on a device, describing devices (cuda_backend.c) and
+ * the statistics of stats.cu. Only built with AXON_CUDA. */
 #ifndef AX_BACKEND_CUDA_BACKEND_H
 #define AX_BACKEND_CUDA_BACKEND_H
 
-#include "backend/backend.h"
+#include "backend/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The one symbol backend.c looks for (plugin.h). */
+extern const ax_backend_plugin ax_backend_plugin_cuda;
 
 /* A backend on CUDA device `device`: AX_STATUS_UNSUPPORTED when there is no
  * such device, AX_STATUS_OUT_OF_MEMORY when its buffers do not fit. */
@@ -14,11 +22,15 @@ int ax_backend_cuda_device_count(void);
 /* See ax_cuda_device_info in axon.h. */
 ax_status ax_backend_cuda_device_info(int device, char *text, size_t capacity);
 
-/* Seed 004's statistics (stats.cu), the plugin's side of
- * ax_backend_cuda_entropy_mi and ax_backend_cuda_tensor_mean (backend.h). */
+/* The activation statistics (stats.cu), the plugin table's stats_entropy_mi
+ * and stats_tensor_mean (plugin.h). */
 ax_status ax_cuda_stats_entropy_mi(int device, const float *x, const float *y, int64_t rows,
                                    int64_t d, double sums[3], ax_stats_timing *timing);
 ax_status ax_cuda_stats_tensor_mean(int device, const float *fx, const float *fy, const float *fz,
                                     int64_t n, int64_t d, float *out, ax_stats_timing *timing);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

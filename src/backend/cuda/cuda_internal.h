@@ -62,20 +62,24 @@ typedef struct ax_cuda_backend {
 
     /* The first CUDA or cuBLAS failure, kept: the table's operations return
      * no status, so a failure turns every later reduction into NaN (and
-     * all_finite into false), which training reports as divergence. */
+     * all_finite into false), and the table's `status` reports it (the
+     * call, the error's name, code and description), which the trainer
+     * asks before it calls a NaN divergence. */
     int error;
-    char error_text[160];
+    char error_text[256];
 } ax_cuda_backend;
 
 static inline ax_cuda_backend *ax_cuda(ax_backend *backend) { return (ax_cuda_backend *)backend; }
 
-/* Records the first failure (cudaError_t or cublasStatus_t) at `where`;
- * returns true when code is a failure. */
+/* Records the first failure (cudaError_t or cublasStatus_t) at `where` (a
+ * call's source text, of which the function's name is kept, or a kernel's
+ * name); returns true when code is a failure. */
 bool ax_cuda_check(ax_cuda_backend *cb, int code, bool is_cublas, const char *where);
 #define AX_CUDA_CHECK(cb, call) ax_cuda_check((cb), (int)(call), false, #call)
 #define AX_CUBLAS_CHECK(cb, call) ax_cuda_check((cb), (int)(call), true, #call)
 /* Checks the last kernel launch. */
-#define AX_CUDA_LAUNCHED(cb, name) ax_cuda_check((cb), (int)cudaGetLastError(), false, name)
+#define AX_CUDA_LAUNCHED(cb, name) \
+    ax_cuda_check((cb), (int)cudaGetLastError(), false, "kernel " name)
 
 /* Takes the next staging buffer pair, waiting until its last copy is done. */
 int ax_cuda_stage_acquire(ax_cuda_backend *cb);

@@ -1,5 +1,5 @@
 /* dropout.cu: inverted dropout on the device with the CPU's mask bit for
- * bit: the same counter-based hash (ax_hash64 of core/random.h, compiled
+ * bit: the same counter-based hash (ax_hash64 of base/random.h, compiled
  * for host and device), the same key per row and column, the same 32-bit
  * threshold and keep scale computed once on the host. */
 #include "backend/cuda/cuda_kernels.cuh"

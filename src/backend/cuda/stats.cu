@@ -1,8 +1,10 @@
-/* stats.cu: seed 004's activation statistics on a CUDA device
- * (BENCHMARKS.md B4, B5; the CPU versions are src/stats/entropy.c and
- * tensor_mean.c, whose definitions and precision choices these follow).
- * Entry points for src/stats/device.c, found by dlsym in backend.c; inputs
- * and outputs are host memory, arguments already checked there.
+/* stats.cu: the activation statistics (entropy and mutual information of
+ * softmax outputs, third-order tensor mean) on a CUDA device (docs/stats.md;
+ * the CPU versions are src/stats/entropy.c and tensor_mean.c, whose
+ * definitions and precision choices these follow). Entries of the plugin's
+ * table (cuda_backend.c), which src/stats/device.c reaches through
+ * ax_backend_stats_* in backend.c; inputs and outputs are host memory,
+ * arguments already checked there.
  *
  * entropy-mi: one warp per row (x's row and y's row together: two
  * independent chains), rows taken by the warps of a fixed grid in turn.
@@ -59,7 +61,7 @@ extern "C" {
 /* Most rows per GEMM: each GEMM sums its rows in float, and the blocks'
  * results are added in float into the tensor; bounding both keeps the
  * rounding of large n near the CPU's (whose direct kernel adds blocks of
- * 64 rows). 8192 rows = seed 004's largest N in one GEMM. */
+ * 64 rows). 8192 rows: the largest benchmark size, n = 8192, in one GEMM. */
 #define GEMM_MAX_ROWS 8192
 /* Devices whose buffers are kept. */
 #define MAX_DEVICES 64

@@ -1,0 +1,78 @@
+/* plugin.h: what a backend plugin exports, and how libaxon finds it.
+ *
+ * Every backend but the CPU lives in its own shared object,
+ * libaxon_<name>.so (libaxon_cuda.so), opened the first time one of its
+ * devices is asked for, so that a CPU run never loads a GPU runtime. The
+ * plugin exports one symbol, `ax_backend_plugin_<name>`: a const
+ * ax_backend_plugin (below) describing its devices and creating a backend
+ * (the table of backend.h) on one of them. backend.c looks for the file,
+ * in order:
+ *   1. $AXON_<NAME>_PLUGIN (AXON_CUDA_PLUGIN): a path to the .so;
+ *   2. the folder of the program or libaxon.so holding this loader;
+ *   3. the build folder (tests run from build/tests/);
+ *   4. the install folder (CMAKE_INSTALL_FULL_LIBDIR);
+ *   5. the dynamic loader's search path.
+ * Plugins resolve ax_fail from the program or libaxon.so that loads them
+ * (executables are linked with exported symbols). */
+#ifndef AX_BACKEND_PLUGIN_H
+#define AX_BACKEND_PLUGIN_H
+
+#include "backend/backend.h"
+
+/* Raised whenever ax_backend_plugin or ax_backend_ops change layout or
+ * meaning: a plugin built against other headers is refused, not called. */
+#define AX_BACKEND_PLUGIN_ABI 2
+
+typedef struct ax_backend_plugin {
+    int abi;           /* AX_BACKEND_PLUGIN_ABI of the headers it was built with */
+    size_t ops_size;   /* sizeof(ax_backend_ops) it was built with */
+    const char *name;  /* "cuda": the file's and the symbol's <name> */
+
+    /* Devices visible to this process; 0 when its driver or devices are missing. */
+    int (*device_count)(void);
+    /* One line describing device `index` (see ax_cuda_device_info); fails
+     * naming the devices there are when there is no such device. */
+    ax_status (*device_info)(int index, char *text, size_t capacity);
+    /* A backend on device `index`: AX_STATUS_UNSUPPORTED when there is no
+     * such device (a message saying "no <name> device N", the name in
+     * any case, as tests/test_backend_ops.c checks), AX_STATUS_OUT_OF_MEMORY
+     * when its buffers do not fit. */
+    ax_status (*create)(ax_precision precision, int index, ax_backend **out);
+
+    /* Optional (NULL when the plugin has none): the activation statistics, as
+     * ax_backend_stats_entropy_mi and ax_backend_stats_tensor_mean below. */
+    ax_status (*stats_entropy_mi)(int index, const float *x, const float *y, int64_t rows,
+                                  int64_t d, double sums[3], ax_stats_timing *timing);
+    ax_status (*stats_tensor_mean)(int index, const float *fx, const float *fy, const float *fz,
+                                   int64_t n, int64_t d, float *out, ax_stats_timing *timing);
+} ax_backend_plugin;
+
+/* The plugin `name` (letters, digits and '_'), opened once per process (any
+ * thread); AX_STATUS_UNSUPPORTED with a message saying why when this build
+ * has no such backend or its file cannot be found or used. */
+ax_status ax_backend_plugin_get(const char *name, const ax_backend_plugin **out);
+
+/* A backend on device `index` of backend `name`: "cpu" (index 0 or -1) or
+ * a plugin's. */
+ax_status ax_backend_create_on(const char *name, int index, ax_precision precision,
+                               ax_backend **out);
+
+/* Devices of backend `name`: 1 for "cpu", 0 when the plugin is missing. */
+int ax_backend_device_count(const char *name);
+
+/* The activation statistics (entropy and mutual information, tensor mean)
+ * on device `index` of plugin `name` (for CUDA:
+ * src/backend/cuda/stats.cu), inputs and outputs in host memory, arguments
+ * already checked by src/stats/device.c. entropy_mi gets sums[0] = sum over
+ * rows of sum_i P_i^2, sums[1] = sum over rows of (sum P_i^2)(sum Q_j^2) and
+ * sums[2] = the number of rows holding NaN or Inf; tensor_mean writes the
+ * (d, d, d) mean into out. AX_STATUS_UNSUPPORTED without the plugin, the
+ * device, or statistics in the plugin. timing may be NULL. */
+ax_status ax_backend_stats_entropy_mi(const char *name, int index, const float *x,
+                                      const float *y, int64_t rows, int64_t d, double sums[3],
+                                      ax_stats_timing *timing);
+ax_status ax_backend_stats_tensor_mean(const char *name, int index, const float *fx,
+                                       const float *fy, const float *fz, int64_t n, int64_t d,
+                                       float *out, ax_stats_timing *timing);
+
+#endif

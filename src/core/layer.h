@@ -1,0 +1,135 @@
+/* layer.h: the table of operations each kind of layer provides, and a layer
+ * of a network: its kind, its settings and its view into the arenas. The
+ * network (propagate.c) is a sequence of layers and calls only this table;
+ * a kind of layer is one file, layer_<kind>.c, that fills it, calling the
+ * backend table for its work (darknet's one file per layer kind, llm.c's
+ * layers as views into one parameter allocation). */
+#ifndef AX_CORE_LAYER_H
+#define AX_CORE_LAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "axon.h"
+#include "base/random.h"
+
+typedef struct ax_layer ax_layer;
+typedef struct ax_layer_ops ax_layer_ops;
+
+/* A tensor of a layer's block as a model file stores it, e.g. dense's
+ * "weight" (out, in) at the block's start. */
+enum { AX_LAYER_MAX_TENSORS = 4 };
+typedef struct ax_layer_tensor {
+    const char *name;  /* "weight": the file names it "layers.N.weight" */
+    int rank;          /* 1 or 2 */
+    int64_t shape[2];
+    int64_t offset;    /* into the arena, in reals */
+} ax_layer_tensor;
+
+/* The work a FLOP count covers, by TMVA's FLOP count (ax_net_train_flops). */
+typedef enum ax_layer_work {
+    AX_LAYER_WORK_TRAIN,    /* one forward and backward pass, TMVA's per-layer count */
+    AX_LAYER_WORK_PRODUCTS, /* the part of that count for the products that read the layer's
+                               input: forward, weight gradient and input gradient */
+    AX_LAYER_WORK_FORWARD_PRODUCT, /* the forward product alone (what the profiler counts) */
+    AX_LAYER_WORK_WEIGHT_GRADIENT, /* the weight-gradient product alone */
+} ax_layer_work;
+
+struct ax_layer {
+    const ax_layer_ops *ops;
+    ax_layer_spec spec;        /* the kind and its settings, as configured */
+    ax_activation activation;  /* applied last (every kind so far ends in one) */
+    int64_t in, out;           /* values per row in and out */
+    /* The layer's block of every arena (parameters, gradients, optimizer
+     * state), in reals: [offset, offset + parameter_count). */
+    int64_t offset, parameter_count;
+    int64_t weight_offset, weight_count; /* the weights L2 decays, inside the block */
+    int64_t bias_offset;                 /* the bias (out), inside the block */
+};
+
+struct ax_layer_ops {
+    ax_layer_kind kind;
+    const char *name;
+
+    /* --- the layout text and the settings --------------------------------- */
+    /* Whether item (one comma-separated part of a layout) is in this kind's
+     * syntax, e.g. "128:relu" for dense. */
+    bool (*claims)(const char *item);
+    /* Parses item into spec; output: the network's last layer; messages
+     * start with where ("layout '...': layer 2"). */
+    ax_status (*parse)(const char *item, bool output, const char *where, ax_layer_spec *spec);
+    /* Writes spec as it is parsed ("128:relu"); snprintf's return value. */
+    int (*format)(const ax_layer_spec *spec, char *text, size_t capacity);
+    /* Refuses settings out of range; index counts from 0, output: the last layer. */
+    ax_status (*check)(const ax_layer_spec *spec, int index, bool output);
+    /* The activation the layer ends in. */
+    ax_activation (*activation)(const ax_layer_spec *spec);
+    /* Values per row out of the layer for `in` values per row in. */
+    int64_t (*output_width)(const ax_layer_spec *spec, int64_t in);
+    /* Parameters of the layer for `in` values per row in; in double, so that
+     * a layout claimed by a file cannot overflow before it is refused. */
+    double (*parameters)(const ax_layer_spec *spec, double in);
+    /* Fills layer's widths and its view, the block starting at
+     * layer->offset (set by the caller): parameter_count, weights, bias. */
+    void (*lay_out)(ax_layer *layer, int64_t in);
+
+    /* --- parameters --------------------------------------------------------- */
+    /* The layer's tensors as model files name and shape them (at most
+     * AX_LAYER_MAX_TENSORS); returns how many. */
+    int (*tensors)(const ax_layer *layer, ax_layer_tensor *tensors);
+    /* Draws the initial values of the layer's block in values (the whole
+     * arena, float64), in an order fixed by the seed alone. */
+    void (*init)(const ax_layer *layer, ax_init init, double init_range, ax_rng *rng,
+                 double *values);
+    /* FLOPs of one kind of work over `rows` rows. */
+    double (*flops)(const ax_layer *layer, int64_t rows, ax_layer_work work);
+
+    /* --- passes (index: the layer's place in net->layers; timed there) ------- */
+    /* z (rows, out) = the layer's activated outputs for x (rows, in). */
+    void (*forward)(ax_net *net, int index, const void *x, void *z, int64_t rows);
+    /* delta (rows, out) holds d loss / d outputs (d loss / d pre-activations
+     * when pre_activation): makes it d loss / d pre-activations, in place,
+     * scaled by kept_scale (dropout's), and writes the bias gradient. */
+    void (*backward_activation)(ax_net *net, int index, void *delta, double kept_scale,
+                                bool pre_activation, int64_t rows);
+    /* The weight gradient from delta (rows, out), pre-activation, and the
+     * layer's input x (rows, in), plus l2 W. */
+    void (*backward_weights)(ax_net *net, int index, const void *delta, const void *x,
+                             double l2, int64_t rows);
+    /* previous (rows, in) = d loss / d x for delta (rows, out), pre-activation. */
+    void (*backward_input)(ax_net *net, int index, const void *delta, void *previous,
+                           int64_t rows);
+
+    /* --- capability: outputs linear in the weights ------------------------- */
+    /* Kinds whose pre-activations are a product of the input and the
+     * weights, x M(W)^T, plus the bias, fill these; NULL otherwise. Then
+     * along a search direction D the pre-activations are x W^T + a x D^T, and
+     * the line searches keep both products instead of reading x at each
+     * trial step (propagate_along.c). */
+    /* out (rows, out) = the product of x (rows, in) and the weights block of
+     * arena (the parameters, or a direction in their layout). Timed there. */
+    void (*linear_product)(ax_net *net, int index, const void *x, const void *arena, void *out,
+                           int64_t rows);
+    /* z (rows, out) holds pre-activations without the bias: adds the bias and
+     * applies the activation, in place. Not timed (the caller times it). */
+    void (*bias_activation)(ax_net *net, int index, void *z, int64_t rows);
+};
+
+/* The table of a kind; NULL for a kind that does not exist. */
+const ax_layer_ops *ax_layer_ops_of(ax_layer_kind kind);
+
+/* Layouts (layer.c) */
+/* Checks every layer of config (kind, settings, count). */
+ax_status ax_layout_check(const ax_net_config *config);
+/* Values per row out of layer `layer` of a layout that passed the check. */
+int64_t ax_layout_width(const ax_net_config *config, int layer);
+/* Parameters of a layout that may not have passed the check, in double (0
+ * for a layer of an unknown kind). */
+double ax_layout_parameters(const ax_net_config *config);
+/* Writes the layers as parsed ("128:relu,10:softmax", separator ","), or
+ * with the input width first ("784-128:relu-10:softmax", separator "-"). */
+void ax_layout_text(const ax_net_config *config, bool with_input, char *text, size_t capacity);
+
+extern const ax_layer_ops ax_layer_dense_ops;
+
+#endif

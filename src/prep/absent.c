@@ -1,0 +1,40 @@
+/* absent.c: image preparation in a build without it (AXON_PREP=OFF, or AUTO
+ * where pkg-config found no libarchive, libjpeg and libpng). CMake compiles
+ * this file instead of the rest of src/prep, so the public functions of
+ * axon.h still exist and programs need no #ifdef: ax_prep_run refuses with
+ * AX_STATUS_UNSUPPORTED and says how to rebuild, as
+ * src/dist/mpi_communicator.c does for MPI. batches:DIR data (prep's output,
+ * src/data/batches.c) needs none of these libraries and is always built. */
+#include <string.h>
+
+#include "base/error.h"
+
+ax_prep_options ax_prep_defaults(void)
+{
+    /* The same defaults as pipeline.c: a program may fill its options
+     * before it learns that this build cannot run them. */
+    ax_prep_options options;
+    memset(&options, 0, sizeof options);
+    options.image_size = 256;
+    options.batch_size = 1024;
+    options.seed = 1;
+    options.progress_interval = 0.25;
+    return options;
+}
+
+void ax_prep_summary_free(ax_prep_summary *summary)
+{
+    if (summary)
+        memset(summary, 0, sizeof *summary);
+}
+
+ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progress, void *user,
+                      ax_prep_summary *summary)
+{
+    if (summary) /* filled "as far as the run went": nowhere */
+        memset(summary, 0, sizeof *summary);
+    return ax_fail(AX_STATUS_UNSUPPORTED,
+                   "this build of axon has no image preparation (axon prep); rebuild with it "
+                   "(apt-get install pkg-config libarchive-dev libjpeg62-turbo-dev libpng-dev; "
+                   "cmake -DAXON_PREP=ON)");
+}
