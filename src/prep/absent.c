@@ -3,24 +3,12 @@
  * this file instead of the rest of src/prep, so the public functions of
  * axon.h still exist and programs need no #ifdef: ax_prep_run refuses with
  * AX_STATUS_UNSUPPORTED and says how to rebuild, as
- * src/dist/mpi_communicator.c does for MPI. batches:DIR data (prep's output,
+ * src/dist/mpi_communicator.c does for MPI (the options' defaults stay:
+ * options.c is built either way). batches:DIR data (prep's output,
  * src/data/batches.c) needs none of these libraries and is always built. */
 #include <string.h>
 
 #include "base/error.h"
-
-ax_prep_options ax_prep_defaults(void)
-{
-    /* The same defaults as pipeline.c: a program may fill its options
-     * before it learns that this build cannot run them. */
-    ax_prep_options options;
-    memset(&options, 0, sizeof options);
-    options.image_size = 256;
-    options.batch_size = 1024;
-    options.seed = 1;
-    options.progress_interval = 0.25;
-    return options;
-}
 
 void ax_prep_summary_free(ax_prep_summary *summary)
 {

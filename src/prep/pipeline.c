@@ -44,17 +44,6 @@
 
 enum { WHY_LENGTH = 200 };
 
-void ax_prep_options_init(ax_prep_options *options, size_t size)
-{
-    ax_prep_options defaults;
-    memset(&defaults, 0, sizeof defaults);
-    defaults.image_size = 256;
-    defaults.batch_size = 1024;
-    defaults.seed = 1;
-    defaults.progress_interval = 0.25;
-    ax_sized_fill(options, size, &defaults, sizeof defaults);
-}
-
 void ax_prep_summary_free(ax_prep_summary *summary)
 {
     if (!summary)

@@ -1,0 +1,19 @@
+/* options.c: the defaults of ax_prep_options (ax_prep_defaults in axon.h
+ * calls this). Built with or without the image preparation (CMakeLists.txt,
+ * AXON_PREP): a program may fill its options before it learns that this
+ * build cannot run them (src/prep/absent.c). */
+#include <string.h>
+
+#include "axon.h"
+#include "base/memory.h"
+
+void ax_prep_options_init(ax_prep_options *options, size_t size)
+{
+    ax_prep_options defaults;
+    memset(&defaults, 0, sizeof defaults);
+    defaults.image_size = 256;
+    defaults.batch_size = 1024;
+    defaults.seed = 1;
+    defaults.progress_interval = 0.25;
+    ax_sized_fill(options, size, &defaults, sizeof defaults);
+}
