@@ -10,12 +10,9 @@
  * a Release build and -0.51 in the Debug sanitizer build (float32 alone moves
  * a seed by 0.35 points between them), so 0.5 points failed there. */
 #include "test_util.h"
-
-#include <unistd.h>
+#include "test_datasets.h"
 
 #include "backend/cpu/bf16_gemm.h"
-
-static const char *const folder = "/usr/share/datasets/fashion-mnist";
 
 static double train_mlp(ax_dataset *train, ax_dataset *test, ax_precision precision, uint64_t seed,
                        const char *what)
@@ -47,12 +44,8 @@ static double train_mlp(ax_dataset *train, ax_dataset *test, ax_precision precis
 
 int main(void)
 {
-    if (access(folder, R_OK) != 0)
-        TEST_SKIP("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)");
     ax_dataset *train = NULL, *test = NULL;
-    CHECK_OK(ax_dataset_load_idx_dir(folder, false, &train));
-    CHECK_OK(ax_dataset_load_idx_dir(folder, true, &test));
-    if (!train || !test)
+    if (!test_load_fashion_mnist(&train, &test))
         return test_finish("test_bf16_convergence");
 
     double f32 = 0.0;

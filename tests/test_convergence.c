@@ -13,10 +13,7 @@
  * the issue names. It also checks that the same seed reproduces the run bit
  * for bit. */
 #include "test_util.h"
-
-#include <unistd.h>
-
-static const char *const folder = "/usr/share/datasets/fashion-mnist";
+#include "test_datasets.h"
 
 static double train_b1(ax_dataset *train, ax_dataset *test, uint64_t seed, int epochs,
                        double *parameters_out)
@@ -48,12 +45,8 @@ static double train_b1(ax_dataset *train, ax_dataset *test, uint64_t seed, int e
 
 int main(void)
 {
-    if (access(folder, R_OK) != 0)
-        TEST_SKIP("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)");
     ax_dataset *train = NULL, *test = NULL;
-    CHECK_OK(ax_dataset_load_idx_dir(folder, false, &train));
-    CHECK_OK(ax_dataset_load_idx_dir(folder, true, &test));
-    if (!train || !test)
+    if (!test_load_fashion_mnist(&train, &test))
         return test_finish("test_convergence");
 
     double sum = 0.0;

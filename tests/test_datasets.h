@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "axon.h"
 #include "test_util.h"
@@ -36,6 +37,20 @@ static inline ax_dataset *test_uniform_dataset(int64_t rows, int64_t features, u
         }
     }
     return data;
+}
+
+/* Fashion-MNIST's training and test parts from the Debian package's folder
+ * (dataset-fashion-mnist); skips the test (exit 77) when it is not
+ * installed. false (a failed check) when a part cannot be read. */
+static inline bool test_load_fashion_mnist(ax_dataset **train, ax_dataset **test)
+{
+    static const char *const folder = "/usr/share/datasets/fashion-mnist";
+    if (access(folder, R_OK) != 0)
+        TEST_SKIP("Fashion-MNIST is not installed (apt-get install dataset-fashion-mnist)");
+    *train = *test = NULL;
+    CHECK_OK(ax_dataset_load_idx_dir(folder, false, train));
+    CHECK_OK(ax_dataset_load_idx_dir(folder, true, test));
+    return *train && *test;
 }
 
 #endif

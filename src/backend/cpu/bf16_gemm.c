@@ -156,47 +156,33 @@ static double probe_seconds(void)
  * throughput in multiply-adds per second. */
 #define PROBE_CHAINS 12
 #define PROBE_ROUNDS 20000
-BF16_TARGET __attribute__((noinline)) static double probe_dpbf16(void)
-{
-    __m512 sums[PROBE_CHAINS];
-    for (int i = 0; i < PROBE_CHAINS; i++)
-        sums[i] = _mm512_set1_ps((float)i);
-    __m512bh x = (__m512bh)_mm512_set1_epi32(0x3f803f80), y = (__m512bh)_mm512_set1_epi32(0);
-    double start = probe_seconds();
-    for (int r = 0; r < PROBE_ROUNDS; r++) {
-#pragma GCC unroll 12
-        for (int i = 0; i < PROBE_CHAINS; i++)
-            sums[i] = _mm512_dpbf16_ps(sums[i], x, y);
-        __asm__ volatile("" : "+v"(x));
+/* One probe per instruction: NAME's chains of STEP (sums = STEP(sums, x, y)),
+ * operands of TYPE set to X and Y, LANES multiply-adds per instruction. The
+ * empty asm keeps the compiler from hoisting or folding the chain. */
+#define DEFINE_PROBE(NAME, TYPE, X, Y, STEP, LANES)                                  \
+    BF16_TARGET __attribute__((noinline)) static double NAME(void)                   \
+    {                                                                                \
+        __m512 sums[PROBE_CHAINS];                                                   \
+        for (int i = 0; i < PROBE_CHAINS; i++)                                       \
+            sums[i] = _mm512_set1_ps((float)i);                                      \
+        TYPE x = (X), y = (Y);                                                       \
+        double start = probe_seconds();                                              \
+        for (int r = 0; r < PROBE_ROUNDS; r++) {                                     \
+            _Pragma("GCC unroll 12") for (int i = 0; i < PROBE_CHAINS; i++)          \
+                sums[i] = STEP(sums[i], x, y);                                       \
+            __asm__ volatile("" : "+v"(x));                                          \
+        }                                                                            \
+        double elapsed = probe_seconds() - start;                                    \
+        __m512 total = sums[0];                                                      \
+        for (int i = 1; i < PROBE_CHAINS; i++)                                       \
+            total = _mm512_add_ps(total, sums[i]);                                   \
+        __asm__ volatile("" : : "v"(total));                                         \
+        return (double)PROBE_ROUNDS * PROBE_CHAINS * (LANES) / elapsed;              \
     }
-    double elapsed = probe_seconds() - start;
-    __m512 total = sums[0];
-    for (int i = 1; i < PROBE_CHAINS; i++)
-        total = _mm512_add_ps(total, sums[i]);
-    __asm__ volatile("" : : "v"(total));
-    return (double)PROBE_ROUNDS * PROBE_CHAINS * 32.0 / elapsed;
-}
 
-BF16_TARGET __attribute__((noinline)) static double probe_fma(void)
-{
-    __m512 sums[PROBE_CHAINS];
-    for (int i = 0; i < PROBE_CHAINS; i++)
-        sums[i] = _mm512_set1_ps((float)i);
-    __m512 x = _mm512_set1_ps(1.0f), y = _mm512_setzero_ps();
-    double start = probe_seconds();
-    for (int r = 0; r < PROBE_ROUNDS; r++) {
-#pragma GCC unroll 12
-        for (int i = 0; i < PROBE_CHAINS; i++)
-            sums[i] = _mm512_fmadd_ps(sums[i], x, y);
-        __asm__ volatile("" : "+v"(x));
-    }
-    double elapsed = probe_seconds() - start;
-    __m512 total = sums[0];
-    for (int i = 1; i < PROBE_CHAINS; i++)
-        total = _mm512_add_ps(total, sums[i]);
-    __asm__ volatile("" : : "v"(total));
-    return (double)PROBE_ROUNDS * PROBE_CHAINS * 16.0 / elapsed;
-}
+DEFINE_PROBE(probe_dpbf16, __m512bh, (__m512bh)_mm512_set1_epi32(0x3f803f80),
+             (__m512bh)_mm512_set1_epi32(0), _mm512_dpbf16_ps, 32.0)
+DEFINE_PROBE(probe_fma, __m512, _mm512_set1_ps(1.0f), _mm512_setzero_ps(), _mm512_fmadd_ps, 16.0)
 
 /* Having VDPBF16PS is not enough: on the Xeon this was written on, it
  * retires about 0.45x the multiply-adds of float32 FMAs (where the ISA
