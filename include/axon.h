@@ -48,6 +48,10 @@
  *   before starting threads, or from each thread under a lock of the
  *   program's (tools/axon/replicas.c). ax_build_info_get() fills its text on
  *   the first call: make that call before starting threads.
+ * - ax_train with adapt_threads (the default) changes the BLAS's
+ *   process-wide thread count while it runs (never ax_threads()): when
+ *   several threads of a program train at once, set adapt_threads false
+ *   in each. Replicas and MPI ranks keep their count by themselves.
  * - Backend plugins are loaded once, under a lock, by whichever thread first
  *   asks for a device.
  */
