@@ -2,8 +2,8 @@
 # thread_default.sh [AXON] [IDLE_ROUNDS] [BUSY_ROUNDS]: B1(a) seconds per
 # epoch (axon bench b1a, one run of 5 epochs) with axon's defaults (threads
 # adapting to load, GOMP_SPINCOUNT=1000), the same with
-# GOMP_SPINCOUNT=30000, with --threads 1 and with --threads 2 (fixed),
-# alternating; idle, then beside two busy loops (one per core). Prints
+# GOMP_SPINCOUNT=30000, with --threads 1, with --threads 2 (fixed) and
+# with --replicas 2 (two 1-thread replicas), alternating; idle, then beside two busy loops (one per core). Prints
 # max/min of each column at the end of each part.
 set -u
 axon=${1:-build/axon} idle_rounds=${2:-10} busy_rounds=${3:-5}
@@ -14,9 +14,10 @@ measure() { # measure ROUNDS
         echo "$(epoch "$axon" bench b1a --repeat 1)" \
              "$(GOMP_SPINCOUNT=30000 epoch "$axon" bench b1a --repeat 1)" \
              "$(epoch "$axon" bench b1a --repeat 1 --threads 1)" \
-             "$(epoch "$axon" bench b1a --repeat 1 --threads 2)"
+             "$(epoch "$axon" bench b1a --repeat 1 --threads 2)" \
+             "$(epoch "$axon" bench b1a --repeat 1 --replicas 2)"
     done)
-    echo "default spin30000 threads1 threads2"
+    echo "default spin30000 threads1 threads2 replicas2"
     echo "$out"
     echo "$out" | awk '{for(i=1;i<=NF;i++){if(NR==1||$i<lo[i])lo[i]=$i; if(NR==1||$i>hi[i])hi[i]=$i; s[i]+=$i}}
         END{printf "min  "; for(i=1;i<=NF;i++) printf " %.4f", lo[i]; print "";
