@@ -227,10 +227,14 @@ int64_t ax_dataset_classes(const ax_dataset *dataset);
 int64_t ax_dataset_targets(const ax_dataset *dataset);
 /* Where the data came from, for messages (a path or "synth:linear"). */
 const char *ax_dataset_source(const ax_dataset *dataset);
-/* (rows, features), owned by the dataset, writable. */
+/* (rows, features), owned by the dataset, writable; NULL for a streamed set. */
 float *ax_dataset_features_data(ax_dataset *dataset);
-/* (rows) class labels, or NULL for a regression set. */
+/* (rows) class labels, or NULL for a regression set or a streamed set. */
 int32_t *ax_dataset_labels_data(ax_dataset *dataset);
+/* Whether the set is batches:DIR streamed (ax_data_options.stream): its rows
+ * are read from disk as ax_train (mini-batches) and ax_net_evaluate use
+ * them, and are not in memory. */
+bool ax_dataset_is_streamed(const ax_dataset *dataset);
 /* (rows, targets), or NULL for a classification set. */
 float *ax_dataset_targets_data(ax_dataset *dataset);
 
@@ -392,6 +396,16 @@ typedef struct ax_data_options {
     const char *name;        /* messages name the spec after this, e.g. "--data" gives
                                 "--data SPEC: ..."; NULL gives "SPEC: ..." */
     const char *labels_name; /* the same for the labels file, e.g. "--labels" */
+    /* batches:DIR streamed (docs/cli.md, "Streamed batches"): */
+    bool stream;             /* read the batch files as training and evaluation use them, by a
+                                prefetch thread, at most two files in memory (as uint8): for
+                                ax_train with mini-batches in one process and ax_net_evaluate
+                                (false: the set is loaded whole as float32) */
+    int64_t crop;            /* streamed: rows are crop x crop pieces of the S x S images, random
+                                in training, the centre in evaluation (0: whole images) */
+    bool mirror;             /* streamed: training rows mirrored left-right at random (false) */
+    const char *mean;        /* streamed: a float32 (S, S, C) .npy such as prep's mean.npy,
+                                subtracted before the scaling by 1/255 (NULL: none) */
 } ax_data_options;
 
 /* Fills the first size bytes of *options with the defaults noted above and

@@ -86,7 +86,7 @@ contains stderr "--input and --out are required"
 expect 1 "prep, missing input" -- "$axon" prep --input "$work/nothing" --out "$work/out2"
 contains stderr "nothing: No such file or directory"
 
-expect 0 "train on batches" -- "$axon" train --data "batches:$work/out" --layers 32:relu,2:softmax \
+expect 0 "train on batches (streamed)" -- "$axon" train --data "batches:$work/out" --layers 32:relu,2:softmax --lr 0.01 \
     --epochs 5 --batch 4 --out "$work/model.safetensors"
 contains stdout "12 rows, 3072 features, 2 classes"
 expect 0 "eval on batches" -- "$axon" eval --model "$work/model.safetensors" --data "batches:$work/out"
