@@ -363,7 +363,8 @@ AX_NODISCARD ax_status ax_device_info(ax_device device, char *text, size_t capac
  *                  part, t10k-* as the test part (gzipped or not)
  *   FILE.csv       one row per line (options.csv)
  *   FILE.npy       NumPy features; labels from options.labels, else column 0
- *   batches:DIR    the output of ax_prep_run (pixels / 255; scale is not applied)
+ *   batches:DIR    the output of ax_prep_run (pixels / 255; scale is not applied);
+ *                  with options.stream, read from disk as it is used (below)
  *   synth:linear   TMVA's regression benchmark: synth_rows x synth_features from the
  *                  seed; its test part is the synth_rows/5 rows that follow in
  *                  the same stream (the same w)

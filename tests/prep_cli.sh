@@ -95,6 +95,32 @@ expect 1 "train on a folder without meta.json" -- "$axon" train --data "batches:
     --layers 2:softmax --epochs 1
 contains stderr "meta.json"
 
+# Streamed with cuda-convnet2's augmentation (random 28 x 28 crops, mirrored,
+# less the mean image); eval takes the centre crop.
+expect 0 "train streamed, augmented" -- "$axon" train --data "batches:$work/out" \
+    --layers 32:relu,2:softmax --lr 0.01 --epochs 5 --batch 4 --crop 28 --mirror --subtract-mean \
+    --out "$work/crop.safetensors"
+contains stdout "12 rows, 2352 features, 2 classes"
+expect 0 "eval centre crop" -- "$axon" eval --model "$work/crop.safetensors" \
+    --data "batches:$work/out" --crop 28 --subtract-mean
+contains stdout "12 rows, 2352 features"
+expect 2 "crop without batches" -- "$axon" train --data synth:linear --crop 4
+contains stderr "--crop"
+expect 2 "crop unstreamed" -- "$axon" train --data "batches:$work/out" --layers 2:softmax \
+    --crop 28 --stream off
+contains stderr "--stream off"
+expect 1 "crop with a full batch" -- "$axon" train --data "batches:$work/out" --layers 2:softmax \
+    --crop 28 --optimizer lbfgs
+contains stderr "need the set streamed"
+# A batch file cut short: named, with its place, exit 1, the checkpoints kept.
+rm -rf "$work/cut_out" && cp -r "$work/out" "$work/cut_out"
+size=$(stat -c %s "$work/cut_out/batch_00001.npy")
+head -c $((size - 100)) "$work/out/batch_00001.npy" >"$work/cut_out/batch_00001.npy"
+expect 1 "train on a truncated batch" -- "$axon" train --data "batches:$work/cut_out" \
+    --layers 2:softmax --epochs 1 --batch 4
+contains stderr "batch_00001.npy"
+contains stderr "batch 2 of 3"
+
 if [ "$failures" -ne 0 ]; then
     echo "prep_cli: $failures check(s) failed"
     exit 1
