@@ -1049,6 +1049,10 @@ typedef struct ax_prep_options {
     bool grey;                /* 1 channel (luma, 0.299 R + 0.587 G + 0.114 B) instead of RGB */
     int threads;              /* <= 0: ax_threads() */
     double progress_interval; /* seconds between progress calls, default 0.25 */
+    const char *ground_truth; /* NULL, or a validation set's labels as ILSVRC gives them: input
+                                 holds its images flat, and line i of this file (a number from 1:
+                                 the i-th name of labels_file, else the label named "i") labels
+                                 the i-th image in byte order of the file names */
 } ax_prep_options;
 
 /* Fills the first size bytes of *options with the defaults listed above

@@ -112,6 +112,55 @@ contains stderr "--stream off"
 expect 1 "crop with a full batch" -- "$axon" train --data "batches:$work/out" --layers 2:softmax \
     --crop 28 --optimizer lbfgs
 contains stderr "need the set streamed"
+# A validation set as ILSVRC gives it: images flat, named in an order that is not
+# their labels', and a ground-truth file of 1-based label numbers in file-name order
+# (here the --labels order of the training folders: logo=1, photo=2).
+mkdir -p "$work/val"
+printf 'logo\nphoto\n' >"$work/val_names.txt"
+: >"$work/val_truth.txt"
+for i in 1 2 3 4 5 6; do
+    if [ $((i % 3)) -eq 0 ]; then
+        cp "$photos/logo2.png" "$work/val/ILSVRC2012_val_0000000$i.png"; echo 1 >>"$work/val_truth.txt"
+    else
+        cp "$photos/grace_hopper.jpg" "$work/val/ILSVRC2012_val_0000000$i.JPEG"; echo 2 >>"$work/val_truth.txt"
+    fi
+done
+expect 0 "prep a validation set" -- "$axon" prep --input "$work/val" --out "$work/val_out" --size 32 \
+    --batch 4 --ground-truth "$work/val_truth.txt" --labels "$work/val_names.txt"
+contains stdout "6 images written, 0 skipped, 0 other files ignored; 2 labels"
+expect 0 "eval on the validation set" -- "$axon" eval --model "$work/model.safetensors" \
+    --data "batches:$work/val_out"
+contains stdout "accuracy  100.00%  (6 of 6 rows)"
+# The same as a tar whose members are stored out of name order.
+(cd "$work/val" && tar cf "$work/val.tar" $(ls | sort -r))
+expect 0 "prep a validation tar" -- "$axon" prep --input "$work/val.tar" --out "$work/val_tar_out" \
+    --size 32 --batch 4 --ground-truth "$work/val_truth.txt" --labels "$work/val_names.txt"
+expect 0 "eval on the validation tar" -- "$axon" eval --model "$work/model.safetensors" \
+    --data "batches:$work/val_tar_out"
+contains stdout "accuracy  100.00%  (6 of 6 rows)"
+# Without --labels the labels are named by their numbers.
+expect 0 "prep a validation set, numbers" -- "$axon" prep --input "$work/val" \
+    --out "$work/val_numbers" --size 32 --ground-truth "$work/val_truth.txt"
+grep -q '"labels": \["1", "2"\]' "$work/val_numbers/meta.json" || fail "labels are not named 1, 2"
+head -n 5 "$work/val_truth.txt" >"$work/short_truth.txt"
+expect 1 "ground truth too short" -- "$axon" prep --input "$work/val" --out "$work/val_bad" \
+    --ground-truth "$work/short_truth.txt"
+contains stderr "short_truth.txt: 5 labels for 6 images"
+printf '1\n2\nx\n' >"$work/bad_truth.txt"
+expect 1 "ground truth not numbers" -- "$axon" prep --input "$work/val" --out "$work/val_bad" \
+    --ground-truth "$work/bad_truth.txt"
+contains stderr "bad_truth.txt:3: 'x' is not a label number"
+printf '1\n2\n3\n1\n1\n1\n' >"$work/range_truth.txt"
+expect 1 "ground truth out of range" -- "$axon" prep --input "$work/val" --out "$work/val_bad" \
+    --ground-truth "$work/range_truth.txt" --labels "$work/val_names.txt"
+contains stderr "range_truth.txt:3: '3' is not a label number 1 .. 2"
+expect 1 "ground truth for labelled folders" -- "$axon" prep --input "$work/in" \
+    --out "$work/val_bad" --ground-truth "$work/val_truth.txt"
+contains stderr "must lie flat"
+expect 1 "ground truth missing" -- "$axon" prep --input "$work/val" --out "$work/val_bad" \
+    --ground-truth "$work/nothing.txt"
+contains stderr "nothing.txt: cannot open the ground-truth file"
+
 # A batch file cut short: named, with its place, exit 1, the checkpoints kept.
 rm -rf "$work/cut_out" && cp -r "$work/out" "$work/cut_out"
 size=$(stat -c %s "$work/cut_out/batch_00001.npy")
