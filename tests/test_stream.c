@@ -582,6 +582,12 @@ static void test_bad_files(const char *dir, const set_shape *shape)
         cg.batch_size = 0;
         CHECK_FAILS(ax_train(cg_net, streamed, NULL, NULL, &cg, &summary), AX_STATUS_UNSUPPORTED,
                     "full batch");
+        ax_dataset *part = NULL, *rest = NULL;
+        CHECK_FAILS(ax_dataset_split(streamed, 0.1, 1, &part, &rest), AX_STATUS_UNSUPPORTED,
+                    "streamed");
+        double loss = 0.0;
+        CHECK_FAILS(ax_net_loss_gradient(cg_net, streamed, 0, 1, NULL, &loss, NULL),
+                    AX_STATUS_UNSUPPORTED, "streamed");
         ax_net_free(cg_net);
     }
     ax_dataset_free(streamed);

@@ -280,6 +280,9 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
                                const ax_regularization *regularization, double *loss,
                                double *gradient)
 {
+    if (data && data->stream)
+        return ax_fail(AX_STATUS_UNSUPPORTED, "%s is streamed: its rows are not in memory for "
+                       "ax_net_loss_gradient (open it whole)", data->source);
     AX_TRY(check_regularization(regularization));
     AX_TRY(ax_net_check_data(net, data, "the"));
     if (first < 0 || rows < 1 || first + rows > data->rows)
