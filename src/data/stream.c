@@ -4,7 +4,7 @@
  * a prefetch thread reads the next batch file (uint8, as axon prep wrote
  * it) while the rows of the current one train; a row becomes float32 only
  * when its batch is asked for. At most SLOTS batch files are held, whatever
- * the number of files.
+ * the number of files, and only while a pass runs.
  *
  * A pass (an epoch, or one evaluation) takes the files in an order drawn
  * from (seed, epoch) and the rows of each file in an order drawn from
@@ -274,14 +274,8 @@ void ax_batch_stream_free(ax_batch_stream *s)
     if (!s)
         return;
     ax_batch_stream_end(s);
-    for (int k = 0; k < SLOTS; k++) {
-        free(s->slots[k].pixels);
-        free(s->slots[k].raw_labels);
-        free(s->slots[k].labels);
-    }
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->changed);
-    ax_dataset_free(s->window);
     free(s->file_order);
     free(s->row_order);
     free(s->file_first);
@@ -335,17 +329,39 @@ static ax_status open_stream(const char *dir, int64_t crop, bool mirror, const c
     const size_t largest = (size_t)s->largest_file + 1;
     if (!(s->row_order = malloc(largest * sizeof *s->row_order)))
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", dir);
+    return AX_STATUS_OK;
+}
+
+/* The slots hold files only during a pass: a test set's stream holds none
+ * while the training set's trains. */
+static ax_status allocate_slots(ax_batch_stream *s)
+{
+    const size_t largest = (size_t)s->largest_file + 1;
     for (int k = 0; k < SLOTS; k++) {
         slot *buffer = &s->slots[k];
-        buffer->pixels = malloc(largest * (size_t)s->pixels_per_image);
-        buffer->raw_labels = malloc(largest * 8);
-        buffer->labels = malloc(largest * sizeof *buffer->labels);
+        if (!buffer->pixels)
+            buffer->pixels = malloc(largest * (size_t)s->pixels_per_image);
+        if (!buffer->raw_labels)
+            buffer->raw_labels = malloc(largest * 8);
+        if (!buffer->labels)
+            buffer->labels = malloc(largest * sizeof *buffer->labels);
         if (!buffer->pixels || !buffer->raw_labels || !buffer->labels)
             return ax_fail(AX_STATUS_OUT_OF_MEMORY,
-                           "%s: out of memory for two batch files of %lld images", dir,
+                           "%s: out of memory for two batch files of %lld images", s->dir,
                            (long long)s->largest_file);
     }
     return AX_STATUS_OK;
+}
+
+static void free_slots(ax_batch_stream *s)
+{
+    for (int k = 0; k < SLOTS; k++) {
+        free(s->slots[k].pixels);
+        free(s->slots[k].raw_labels);
+        free(s->slots[k].labels);
+        s->slots[k].pixels = s->slots[k].raw_labels = NULL;
+        s->slots[k].labels = NULL;
+    }
 }
 
 ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const char *mean_path,
@@ -389,6 +405,9 @@ void ax_batch_stream_end(ax_batch_stream *s)
     }
     for (int k = 0; k < SLOTS; k++)
         s->slots[k].state = SLOT_EMPTY;
+    free_slots(s);
+    ax_dataset_free(s->window); /* next pass, next size */
+    s->window = NULL;
     s->stopping = false;
     s->active = false;
     s->held = -1;
@@ -397,6 +416,7 @@ void ax_batch_stream_end(ax_batch_stream *s)
 ax_status ax_batch_stream_begin(ax_batch_stream *s, const ax_stream_pass *pass)
 {
     ax_batch_stream_end(s);
+    AX_TRY(allocate_slots(s));
     s->pass = *pass;
     s->failed = AX_STATUS_OK;
     file_order(s, pass, s->file_order);
