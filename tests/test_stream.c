@@ -267,8 +267,14 @@ static void test_memory_bounded(void)
            streamed_small, streamed_large, streamed_large - streamed_small, whole_large);
     /* Tenfold files: the streamed peak grows by less than the smaller set's
      * float32 copy (the row order, 8 bytes a row, is all that grows), while
-     * the whole set's grows by its 60 MiB. */
+     * the whole set's grows by its 60 MiB. Under AddressSanitizer freed
+     * blocks are quarantined, not reused, so each file's fopen buffers add
+     * to the peak: there the bound is not checked (the figures are shown). */
+#if defined(__SANITIZE_ADDRESS__)
+    printf("memory: AddressSanitizer build: the streamed bound is not checked\n");
+#else
     CHECK(streamed_large - streamed_small < float_copy_small_kib);
+#endif
     CHECK(whole_large - streamed_large > 5 * float_copy_small_kib);
 }
 
