@@ -131,6 +131,15 @@ contains stdout "6 images written, 0 skipped, 0 other files ignored; 2 labels"
 expect 0 "eval on the validation set" -- "$axon" eval --model "$work/model.safetensors" \
     --data "batches:$work/val_out"
 contains stdout "accuracy  100.00%  (6 of 6 rows)"
+expect 0 "eval the validation set as trained" -- "$axon" eval --model "$work/crop.safetensors" \
+    --data "batches:$work/val_out" --crop 28 --mean "$work/out/mean.npy"
+contains stdout "6 rows, 2352 features, 2 classes"
+expect 2 "two mean images" -- "$axon" eval --model "$work/crop.safetensors" \
+    --data "batches:$work/val_out" --mean "$work/out/mean.npy" --subtract-mean
+contains stderr "give one"
+expect 1 "a mean image that is not one" -- "$axon" eval --model "$work/model.safetensors" \
+    --data "batches:$work/val_out" --mean "$work/val_truth.txt"
+contains stderr "val_truth.txt"
 # The same as a tar whose members are stored out of name order.
 (cd "$work/val" && tar cf "$work/val.tar" $(ls | sort -r))
 expect 0 "prep a validation tar" -- "$axon" prep --input "$work/val.tar" --out "$work/val_tar_out" \

@@ -50,23 +50,29 @@ bool data_stream_settings_read(const cli_args *args, const char *spec, data_sett
 {
     static const char *const modes[] = {"auto", "on", "off", NULL}; /* stream_mode */
     int mode = 0;
+    const char *mean_file = NULL;
     if (!(cli_get_choice(args, "stream", modes, &mode) &&
+          cli_get_nonempty(args, "mean", &mean_file) &&
           cli_get_int64(args, "crop", 0, 1000000, &settings->crop) &&
           cli_get_flag(args, "mirror", &settings->mirror) &&
           cli_get_flag(args, "subtract-mean", &settings->subtract_mean)))
         return false;
     settings->stream_mode = (stream_mode)mode;
+    if (mean_file && settings->subtract_mean) {
+        cli_error(args, "--mean FILE and --subtract-mean both name a mean image: give one");
+        return false;
+    }
+    const bool subtract = settings->subtract_mean || mean_file;
     const bool batches = spec && strncmp(spec, "batches:", 8) == 0;
     if (!batches && (settings->stream_mode == STREAM_ON || settings->crop > 0 || settings->mirror ||
-                     settings->subtract_mean)) {
-        cli_error(args, "--stream on, --crop, --mirror and --subtract-mean are for --data "
+                     subtract)) {
+        cli_error(args, "--stream on, --crop, --mirror, --subtract-mean and --mean are for --data "
                         "batches:DIR (axon prep's output)");
         return false;
     }
-    if (settings->stream_mode == STREAM_OFF &&
-        (settings->crop > 0 || settings->mirror || settings->subtract_mean)) {
-        cli_error(args, "--crop, --mirror and --subtract-mean are made as batches are streamed: "
-                        "leave out --stream off");
+    if (settings->stream_mode == STREAM_OFF && (settings->crop > 0 || settings->mirror || subtract)) {
+        cli_error(args, "--crop, --mirror, --subtract-mean and --mean are made as batches are "
+                        "streamed: leave out --stream off");
         return false;
     }
     settings->mean[0] = '\0';
@@ -74,6 +80,11 @@ bool data_stream_settings_read(const cli_args *args, const char *spec, data_sett
         snprintf(settings->mean, sizeof settings->mean, "%s/mean.npy", spec + 8) >=
             (int)sizeof settings->mean) {
         cli_error(args, "--data %s: the folder name is too long", spec);
+        return false;
+    }
+    if (mean_file && snprintf(settings->mean, sizeof settings->mean, "%s", mean_file) >=
+                         (int)sizeof settings->mean) {
+        cli_error(args, "--mean %s: the file name is too long", mean_file);
         return false;
     }
     return true;

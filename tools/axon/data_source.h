@@ -55,7 +55,10 @@
      "streamed batches: mirror training images left-right at random"},                       \
     {"subtract-mean", CLI_FLAG, NULL, NULL,                                                   \
      "streamed batches: subtract --data's mean.npy (axon prep's mean image)\n"               \
-     "from every image, --test's too, before the scaling by 1/255"}
+     "from every image, --test's too, before the scaling by 1/255"},                         \
+    {"mean", CLI_STRING, "FILE", NULL,                                                        \
+     "streamed batches: as --subtract-mean with the mean image FILE, e.g. the\n"             \
+     "training set's mean.npy when evaluating another set"}
 
 typedef enum stream_mode { STREAM_AUTO, STREAM_ON, STREAM_OFF } stream_mode;
 
