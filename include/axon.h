@@ -720,7 +720,12 @@ typedef struct ax_train_summary {
 /* Trains net on train. validation (nullable) drives early stopping; test
  * (nullable) is evaluated after each epoch. Labels are checked against the
  * output width and features against the input width before any work; a
- * config->size the library does not take is refused (AX_STATUS_BAD_ARGUMENT). */
+ * config->size the library does not take is refused (AX_STATUS_BAD_ARGUMENT).
+ * A streamed train set (ax_data_options.stream) takes mini-batches in one
+ * process (a full batch or several ranks: AX_STATUS_UNSUPPORTED); each epoch
+ * reads its files in an order drawn from config->seed and the epoch, and a
+ * file that fails stops training naming it (with a checkpoint prefix,
+ * PREFIX.interrupted is written at the batches done). */
 AX_NODISCARD ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
                                 const ax_dataset *test, const ax_train_config *config,
                                 ax_train_summary *summary);
