@@ -170,6 +170,21 @@ expect 1 "ground truth missing" -- "$axon" prep --input "$work/val" --out "$work
     --ground-truth "$work/nothing.txt"
 contains stderr "nothing.txt: cannot open the ground-truth file"
 
+# A streamed, augmented run resumed from its checkpoint ends with the weights of
+# the run that never stopped; other augmentation is another data set to it.
+streamed=(--data "batches:$work/out" --crop 28 --mirror --subtract-mean)
+expect 0 "streamed run, 2 epochs" -- "$axon" train "${streamed[@]}" --layers 8:relu,2:softmax \
+    --lr 0.01 --batch 4 --epochs 2 --checkpoint "$work/ck" --checkpoint-every 1
+expect 0 "streamed run resumed" -- "$axon" train --resume "$work/ck.epoch-000002.safetensors" \
+    "${streamed[@]}" --epochs 3 --out "$work/resumed.safetensors"
+expect 0 "streamed run, 3 epochs" -- "$axon" train "${streamed[@]}" --layers 8:relu,2:softmax \
+    --lr 0.01 --batch 4 --epochs 3 --out "$work/straight.safetensors"
+cmp -s "$work/resumed.safetensors" "$work/straight.safetensors" ||
+    fail "the resumed streamed run's weights differ from the uninterrupted run's"
+expect 1 "resumed with other augmentation" -- "$axon" train --resume \
+    "$work/ck.epoch-000002.safetensors" --data "batches:$work/out" --crop 28 --epochs 3
+contains stderr "not its values"
+
 # A batch file cut short: named, with its place, exit 1, the checkpoints kept.
 rm -rf "$work/cut_out" && cp -r "$work/out" "$work/cut_out"
 size=$(stat -c %s "$work/cut_out/batch_00001.npy")
