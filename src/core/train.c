@@ -295,6 +295,8 @@ static ax_status check_resume_data(const ax_net *net, const ax_train_state *stat
                        "%s: the training data has the checkpoint's shape but not its values%s",
                        train->source,
                        replicated ? " (the fingerprint of all ranks' rows, in rank order, differs)"
+                       : train->stream ? " (a streamed set is its meta.json with its crop, mirroring "
+                                         "and mean image: give the run's own)"
                                   : "");
     if (now->validation_rows != state->validation_rows ||
         (validation && validation_hash != state->validation_hash))
