@@ -422,12 +422,12 @@ static ax_status next_streamed(trainer *t, int epoch, int64_t b, int64_t count, 
     char message[1200];
     snprintf(message, sizeof message, "%s", ax_error_message());
     const char *prefix = t->config->checkpoint_prefix;
-    ax_status written = prefix ? write_checkpoint(t, true) : AX_STATUS_OK;
-    return ax_fail(status, "%s; training stopped in epoch %d before batch %lld of %lld%s%s%s", message,
-                   epoch, (long long)b + 1, (long long)t->batches,
-                   !prefix ? "" : written == AX_STATUS_OK ? "; checkpoint written to " : "; and the checkpoint could not be written",
-                   prefix && written == AX_STATUS_OK ? prefix : "",
-                   prefix && written == AX_STATUS_OK ? ".interrupted.safetensors" : "");
+    const bool written = prefix && write_checkpoint(t, true) == AX_STATUS_OK;
+    const char *outcome = !prefix ? "" : written ? "; checkpoint written to "
+                                                 : "; the checkpoint could not be written";
+    return ax_fail(status, "%s; training stopped in epoch %d before batch %lld of %lld%s%s%s",
+                   message, epoch, (long long)b + 1, (long long)t->batches, outcome,
+                   written ? prefix : "", written ? ".interrupted.safetensors" : "");
 }
 
 static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double *flops_done)
