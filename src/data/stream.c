@@ -430,10 +430,10 @@ ax_status ax_batch_stream_begin(ax_batch_stream *s, const ax_stream_pass *pass)
     s->next_load = position;
     if (position < files)
         file_rows(s, pass, s->file_order[position], s->row_order);
-    s->active = true;
     if (pthread_create(&s->thread, NULL, prefetch_main, s) != 0)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: cannot start the prefetch thread", s->dir);
     s->thread_running = true;
+    s->active = true; /* only now: a pass without its thread would wait forever */
     return AX_STATUS_OK;
 }
 
