@@ -27,7 +27,9 @@
  *   a rerun with other settings into the same folder is refused;
  * - a write that fails (file size limit: the disk-full path) is reported
  *   naming the file, leaving no partial batch;
- * - ax_dataset_load_batches reads the output as pixels / 255. */
+ * - ax_dataset_load_batches reads the output as pixels / 255.
+ * - a validation set with an ILSVRC ground-truth file (folder and tar stored
+ *   out of name order) gets each image's label by name order. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <archive.h>
@@ -721,6 +723,116 @@ static void check_partial_decode(const image *photo)
     free(part_out);
 }
 
+/* A validation set as ILSVRC gives it (--ground-truth): nine images of one
+ * colour each (class k: channel k-1 bright), flat, written in an order that
+ * is not their names', with one 1-based label number a line in name order.
+ * Prepared from the folder and from a tar whose members are stored in
+ * reverse name order, every row's label must be its colour's; then the
+ * refusals: a short file, a number out of the --labels range. */
+static void check_ground_truth(void)
+{
+    char dir[700], tar[700], truth[700], names[700], out[700], short_truth[700];
+    snprintf(dir, sizeof dir, "%s/val", root);
+    snprintf(tar, sizeof tar, "%s/val.tar", root);
+    snprintf(truth, sizeof truth, "%s/val_truth.txt", root);
+    snprintf(short_truth, sizeof short_truth, "%s/val_short.txt", root);
+    snprintf(names, sizeof names, "%s/val_names.txt", root);
+    mkdir(dir, 0755);
+    enum { IMAGES = 9 };
+    /* file i is named val_<9 - i>: the names sort in the reverse of i. */
+    int classes[IMAGES];
+    blob bytes[IMAGES];
+    char stored[IMAGES][32];
+    for (int i = 0; i < IMAGES; i++) {
+        classes[i] = (i * 5 + 1) % 3 + 1;
+        image picture = {malloc(32 * 32 * 3), 32, 32};
+        for (int p = 0; p < 32 * 32; p++)
+            for (int c = 0; c < 3; c++)
+                picture.rgb[p * 3 + c] = c == classes[i] - 1 ? 230 : 20;
+        bytes[i] = encode_jpeg(&picture, 90, true);
+        free(picture.rgb);
+        snprintf(stored[i], sizeof stored[i], "val_%d.JPEG", IMAGES - i);
+        char path[800];
+        snprintf(path, sizeof path, "%s/%.32s", dir, stored[i]);
+        write_file(path, bytes[i]);
+    }
+    FILE *file = fopen(truth, "w"), *cut = fopen(short_truth, "w"), *list = fopen(names, "w");
+    CHECK(file && cut && list);
+    if (!file || !cut || !list)
+        return;
+    for (int n = 1; n <= IMAGES; n++) { /* name val_n is file IMAGES - n */
+        fprintf(file, "%d\n", classes[IMAGES - n]);
+        if (n < IMAGES)
+            fprintf(cut, "%d\n", classes[IMAGES - n]);
+    }
+    fprintf(list, "red\ngreen\n\nblue\n"); /* a blank line is skipped */
+    fclose(file);
+    fclose(cut);
+    fclose(list);
+    struct archive *archive = archive_write_new();
+    archive_write_set_format_ustar(archive);
+    CHECK(archive_write_open_filename(archive, tar) == ARCHIVE_OK);
+    for (int i = 0; i < IMAGES; i++) /* val_9 first: stored out of name order */
+        archive_add(archive, stored[i], bytes[i].data, bytes[i].size);
+    CHECK(archive_write_close(archive) == ARCHIVE_OK);
+    archive_write_free(archive);
+    for (int i = 0; i < IMAGES; i++)
+        free(bytes[i].data);
+
+    const char *inputs[2] = {dir, tar};
+    for (int in = 0; in < 2; in++) {
+        snprintf(out, sizeof out, "%s/val_out%d", root, in);
+        ax_prep_options options = ax_prep_defaults();
+        options.input = inputs[in];
+        options.output = out;
+        options.image_size = 8;
+        options.batch_size = 4;
+        options.labels_file = names;
+        options.ground_truth = truth;
+        options.progress_interval = 0;
+        ax_prep_summary summary;
+        CHECK_OK(ax_prep_run(&options, NULL, NULL, &summary));
+        CHECK(summary.images_written == IMAGES && summary.labels == 3);
+        ax_prep_summary_free(&summary);
+        ax_dataset *data = NULL;
+        CHECK_OK(ax_dataset_load_batches(out, &data));
+        if (!data)
+            continue;
+        CHECK(ax_dataset_rows(data) == IMAGES && ax_dataset_classes(data) == 3);
+        for (int64_t r = 0; r < ax_dataset_rows(data); r++) {
+            const float *pixel = ax_dataset_features_data(data) + r * 8 * 8 * 3 + (4 * 8 + 4) * 3;
+            int brightest = 0;
+            for (int c = 1; c < 3; c++)
+                brightest = pixel[c] > pixel[brightest] ? c : brightest;
+            CHECK(ax_dataset_labels_data(data)[r] == brightest);
+        }
+        ax_dataset_free(data);
+
+        options.ground_truth = short_truth; /* 8 lines for 9 images */
+        snprintf(out, sizeof out, "%s/val_bad%d", root, in);
+        CHECK_FAILS(ax_prep_run(&options, NULL, NULL, &summary), AX_STATUS_BAD_DATA,
+                    "val_short.txt: 8 labels for 9 images");
+        ax_prep_summary_free(&summary);
+    }
+    /* Without the labels file, 3 is a label; with two names it is not. */
+    FILE *two = fopen(names, "w");
+    CHECK(two != NULL);
+    if (two) {
+        fprintf(two, "red\ngreen\n");
+        fclose(two);
+    }
+    ax_prep_options options = ax_prep_defaults();
+    options.input = dir;
+    options.output = out;
+    options.image_size = 8;
+    options.labels_file = names;
+    options.ground_truth = truth;
+    ax_prep_summary summary;
+    CHECK_FAILS(ax_prep_run(&options, NULL, NULL, &summary), AX_STATUS_BAD_FILE,
+                "is not a label number 1 .. 2");
+    ax_prep_summary_free(&summary);
+}
+
 int main(void)
 {
     check_resize_unit();
@@ -879,6 +991,8 @@ int main(void)
     CHECK_FAILS(run_prep(labels_path, out6, 1, 7, false, NULL, NULL, &summary), AX_STATUS_BAD_FILE,
                 "");
     ax_prep_summary_free(&summary);
+
+    check_ground_truth();
 
     for (int i = 0; i < member_count; i++)
         free(members[i].bytes.data);

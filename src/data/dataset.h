@@ -16,6 +16,9 @@ struct ax_dataset {
     int32_t *labels;       /* (rows) or NULL */
     float *target_values;  /* (rows, targets) or NULL */
     char source[512];      /* path or description, for messages */
+    /* batches:DIR streamed (stream.c): the rows are read as a pass asks for
+     * them; feature_values and labels are NULL, rows counts the rows. */
+    struct ax_batch_stream *stream;
 };
 
 /* Allocates a dataset (see ax_dataset_create) and records its source. */
