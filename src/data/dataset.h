@@ -16,6 +16,7 @@ struct ax_dataset {
     int32_t *labels;       /* (rows) or NULL */
     float *target_values;  /* (rows, targets) or NULL */
     char source[512];      /* path or description, for messages */
+    bool borrowed;         /* the arrays are the caller's (ax_dataset_wrap): not freed */
 };
 
 /* Allocates a dataset (see ax_dataset_create) and records its source. */
