@@ -234,7 +234,66 @@ def _load():
         "folder, or AXON_PREFIX to the prefix `cmake --install` used.")
 
 
-lib, path = _load()
+def _best_openblas_core():
+    """The OpenBLAS core that fits this CPU (tools/axon/blas_env.c's best_core)."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next((line.split(":", 1)[1].split() for line in cpuinfo
+                          if line.startswith("flags")), [])
+    except OSError:
+        return None
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags):
+        return "Cooperlake" if "avx512_bf16" in flags else "SkylakeX"
+    if {"avx2", "fma"} <= set(flags):
+        return "Haswell"
+    return None
+
+
+def _loaded(name):
+    try:
+        with open("/proc/self/maps") as maps:
+            return any(name in line for line in maps)
+    except OSError:
+        return False
+
+
+def _load_tuned():
+    """Loads libaxon in the environment the axon command gives itself
+    (tools/axon/blas_env.c), set only for the load and only where the user set nothing:
+    - OPENBLAS_CORETYPE = the core fitting the CPU: Debian 12's OpenBLAS 0.3.21 does not
+      know newer Intel CPUs and falls back to Prescott's SSE3 kernels (this machine: the
+      Fashion-MNIST MLP 784-128-128-10 took 2x the axon command's time);
+    - GOMP_SPINCOUNT=1000: libgomp's threads spin 300,000 rounds before they sleep, and
+      on a shared machine a spinning thread takes the time slice its partner needs (in
+      this process: 5 epochs of that MLP took 95 s spinning at load 4, 3-7 s with 1000).
+    Both are read once, when OpenBLAS and libgomp are loaded: NumPy loads OpenBLAS and
+    scikit-learn libgomp, so axon should be imported before them; otherwise a warning
+    says what was missed (docs/python.md)."""
+    import warnings
+    added = {}
+    if not os.environ.get("OPENBLAS_CORETYPE") and not os.environ.get(
+            "AXON_KEEP_OPENBLAS_CORETYPE"):
+        core = _best_openblas_core()
+        if core:
+            added["OPENBLAS_CORETYPE"] = core
+    if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+        added["GOMP_SPINCOUNT"] = "1000"
+        if _loaded("libgomp"):
+            warnings.warn("axon was imported after a library that started OpenMP "
+                          "(scikit-learn does), whose threads spin while they wait: training "
+                          "can be many times slower on a busy machine. Import axon first, or "
+                          "set GOMP_SPINCOUNT=1000 in the environment.", RuntimeWarning,
+                          stacklevel=3)
+    os.environ.update(added)
+    try:
+        loaded = _load()
+    finally:
+        for name in added:
+            del os.environ[name]  # not passed on to child processes
+    return loaded
+
+
+lib, path = _load_tuned()
 
 
 def _declare(name, restype, *argtypes):
@@ -353,3 +412,22 @@ def prep_options():
     options = PrepOptions()
     lib.ax_prep_options_init(ctypes.byref(options), ctypes.sizeof(options))
     return options
+
+
+def _check_openblas_kernels():
+    """Warns when OpenBLAS (loaded before axon, by NumPy) runs kernels older than the CPU."""
+    info = lib.ax_build_info_get()
+    best = _best_openblas_core()
+    kernels = (info.blas_kernels or b"").decode()
+    if best and info.blas.startswith(b"OpenBLAS") and kernels.lower() in (
+            "prescott", "core2", "penryn", "dunnington", "nehalem", "sandybridge", "atom",
+            "barcelona", "bulldozer", "piledriver", "steamroller", "excavator", "nano"):
+        import warnings
+        warnings.warn(f"OpenBLAS runs {kernels} kernels on a CPU that fits {best}'s (it was "
+                      "loaded before axon, e.g. by NumPy, and does not know this CPU): GEMMs "
+                      f"are several times slower. Import axon before NumPy, or set "
+                      f"OPENBLAS_CORETYPE={best} in the environment.", RuntimeWarning,
+                      stacklevel=3)
+
+
+_check_openblas_kernels()
