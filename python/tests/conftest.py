@@ -4,3 +4,5 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import axon  # noqa: E402,F401  (before NumPy: docs/python.md)

@@ -11,8 +11,11 @@ if missing:
     print(f"SKIPPED: {sys.executable} lacks {', '.join(missing)} (apt-get install "
           + " ".join("python3-" + name for name in missing) + ")")
     sys.exit(77)
+here = os.path.dirname(os.path.abspath(__file__))
+# axon before NumPy and scikit-learn, as docs/python.md asks (its BLAS and OpenMP settings).
+sys.path.insert(0, os.path.dirname(here))
+import axon  # noqa: E402,F401
 import pytest  # noqa: E402
 
-here = os.path.dirname(os.path.abspath(__file__))
 sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "-W", "error::RuntimeWarning", here]
                      + sys.argv[1:]))
