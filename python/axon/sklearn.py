@@ -9,10 +9,14 @@ uniform with its factors, drawn from random_state in its order), so coefs_
 and intercepts_ can be loaded into scikit-learn's own estimator, and the
 objective is scikit-learn's: for classification axon's cross-entropy equals
 scikit-learn's log loss, and alpha becomes axon's l2 = alpha / rows of the
-batch (the full set for lbfgs and cg); for regression axon's MSE (the mean of
-squared errors) is twice scikit-learn's squared loss (half of it), so l2 is
-2 alpha / rows, SGD's learning rate is halved to take scikit-learn's steps,
-and loss_ and loss_curve_ are axon's figures halved. Stopping follows
+batch (the full set for lbfgs and cg). For regression axon's MSE (the mean of
+squared errors over rows and outputs) is twice the loss scikit-learn reports
+(half that mean), while scikit-learn steps along the gradient of half the
+squared errors summed over outputs and averaged over rows: axon's gradient is
+r = 2 / outputs times that one, so l2 = r alpha / rows and SGD's learning
+rate is divided by r, to take scikit-learn's steps; loss_ and loss_curve_
+are axon's figures halved (with several outputs and alpha > 0 their L2 part
+is r/2 times scikit-learn's). Stopping follows
 scikit-learn's rule (tol, n_iter_no_change, early_stopping with
 validation_fraction), checked after each epoch in the progress callback.
 
@@ -312,8 +316,11 @@ class _AxonMLP(BaseEstimator):
             self.validation_scores_ = None
             self.best_validation_score_ = None
         self._rows = rows
-        # Regression: axon's MSE is twice scikit-learn's squared loss (module docstring).
+        # Regression: axon's MSE (mean over rows and outputs) is twice scikit-learn's
+        # reported squared loss, and its gradient (2 / outputs) times the one scikit-learn
+        # steps with (mean over rows, sum over outputs, halved): module docstring.
         scale = 0.5 if self._regression else 1.0
+        ratio = 2.0 / self.n_outputs_ if self._regression else 1.0
         if stochastic:
             if self.batch_size == "auto":
                 batch = min(200, rows)
@@ -326,10 +333,10 @@ class _AxonMLP(BaseEstimator):
             batch = rows
         # Each solver gets the options it reads; the others keep axon's defaults.
         options = dict(optimizer=_SOLVERS[self.solver], epochs=1 if incremental else self.max_iter,
-                       l2=self.alpha / batch / scale, shuffle=self.shuffle,
+                       l2=self.alpha / batch * ratio, shuffle=self.shuffle,
                        seed=int(random_state.randint(np.iinfo(np.int32).max)))
         if self.solver == "sgd":
-            options.update(batch=batch, lr=self.learning_rate_init * scale, momentum=self.momentum,
+            options.update(batch=batch, lr=self.learning_rate_init / ratio, momentum=self.momentum,
                            nesterov=bool(self.nesterovs_momentum and self.momentum > 0))
         elif self.solver == "adam":
             options.update(batch=batch, lr=self.learning_rate_init, beta1=self.beta_1,
