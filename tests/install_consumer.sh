@@ -5,7 +5,9 @@
 # with CMake's find_package(axon) (axonConfig.cmake), runs both programs, and
 # checks that they ran on the installed libaxon.so, not the build tree's. Also
 # moves the installed tree elsewhere and builds again: both files find the
-# prefix from their own place. Skips (77) without pkg-config or a C compiler.
+# prefix from their own place; and (where Debian's python3 has NumPy) that the
+# installed Python package imports and finds the installed libaxon. Skips (77)
+# without pkg-config or a C compiler.
 set -euo pipefail
 build=$1
 work=$2
@@ -51,6 +53,16 @@ build_both() {
         esac
         "$program" "$out/model.safetensors" || fail "$program failed"
     done
+    # The Python package installed beside the library finds it there.
+    if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+        local found
+        found=$(cd "$out" && env -u AXON_LIBRARY -u AXON_PREFIX PYTHONPATH="$p/lib/python3/dist-packages" \
+                /usr/bin/python3 -c "import axon; print(axon.library_path)")
+        case "$found" in
+            "$p"/*) echo "install_consumer: import axon from $p found $found" ;;
+            *) fail "the installed Python package found libaxon at '$found', not under $p" ;;
+        esac
+    fi
 }
 build_both "$prefix" "$work/first"
 mv "$prefix" "$work/moved"
