@@ -322,6 +322,7 @@ _declare("ax_device_count", c_int, c_char_p)
 _declare("ax_dataset_wrap", c_int, c_int64, c_int64, c_int64, c_int64, POINTER(c_float),
          POINTER(c_int32), POINTER(c_float), c_char_p, POINTER(_P))
 _declare("ax_dataset_open", c_int, c_char_p, POINTER(DataOptions), POINTER(_P))
+_declare("ax_dataset_spec_has_test_part", c_bool, c_char_p)
 _declare("ax_dataset_free", None, _P)
 _declare("ax_dataset_rows", c_int64, _P)
 _declare("ax_dataset_features", c_int64, _P)

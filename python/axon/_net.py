@@ -168,7 +168,8 @@ class Net:
         return self.layer_widths[-1]
 
     @property
-    def activations_names(self):
+    def layer_activations(self):
+        """Each layer's activation name, the output layer last."""
         config = self._config()
         return [lib.ax_activation_name(config.layers[i].dense.activation).decode()
                 for i in range(config.layer_count)]
@@ -441,10 +442,7 @@ def train(data, labels=None, *, layers="auto", test=None, val_split=0.0, loss="a
     if isinstance(test, str) and test == "auto":
         test = None
     test_set = as_dataset(test, name="test") if test is not None else None
-    if test_set is None and isinstance(data, str) and \
-            getattr(lib, "ax_dataset_spec_has_test_part", None):
-        lib.ax_dataset_spec_has_test_part.restype = ctypes.c_bool
-        lib.ax_dataset_spec_has_test_part.argtypes = [ctypes.c_char_p]
+    if test_set is None and isinstance(data, str):
         if lib.ax_dataset_spec_has_test_part(_lib.encode(data)):
             test_set = Dataset.open(data, part="test")
     validation_set = None

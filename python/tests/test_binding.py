@@ -325,3 +325,49 @@ def test_train_with_cli_options_and_validation_split(tmp_path):
     assert reg.layout == "5-2:identity"
     with pytest.raises(OSError, match="no_such"):
         axon.train(str(tmp_path / "no_such.csv"))
+
+
+@pytest.mark.skipif(not os.path.isdir(os.environ.get("AXON_DATASETS", "/usr/share/datasets")
+                                      + "/fashion-mnist"),
+                    reason="no Fashion-MNIST (apt-get install dataset-fashion-mnist)")
+def test_train_on_a_data_set_name_uses_its_test_part():
+    net, summary = axon.train("fashion-mnist", layers="10:softmax", optimizer="adam", epochs=1,
+                              batch=256)
+    assert net.layer_activations == ["softmax"] and net.input_width == 784
+    assert 0.7 < summary["final_test_accuracy"] <= 1  # evaluated on the t10k files
+    assert summary["history"][0]["test_accuracy"] == summary["final_test_accuracy"]
+
+
+def _png(path, pixels):
+    """A minimal RGB PNG (8 bits, no filter) of pixels (h, w, 3) uint8, by zlib alone."""
+    import struct
+    import zlib
+
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    h, w, _ = pixels.shape
+    raw = b"".join(b"\0" + pixels[r].tobytes() for r in range(h))
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+                     + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+@pytest.mark.skipif(not axon.build_info()["prep"], reason="built without AXON_PREP")
+def test_prep_makes_batches_the_loader_reads(tmp_path):
+    rng = np.random.default_rng(3)
+    for label in ("cats", "dogs"):
+        (tmp_path / "in" / label).mkdir(parents=True)
+        for i in range(3):
+            _png(tmp_path / "in" / label / f"{i}.png", rng.integers(0, 256, (8, 8, 3), np.uint8))
+    (tmp_path / "in" / "dogs" / "broken.png").write_bytes(b"\x89PNG not really")
+    calls = []
+    summary = axon.prep(tmp_path / "in", tmp_path / "out", size=4, batch=4, seed=2,
+                        progress=calls.append, progress_interval=0)
+    assert summary["images_found"] == 7 and summary["images_written"] == 6
+    assert summary["images_skipped"] == 1 and summary["labels"] == 2
+    assert any("broken.png" in w for w in summary["warnings"])
+    data = axon.Dataset.open(f"batches:{tmp_path / 'out'}")
+    assert (data.rows, data.features, data.classes) == (6, 4 * 4 * 3, 2)
+    with pytest.raises(OSError):
+        axon.prep(tmp_path / "missing", tmp_path / "out2")
