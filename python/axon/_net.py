@@ -118,11 +118,16 @@ class Net:
         finally:
             lib.ax_net_config_release(ctypes.byref(config))
         self._handle = handle
+        # A network is used by one thread at a time (axon.h "Threads"); the lock makes
+        # concurrent calls from Python threads wait their turn. Reentrant: a training
+        # callback on the training thread may read the weights.
+        self._lock = threading.RLock()
 
     @classmethod
     def _from_handle(cls, handle):
         net = cls.__new__(cls)
         net._handle = handle
+        net._lock = threading.RLock()
         return net
 
     @classmethod
@@ -135,7 +140,8 @@ class Net:
 
     def save(self, path):
         """Writes the model as safetensors (a temporary file renamed: whole or not at all)."""
-        _lib.check(lib.ax_net_save(self._net(), _lib.encode(str(path))))
+        with self._lock:
+            _lib.check(lib.ax_net_save(self._net(), _lib.encode(str(path))))
 
     def _net(self):
         if not self._handle:
@@ -202,7 +208,9 @@ class Net:
     def parameters(self):
         """All parameters as one float64 array, layer by layer [W (out, in), b (out)]."""
         values = np.empty(self.parameter_count, dtype=np.float64)
-        lib.ax_net_parameters_get(self._net(), pointer(values, ctypes.POINTER(ctypes.c_double)))
+        with self._lock:
+            lib.ax_net_parameters_get(self._net(),
+                                      pointer(values, ctypes.POINTER(ctypes.c_double)))
         return values
 
     @parameters.setter
@@ -212,7 +220,9 @@ class Net:
             raise ValueError(f"axon: {values.size} parameters given; the network has "
                              f"{self.parameter_count}")
         check_finite(values.reshape(-1, 1), "parameters")
-        lib.ax_net_parameters_set(self._net(), pointer(values, ctypes.POINTER(ctypes.c_double)))
+        with self._lock:
+            lib.ax_net_parameters_set(self._net(),
+                                      pointer(values, ctypes.POINTER(ctypes.c_double)))
 
     def get_weights(self):
         """[(W (out, in), b (out)), ...] per layer, float64 copies."""
@@ -250,7 +260,8 @@ class Net:
                              f"input width is {self.input_width}")
         check_finite(X)
         out = np.empty((X.shape[0], self.output_width), dtype=np.float32)
-        _lib.check(lib.ax_net_predict(self._net(), pointer(X), X.shape[0], pointer(out)))
+        with self._lock:
+            _lib.check(lib.ax_net_predict(self._net(), pointer(X), X.shape[0], pointer(out)))
         return out
 
     def _dataset(self, data, name):
@@ -267,7 +278,8 @@ class Net:
             raise TypeError("axon: Net.evaluate(X, y): y (labels or targets) is missing")
         data = self._dataset((X, y) if y is not None else X, "X")
         evaluation = _lib.Evaluation()
-        _lib.check(lib.ax_net_evaluate(self._net(), data._handle, ctypes.byref(evaluation)))
+        with self._lock:
+            _lib.check(lib.ax_net_evaluate(self._net(), data._handle, ctypes.byref(evaluation)))
         try:
             classes = evaluation.classes
             confusion = np.ctypeslib.as_array(evaluation.confusion, (classes, classes)).copy() \
@@ -288,7 +300,9 @@ class Net:
             data = Dataset.from_arrays(X, np.zeros((rows, self.output_width), np.float32))
         width = lib.ax_net_layer_width(self._net(), int(layer))
         out = np.empty((rows, max(width, 1)), dtype=np.float32)
-        _lib.check(lib.ax_net_activations(self._net(), data._handle, int(layer), pointer(out)))
+        with self._lock:
+            _lib.check(lib.ax_net_activations(self._net(), data._handle, int(layer),
+                                              pointer(out)))
         return out
 
     # ------------------------------------------------------------ training
@@ -351,6 +365,10 @@ class _Watcher:
     def __call__(self, progress_p, _):
         try:
             p = progress_p.contents
+            now = time.monotonic()
+            due = self.user is not None and now - self.last >= self.interval
+            if not p.epoch_done and not due:
+                return not self.interrupted  # after every step: kept cheap
             info = {name: getattr(p, name) for name, _ in _lib.Progress._fields_}
             if p.epoch_done:
                 self.history.append(info)
@@ -363,8 +381,7 @@ class _Watcher:
                     line += f"  {p.epoch_seconds:.2f} s  {p.gflops:.0f} GFLOP/s"
                     print(line, file=sys.stderr, flush=True)
             go_on = True
-            now = time.monotonic()
-            if self.user is not None and (p.epoch_done or now - self.last >= self.interval):
+            if self.user is not None:
                 self.last = now
                 go_on = self.user(info) is not False
             return go_on and not self.interrupted
@@ -397,7 +414,7 @@ def _run(net, train, validation, test, config, progress, interval, verbose):
     config.progress = callback
     config.progress_interval = 0.0  # after every step: Ctrl-C acts after the current one
     summary = _lib.TrainSummary()
-    with _sigint_sets(watcher):
+    with _sigint_sets(watcher), net._lock:
         status = lib.ax_train(net._net(), train._handle,
                               validation._handle if validation else None,
                               test._handle if test else None,

@@ -371,3 +371,25 @@ def test_prep_makes_batches_the_loader_reads(tmp_path):
     assert (data.rows, data.features, data.classes) == (6, 4 * 4 * 3, 2)
     with pytest.raises(OSError):
         axon.prep(tmp_path / "missing", tmp_path / "out2")
+
+
+def test_one_network_from_several_threads():
+    """A network is used by one thread at a time (axon.h): Net's lock makes concurrent
+    predictions from Python threads wait their turn, each getting the right outputs."""
+    X, y = blobs(rows=2000)
+    net = axon.Net(5, "64:relu,64:relu,3:softmax")
+    net.train(X, y, epochs=1)
+    expected = net.predict(X)
+    errors = []
+
+    def predict_many():
+        for _ in range(20):
+            if not np.array_equal(net.predict(X), expected):
+                errors.append("different outputs")
+
+    threads = [threading.Thread(target=predict_many) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
