@@ -290,6 +290,7 @@ def test_ctrl_c_raises_keyboardinterrupt_after_the_step():
     assert child.returncode == 0
 
 
+@pytest.mark.skipif(not axon.build_info()["stats"], reason="built with AXON_STATS=OFF")
 def test_stats_against_float64_numpy():
     rng = np.random.default_rng(2)
     x = rng.normal(size=(50, 7))
