@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install_consumer.sh BUILD_DIR WORK_DIR: installs the build into a
+# install_consumer.sh BUILD_DIR WORK_DIR [SANITIZE_FLAGS]: installs the build into a
 # temporary prefix (cmake --install --prefix), then builds examples/two_moons.c
 # against that prefix both ways a C user would, with pkg-config (axon.pc) and
 # with CMake's find_package(axon) (axonConfig.cmake), runs both programs, and
@@ -7,10 +7,13 @@
 # moves the installed tree elsewhere and builds again: both files find the
 # prefix from their own place; and (where Debian's python3 has NumPy) that the
 # installed Python package imports and finds the installed libaxon. Skips (77)
-# without pkg-config or a C compiler.
+# without pkg-config or a C compiler. In the sanitizer build SANITIZE_FLAGS
+# (-fsanitize=...) build the example too (AddressSanitizer's runtime must come
+# first), and the Python part is left out (Python is not built with it).
 set -euo pipefail
 build=$1
 work=$2
+sanitize=${3:-}
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 command -v pkg-config >/dev/null || { echo "SKIPPED: pkg-config is not installed"; exit 77; }
 command -v cc >/dev/null || { echo "SKIPPED: no C compiler (cc)"; exit 77; }
@@ -38,11 +41,13 @@ build_both() {
     local libdir
     libdir=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=libdir axon)
     # shellcheck disable=SC2046
-    cc -std=c11 -Wall -Werror "$source_dir/examples/two_moons.c" \
+    # shellcheck disable=SC2086
+    cc -std=c11 -Wall -Werror $sanitize "$source_dir/examples/two_moons.c" \
         $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs axon) -lm -Wl,-rpath,"$libdir" \
         -o "$out/two_moons_pkgconfig"
     cmake -S "$source_dir/examples" -B "$out/cmake" -DCMAKE_PREFIX_PATH="$p" \
-        -DCMAKE_BUILD_TYPE=Release >"$out/cmake.log" 2>&1 || { cat "$out/cmake.log"; fail "find_package(axon) failed"; }
+        -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS="$sanitize" \
+        -DCMAKE_EXE_LINKER_FLAGS="$sanitize" >"$out/cmake.log" 2>&1 || { cat "$out/cmake.log"; fail "find_package(axon) failed"; }
     cmake --build "$out/cmake" >"$out/build.log" 2>&1 || { cat "$out/build.log"; fail "the find_package build failed"; }
     for program in "$out/two_moons_pkgconfig" "$out/cmake/two_moons"; do
         local lib
@@ -54,7 +59,7 @@ build_both() {
         "$program" "$out/model.safetensors" || fail "$program failed"
     done
     # The Python package installed beside the library finds it there.
-    if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+    if [ -z "$sanitize" ] && /usr/bin/python3 -c "import numpy" 2>/dev/null; then
         local found
         found=$(cd "$out" && env -u AXON_LIBRARY -u AXON_PREFIX PYTHONPATH="$p/lib/python3/dist-packages" \
                 /usr/bin/python3 -c "import axon; print(axon.library_path)")
