@@ -394,3 +394,14 @@ def test_one_network_from_several_threads():
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_a_missing_library_says_where_it_looked(tmp_path):
+    python_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    env = dict(os.environ, AXON_LIBRARY=str(tmp_path / "nowhere" / "libaxon.so.0"))
+    run = subprocess.run([sys.executable, "-c", "import axon"], cwd=python_dir, env=env,
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "ImportError: axon: cannot find libaxon (libaxon.so.0). Looked in:" in run.stderr
+    assert f"{tmp_path}/nowhere/libaxon.so.0 ($AXON_LIBRARY): no such file" in run.stderr
+    assert "AXON_PREFIX" in run.stderr  # and how to point at one
