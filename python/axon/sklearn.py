@@ -352,14 +352,10 @@ class _AxonMLP(BaseEstimator):
         except StoppedError:
             if not stopper.stopped:
                 raise
-        finally:
-            # Also on KeyboardInterrupt: the estimator holds the weights of the last step.
-            if early and self._best_weights is not None:
-                self.coefs_, self.intercepts_ = self._best_weights
-                net = self._new_net(self.coefs_, self.intercepts_)
-            else:
-                self.coefs_, self.intercepts_ = self._weights_from(net)
-            self._net, self._net_coefs = net, self.coefs_
+        except KeyboardInterrupt:
+            self._keep_weights(net, early)  # the weights of the last step, then up it goes
+            raise
+        self._keep_weights(net, early)
         if summary is not None and not stochastic:
             # One epoch of a line-search optimizer is one iteration.
             self.loss_ = summary["final_train_loss"] * scale
@@ -378,6 +374,15 @@ class _AxonMLP(BaseEstimator):
                               "reached and the optimization hasn't converged yet.",
                               ConvergenceWarning)
         return self
+
+    def _keep_weights(self, net, early):
+        """coefs_ and intercepts_ from the network, or early stopping's best ones."""
+        if early and self._best_weights is not None:
+            self.coefs_, self.intercepts_ = self._best_weights
+            net = self._new_net(self.coefs_, self.intercepts_)
+        else:
+            self.coefs_, self.intercepts_ = self._weights_from(net)
+        self._net, self._net_coefs = net, self.coefs_
 
     def fit(self, X, y):
         """Fits the network to X (rows, features) and y; returns self."""

@@ -265,3 +265,13 @@ def test_bad_inputs():
     got = MLPClassifier((8,), max_iter=3, random_state=0).fit(integers, y).coefs_
     reference = MLPClassifier((8,), max_iter=3, random_state=0).fit(X * 16, y).coefs_
     assert all(np.array_equal(a, b) for a, b in zip(got, reference))
+
+
+def test_a_library_refusal_leaves_the_estimator_unfitted():
+    X, y = digits()
+    model = MLPClassifier((8,), solver="lbfgs", precision="bfloat16")
+    with pytest.raises(NotImplementedError, match="lbfgs refuses bf16"):
+        model.fit(X, y)
+    assert not hasattr(model, "coefs_")
+    bf16 = MLPClassifier((8,), precision="bfloat16", max_iter=5, random_state=0).fit(X, y)
+    assert bf16._get_net().precision == "bf16" and bf16.loss_curve_[-1] < bf16.loss_curve_[0]
