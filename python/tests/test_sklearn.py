@@ -275,3 +275,48 @@ def test_a_library_refusal_leaves_the_estimator_unfitted():
     assert not hasattr(model, "coefs_")
     bf16 = MLPClassifier((8,), precision="bfloat16", max_iter=5, random_state=0).fit(X, y)
     assert bf16._get_net().precision == "bf16" and bf16.loss_curve_[-1] < bf16.loss_curve_[0]
+
+
+SKLEARN_CHILD = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import axon
+import numpy as np
+from axon.sklearn import MLPClassifier
+rng = np.random.default_rng(0)
+X = rng.normal(size=(3000, 20)).astype(np.float32)
+y = (X[:, 0] > 0).astype(int)
+model = MLPClassifier((32,), batch_size=8, max_iter=1000000, tol=0, n_iter_no_change=10**9,
+                      random_state=0)
+import axon._net as net_module
+original = net_module._Watcher.__call__
+def announce(self, p, user):  # says when the library's first step is done
+    if not getattr(self, "announced", False):
+        self.announced = True
+        print("training", flush=True)
+    return original(self, p, user)
+net_module._Watcher.__call__ = announce
+try:
+    model.fit(X, y)
+except KeyboardInterrupt:
+    print("KeyboardInterrupt | fitted:", hasattr(model, "coefs_"),
+          "| predicts:", model.predict(X[:3]).shape == (3,), flush=True)
+"""
+
+
+def test_ctrl_c_in_fit_keeps_the_last_steps_weights():
+    import signal
+    import subprocess
+    import sys
+    python_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    child = subprocess.Popen([sys.executable, "-c", SKLEARN_CHILD, python_dir],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        # The first step is done and 10^6 epochs remain: the signal comes during fit.
+        assert child.stdout.readline().strip() == "training"
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert "KeyboardInterrupt | fitted: True | predicts: True" in out, out
