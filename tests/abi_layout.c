@@ -3,7 +3,7 @@
  * STRUCTS), one "struct field offset" line each ("struct sizeof N" for the
  * size); python/tests/test_binding.py compares them with ctypes' layout, so
  * a field added to axon.h but not to the binding (or in another place) fails
- * there instead of corrupting memory. The list below was generated from
+ * there instead of corrupting memory. Written by python/tests/make_abi_layout.py from
  * _lib.STRUCTS; a struct or field missing here is reported by that test. */
 #include <stddef.h>
 #include <stdio.h>
