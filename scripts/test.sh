@@ -54,6 +54,6 @@ echo "== tests: valgrind memcheck (the fast tests of the release build)"
 # (over 20 min), test_stats and test_data_synth (1 to 2 min each),
 # test_convergence; and test_backend_ops (the CUDA driver), test_mpi_replicas
 # (Open MPI). `bash scripts/valgrind.sh` runs them all (docs/fuzzing.md).
-bash scripts/valgrind.sh build test_json test_safetensors test_model_file test_data_npy \
+bash scripts/valgrind.sh build test_json test_safetensors test_model_file test_data_npy test_dataset_wrap \
   test_data_csv test_data_idx test_torch_reference test_checkpoint test_keep_best test_chunked \
   test_memory_limits test_gradients test_prep test_loaded_batch
