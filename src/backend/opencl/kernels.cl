@@ -30,7 +30,7 @@ typedef float acc;
 
 #define AT(type, base, offset) ((__global type *)((__global char *)(base) + (offset)))
 
-/* A tree sum over the group; the result in work-item 0. */
+/* A tree sum over the group, in an order fixed by the work-items' indices. */
 static acc group_sum(__local acc *sums, acc v)
 {
     const size_t lid = get_local_id(0);
@@ -41,7 +41,9 @@ static acc group_sum(__local acc *sums, acc v)
             sums[lid] += sums[lid + width];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    return sums[0];
+    const acc total = sums[0];
+    barrier(CLK_LOCAL_MEM_FENCE); /* sums may be reused by a later call */
+    return total;
 }
 
 static real activate(int activation, real v)

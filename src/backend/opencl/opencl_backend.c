@@ -658,6 +658,6 @@ const ax_backend_plugin ax_backend_plugin_opencl = {
     .device_count = device_count,
     .device_info = ax_ocl_device_info,
     .create = create,
-    .stats_entropy_mi = NULL,
-    .stats_tensor_mean = NULL,
+    .stats_entropy_mi = ax_ocl_stats_entropy_mi,
+    .stats_tensor_mean = ax_ocl_stats_tensor_mean,
 };

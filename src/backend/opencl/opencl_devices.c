@@ -14,6 +14,7 @@
 #include "backend/opencl/opencl_internal.h"
 #include "base/error.h"
 #include "kernels_cl.h" /* ax_opencl_source_kernels, made by CMake from kernels.cl */
+#include "stats_cl.h"   /* ax_opencl_source_stats, from stats.cl */
 
 enum { MAX_DEVICES = 64 };
 
@@ -241,9 +242,9 @@ ax_status ax_ocl_device_info(int index, char *text, size_t capacity)
 static ax_status build_program(int index, ax_ocl_device *d, ax_precision precision,
                                cl_program *out)
 {
-    const char *source = ax_opencl_source_kernels;
+    const char *sources[2] = {ax_opencl_source_kernels, ax_opencl_source_stats};
     cl_int code = CL_SUCCESS;
-    cl_program program = clCreateProgramWithSource(d->context, 1, &source, NULL, &code);
+    cl_program program = clCreateProgramWithSource(d->context, 2, sources, NULL, &code);
     if (code != CL_SUCCESS)
         return ax_fail(AX_STATUS_DEVICE, "OpenCL device %d (%s): clCreateProgramWithSource "
                        "failed: %s (%d)", index, d->name, ax_ocl_error_name(code), code);
@@ -276,7 +277,7 @@ static ax_status build_program(int index, ax_ocl_device *d, ax_precision precisi
             snprintf(log, sizeof log, "%s", full);
         free(full);
         clReleaseProgram(program);
-        return ax_fail(AX_STATUS_DEVICE, "OpenCL device %d (%s): clBuildProgram of kernels.cl "
+        return ax_fail(AX_STATUS_DEVICE, "OpenCL device %d (%s): clBuildProgram of kernels.cl and stats.cl "
                        "(%s) failed: %s (%d); build log: %s", index, d->name,
                        precision == AX_PRECISION_F64 ? "float64" : "float32",
                        ax_ocl_error_name(code), code, log[0] ? log : "(empty)");

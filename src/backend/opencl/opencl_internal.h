@@ -195,6 +195,13 @@ void ax_ocl_adam_update(ax_backend *backend, int64_t count, void *params, const 
 void ax_ocl_argmax_rows(ax_backend *backend, const void *outputs, int32_t *host_indices,
                         int64_t rows, int64_t cols);
 
+/* The activation statistics (opencl_stats.c): the plugin table's
+ * stats_entropy_mi and stats_tensor_mean (plugin.h). */
+ax_status ax_ocl_stats_entropy_mi(int index, const float *x, const float *y, int64_t rows,
+                                  int64_t d, double sums[3], ax_stats_timing *timing);
+ax_status ax_ocl_stats_tensor_mean(int index, const float *fx, const float *fy, const float *fz,
+                                   int64_t n, int64_t d, float *out, ax_stats_timing *timing);
+
 /* The plugin's table (opencl_backend.c). */
 extern const ax_backend_plugin ax_backend_plugin_opencl;
 
