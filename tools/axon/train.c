@@ -836,8 +836,8 @@ static bool replicas_allowed(const cli_args *args, const train_request *request)
         return false;
     }
     if (!ax_device_is_cpu(request->net.device)) {
-        cli_error(args, "--replicas trains replicas on the CPU's cores; with --device cuda "
-                        "leave it out (one GPU serves one replica)");
+        cli_error(args, "--replicas trains replicas on the CPU's cores; with a --device "
+                        "leave it out (one device serves one replica)");
         return false;
     }
     return true;

@@ -13,8 +13,9 @@
 
 #include "backend/opencl/opencl_internal.h"
 #include "base/error.h"
-#include "kernels_cl.h" /* ax_opencl_source_kernels, made by CMake from kernels.cl */
-#include "stats_cl.h"   /* ax_opencl_source_stats, from stats.cl */
+/* Generated in the build tree (cmake/embed_text.cmake), hence <>: */
+#include <kernels_cl.h> /* ax_opencl_source_kernels, from kernels.cl */
+#include <stats_cl.h>   /* ax_opencl_source_stats, from stats.cl */
 
 enum { MAX_DEVICES = 64 };
 
