@@ -64,7 +64,7 @@ static void column_sums(ax_ocl_backend *ob, bool apply, ax_activation activation
     ax_ocl_arg_long(&launch, chunks);
     ax_ocl_arg_buffer(&launch, ob->column_partials);
     ax_ocl_arg_array(&launch, out);
-    ax_ocl_run(&launch, (size_t)(chunks * cols), 64);
+    ax_ocl_run(&launch, (size_t)(chunks * cols), ob->group < 64 ? ob->group : 64);
     if (chunks > 1) {
         ax_ocl_launch sum = ax_ocl_begin(ob, AX_OCL_SUM_CHUNKS, "column_sums (chunks)");
         ax_ocl_arg_buffer(&sum, ob->column_partials);
