@@ -49,6 +49,8 @@ int main(void)
     FIELD(ax_progress, epoch_seconds);
     FIELD(ax_progress, gflops);
     FIELD(ax_progress, eta_seconds);
+    FIELD(ax_progress, threads);
+    FIELD(ax_progress, fewer_threads_seconds);
     SIZE(ax_train_config);
     FIELD(ax_train_config, size);
     FIELD(ax_train_config, optimizer);
@@ -79,6 +81,7 @@ int main(void)
     FIELD(ax_train_config, resume);
     FIELD(ax_train_config, communicator);
     FIELD(ax_train_config, check_replicas);
+    FIELD(ax_train_config, adapt_threads);
     SIZE(ax_train_summary);
     FIELD(ax_train_summary, epochs_run);
     FIELD(ax_train_summary, best_epoch);

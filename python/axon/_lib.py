@@ -101,7 +101,8 @@ class Progress(Structure):
                 ("train_loss", c_double), ("validation_loss", c_double),
                 ("validation_accuracy", c_double), ("test_loss", c_double),
                 ("test_accuracy", c_double), ("epoch_seconds", c_double),
-                ("gflops", c_double), ("eta_seconds", c_double)]
+                ("gflops", c_double), ("eta_seconds", c_double), ("threads", c_int),
+                ("fewer_threads_seconds", c_double)]
 
 
 PROGRESS_FN = CFUNCTYPE(c_bool, POINTER(Progress), c_void_p)
@@ -118,7 +119,8 @@ class TrainConfig(Structure):
                 ("progress", PROGRESS_FN), ("progress_user", c_void_p),
                 ("checkpoint_every", c_int), ("checkpoint_prefix", c_char_p),
                 ("keep_checkpoints", c_int), ("checkpoint_note", c_char_p),
-                ("resume", c_void_p), ("communicator", c_void_p), ("check_replicas", c_bool)]
+                ("resume", c_void_p), ("communicator", c_void_p), ("check_replicas", c_bool),
+                ("adapt_threads", c_bool)]
 
 
 class TrainSummary(Structure):
