@@ -126,6 +126,10 @@ int main(void)
     FIELD(ax_data_options, seed);
     FIELD(ax_data_options, name);
     FIELD(ax_data_options, labels_name);
+    FIELD(ax_data_options, stream);
+    FIELD(ax_data_options, crop);
+    FIELD(ax_data_options, mirror);
+    FIELD(ax_data_options, mean);
     SIZE(ax_prep_options);
     FIELD(ax_prep_options, size);
     FIELD(ax_prep_options, input);
@@ -137,6 +141,7 @@ int main(void)
     FIELD(ax_prep_options, grey);
     FIELD(ax_prep_options, threads);
     FIELD(ax_prep_options, progress_interval);
+    FIELD(ax_prep_options, ground_truth);
     SIZE(ax_prep_progress);
     FIELD(ax_prep_progress, images_done);
     FIELD(ax_prep_progress, images_total);

@@ -150,14 +150,15 @@ class CsvOptions(Structure):
 class DataOptions(Structure):
     _fields_ = [("size", c_size_t), ("part", c_int), ("csv", CsvOptions), ("scale", c_double),
                 ("labels", c_char_p), ("synth_rows", c_int64), ("synth_features", c_int64),
-                ("seed", c_uint64), ("name", c_char_p), ("labels_name", c_char_p)]
+                ("seed", c_uint64), ("name", c_char_p), ("labels_name", c_char_p),
+                ("stream", c_bool), ("crop", c_int64), ("mirror", c_bool), ("mean", c_char_p)]
 
 
 class PrepOptions(Structure):
     _fields_ = [("size", c_size_t), ("input", c_char_p), ("output", c_char_p),
                 ("labels_file", c_char_p), ("image_size", c_int64), ("batch_size", c_int64),
                 ("seed", c_uint64), ("grey", c_bool), ("threads", c_int),
-                ("progress_interval", c_double)]
+                ("progress_interval", c_double), ("ground_truth", c_char_p)]
 
 
 class PrepProgress(Structure):

@@ -125,7 +125,7 @@ def test_fashion_mnist_accuracy_within_half_a_point_of_sklearn():
 def test_galaxy_lbfgs_same_fit_as_sklearn():
     """L-BFGS on the galaxy set where the minimum is unique (softmax regression, alpha 100,
     standardised pixels: convex), so that the same fit means the same weights: both
-    optimizers reach scikit-learn's loss to 1e-6 and the same test accuracy (within 0.5
+    optimizers reach scikit-learn's loss to 3e-6 (float32) and the same test accuracy (within 0.5
     points). The 1024-8-3 network has many minima; bench/sklearn_compare.py compares it
     over seeds."""
     from sklearn.preprocessing import StandardScaler
@@ -140,7 +140,9 @@ def test_galaxy_lbfgs_same_fit_as_sklearn():
     ours = MLPClassifier(**settings).fit(X, y)
     theirs = sk.MLPClassifier(**settings).fit(X, y)
     assert ours.n_layers_ == theirs.n_layers_ == 2
-    assert ours.loss_ == pytest.approx(theirs.loss_, rel=1e-6)
+    # float32 against scikit-learn's float64: the order the BLAS sums in moves
+    # axon's loss by about 1e-6 (cpu_backend.c hands it k in blocks of 256)
+    assert ours.loss_ == pytest.approx(theirs.loss_, rel=3e-6)
     for a, b in zip(ours.coefs_ + ours.intercepts_, theirs.coefs_ + theirs.intercepts_):
         np.testing.assert_allclose(a, b, atol=2e-3)
     assert abs(ours.score(Xt, yt) - theirs.score(Xt, yt)) <= 0.005
