@@ -299,10 +299,12 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
             int64_t need = net->layers[l].ops->scratch_reals(&net->layers[l], rows);
             scratch_reals = need > scratch_reals ? need : scratch_reals;
         }
-    char what[200];
-    snprintf(what, sizeof what,
-             "the workspace for a batch of %lld rows (%lld bytes per row, %lld bytes of scratch)",
-             (long long)rows, (long long)row_bytes, (long long)((size_t)scratch_reals * real));
+    char what[200], scratch[64] = "";
+    if (scratch_reals > 0)
+        snprintf(scratch, sizeof scratch, ", %lld bytes of scratch",
+                 (long long)((size_t)scratch_reals * real));
+    snprintf(what, sizeof what, "the workspace for a batch of %lld rows (%lld bytes per row%s)",
+             (long long)rows, (long long)row_bytes, scratch);
     const double bytes = (double)rows * (double)row_bytes + (double)scratch_reals * (double)real;
     if (bytes > 1e18)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s needs %.3g GiB", what, bytes / 1073741824.0);
