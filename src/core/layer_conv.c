@@ -54,7 +54,6 @@ static bool conv_claims(const char *item) { return strncmp(item, "conv", 4) == 0
 
 static ax_status conv_parse(const char *item, bool output, const char *where, ax_layer_spec *spec)
 {
-    (void)output; /* an output convolution is refused by the check, with its reason */
     int64_t filters = 0, height = 0, width = 0, stride = 1, padding = 0;
     const char *cursor = item;
     if (strncmp(cursor, "conv:", 5) != 0)
@@ -90,7 +89,11 @@ static ax_status conv_parse(const char *item, bool output, const char *where, ax
     /* ranges now, so that no later product of a parsed layout can overflow */
     char who[700];
     snprintf(who, sizeof who, "%s ('%s')", where, item);
-    return check_ranges(spec, who);
+    AX_TRY(check_ranges(spec, who));
+    if (output)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: a convolution cannot be the output layer; "
+                       "end with a dense layer (e.g. ...,10:softmax)", who);
+    return AX_STATUS_OK;
 }
 
 static int conv_format(const ax_layer_spec *spec, char *text, size_t capacity)

@@ -36,8 +36,8 @@ static const char *prefix_of(ax_layer_kind kind)
 static bool max_pool_claims(const char *item) { return strncmp(item, "maxpool", 7) == 0; }
 static bool average_pool_claims(const char *item) { return strncmp(item, "avgpool", 7) == 0; }
 
-static ax_status pool_parse_kind(ax_layer_kind kind, const char *item, const char *where,
-                                 ax_layer_spec *spec)
+static ax_status pool_parse_kind(ax_layer_kind kind, const char *item, bool output,
+                                 const char *where, ax_layer_spec *spec)
 {
     char form[160];
     snprintf(form, sizeof form, "%s:WINDOW[/sSTRIDE], e.g. %s:2 or %s:3/s2", prefix_of(kind),
@@ -61,6 +61,9 @@ static ax_status pool_parse_kind(ax_layer_kind kind, const char *item, const cha
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "%s ('%s'): window %lld or stride %lld is out of range (1 to %d)", where,
                        item, (long long)window, (long long)stride, MOST_WINDOW);
+    if (output)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s ('%s'): pooling cannot be the output layer; "
+                       "end with a dense layer (e.g. ...,10:softmax)", where, item);
     *spec = ax_layer_pool(kind, window, stride);
     return AX_STATUS_OK;
 }
@@ -68,15 +71,13 @@ static ax_status pool_parse_kind(ax_layer_kind kind, const char *item, const cha
 static ax_status max_pool_parse(const char *item, bool output, const char *where,
                                 ax_layer_spec *spec)
 {
-    (void)output;
-    return pool_parse_kind(AX_LAYER_MAX_POOL, item, where, spec);
+    return pool_parse_kind(AX_LAYER_MAX_POOL, item, output, where, spec);
 }
 
 static ax_status average_pool_parse(const char *item, bool output, const char *where,
                                     ax_layer_spec *spec)
 {
-    (void)output;
-    return pool_parse_kind(AX_LAYER_AVERAGE_POOL, item, where, spec);
+    return pool_parse_kind(AX_LAYER_AVERAGE_POOL, item, output, where, spec);
 }
 
 static int pool_format(const ax_layer_spec *spec, char *text, size_t capacity)
