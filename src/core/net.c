@@ -134,11 +134,13 @@ static ax_status check_backend_runs_layers(const ax_net *net)
                                   ? layer->ops->missing_operations(net->backend->ops)
                                   : NULL;
         if (missing) {
-            char item[64];
+            char item[64], device[AX_DEVICE_NAME_CAPACITY + 16];
             layer->ops->format(&layer->spec, item, sizeof item);
+            ax_device_format(net->config.device, device, sizeof device);
             return ax_fail(AX_STATUS_UNSUPPORTED,
-                           "layer %d (%s) is not supported on the %s backend (it has no %s)",
-                           l + 1, item, net->backend->ops->name, missing);
+                           "layer %d (%s) is not supported on device %s: its backend has no %s "
+                           "yet",
+                           l + 1, item, device, missing);
         }
     }
     return AX_STATUS_OK;
