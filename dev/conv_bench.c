@@ -2,10 +2,10 @@
  * benchmark's shapes (Fashion-MNIST, batch 128: conv 32 5x5 over 28x28x1,
  * conv 64 5x5 over 12x12x32), to see where the time goes and to weigh
  * alternatives (docs/notes/conv.md):
- *   im2col       axon's, columns in (channel, kh, kw) order (torch's weight
- *                rows): each input value written with a stride of kh kw
- *   im2col_hwc   the alternative order (kh, kw, channel): runs of channels
- *                copied whole (would need the weights permuted each step)
+ *   im2col       axon's, columns in (kh, kw, channel) order: runs of
+ *                channels copied whole (the weights are transposed to match)
+ *   im2col_chw   the alternative, torch's weight-row order (channel, kh,
+ *                kw): no transposes, but a stride of kh kw per value
  *   col2im       axon's input-gradient scatter (a gather per input value)
  *   gemm fwd / wgrad / igrad  OpenBLAS sgemm of the three products
  *   maxpool fwd / bwd  axon's pooling kernels on the first conv's output
@@ -14,6 +14,7 @@
  *
  * build and run: dev/conv_bench.sh */
 #include <cblas.h>
+#include <stdbool.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +46,10 @@ static double now(void)
         printf("\n");                                                              \
     } while (0)
 
-/* (kh, kw, channel) columns: the alternative order. */
-static void im2col_hwc(const ax_window_geometry *g, const float *x, float *columns, int64_t images)
+/* (channel, kh, kw) columns, torch's weight-row order: the alternative
+ * (axon's first version), which needs no weight transposes but writes each
+ * input value with a stride of kh kw. */
+static void im2col_chw(const ax_window_geometry *g, const float *x, float *columns, int64_t images)
 {
     const int64_t kh = g->kernel_height, kw = g->kernel_width, c = g->channels;
     const int64_t patch = c * kh * kw, oh = g->out_height, ow = g->out_width;
@@ -60,15 +63,11 @@ static void im2col_hwc(const ax_window_geometry *g, const float *x, float *colum
                 const int64_t y = oy * g->stride - g->padding + i;
                 for (int64_t j = 0; j < kw; j++) {
                     const int64_t xx = ox * g->stride - g->padding + j;
-                    float *to = column + (i * kw + j) * c;
-                    if (y < 0 || y >= g->height || xx < 0 || xx >= g->width) {
-                        for (int64_t ch = 0; ch < c; ch++)
-                            to[ch] = 0;
-                        continue;
-                    }
+                    float *to = column + i * kw + j;
+                    const bool inside = y >= 0 && y < g->height && xx >= 0 && xx < g->width;
                     const float *from = image + (y * g->width + xx) * c;
                     for (int64_t ch = 0; ch < c; ch++)
-                        to[ch] = from[ch];
+                        to[ch * kh * kw] = inside ? from[ch] : 0;
                 }
             }
         }
@@ -96,7 +95,7 @@ static void layer(const char *name, int64_t h, int64_t w, int64_t c, int64_t f, 
            (long long)h, (long long)w, (long long)c, (long long)f, (long long)k, (long long)k,
            (long long)images, omp_get_max_threads());
     TIME("im2col", 0, ax_cpu_im2col_f32(NULL, &g, x, cols, images));
-    TIME("im2col_hwc", 0, im2col_hwc(&g, x, cols, images));
+    TIME("im2col_chw", 0, im2col_chw(&g, x, cols, images));
     TIME("gemm fwd", flops,
          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)p, (int)f, (int)kk, 1, cols,
                      (int)kk, wts, (int)kk, 0, z, (int)f));

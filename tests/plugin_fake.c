@@ -124,6 +124,7 @@ static ax_status plain_create(ax_precision precision, int index, ax_backend **ou
         plain_ops[slot].col2im = NULL;
         plain_ops[slot].pool_forward = NULL;
         plain_ops[slot].pool_backward = NULL;
+        plain_ops[slot].transpose = NULL;
     }
     backend->ops = &plain_ops[slot];
     *out = backend;

@@ -5,7 +5,8 @@
  *   pooling's backward pass is its forward pass's adjoint, over odd sizes,
  *   strides and paddings, in float64 (what a gradient needs of them, whatever
  *   their loops);
- * - im2col against its definition, element by element;
+ * - im2col against its definition, element by element (columns in (kh, kw,
+ *   channel) order), and the batched transpose;
  * - on a backend without the optional operations (the test plugin's
  *   fake_plain: the CPU with them removed), a network with a convolution or
  *   a pooling layer is refused naming the layer, the device and what its
@@ -72,7 +73,7 @@ static void check_adjoints(ax_backend *cpu, ax_window_geometry g, int64_t images
                                        : 0.0;
                             const int64_t at =
                                 ((n * g.out_height + oy) * g.out_width + ox) * patch +
-                                (ch * g.kernel_height + i) * g.kernel_width + j;
+                                (i * g.kernel_width + j) * g.channels + ch;
                             wrong += cols[at] != expected;
                         }
     CHECK(wrong == 0);
@@ -86,6 +87,15 @@ static void check_adjoints(ax_backend *cpu, ax_window_geometry g, int64_t images
         const double pooled = dot(cols, c, outputs), spread = dot(x, back, inputs);
         CHECK(fabs(pooled - spread) <= 1e-12 * fmax(1, fabs(pooled)));
     }
+    /* transpose: (3, rows, cols) and back */
+    const int64_t rows = g.kernel_height, cols_ = g.channels * g.kernel_width;
+    cpu->ops->transpose(cpu, x, cols, 3, rows, cols_);
+    int64_t misplaced = 0;
+    for (int64_t b = 0; b < 3; b++)
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t col = 0; col < cols_; col++)
+                misplaced += cols[(b * cols_ + col) * rows + r] != x[(b * rows + r) * cols_ + col];
+    CHECK(misplaced == 0);
 done:
     free(x);
     free(back);
@@ -116,7 +126,7 @@ static void check_devices(void)
     CHECK_FAILS(conv_net("conv:3x3x3/p1:tanh,4:softmax", plain, AX_PRECISION_F64, &net),
                 AX_STATUS_UNSUPPORTED,
                 "layer 1 (conv:3x3x3/p1:tanh) is not supported on device fake_plain:0: its "
-                "backend has no im2col and col2im yet");
+                "backend has no im2col, col2im and transpose yet");
     CHECK(net == NULL);
     CHECK_OK(conv_net("16:relu,4:softmax", plain, AX_PRECISION_F32, &net)); /* dense runs */
     ax_net_free(net);

@@ -113,11 +113,11 @@ typedef struct ax_backend_ops {
 
     /* --- images (optional: NULL where a backend lacks them; the network
      * then refuses convolution or pooling layers on it, naming the layer) --- */
-    /* columns (images * out_height * out_width, channels * kernel_height *
-     * kernel_width) = each window position's input values, a row per
-     * position in (image, out row, out column) order, its values in
-     * (channel, kernel row, kernel column) order (a torch.nn.Conv2d weight's
-     * row), 0 where the window covers padding; x (images, height, width,
+    /* columns (images * out_height * out_width, kernel_height * kernel_width
+     * * channels) = each window position's input values, a row per position
+     * in (image, out row, out column) order, its values in (kernel row,
+     * kernel column, channel) order (runs of channels, as the image holds
+     * them), 0 where the window covers padding; x (images, height, width,
      * channels). */
     void (*im2col)(ax_backend *backend, const ax_window_geometry *geometry, const void *x,
                    void *columns, int64_t images);
@@ -137,6 +137,11 @@ typedef struct ax_backend_ops {
      * evenly (mean); overwrites dx. */
     void (*pool_backward)(ax_backend *backend, bool max, const ax_window_geometry *geometry,
                           const void *x, const void *dy, void *dx, int64_t images);
+    /* dst (batches, cols, rows) = each of the batches (rows, cols) matrices of
+     * src transposed (a convolution's weights between torch's (filters,
+     * channels, kh kw) and the columns' (filters, kh kw, channels)). */
+    void (*transpose)(ax_backend *backend, const void *src, void *dst, int64_t batches,
+                      int64_t rows, int64_t cols);
 
     /* Waits until queued work is done (timing and host reads). */
     void (*synchronize)(ax_backend *backend);

@@ -62,6 +62,13 @@ struct ax_layer {
     int64_t offset, parameter_count;
     int64_t weight_offset, weight_count; /* the weights L2 decays, inside the block */
     int64_t bias_offset;                 /* the bias (out), inside the block */
+    /* Its part of net->scratch (ops->scratch_reals reals from here), set by
+     * ax_net_reserve; and what a kind keeps there between passes: the input
+     * and rows whose convolution columns it holds (NULL: none), so that the
+     * weight gradient reuses the forward pass's columns. */
+    int64_t scratch_offset;
+    const void *columns_input;
+    int64_t columns_rows;
 };
 
 struct ax_layer_ops {

@@ -295,12 +295,15 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
     size_t row_bytes = (size_t)((copy_input ? net->config.input_width : 0) + 2 * net->max_width + 1) * real;
     for (int l = 0; l < net->layer_count; l++)
         row_bytes += (size_t)net->layers[l].out * real;
+    /* each layer its own part: a convolution keeps its columns from the
+     * forward pass to the backward pass */
     int64_t scratch_reals = 0;
-    for (int l = 0; l < net->layer_count; l++)
-        if (net->layers[l].ops->scratch_reals) {
-            int64_t need = net->layers[l].ops->scratch_reals(&net->layers[l], rows);
-            scratch_reals = need > scratch_reals ? need : scratch_reals;
-        }
+    for (int l = 0; l < net->layer_count; l++) {
+        net->layers[l].scratch_offset = scratch_reals;
+        net->layers[l].columns_input = NULL;
+        if (net->layers[l].ops->scratch_reals)
+            scratch_reals += net->layers[l].ops->scratch_reals(&net->layers[l], rows);
+    }
     char what[200], scratch[64] = "";
     if (scratch_reals > 0)
         snprintf(scratch, sizeof scratch, ", %lld bytes of scratch",

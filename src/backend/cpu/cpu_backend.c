@@ -186,6 +186,7 @@ static void cpu_bf16_destroy(ax_backend *backend)
         .col2im = ax_cpu_col2im_##suffix,                   \
         .pool_forward = ax_cpu_pool_forward_##suffix,       \
         .pool_backward = ax_cpu_pool_backward_##suffix,     \
+        .transpose = ax_cpu_transpose_##suffix,             \
         .synchronize = cpu_synchronize,                     \
         .status = cpu_status,                               \
         .destroy = destroy_function,                        \
