@@ -131,9 +131,14 @@ bool ax_layout_input_shape_text(const ax_net_config *config, char *text, size_t 
 {
     const int64_t *image = config->input_shape;
     const bool is_image = image[0] || image[1] || image[2];
-    snprintf(text, capacity, is_image ? "%lldx%lldx%lld" : "", (long long)image[0],
-             (long long)image[1], (long long)image[2]);
-    return is_image;
+    if (!is_image) {
+        if (capacity > 0)
+            text[0] = '\0';
+        return false;
+    }
+    snprintf(text, capacity, "%lldx%lldx%lld", (long long)image[0], (long long)image[1],
+             (long long)image[2]);
+    return true;
 }
 
 ax_status ax_layout_input_shape_parse(const char *text, ax_net_config *config)
