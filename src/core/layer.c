@@ -183,6 +183,15 @@ static ax_status check_input_shape(const ax_net_config *config)
  * through an unchecked layout stops there before a product can overflow. */
 static const int64_t WIDEST_SHAPE = (int64_t)1 << 40;
 
+static bool shape_fits(ax_layer_shape shape)
+{
+    return shape.height >= 0 && shape.width >= 0 && shape.channels >= 0 &&
+           shape.height <= WIDEST_SHAPE && shape.width <= WIDEST_SHAPE &&
+           shape.channels <= WIDEST_SHAPE &&
+           (double)shape.height * (double)shape.width * (double)shape.channels <=
+               (double)WIDEST_SHAPE;
+}
+
 ax_status ax_layout_check(const ax_net_config *config)
 {
     if (config->layer_count < 1 || config->layer_count > AX_MAX_LAYERS)
@@ -218,8 +227,13 @@ ax_status ax_layout_check(const ax_net_config *config)
 int64_t ax_layout_width(const ax_net_config *config, int layer)
 {
     ax_layer_shape shape = ax_layout_input_shape(config);
-    for (int l = 0; l <= layer; l++)
+    if (!shape_fits(shape))
+        return 0;
+    for (int l = 0; l <= layer; l++) {
         shape = ax_layer_ops_of(config->layers[l].kind)->output_shape(&config->layers[l], shape);
+        if (!shape_fits(shape))
+            return 0; /* an unchecked layout no network can have */
+    }
     return ax_layer_shape_values(shape);
 }
 
@@ -231,10 +245,7 @@ double ax_layout_parameters(const ax_net_config *config)
         const ax_layer_ops *ops = ax_layer_ops_of(config->layers[l].kind);
         if (!ops)
             return 0.0;
-        if (shape.height < 0 || shape.width < 0 || shape.channels < 0 ||
-            shape.height > WIDEST_SHAPE || shape.width > WIDEST_SHAPE ||
-            shape.channels > WIDEST_SHAPE || (double)shape.height * (double)shape.width *
-                                                     (double)shape.channels > (double)WIDEST_SHAPE)
+        if (!shape_fits(shape))
             return HUGE_VAL; /* no network can be this wide: more than any file holds */
         count += ops->parameters(&config->layers[l], shape);
         shape = ops->output_shape(&config->layers[l], shape);
