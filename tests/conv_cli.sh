@@ -91,6 +91,15 @@ echo "conv_cli: sgd and lbfgs resumed from a checkpoint give the uninterrupted m
     fail "predict with the --init-from model failed"
 cmp -s before.csv after.csv || fail "--init-from with learning rate 1e-30 changed the predictions"
 [ "$(wc -l <before.csv)" -eq 241 ] || fail "predict wrote $(wc -l <before.csv) lines, not 241"
+# Images of another shape with as many values per row are refused, not misread.
+/usr/bin/python3 -c "import numpy as np; np.save('transposed.npy', np.ascontiguousarray(np.load('images.npy').transpose(0, 2, 1, 3)))" ||
+    fail "NumPy could not write transposed.npy"
+for command in predict eval; do
+    "$axon" $command --model whole-sgd.safetensors --data transposed.npy --labels labels.npy \
+        >out.txt 2>err.txt && fail "$command took 9x10x2 images for a 10x9x2 model"
+    grep -qF "transposed.npy holds 9x10x2 images but whole-sgd.safetensors takes 10x9x2 (height x width x channels)" err.txt ||
+        { cat err.txt; fail "$command: no message naming both shapes"; }
+done
 echo "conv_cli: --init-from a conv model keeps its weights; predict reads its image shape"
 
 # Refusals, the message naming what is wrong: a malformed layout is a usage
