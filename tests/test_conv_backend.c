@@ -12,7 +12,10 @@
  *   a pooling layer is refused naming the layer, the device and what its
  *   backend lacks, while a dense network runs;
  * - through the plugin loader (fake: the CPU's code behind it) a conv
- *   network gives the CPU's loss and gradient bit for bit. */
+ *   network gives the CPU's loss and gradient bit for bit;
+ * - the library's refusals of bad image settings (a shape that does not hold
+ *   the row, malformed items, shapes that do not fit), naming what is wrong,
+ *   and a layout written back as parsed with the widths it implies. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -166,6 +169,72 @@ static void check_devices(void)
     ax_net_free(plugin);
 }
 
+/* The library refuses bad image settings itself, naming what is wrong, and
+ * writes a layout back as it was parsed. */
+static void check_library_refusals(void)
+{
+    ax_dataset *data = NULL;
+    CHECK_OK(ax_dataset_create(2, 84, 3, 0, &data));
+    if (data) {
+        int64_t shape[3] = {1, 1, 1};
+        CHECK(!ax_dataset_image_shape(data, shape) && shape[0] == 0);
+        CHECK_FAILS(ax_dataset_set_image_shape(data, (int64_t[3]){7, 6, 3}), AX_STATUS_BAD_ARGUMENT,
+                    "an image shape of 7x6x3 does not hold its 84 features per row");
+        CHECK_FAILS(ax_dataset_set_image_shape(data, (int64_t[3]){-7, -6, 2}), AX_STATUS_BAD_ARGUMENT,
+                    "does not hold its 84 features per row");
+        CHECK_OK(ax_dataset_set_image_shape(data, (int64_t[3]){7, 6, 2}));
+        CHECK(ax_dataset_image_shape(data, shape) && shape[0] == 7 && shape[1] == 6 && shape[2] == 2);
+        ax_dataset_free(data);
+    }
+    ax_net_config config = ax_net_defaults();
+    ax_net *net = NULL;
+    config.input_width = 84;
+    config.input_shape[0] = 7, config.input_shape[1] = 6, config.input_shape[2] = 3;
+    CHECK_OK(ax_layers_parse("conv:2x3x3,4:softmax", &config));
+    CHECK_FAILS(ax_net_create(&config, &net), AX_STATUS_BAD_ARGUMENT,
+                "the input image shape 7x6x3 (height x width x channels) does not hold the input "
+                "width of 84 values");
+    config.input_shape[2] = 2;
+    CHECK_OK(ax_layers_parse("conv:2x8x3,4:softmax", &config));
+    CHECK_FAILS(ax_net_create(&config, &net), AX_STATUS_BAD_ARGUMENT,
+                "layer 1 (conv:2x8x3:relu): its 8x3 kernel is larger than its input, 7x6x2");
+    CHECK_OK(ax_layers_parse("avgpool:2/s3,maxpool:3,4:softmax", &config));
+    CHECK_FAILS(ax_net_create(&config, &net), AX_STATUS_BAD_ARGUMENT,
+                "layer 2 (maxpool:3): its 3x3 window leaves nothing of its input, 2x2x2");
+    static const struct {
+        const char *layers, *message;
+    } bad[] = {
+        {"conv:,4", "'conv:' ends too early; expected conv:FILTERSxHEIGHTxWIDTH"},
+        {"convolution:3x3x3,4", "'convolution:3x3x3' stops fitting at character 5 ('olution:3x3x3')"},
+        {"conv:0x3x3,4", "('conv:0x3x3'): 0 filters is out of range (1 to 16777216)"},
+        {"conv:3x3x3/s0,4", "stride 0 is out of range (1 to 1024)"},
+        {"conv:3x3x3/p1/s2,4", "stops fitting at character 14 ('/s2')"},
+        {"conv:3x2000x3,4", "kernel 2000x3 is out of range (sides 1 to 1024)"},
+        {"conv:3x3x3:swish,4", "layer 1 ('conv:3x3x3:swish')"},
+        {"maxpool:0,4", "window 0 or stride 0 is out of range (1 to 1024)"},
+        {"avgpool:2/s,4", "'avgpool:2/s' ends too early; expected avgpool:WINDOW[/sSTRIDE]"},
+        {"avgpool:2x2,4", "stops fitting at character 10 ('x2')"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_FAILS(ax_layers_parse(bad[i].layers, &config), AX_STATUS_BAD_ARGUMENT,
+                    bad[i].message);
+    const char *layout = "conv:32x5x5:relu,maxpool:2,avgpool:3/s2,conv:8x3x3/s2/p1:tanh,10:softmax";
+    config.input_width = 784;
+    config.input_shape[0] = 28, config.input_shape[1] = 28, config.input_shape[2] = 1;
+    CHECK_OK(ax_layers_parse(layout, &config));
+    char text[256];
+    ax_layers_format(&config, text, sizeof text);
+    CHECK(strcmp(text, "28x28x1-conv:32x5x5:relu-maxpool:2-avgpool:3/s2-conv:8x3x3/s2/p1:tanh-"
+                       "10:softmax") == 0);
+    CHECK_OK(ax_net_create(&config, &net));
+    if (net) { /* 28 -> 24 -> 12 -> 5 -> 3: 3x3x8 into the dense layer */
+        CHECK(ax_net_layer_width(net, 3) == 72);
+        CHECK(ax_net_parameter_count(net) == 32 * 25 + 32 + 8 * 32 * 9 + 8 + 72 * 10 + 10);
+    }
+    ax_net_free(net);
+    ax_net_config_release(&config);
+}
+
 int main(void)
 {
     setenv("AXON_FAKE_PLUGIN", AXON_TEST_PLUGIN, 1);
@@ -183,5 +252,6 @@ int main(void)
         cpu->ops->destroy(cpu);
     }
     check_devices();
+    check_library_refusals();
     return test_finish("test_conv_backend");
 }
