@@ -493,7 +493,8 @@ static void test_image_operations(const backends *b)
     }
     const int64_t images = 3;
     /* height, width, channels, kernel h, w, stride, padding, out h, w */
-    const ax_window_geometry shapes[] = {{9, 7, 3, 3, 2, 2, 1, 5, 4}, {6, 6, 5, 3, 3, 1, 0, 4, 4}};
+    const ax_window_geometry shapes[] = {
+        {9, 7, 3, 3, 2, 2, 1, 5, 4}, {6, 6, 5, 3, 3, 1, 0, 4, 4}, {8, 6, 3, 2, 2, 2, 0, 4, 3}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const ax_window_geometry *g = &shapes[s];
         const int64_t inputs = images * g->height * g->width * g->channels;

@@ -246,6 +246,7 @@ int main(void)
         const ax_window_geometry shapes[] = {
             {7, 6, 2, 3, 3, 1, 1, 0, 0}, {9, 4, 1, 5, 5, 2, 2, 0, 0}, {5, 5, 3, 3, 2, 3, 1, 0, 0},
             {8, 7, 4, 2, 2, 2, 0, 0, 0}, {6, 9, 2, 3, 3, 2, 0, 0, 0}, {4, 4, 5, 4, 1, 1, 0, 0, 0},
+            {8, 6, 3, 2, 2, 2, 0, 0, 0}, /* windows tiling the image */
         };
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             check_adjoints(cpu, shapes[s], 3);

@@ -5,7 +5,7 @@
  *
  * Each case is a small network over odd-sized images (7x6x2, 5x5x3, 9x4x1),
  * with strides 1 to 3, paddings 0 to 2, rectangular kernels, overlapping
- * and non-overlapping pooling windows, every kind first and not first (so
+ * and non-overlapping pooling windows (some tiling their input exactly), every kind first and not first (so
  * that each kind's input gradient is used), and each activation, under
  * softmax + cross-entropy and identity + MSE, plain, with L2, and with
  * dropout (a fixed key makes the loss a fixed function of the parameters).
@@ -42,6 +42,8 @@ static const conv_case cases[] = {
     {"avgpool:2/s1,conv:3x3x2/s3/p1:tanh,maxpool:2/s1,3:identity", {5, 5, 3}, true},
     {"conv:3x3x3/s1/p2:relu,maxpool:3/s2,5:tanh,4:softmax", {5, 5, 3}, false},
     {"conv:2x4x1/s1/p0:identity,maxpool:2/s1,avgpool:2,4:softmax", {9, 4, 1}, false},
+    /* windows that tile their input exactly (the kernels' no-zeroing path) */
+    {"conv:3x3x3/p1:tanh,maxpool:2,conv:2x3x3/p1:sigmoid,avgpool:2,4:softmax", {8, 8, 2}, false},
 };
 
 typedef struct variant {
