@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
-# thread_default.sh [AXON] [ROUNDS]: B1(a) seconds per epoch (axon bench b1a,
-# one run) with axon's default OpenMP waiting (GOMP_SPINCOUNT=1000), with
-# GOMP_SPINCOUNT=30000, with OMP_WAIT_POLICY=passive and with --threads 1,
-# alternating; idle, then beside two busy loops (one per core).
+# thread_default.sh [AXON] [IDLE_ROUNDS] [BUSY_ROUNDS]: B1(a) seconds per
+# epoch (axon bench b1a, one run of 5 epochs) with axon's defaults (threads
+# adapting to load, GOMP_SPINCOUNT=1000), the same with
+# GOMP_SPINCOUNT=30000, with --threads 1, with --threads 2 (fixed) and
+# with --replicas 2 (two 1-thread replicas), alternating; idle, then beside two busy loops (one per core). Prints
+# max/min of each column at the end of each part.
 set -u
-axon=${1:-build/axon} rounds=${2:-3}
+axon=${1:-build/axon} idle_rounds=${2:-10} busy_rounds=${3:-5}
 epoch() { "$@" 2>&1 | grep -o "run 1: [0-9.]*" | cut -d' ' -f3; }
-measure() {
-    for _ in $(seq "$rounds"); do
-        echo "default $(epoch "$axon" bench b1a --repeat 1)" \
-             " spin30000 $(GOMP_SPINCOUNT=30000 epoch "$axon" bench b1a --repeat 1)" \
-             " passive $(OMP_WAIT_POLICY=passive epoch "$axon" bench b1a --repeat 1)" \
-             " threads1 $(epoch "$axon" bench b1a --repeat 1 --threads 1)"
-    done
+measure() { # measure ROUNDS
+    local out
+    out=$(for _ in $(seq "$1"); do
+        echo "$(epoch "$axon" bench b1a --repeat 1)" \
+             "$(GOMP_SPINCOUNT=30000 epoch "$axon" bench b1a --repeat 1)" \
+             "$(epoch "$axon" bench b1a --repeat 1 --threads 1)" \
+             "$(epoch "$axon" bench b1a --repeat 1 --threads 2)" \
+             "$(epoch "$axon" bench b1a --repeat 1 --replicas 2)"
+    done)
+    echo "default spin30000 threads1 threads2 replicas2"
+    echo "$out"
+    echo "$out" | awk '{for(i=1;i<=NF;i++){if(NR==1||$i<lo[i])lo[i]=$i; if(NR==1||$i>hi[i])hi[i]=$i; s[i]+=$i}}
+        END{printf "min  "; for(i=1;i<=NF;i++) printf " %.4f", lo[i]; print "";
+            printf "mean "; for(i=1;i<=NF;i++) printf " %.4f", s[i]/NR; print "";
+            printf "max/min"; for(i=1;i<=NF;i++) printf " %.3f", hi[i]/lo[i]; print ""}'
 }
 echo "idle ($(uptime | sed 's/.*load/load/'))"
-measure
+measure "$idle_rounds"
 sh -c 'while :; do :; done' & busy1=$!
 sh -c 'while :; do :; done' & busy2=$!
 trap 'kill $busy1 $busy2 2>/dev/null' EXIT
 sleep 2
 echo "beside two busy loops ($(uptime | sed 's/.*load/load/'))"
-measure
+measure "$busy_rounds"

@@ -48,6 +48,10 @@
  *   before starting threads, or from each thread under a lock of the
  *   program's (tools/axon/replicas.c). ax_build_info_get() fills its text on
  *   the first call: make that call before starting threads.
+ * - ax_train with adapt_threads (the default) changes the BLAS's
+ *   process-wide thread count while it runs (never ax_threads()): when
+ *   several threads of a program train at once, set adapt_threads false
+ *   in each. Replicas and MPI ranks keep their count by themselves.
  * - Backend plugins are loaded once, under a lock, by whichever thread first
  *   asks for a device.
  */
@@ -171,7 +175,9 @@ void ax_optimizer_names_using(ax_optimizer_setting setting, char *text, size_t c
 /* Sets the threads used by OpenMP loops and the BLAS; n <= 0 means the
  * default (OMP_NUM_THREADS, else the number of cores). */
 AX_NODISCARD ax_status ax_set_threads(int n);
-/* The threads currently in use. */
+/* The threads set (ax_set_threads, or the default); a training run may use
+ * fewer of them while other processes hold the cores
+ * (ax_train_config.adapt_threads; ax_progress.threads says how many). */
 int ax_threads(void);
 
 /* How AX_PRECISION_BF16's GEMMs run here. Native: on VDPBF16PS
@@ -650,6 +656,9 @@ typedef struct ax_progress {
     double epoch_seconds;      /* training time of the epoch (evaluation excluded) */
     double gflops;             /* achieved, by TMVA's FLOP count (ax_net_train_flops) */
     double eta_seconds;
+    int threads;               /* threads in use (see ax_train_config.adapt_threads) */
+    double fewer_threads_seconds; /* of epoch_seconds, the time on fewer threads than
+                                     ax_threads() */
 } ax_progress;
 
 /* Called during training; returning false stops training (AX_STATUS_INTERRUPTED). */
@@ -717,13 +726,19 @@ typedef struct ax_train_config {
     const ax_communicator *communicator;
     bool check_replicas;       /* with a communicator: after each epoch, check that every
                                   rank holds the same weights (a debugging aid) */
+    /* Default true: while it trains, the run may use fewer of its
+     * ax_threads() threads when that measures faster, as when other
+     * processes hold the cores (docs/notes/threads.md). Only where the
+     * results do not depend on the thread count (the CPU in float32 and
+     * bf16, one process alone); false keeps ax_threads() throughout. */
+    bool adapt_threads;
 } ax_train_config;
 
 /* Fills the first size bytes of *config with the defaults (SGD, lr 0.1,
  * momentum 0.9, batch 128, 10 epochs, Adam betas 0.9/0.999, eps 1e-8, gtol
  * 1e-5, L-BFGS memory 10, 100 line-search evaluations, seed 1, shuffle on,
- * progress every 0.2 s, no checkpoints (keep_checkpoints 2)) and sets
- * config->size = size. */
+ * progress every 0.2 s, no checkpoints (keep_checkpoints 2), threads
+ * adapting to load) and sets config->size = size. */
 void ax_train_config_init(ax_train_config *config, size_t size);
 /* The defaults, with size set: start every training config here. */
 static inline ax_train_config ax_train_defaults(void)

@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include "base/error.h"
+#include "core/thread_governor.h"
 
 #if defined(AXON_BLAS_OPENBLAS)
 void openblas_set_num_threads(int threads);
@@ -32,18 +33,23 @@ static int default_threads(void)
     return cores > 0 ? (int)cores : 1;
 }
 
-ax_status ax_set_threads(int n)
+void ax_threads_run_on(int n)
 {
-    if (n > 4096)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d threads is more than this machine can use", n);
-    if (n <= 0)
-        n = default_threads();
     omp_set_num_threads(n);
 #if defined(AXON_BLAS_OPENBLAS)
     openblas_set_num_threads(n);
 #elif defined(AXON_BLAS_BLIS)
     bli_thread_set_num_threads(n);
 #endif
+}
+
+ax_status ax_set_threads(int n)
+{
+    if (n > 4096)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d threads is more than this machine can use", n);
+    if (n <= 0)
+        n = default_threads();
+    ax_threads_run_on(n);
     threads_in_use = n;
     return AX_STATUS_OK;
 }

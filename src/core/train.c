@@ -19,6 +19,7 @@
 #include "core/checkpoint.h"
 #include "core/net.h"
 #include "core/reducer.h"
+#include "core/thread_governor.h"
 #include "core/train_state.h"
 #include "data/dataset.h"
 #include "optim/optimizer.h"
@@ -31,6 +32,7 @@ void ax_train_config_init(ax_train_config *config, size_t size)
     defaults.field = default_value;
 #include "core/train_settings.def"
 #undef AX_TRAIN_SETTING
+    defaults.adapt_threads = true;
     ax_sized_fill(config, size, &defaults, sizeof defaults);
 }
 
@@ -348,6 +350,7 @@ typedef struct trainer {
      * line_base holds the line-search cache's base for it. */
     ax_train_state snapshot;
     double *line_base;
+    ax_thread_governor threads; /* how many of its threads the run uses */
 } trainer;
 
 /* The trainer's objects a snapshot copies and a restore fills. */
@@ -429,6 +432,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
 
     double start = ax_seconds_now(), last_report = start;
     for (int64_t b = first_batch; b < t->batches; b++) {
+        const double step_begin = ax_seconds_now();
         ax_batch batch = {.data = t->train, .order = t->order, .first = b * t->batch_rows};
         batch.count = rows - batch.first < t->batch_rows ? rows - batch.first : t->batch_rows;
         ax_batch local; /* this rank's rows of the global batch, as rows of its shard */
@@ -467,11 +471,14 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         }
         t->state.loss_sum += loss * (double)batch.count;
         t->state.batch = b + 1;
+        double step_flops;
         if (step.line) /* trial steps along a direction skip the passes over X */
-            *flops_done += ax_net_train_flops(t->net, batch.count) * (double)step.plain_evaluations +
-                           ax_line_cache_take_flops(step.line);
+            step_flops = ax_net_train_flops(t->net, batch.count) * (double)step.plain_evaluations +
+                         ax_line_cache_take_flops(step.line);
         else
-            *flops_done += ax_net_train_flops(t->net, batch.count) * (double)(passes > 0 ? passes : 1);
+            step_flops = ax_net_train_flops(t->net, batch.count) * (double)(passes > 0 ? passes : 1);
+        *flops_done += step_flops;
+        ax_thread_governor_step(&t->threads, ax_seconds_now() - step_begin, step_flops);
         /* A rank voted to stop with this step's sum. After the epoch's last
          * step, the stop waits for the epoch's end (a checkpoint records
          * a stop inside an epoch before its last batch). */
@@ -489,11 +496,15 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                                     (double)(config->epochs - epoch) * (double)rows /
                                         progress->samples_per_second;
             progress->epoch_done = false;
+            progress->threads = t->threads.threads;
             if (!config->progress(progress, config->progress_user) && ax_reducer_vote_stop(t->reducer))
                 return interrupted(t, "in", epoch); /* else the others learn it with the next sum */
         }
     }
     progress->epoch_seconds = ax_seconds_now() - start;
+    progress->threads = t->threads.threads;
+    progress->fewer_threads_seconds = t->threads.fewer_seconds;
+    t->threads.fewer_seconds = 0.0;
     progress->batch = t->batches;
     progress->train_loss = t->state.loss_sum / (double)rows;
     /* The epoch's batches are done: train_epochs counts it (or not). */
@@ -724,7 +735,13 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
     if (status == AX_STATUS_OK && resume)
         status = restore(&t, resume);
     if (status == AX_STATUS_OK) {
+        /* Where other thread counts would give other bits, the count stays. */
+        ax_thread_governor_start(&t.threads, config->adapt_threads && !sharded &&
+                                                 net->backend->host_memory &&
+                                                 ax_gemm_thread_invariant(net->backend->precision,
+                                                                          ax_threads()));
         status = train_epochs(&t, summary);
+        ax_thread_governor_finish(&t.threads);
         summarize(&t, summary);
     }
     ax_train_state_release_taken(&t.snapshot, t.line_base);

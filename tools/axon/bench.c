@@ -134,6 +134,7 @@ static int prepare(const char *name, const cli_args *args, bool quick, workload 
     memset(work, 0, sizeof *work);
     work->name = name;
     work->train = ax_train_defaults();
+    work->train.adapt_threads = threads_left_to_axon(args);
     work->train.progress_interval = 1e9; /* only the per-epoch calls */
     ax_status status;
     if (strcmp(name, "b1a") == 0 || strcmp(name, "b1b") == 0) {

@@ -54,6 +54,12 @@ int apply_threads(const cli_args *args)
     return CLI_EXIT_OK;
 }
 
+bool threads_left_to_axon(const cli_args *args)
+{
+    const char *omp = getenv("OMP_NUM_THREADS");
+    return strcmp(cli_text(args, "threads"), "auto") == 0 && !(omp && *omp);
+}
+
 bool read_precision(const cli_args *args, ax_precision *precision)
 {
     static const char *const names[] = {"f32", "f64", "bf16", NULL};

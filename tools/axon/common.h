@@ -58,6 +58,10 @@ int cli_refuse_unbuilt(const char *command, cli_component component);
 /* Reads --threads and applies it with ax_set_threads; returns an exit
  * status (usage error for a bad value). */
 int apply_threads(const cli_args *args);
+/* True when the user left the thread count to axon (no --threads N, no
+ * OMP_NUM_THREADS): training may then use fewer under load
+ * (ax_train_config.adapt_threads). */
+bool threads_left_to_axon(const cli_args *args);
 /* Reads --precision; false after printing a usage message. */
 bool read_precision(const cli_args *args, ax_precision *precision);
 const char *precision_name(ax_precision precision);

@@ -161,6 +161,14 @@ static void show_epoch_line(progress_display *display, const ax_progress *progre
         format_gflops(progress->gflops, number, sizeof number);
         APPEND("  %s", number);
     }
+    /* Why an epoch was slow: other processes held the cores, and axon ran
+     * on fewer threads (ax_train_config.adapt_threads). */
+    if (progress->epoch_seconds > 0 &&
+        progress->fewer_threads_seconds >= 0.01 * progress->epoch_seconds)
+        APPEND("  (other processes held the cores: fewer than %d threads for %.0f%% of it, "
+               "now %d)", ax_threads(),
+               100.0 * progress->fewer_threads_seconds / progress->epoch_seconds,
+               progress->threads);
 #undef APPEND
     progress_clear_line(display);
     fprintf(display->out, "%s\n", line);

@@ -229,6 +229,7 @@ static bool read_request(const cli_args *args, train_request *request)
     memset(request, 0, sizeof *request);
     request->net = ax_net_defaults();
     request->train = ax_train_defaults();
+    request->train.adapt_threads = threads_left_to_axon(args);
     if (!cli_get_nonempty(args, "resume", &request->resume))
         return false;
     if (request->resume)

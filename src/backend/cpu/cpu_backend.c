@@ -62,6 +62,23 @@ static void cpu_destroy(ax_backend *backend) { free(backend); }
 OUTER_PRODUCT(f32, float)
 OUTER_PRODUCT(f64, double)
 
+/* The BLAS's own blocking of the inner dimension k depends on its thread
+ * count (OpenBLAS 0.3.21 splits a k between its block size Q and 2Q at
+ * other places with one thread than with two: k = 400 and 784 give other
+ * bits), and each block's partial sums are rounded into C. Handing it k in
+ * fixed blocks no larger than its Q makes every element's sum the same
+ * whatever the threads, so a run's weights do not depend on --threads (or
+ * on how many threads axon chooses under load). C is read and written once
+ * per block, as the BLAS does for its own blocks. */
+#define GEMM_K_BLOCK 256
+
+/* Offset of index `first` along k in a row-major operand whose rows are
+ * indexed by k (A transposed, B untransposed) or whose columns are. */
+static int64_t k_offset(bool k_indexes_rows, int64_t first, int64_t ld)
+{
+    return k_indexes_rows ? first * ld : first;
+}
+
 static void gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n,
                      int64_t k, double alpha, const void *a, int64_t lda, const void *b,
                      int64_t ldb, double beta, void *c, int64_t ldc)
@@ -78,9 +95,15 @@ static void gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
     if (ax_skinny_gemm_f32(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta,
                            c, ldc))
         return;
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, (float)alpha, a,
-                (int)lda, b, (int)ldb, (float)beta, c, (int)ldc);
+    const float *a_ = a, *b_ = b;
+    for (int64_t first = 0; first < k; first += GEMM_K_BLOCK) {
+        const int64_t depth = k - first < GEMM_K_BLOCK ? k - first : GEMM_K_BLOCK;
+        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)depth,
+                    (float)alpha, a_ + k_offset(trans_a, first, lda), (int)lda,
+                    b_ + k_offset(!trans_b, first, ldb), (int)ldb,
+                    first == 0 ? (float)beta : 1.0f, c, (int)ldc);
+    }
 }
 
 static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n,
@@ -97,9 +120,15 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
         return;
     if (ax_skinny_gemm_f64(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
         return;
-    cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a, (int)lda,
-                b, (int)ldb, beta, c, (int)ldc);
+    const double *a_ = a, *b_ = b;
+    for (int64_t first = 0; first < k; first += GEMM_K_BLOCK) {
+        const int64_t depth = k - first < GEMM_K_BLOCK ? k - first : GEMM_K_BLOCK;
+        cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)depth, alpha,
+                    a_ + k_offset(trans_a, first, lda), (int)lda,
+                    b_ + k_offset(!trans_b, first, ldb), (int)ldb,
+                    first == 0 ? beta : 1.0, c, (int)ldc);
+    }
 }
 
 /* The bf16 backend: float32 memory and kernels, bfloat16 GEMM operands

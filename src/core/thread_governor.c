@@ -1,0 +1,90 @@
+/* thread_governor.c: see thread_governor.h. */
+#include "core/thread_governor.h"
+
+#include <string.h>
+
+#include "axon.h"
+
+/* Long enough that a window holds several steps of B1(a) (each about
+ * 1 ms) and outlasts a scheduler time slice, short enough that a probe
+ * on the slower count costs little. */
+#define WINDOW_SECONDS 0.05
+/* Windows between probes: the first probe comes early (a run started on a
+ * busy machine finds out within a fifth of a second); each probe that
+ * loses doubles the wait, up to one probe window in 129 (6.4 s): a probe
+ * on half the threads of an idle machine then costs about 0.5 %, and load
+ * that arrives mid-run is found within 6.4 s. */
+#define FIRST_PROBE_INTERVAL 4
+#define LONGEST_PROBE_INTERVAL 128
+/* A probe must be this much faster to move: window-to-window noise on an
+ * idle machine is a few per cent. */
+#define SWITCH_GAIN 1.05
+
+
+void ax_thread_governor_start(ax_thread_governor *g, bool enabled)
+{
+    memset(g, 0, sizeof *g);
+    g->most = g->threads = ax_threads();
+    g->enabled = enabled && g->most > 1;
+    g->probe_interval = FIRST_PROBE_INTERVAL;
+    g->next_probe_down = 1;
+}
+
+/* The count a probe tries: half or double the current one, alternating
+ * where both exist. */
+static int probe_target(ax_thread_governor *g)
+{
+    const int down = g->threads / 2, up = g->threads * 2 < g->most ? g->threads * 2 : g->most;
+    const bool can_down = down >= 1 && down < g->threads, can_up = up > g->threads;
+    bool go_down = can_down && (g->next_probe_down || !can_up);
+    g->next_probe_down = !go_down;
+    return go_down ? down : can_up ? up : 0;
+}
+
+static void end_window(ax_thread_governor *g)
+{
+    const double rate = g->window_flops / g->window_seconds;
+    g->window_seconds = g->window_flops = 0.0;
+    if (g->probing) {
+        const int tried = g->probing;
+        g->probing = 0;
+        if (rate > SWITCH_GAIN * g->current_rate) {
+            g->threads = tried;
+            g->current_rate = rate;
+            g->probe_interval = FIRST_PROBE_INTERVAL;
+        } else {
+            ax_threads_run_on(g->threads);
+            if (g->probe_interval < LONGEST_PROBE_INTERVAL)
+                g->probe_interval *= 2;
+        }
+        g->windows_since_probe = 0;
+        return;
+    }
+    g->current_rate = rate;
+    if (++g->windows_since_probe < g->probe_interval)
+        return;
+    const int target = probe_target(g);
+    if (target > 0) {
+        g->probing = target;
+        ax_threads_run_on(target);
+    }
+}
+
+void ax_thread_governor_step(ax_thread_governor *g, double seconds, double flops)
+{
+    if (!g->enabled)
+        return;
+    if ((g->probing ? g->probing : g->threads) < g->most)
+        g->fewer_seconds += seconds;
+    g->window_seconds += seconds;
+    g->window_flops += flops;
+    if (g->window_seconds >= WINDOW_SECONDS && g->window_flops > 0.0)
+        end_window(g);
+}
+
+void ax_thread_governor_finish(ax_thread_governor *g)
+{
+    if (g->enabled && (g->threads != g->most || g->probing))
+        ax_threads_run_on(g->most);
+    g->enabled = false;
+}

@@ -1,0 +1,94 @@
+/* thread_invariance.c: whether this process's GEMMs give the same bits on
+ * one thread as on all of them (thread_governor.h), checked by computing
+ * a few awkward shapes both ways through the CPU backend's own gemm.
+ *
+ * Whether they do depends on the BLAS's kernels, not only on axon: on
+ * this project's machines OpenBLAS 0.3.21's SkylakeX/Cooperlake float32
+ * kernels did at every shape tried, its Haswell kernels (which it uses on
+ * AMD Zen before Zen 4, among others) did not (thousands of elements of a
+ * 100 x 64 product differ in the last bit), and its SkylakeX float64 kernels
+ * did not for products 10 columns wide and 2048 rows or more. So this is
+ * measured, once per precision and process, rather than assumed. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/thread_governor.h"
+
+/* (trans_a, trans_b, m, n, k): an output layer's forward product and
+ * weight gradient, a hidden layer's, edges that are not multiples of any
+ * kernel's tile, a k split into GEMM_K_BLOCK blocks, and the tall narrow
+ * product where the float64 kernels differ. */
+static const struct { bool trans_a, trans_b; int64_t m, n, k; } shapes[] = {
+    {false, true, 100, 10, 64},  {true, false, 64, 10, 100}, {false, true, 100, 64, 44},
+    {true, false, 300, 64, 100}, {false, false, 100, 300, 64}, {false, true, 257, 129, 300},
+    {false, true, 4096, 10, 16},
+};
+
+/* Fills count reals with a fixed pattern in (-0.5, 0.5). */
+static void fill(ax_backend *backend, void *memory, int64_t count)
+{
+    uint64_t state = 88172645463325252u;
+    for (int64_t i = 0; i < count; i++) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        const double value = (double)(state >> 11) / 9007199254740992.0 - 0.5;
+        if (backend->real_size == sizeof(double))
+            ((double *)memory)[i] = value;
+        else
+            ((float *)memory)[i] = (float)value;
+    }
+}
+
+static bool shape_invariant(ax_backend *backend, int threads, int s)
+{
+    const bool ta = shapes[s].trans_a, tb = shapes[s].trans_b;
+    const int64_t m = shapes[s].m, n = shapes[s].n, k = shapes[s].k;
+    const size_t real = backend->real_size;
+    char *a = malloc((size_t)(m * k) * real), *b = malloc((size_t)(k * n) * real);
+    char *c1 = calloc((size_t)(m * n), real), *c2 = calloc((size_t)(m * n), real);
+    bool same = false;
+    if (a && b && c1 && c2) {
+        fill(backend, a, m * k);
+        fill(backend, b, k * n);
+        const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+        ax_threads_run_on(1);
+        backend->ops->gemm(backend, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c1, n);
+        ax_threads_run_on(threads);
+        backend->ops->gemm(backend, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c2, n);
+        same = memcmp(c1, c2, (size_t)(m * n) * real) == 0;
+    }
+    ax_threads_run_on(threads);
+    free(a), free(b), free(c1), free(c2);
+    return same;
+}
+
+static bool check(ax_precision precision, int threads)
+{
+    ax_backend *backend = ax_backend_cpu_create(precision);
+    if (!backend)
+        return false;
+    bool same = true;
+    for (int s = 0; same && s < (int)(sizeof shapes / sizeof shapes[0]); s++)
+        same = shape_invariant(backend, threads, s);
+    backend->ops->destroy(backend);
+    return same;
+}
+
+bool ax_gemm_thread_invariant(ax_precision precision, int threads)
+{
+    /* Answers per precision for the largest thread count asked so far. */
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static int checked_threads[3];
+    static bool answer[3];
+    if (threads <= 1 || (int)precision < 0 || (int)precision > 2)
+        return threads <= 1;
+    pthread_mutex_lock(&lock);
+    if (checked_threads[precision] != threads) {
+        answer[precision] = check(precision, threads);
+        checked_threads[precision] = threads;
+    }
+    const bool same = answer[precision];
+    pthread_mutex_unlock(&lock);
+    return same;
+}
