@@ -17,7 +17,8 @@
  * Also: float32 networks give the float64 gradient to 1e-3 relative, and
  * the loss and gradient do not depend on how the rows are grouped
  * (ax_net_loss_gradient over all rows equals the row-weighted mean of two
- * halves). */
+ * halves), nor on whether a batch's convolution columns fit one group of
+ * images (check_groups). */
 #include <stdint.h>
 
 #include "test_util.h"
@@ -210,6 +211,60 @@ done:
     return worst;
 }
 
+/* A batch whose columns do not fit one group of images (64x64x3 images: 13
+ * a group, so 30 rows are three groups, the weight gradient summed over
+ * them and the columns made again) against the same rows in parts of 10,
+ * each one group (the forward pass's columns reused), which the finite
+ * differences above vouch for. */
+static void check_groups(void)
+{
+    const conv_case c = {"conv:4x5x5/p2:tanh,avgpool:4,maxpool:2/s3,3:softmax", {64, 64, 3}, false};
+    enum { BATCH = 30, PART = 10 };
+    ax_net *net = make_net(&c, AX_PRECISION_F64);
+    ax_dataset *data = NULL;
+    const int64_t features = 64 * 64 * 3;
+    CHECK_OK(ax_dataset_create(BATCH, features, 3, 0, &data));
+    if (!net || !data) {
+        ax_net_free(net);
+        ax_dataset_free(data);
+        return;
+    }
+    CHECK_OK(ax_dataset_set_image_shape(data, c.shape));
+    float *x = ax_dataset_features_data(data);
+    for (int64_t i = 0; i < BATCH * features; i++)
+        x[i] = (float)random_uniform(-1, 1);
+    for (int64_t r = 0; r < BATCH; r++)
+        ax_dataset_labels_data(data)[r] = (int32_t)(r % 3);
+    const int64_t count = ax_net_parameter_count(net);
+    double *whole = calloc((size_t)count, sizeof *whole), *parts = calloc((size_t)count, sizeof *parts);
+    double *part = calloc((size_t)count, sizeof *part);
+    CHECK(whole && parts && part);
+    if (whole && parts && part) {
+        double loss = NAN, loss_parts = 0, largest = 0, error = 0;
+        const ax_regularization l2 = {.l2 = 0.01};
+        CHECK_OK(ax_net_loss_gradient(net, data, 0, BATCH, &l2, &loss, whole));
+        for (int64_t first = 0; first < BATCH; first += PART) {
+            double loss_part = NAN;
+            CHECK_OK(ax_net_loss_gradient(net, data, first, PART, &l2, &loss_part, part));
+            loss_parts += loss_part * PART / BATCH;
+            for (int64_t i = 0; i < count; i++)
+                parts[i] += part[i] * PART / BATCH;
+        }
+        for (int64_t i = 0; i < count; i++) {
+            largest = fmax(largest, fabs(whole[i]));
+            error = fmax(error, fabs(whole[i] - parts[i]));
+        }
+        printf("30 rows in 3 groups of columns against 3 parts of one group: gradient %.3g, "
+               "loss %.3g\n", error / largest, fabs(loss - loss_parts));
+        CHECK(error <= 1e-12 * largest && fabs(loss - loss_parts) <= 1e-12);
+    }
+    free(whole);
+    free(parts);
+    free(part);
+    ax_dataset_free(data);
+    ax_net_free(net);
+}
+
 int main(void)
 {
     double worst = 0;
@@ -219,6 +274,7 @@ int main(void)
             worst = fmax(worst, check_case(&cases[c], &variants[v]));
             checked++;
         }
+    check_groups();
     printf("%d conv/pool networks x variants: worst finite-difference error %.3g (tolerance %g)\n",
            checked, worst, FD_TOLERANCE);
     return test_finish("test_conv_gradients");
