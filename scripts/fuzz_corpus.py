@@ -113,6 +113,14 @@ put("safetensors", "model_f64", safetensors([(n, a.astype(np.float64)) for n, a 
                                             dict(meta, layers="4:tanh,2", loss="mse")))
 put("safetensors", "model_huge_layout", safetensors(model, dict(meta, input_width="16777216",
                                                                 layers="16777216,16777216")))
+conv = [("layers.0.weight", rng.standard_normal((2, 1, 3, 3)).astype(np.float32)),
+        ("layers.0.bias", np.zeros(2, np.float32)),
+        ("layers.2.weight", rng.standard_normal((3, 8)).astype(np.float32)),
+        ("layers.2.bias", np.zeros(3, np.float32))]
+put("safetensors", "model_conv", safetensors(conv, {
+    "format": "pt", "format_version": "2", "producer": "fuzz_corpus.py", "input_width": "36",
+    "input_shape": "6x6x1", "layers": "conv:2x3x3:relu,maxpool:2,3:softmax",
+    "loss": "cross-entropy"}))
 put("safetensors", "plain_tensors", safetensors([("a", np.arange(6, dtype=np.float64).reshape(2, 3)),
                                                  ("b", np.float32(1.5).reshape(()))]))
 put("safetensors", "header_too_long", struct.pack("<Q", 1 << 40) + b"{}")
@@ -133,7 +141,10 @@ for i, text in enumerate([
 # ---------------------------------------------------------------- layouts
 for i, text in enumerate(["128:relu,128:relu,10:softmax", "10", "3:tanh,1:sigmoid", "16777216",
                           "16777217", "4:relu,,2", "1:" + "x" * 70, ",".join(["1"] * 65),
-                          "2:identity,2:leaky_relu,2:elu,1", "-1", "0x10:relu", " 5"]):
+                          "2:identity,2:leaky_relu,2:elu,1", "-1", "0x10:relu", " 5",
+                          "conv:32x5x5:relu,maxpool:2,conv:64x5x5,avgpool:2/s1,10:softmax",
+                          "conv:8x3x3/s2/p1:tanh,maxpool:3/s2,4", "conv:4x3", "maxpool:2/s",
+                          "conv:16777216x1024x1024/s1024/p1023,1", "avgpool:0,2"]):
     put("layers", "seed_%02d" % i, text)
 
 # ---------------------------------------------------------------- images

@@ -75,8 +75,17 @@ class LayerDense(Structure):
     _fields_ = [("units", c_int64), ("activation", c_int)]
 
 
+class LayerConv(Structure):
+    _fields_ = [("filters", c_int64), ("kernel_height", c_int64), ("kernel_width", c_int64),
+                ("stride", c_int64), ("padding", c_int64), ("activation", c_int)]
+
+
+class LayerPool(Structure):
+    _fields_ = [("window", c_int64), ("stride", c_int64)]
+
+
 class LayerUnion(Union):
-    _fields_ = [("dense", LayerDense)]
+    _fields_ = [("dense", LayerDense), ("conv", LayerConv), ("pool", LayerPool)]
 
 
 class LayerSpec(Structure):
@@ -92,7 +101,8 @@ class NetConfig(Structure):
     _fields_ = [("size", c_size_t), ("input_width", c_int64), ("layer_count", c_int),
                 ("layers", POINTER(LayerSpec)), ("parsed_layers", POINTER(LayerSpec)),
                 ("loss", c_int), ("init", c_int), ("init_range", c_double),
-                ("precision", c_int), ("seed", c_uint64), ("device", Device)]
+                ("precision", c_int), ("seed", c_uint64), ("device", Device),
+                ("input_shape", c_int64 * 3)]
 
 
 class Progress(Structure):

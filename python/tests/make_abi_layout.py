@@ -14,7 +14,10 @@ for cname, cls in _lib.STRUCTS.items():
     lines.append(f"    SIZE({cname});")
     for name, *_ in cls._fields_:
         if cls is _lib.LayerSpec and name == "u":  # the anonymous union of layer kinds
-            lines += [f"    FIELD({cname}, dense.units);", f"    FIELD({cname}, dense.activation);"]
+            lines += [f"    FIELD({cname}, {kind}.{field});"
+                      for kind, struct in (("dense", _lib.LayerDense), ("conv", _lib.LayerConv),
+                                           ("pool", _lib.LayerPool))
+                      for field, *_ in struct._fields_]
         else:
             lines.append(f"    FIELD({cname}, {name});")
 body = "\n".join(lines)

@@ -45,8 +45,12 @@ def test_struct_layouts_match_the_c_compiler():
     for name, cls in _lib.STRUCTS.items():
         assert seen[(name, "sizeof")] == __import__("ctypes").sizeof(cls), name
         for field, *_ in cls._fields_:
-            if cls is _lib.LayerSpec and field == "u":
-                assert seen[(name, "dense.units")] == cls.u.offset + _lib.LayerDense.units.offset
+            if cls is _lib.LayerSpec and field == "u":  # each kind's fields in the union
+                for kind, struct in (("dense", _lib.LayerDense), ("conv", _lib.LayerConv),
+                                     ("pool", _lib.LayerPool)):
+                    for member, *_ in struct._fields_:
+                        assert (seen[(name, f"{kind}.{member}")] ==
+                                cls.u.offset + getattr(struct, member).offset), f"{kind}.{member}"
                 continue
             assert seen[(name, field)] == getattr(cls, field).offset, f"{name}.{field}"
 

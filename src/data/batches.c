@@ -147,6 +147,9 @@ static ax_status load(const char *dir, const int64_t *range, bool count_only, in
     if (status == AX_STATUS_OK)
         status = ax_dataset_allocate(keep_end - keep, meta.side * meta.side * meta.channels,
                                      meta.classes, 0, dir, out);
+    if (status == AX_STATUS_OK) /* (S, S, C) images, as prep writes them */
+        memcpy((*out)->image_shape, (int64_t[3]){meta.side, meta.side, meta.channels},
+               sizeof (*out)->image_shape);
     int64_t first = 0;
     for (size_t b = 0; status == AX_STATUS_OK && b < meta.files_count; b++) {
         const int64_t count = meta.files[b].images;

@@ -20,6 +20,7 @@ struct ax_dataset {
      * them; feature_values and labels are NULL, rows counts the rows. */
     struct ax_batch_stream *stream;
     bool borrowed;         /* the arrays are the caller's (ax_dataset_wrap): not freed */
+    int64_t image_shape[3]; /* (height, width, channels) when rows are images, else zeros */
 };
 
 /* Allocates a dataset (see ax_dataset_create) and records its source. */

@@ -386,6 +386,9 @@ ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const
     }
     data->rows = s->meta.rows;
     data->features = s->features;
+    /* (crop, crop, C) images, or prep's whole (S, S, C) ones */
+    memcpy(data->image_shape, (int64_t[3]){s->crop, s->crop, s->meta.channels},
+           sizeof data->image_shape);
     data->classes = s->meta.classes;
     snprintf(data->source, sizeof data->source, "%s", dir);
     data->stream = s;

@@ -159,6 +159,21 @@ bool output_is_classification(const ax_net_config *config)
     return last == AX_ACT_SOFTMAX || last == AX_ACT_SIGMOID;
 }
 
+int check_image_shape(const ax_net_config *config, const ax_dataset *data, const char *model_name)
+{
+    int64_t shape[3];
+    const int64_t *expected = config->input_shape;
+    if (!ax_dataset_image_shape(data, shape) || !expected[0] ||
+        (shape[0] == expected[0] && shape[1] == expected[1] && shape[2] == expected[2]))
+        return CLI_EXIT_OK;
+    fprintf(stderr,
+            "axon: %s holds %lldx%lldx%lld images but %s takes %lldx%lldx%lld (height x width x "
+            "channels)\n",
+            ax_dataset_source(data), (long long)shape[0], (long long)shape[1], (long long)shape[2],
+            model_name, (long long)expected[0], (long long)expected[1], (long long)expected[2]);
+    return CLI_EXIT_RUNTIME;
+}
+
 int check_data_fits(const ax_net_config *config, const ax_dataset *data, const char *model_name)
 {
     const char *source = ax_dataset_source(data);
@@ -168,6 +183,8 @@ int check_data_fits(const ax_net_config *config, const ax_dataset *data, const c
                 (long long)features, model_name, (long long)config->input_width);
         return CLI_EXIT_RUNTIME;
     }
+    if (check_image_shape(config, data, model_name) != CLI_EXIT_OK)
+        return CLI_EXIT_RUNTIME;
     if (config->layer_count < 1)
         return CLI_EXIT_OK;
     const ax_activation activation = config->layers[config->layer_count - 1].dense.activation;

@@ -85,6 +85,9 @@ int load_model_on_device(const char *option, const char *path, ax_precision prec
 /* Checks that data can go through net: features = input width, labels
  * below the output width of a softmax, targets = output width. */
 int check_data_fits(const ax_net_config *config, const ax_dataset *data, const char *model_name);
+/* Refuses (CLI_EXIT_RUNTIME, printing why) images of another shape than the
+ * network's input_shape; data without an image shape is taken as it is. */
+int check_image_shape(const ax_net_config *config, const ax_dataset *data, const char *model_name);
 /* True when the output layer gives class probabilities (softmax or sigmoid). */
 bool output_is_classification(const ax_net_config *config);
 

@@ -159,6 +159,8 @@ int command_predict(int argc, char **argv)
                 (long long)config->input_width);
         result = CLI_EXIT_RUNTIME;
     }
+    if (result == CLI_EXIT_OK)
+        result = check_image_shape(config, data, model_path);
     if (result == CLI_EXIT_OK) {
         FILE *stream = stdout;
         if (out_path && !(stream = fopen(out_path, "w"))) {

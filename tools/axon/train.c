@@ -32,7 +32,10 @@ static const cli_option train_options[] = {
     {"layers", CLI_STRING, "SPEC", "auto",
      "layers after the input, e.g. 128:relu,128:relu,10:softmax; auto =\n"
      "128:relu,128:relu,<classes>:softmax for class labels, <targets>:identity for\n"
-     "numbers to predict"},
+     "numbers to predict; for images also conv:FILTERSxHxW[/sSTRIDE][/pPAD][:ACT],\n"
+     "maxpool:K[/sSTRIDE], avgpool:K[/sSTRIDE] before the dense layers, e.g.\n"
+     "conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax\n"
+     "(docs/cli.md, \"Images\")"},
     {"loss", CLI_STRING, "L", "auto", "auto, cross-entropy, binary-cross-entropy or mse"},
     {"optimizer", CLI_STRING, "O", "sgd",
      "sgd, adam, cg (full-batch Polak-Ribiere conjugate gradient, as scipy's\n"
@@ -102,9 +105,9 @@ static const cli_option train_options[] = {
 
 static const char train_usage[] = "axon train --data D [--test D] [--layers SPEC] [options]";
 static const char train_description[] =
-    "Trains a dense network on D and reports, per epoch, the training loss, the\n"
+    "Trains a network on D and reports, per epoch, the training loss, the\n"
     "test loss and accuracy, the time and the GFLOP/s reached. The input width\n"
-    "comes from the data.\n"
+    "(and the image shape of images) comes from the data.\n"
     "\nexample:\n"
     "  axon train --data fashion-mnist --layers 128:relu,128:relu,10:softmax \\\n"
     "             --epochs 5 --out fmnist.safetensors";
@@ -670,6 +673,10 @@ static int run_training(const train_request *request, train_data *data)
     ax_layer_spec auto_layers[3];
     if (!request->start_net) {
         config.input_width = ax_dataset_features(data->train);
+        /* images (IDX, batches:DIR, 4-D .npy) give convolutions their shape */
+        int64_t shape[3];
+        ax_dataset_image_shape(data->train, shape);
+        memcpy(config.input_shape, shape, sizeof shape);
         int64_t classes = ax_dataset_classes(data->loaded);
         if (data->test && ax_dataset_classes(data->test) > classes)
             classes = ax_dataset_classes(data->test);
