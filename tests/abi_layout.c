@@ -19,6 +19,14 @@ int main(void)
     FIELD(ax_layer_spec, kind);
     FIELD(ax_layer_spec, dense.units);
     FIELD(ax_layer_spec, dense.activation);
+    FIELD(ax_layer_spec, conv.filters);
+    FIELD(ax_layer_spec, conv.kernel_height);
+    FIELD(ax_layer_spec, conv.kernel_width);
+    FIELD(ax_layer_spec, conv.stride);
+    FIELD(ax_layer_spec, conv.padding);
+    FIELD(ax_layer_spec, conv.activation);
+    FIELD(ax_layer_spec, pool.window);
+    FIELD(ax_layer_spec, pool.stride);
     SIZE(ax_device);
     FIELD(ax_device, backend);
     FIELD(ax_device, index);
@@ -34,6 +42,7 @@ int main(void)
     FIELD(ax_net_config, precision);
     FIELD(ax_net_config, seed);
     FIELD(ax_net_config, device);
+    FIELD(ax_net_config, input_shape);
     SIZE(ax_progress);
     FIELD(ax_progress, epoch);
     FIELD(ax_progress, epochs);
