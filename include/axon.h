@@ -239,6 +239,14 @@ float *ax_dataset_features_data(ax_dataset *dataset);
 int32_t *ax_dataset_labels_data(ax_dataset *dataset);
 /* (rows, targets), or NULL for a classification set. */
 float *ax_dataset_targets_data(ax_dataset *dataset);
+/* Whether the rows are images, and if so their shape (height, width,
+ * channels), each row holding its pixels in (row, column, channel) order:
+ * IDX images (28, 28, 1), batches:DIR (S, S, C), a 4-D .npy (N, H, W, C).
+ * shape gets zeros when they are not. Convolution and pooling layers need it. */
+bool ax_dataset_image_shape(const ax_dataset *dataset, int64_t shape[3]);
+/* Declares the rows images of shape (height, width, channels); refused
+ * (AX_STATUS_BAD_ARGUMENT) unless the product is the features per row. */
+AX_NODISCARD ax_status ax_dataset_set_image_shape(ax_dataset *dataset, const int64_t shape[3]);
 
 /* MNIST-format IDX files (gzipped or not); pixels scaled to [0, 1]. */
 AX_NODISCARD ax_status ax_dataset_load_idx(const char *images_path, const char *labels_path,
@@ -448,6 +456,12 @@ bool ax_dataset_spec_has_test_part(const char *spec);
 typedef enum ax_layer_kind {
     AX_LAYER_DENSE = 0, /* fully connected: outputs (rows, units) = activation(x W^T + b),
                            x (rows, in), W (units, in), b (units) */
+    AX_LAYER_CONV = 1,  /* 2-D convolution of an image input (height, width, channels):
+                           outputs (rows, out_height, out_width, filters) =
+                           activation(x * W + b), W (filters, channels, kernel_height,
+                           kernel_width) as torch.nn.Conv2d's, b (filters); zero padding */
+    AX_LAYER_MAX_POOL = 2, /* the largest value of each window, channel by channel */
+    AX_LAYER_AVERAGE_POOL = 3, /* the mean of each window, channel by channel */
 } ax_layer_kind;
 
 /* One layer of a network: its kind and that kind's settings. */
@@ -458,11 +472,28 @@ typedef struct ax_layer_spec {
             int64_t units;            /* neurons in the layer */
             ax_activation activation;
         } dense;                      /* AX_LAYER_DENSE */
+        struct {
+            int64_t filters;          /* output channels */
+            int64_t kernel_height, kernel_width;
+            int64_t stride;           /* the same along rows and columns, >= 1 */
+            int64_t padding;          /* zeros added on every side, >= 0 */
+            ax_activation activation; /* not softmax */
+        } conv;                       /* AX_LAYER_CONV */
+        struct {
+            int64_t window;           /* window x window values, >= 1 */
+            int64_t stride;           /* >= 1; no padding (PyTorch's MaxPool2d / AvgPool2d
+                                         with padding 0, ceil_mode off) */
+        } pool;                       /* AX_LAYER_MAX_POOL, AX_LAYER_AVERAGE_POOL */
     };
 } ax_layer_spec;
 
 /* A dense layer of `units` neurons. */
 ax_layer_spec ax_layer_dense(int64_t units, ax_activation activation);
+/* A convolution of `filters` kernels of kernel_height x kernel_width. */
+ax_layer_spec ax_layer_conv(int64_t filters, int64_t kernel_height, int64_t kernel_width,
+                            int64_t stride, int64_t padding, ax_activation activation);
+/* A pooling layer (kind AX_LAYER_MAX_POOL or AX_LAYER_AVERAGE_POOL). */
+ax_layer_spec ax_layer_pool(ax_layer_kind kind, int64_t window, int64_t stride);
 
 typedef struct ax_net_config {
     size_t size;              /* sizeof (ax_net_config), set by ax_net_defaults() (see
@@ -479,6 +510,10 @@ typedef struct ax_net_config {
     uint64_t seed;            /* initial weights */
     ax_device device;         /* where it computes: the CPU (default), {"cuda", N} CUDA
                                  device N (see "devices" above and "cuda" below) */
+    int64_t input_shape[3];   /* the input as an image (height, width, channels), pixels in
+                                 (row, column, channel) order, whose product is input_width;
+                                 zeros (default) when it is not one. Convolution and pooling
+                                 layers need it (ax_dataset_image_shape gives the data's). */
 } ax_net_config;
 
 /* Fills the first size bytes of *config with the defaults (no layers,
@@ -495,9 +530,18 @@ static inline ax_net_config ax_net_defaults(void)
 /* Parses "128:relu,128:relu,10:softmax" into config->layers and
  * config->layer_count, in an array config->parsed_layers owns (a previous
  * one is freed; on failure config is unchanged). An item is one layer in the
- * syntax of its kind; a dense layer is "units[:activation]", and a width
- * without an activation gets relu for a hidden layer and identity for the
- * output. */
+ * syntax of its kind:
+ *   dense    "units[:activation]"; a width without an activation gets relu for
+ *            a hidden layer and identity for the output
+ *   conv     "conv:FILTERSxKHxKW[/sSTRIDE][/pPADDING][:activation]", e.g.
+ *            "conv:32x5x5:relu" or "conv:64x3x3/s2/p1:tanh" (stride 1, padding 0
+ *            and relu when left out; hidden layers only)
+ *   maxpool  "maxpool:WINDOW[/sSTRIDE]", e.g. "maxpool:2" (stride = window when
+ *            left out); "avgpool:WINDOW[/sSTRIDE]" the same for the mean
+ * Convolution and pooling need an image input (config->input_shape); a dense
+ * layer after them takes the feature map flattened in (row, column, channel)
+ * order. A malformed item is refused naming the layer, where in the item the
+ * text stops fitting, and the form expected. */
 AX_NODISCARD ax_status ax_layers_parse(const char *text, ax_net_config *config);
 /* Frees config->parsed_layers and empties the layout (NULL is fine; so is a
  * config without parsed layers, such as a copy of ax_net_config_get's). Of
@@ -532,11 +576,14 @@ void ax_net_parameters_set(ax_net *net, const double *values);
 
 /* The model file format ax_net_save writes, as "format_version" in the
  * metadata. Files without it (axon before the field) are version 1. */
-#define AX_MODEL_FORMAT_VERSION 1
+#define AX_MODEL_FORMAT_VERSION 2 /* 2: images (input_shape, conv and pooling layers);
+                                     a network without them is still written as 1 */
 
 /* Saves weights and architecture as safetensors ("layers.N.weight" (out, in),
- * "layers.N.bias" (out); architecture and AX_MODEL_FORMAT_VERSION in the
- * metadata). Written to a temporary file and renamed, so a failed save
+ * "layers.N.bias" (out); a convolution's "layers.N.weight" is (filters,
+ * channels, kernel_height, kernel_width), torch.nn.Conv2d's; pooling layers
+ * have no tensors; architecture, "input_shape" ("28x28x1") for an image
+ * input, and the format version in the metadata). Written to a temporary file and renamed, so a failed save
  * leaves no partial file. */
 AX_NODISCARD ax_status ax_net_save(const ax_net *net, const char *path);
 /* Loads a model written by ax_net_save (or by any tool writing the same

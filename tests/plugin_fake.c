@@ -6,6 +6,9 @@
  * - "fake_broken" (test_backend_ops --expect-mismatch gemm): one device,
  *   the CPU backend with a wrong gemm (the first element of C off by about
  *   0.1%), which the parity test must catch;
+ * - "fake_plain" (test_conv_backend.c): one device, the CPU backend without
+ *   the optional image operations, as a backend that has not written them
+ *   yet: a network of convolutions or pooling must be refused on it;
  * - tables a loader must refuse: one from an older plugin interface and one
  *   under another name. */
 #include "backend/plugin.h"
@@ -92,6 +95,49 @@ const ax_backend_plugin ax_backend_plugin_fake_broken = {
     .device_count = broken_device_count,
     .device_info = broken_device_info,
     .create = broken_create,
+};
+
+/* The CPU's tables without the optional operations, one per precision. */
+static ax_backend_ops plain_ops[2];
+
+static int plain_device_count(void) { return 1; }
+
+static ax_status plain_device_info(int index, char *text, size_t capacity)
+{
+    if (index != 0)
+        return ax_fail(AX_STATUS_UNSUPPORTED, "no fake_plain device %d: there is 1 (0)", index);
+    snprintf(text, capacity, "fake_plain device 0 (the CPU, without image operations)");
+    return AX_STATUS_OK;
+}
+
+static ax_status plain_create(ax_precision precision, int index, ax_backend **out)
+{
+    *out = NULL;
+    AX_TRY(plain_device_info(index, (char[80]){0}, 80));
+    ax_backend *backend = ax_backend_cpu_create(precision);
+    if (!backend)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory");
+    const int slot = backend->real_size == sizeof(double);
+    if (!plain_ops[slot].name) {
+        plain_ops[slot] = *backend->ops;
+        plain_ops[slot].im2col = NULL;
+        plain_ops[slot].col2im = NULL;
+        plain_ops[slot].pool_forward = NULL;
+        plain_ops[slot].pool_backward = NULL;
+        plain_ops[slot].transpose = NULL;
+    }
+    backend->ops = &plain_ops[slot];
+    *out = backend;
+    return AX_STATUS_OK;
+}
+
+const ax_backend_plugin ax_backend_plugin_fake_plain = {
+    .abi = AX_BACKEND_PLUGIN_ABI,
+    .ops_size = sizeof(ax_backend_ops),
+    .name = "fake_plain",
+    .device_count = plain_device_count,
+    .device_info = plain_device_info,
+    .create = plain_create,
 };
 
 /* As a plugin built against older headers would export it. */

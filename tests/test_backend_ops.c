@@ -10,7 +10,9 @@
  * backend, float64 and float32:
  * - per operation: every entry of the table (backend.h) on the same random
  *   inputs on both backends, compared with a tolerance per operation (the
- *   dropout mask, argmax, gathers and copies exactly);
+ *   dropout mask, argmax, gathers and copies exactly), the optional image
+ *   operations (im2col, col2im, pooling, transpose) where the device has
+ *   them;
  * - whole networks: loss and gradient of ax_net_loss_gradient for each
  *   loss, with L2 and dropout, within 1e-5 relative (float64) and 1e-3
  *   (float32); then three epochs of SGD with momentum and of Adam end at the
@@ -477,6 +479,60 @@ static ax_device device_of(const char *name, int index)
     return device;
 }
 
+/* The optional image operations (backend.h), where the device has them:
+ * copies and maxima exactly, sums to the float tolerance; odd sizes,
+ * strides, padding and overlapping windows. */
+static void test_image_operations(const backends *b)
+{
+    const ax_backend_ops *dev = b->dev->ops;
+    if (!dev->im2col || !dev->col2im || !dev->pool_forward || !dev->pool_backward ||
+        !dev->transpose) {
+        printf("  image operations: not in this backend (optional; conv and pooling layers are "
+               "refused on it)\n");
+        return;
+    }
+    const int64_t images = 3;
+    /* height, width, channels, kernel h, w, stride, padding, out h, w */
+    const ax_window_geometry shapes[] = {{9, 7, 3, 3, 2, 2, 1, 5, 4}, {6, 6, 5, 3, 3, 1, 0, 4, 4}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const ax_window_geometry *g = &shapes[s];
+        const int64_t inputs = images * g->height * g->width * g->channels;
+        const int64_t columns = images * g->out_height * g->out_width * g->channels *
+                                g->kernel_height * g->kernel_width;
+        const int64_t outputs = images * g->out_height * g->out_width * g->channels;
+        pair x = pair_random(b, inputs, -1, 1), c = pair_random(b, columns, -1, 1);
+        pair cols = pair_from(b, NULL, columns), back = pair_from(b, NULL, inputs);
+        b->cpu->ops->im2col(b->cpu, g, x.cpu, cols.cpu, images);
+        dev->im2col(b->dev, g, x.dev, cols.dev, images);
+        compare(b, &cols, 0.0, 1.0, "im2col");
+        b->cpu->ops->col2im(b->cpu, g, c.cpu, back.cpu, images);
+        dev->col2im(b->dev, g, c.dev, back.dev, images);
+        compare(b, &back, b->loose * 10, 1.0, "col2im");
+        if (g->padding == 0 && g->kernel_height == g->kernel_width) {
+            pair y = pair_from(b, NULL, outputs), dy = pair_random(b, outputs, -1, 1);
+            for (int max = 0; max < 2; max++) {
+                b->cpu->ops->pool_forward(b->cpu, max, g, x.cpu, y.cpu, images);
+                dev->pool_forward(b->dev, max, g, x.dev, y.dev, images);
+                compare(b, &y, max ? 0.0 : b->loose * 10, 1.0,
+                        max ? "pool_forward (max)" : "pool_forward (mean)");
+                b->cpu->ops->pool_backward(b->cpu, max, g, x.cpu, dy.cpu, back.cpu, images);
+                dev->pool_backward(b->dev, max, g, x.dev, dy.dev, back.dev, images);
+                compare(b, &back, b->loose * 10, 1.0,
+                        max ? "pool_backward (max)" : "pool_backward (mean)");
+            }
+            pair_free(b, &y);
+            pair_free(b, &dy);
+        }
+        b->cpu->ops->transpose(b->cpu, x.cpu, back.cpu, images, g->height, g->width * g->channels);
+        dev->transpose(b->dev, x.dev, back.dev, images, g->height, g->width * g->channels);
+        compare(b, &back, 0.0, 1.0, "transpose");
+        pair_free(b, &x);
+        pair_free(b, &c);
+        pair_free(b, &cols);
+        pair_free(b, &back);
+    }
+}
+
 static void test_operations(ax_precision precision, ax_device device, bool exact)
 {
     backends b = {.loose = exact ? 0.0 : precision == AX_PRECISION_F64 ? 1e-12 : 2e-5,
@@ -493,6 +549,7 @@ static void test_operations(ax_precision precision, ax_device device, bool exact
         test_vector_ops(&b);
         test_optimizers(&b);
         test_argmax_and_transfers(&b);
+        test_image_operations(&b);
         b.dev->ops->synchronize(b.dev);
         CHECK_OK(b.dev->ops->status(b.dev));
     }

@@ -130,8 +130,12 @@ static void test_refusals(void)
     ax_net_free(net);
     net = NULL;
     write_versioned_model(path, "3:softmax", 3, 4, true, 0.1, "2");
+    CHECK_OK(ax_net_load(path, AX_PRECISION_F32, &net)); /* 2 added images; dense is the same */
+    ax_net_free(net);
+    net = NULL;
+    write_versioned_model(path, "3:softmax", 3, 4, true, 0.1, "3");
     CHECK_FAILS(ax_net_load(path, AX_PRECISION_F32, &net), AX_STATUS_BAD_FILE,
-                "model format version 2 is newer than this axon reads (up to 1)");
+                "model format version 3 is newer than this axon reads (up to 2)");
     write_versioned_model(path, "3:softmax", 3, 4, true, 0.1, "one");
     CHECK_FAILS(ax_net_load(path, AX_PRECISION_F32, &net), AX_STATUS_BAD_FILE,
                 "metadata format_version 'one' is not a positive integer");

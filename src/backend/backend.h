@@ -17,6 +17,18 @@
 
 typedef struct ax_backend ax_backend;
 
+/* A window (a convolution's kernel, a pooling window) sliding over images
+ * of (height, width, channels), each image's values in (row, column,
+ * channel) order, `padding` zeros around it, by `stride` along rows and
+ * columns; out_height x out_width positions,
+ * out = (in + 2 padding - kernel) / stride + 1. */
+typedef struct ax_window_geometry {
+    int64_t height, width, channels;
+    int64_t kernel_height, kernel_width;
+    int64_t stride, padding;
+    int64_t out_height, out_width;
+} ax_window_geometry;
+
 typedef struct ax_backend_ops {
     const char *name;
 
@@ -98,6 +110,38 @@ typedef struct ax_backend_ops {
     /* For each row of outputs (rows, cols), the index of the largest value. */
     void (*argmax_rows)(ax_backend *backend, const void *outputs, int32_t *host_indices,
                         int64_t rows, int64_t cols);
+
+    /* --- images (optional: NULL where a backend lacks them; the network
+     * then refuses convolution or pooling layers on it, naming the layer) --- */
+    /* columns (images * out_height * out_width, kernel_height * kernel_width
+     * * channels) = each window position's input values, a row per position
+     * in (image, out row, out column) order, its values in (kernel row,
+     * kernel column, channel) order (runs of channels, as the image holds
+     * them), 0 where the window covers padding; x (images, height, width,
+     * channels). */
+    void (*im2col)(ax_backend *backend, const ax_window_geometry *geometry, const void *x,
+                   void *columns, int64_t images);
+    /* x (images, height, width, channels) = the sum, for each input value, of
+     * the entries of columns (laid out as im2col writes them) that im2col
+     * copies it to; overwrites x. */
+    void (*col2im)(ax_backend *backend, const ax_window_geometry *geometry, const void *columns,
+                   void *x, int64_t images);
+    /* y (images, out_height, out_width, channels) = the largest value
+     * (max) or the mean of each window of x (images, height, width,
+     * channels), channel by channel; padding must be 0. */
+    void (*pool_forward)(ax_backend *backend, bool max, const ax_window_geometry *geometry,
+                         const void *x, void *y, int64_t images);
+    /* dx (images, height, width, channels) = d loss / d x for dy (images,
+     * out_height, out_width, channels): each window's gradient goes to its
+     * first largest value of x (max; PyTorch's choice on ties) or is shared
+     * evenly (mean); overwrites dx. */
+    void (*pool_backward)(ax_backend *backend, bool max, const ax_window_geometry *geometry,
+                          const void *x, const void *dy, void *dx, int64_t images);
+    /* dst (batches, cols, rows) = each of the batches (rows, cols) matrices of
+     * src transposed (a convolution's weights between torch's (filters,
+     * channels, kh kw) and the columns' (filters, kh kw, channels)). */
+    void (*transpose)(ax_backend *backend, const void *src, void *dst, int64_t batches,
+                      int64_t rows, int64_t cols);
 
     /* Waits until queued work is done (timing and host reads). */
     void (*synchronize)(ax_backend *backend);

@@ -21,7 +21,7 @@
 
 /* Raised whenever ax_backend_plugin or ax_backend_ops change layout or
  * meaning: a plugin built against other headers is refused, not called. */
-#define AX_BACKEND_PLUGIN_ABI 2
+#define AX_BACKEND_PLUGIN_ABI 3 /* 3: the optional image operations */
 
 typedef struct ax_backend_plugin {
     int abi;           /* AX_BACKEND_PLUGIN_ABI of the headers it was built with */

@@ -162,6 +162,9 @@ static void net_json(const ax_net_config *c, ax_json_writer *w)
     ax_layout_text(c, false, layers, sizeof layers);
     ax_json_writer_append(w, "{");
     append_int(w, "input_width", c->input_width);
+    char input_shape[80];
+    if (ax_layout_input_shape_text(c, input_shape, sizeof input_shape))
+        append_string(w, "input_shape", input_shape);
     append_string(w, "layers", layers);
     append_string(w, "loss", ax_loss_name(c->loss));
     append_string(w, "init", ax_init_name(c->init));

@@ -143,6 +143,12 @@ static ax_status read_net(reader *r, ax_net_config *c)
         c->device = index < 0 ? ax_device_cpu() : (ax_device){.backend = "cuda", .index = index};
     }
     AX_TRY(r->status);
+    /* only images have it (checkpoints before images: none) */
+    if (ax_json_object_get(r->object, "input_shape")) {
+        const char *input_shape = get_string(r, "input_shape");
+        AX_TRY(r->status);
+        CHECK_PARSE(ax_layout_input_shape_parse(input_shape, c));
+    }
     CHECK_PARSE(ax_layers_parse(layers, c));
     CHECK_PARSE(ax_loss_parse(loss, &c->loss));
     CHECK_PARSE(ax_init_parse(init, &c->init));

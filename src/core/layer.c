@@ -3,6 +3,9 @@
  * its kind's syntax), its text, its checks, widths and parameter counts. */
 #include "core/layer.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,9 @@
 /* Every kind, indexed by ax_layer_kind. */
 static const ax_layer_ops *const kinds[] = {
     [AX_LAYER_DENSE] = &ax_layer_dense_ops,
+    [AX_LAYER_CONV] = &ax_layer_conv_ops,
+    [AX_LAYER_MAX_POOL] = &ax_layer_max_pool_ops,
+    [AX_LAYER_AVERAGE_POOL] = &ax_layer_average_pool_ops,
 };
 
 enum { KIND_COUNT = (int)(sizeof kinds / sizeof kinds[0]) };
@@ -91,7 +97,11 @@ void ax_layout_text(const ax_net_config *config, bool with_input, char *text, si
     if (capacity == 0)
         return;
     text[0] = '\0';
-    int used = with_input ? snprintf(text, capacity, "%lld", (long long)config->input_width) : 0;
+    const int64_t *image = config->input_shape;
+    int used = !with_input ? 0
+               : image[0] ? snprintf(text, capacity, "%lldx%lldx%lld", (long long)image[0],
+                                     (long long)image[1], (long long)image[2])
+                          : snprintf(text, capacity, "%lld", (long long)config->input_width);
     for (int l = 0; l < config->layer_count && used >= 0 && (size_t)used < capacity; l++) {
         const ax_layer_ops *ops = ax_layer_ops_of(config->layers[l].kind);
         const char *separator = with_input ? "-" : l ? "," : "";
@@ -109,6 +119,70 @@ void ax_layers_format(const ax_net_config *config, char *text, size_t capacity)
     ax_layout_text(config, true, text, capacity);
 }
 
+ax_layer_shape ax_layout_input_shape(const ax_net_config *config)
+{
+    const int64_t *image = config->input_shape;
+    if (image[0] || image[1] || image[2])
+        return (ax_layer_shape){image[0], image[1], image[2], true};
+    return (ax_layer_shape){1, 1, config->input_width, false};
+}
+
+bool ax_layout_input_shape_text(const ax_net_config *config, char *text, size_t capacity)
+{
+    const int64_t *image = config->input_shape;
+    const bool is_image = image[0] || image[1] || image[2];
+    if (!is_image) {
+        if (capacity > 0)
+            text[0] = '\0';
+        return false;
+    }
+    snprintf(text, capacity, "%lldx%lldx%lld", (long long)image[0], (long long)image[1],
+             (long long)image[2]);
+    return true;
+}
+
+ax_status ax_layout_input_shape_parse(const char *text, ax_net_config *config)
+{
+    int64_t shape[3];
+    const char *cursor = text;
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        errno = 0;
+        long long value = strtoll(cursor, &end, 10);
+        if (end == cursor || errno || value < 1 || value > (1 << 24) ||
+            *end != (i < 2 ? 'x' : '\0') || !isdigit((unsigned char)*cursor))
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "input shape '%s' is not HEIGHTxWIDTHxCHANNELS (e.g. 28x28x1)", text);
+        shape[i] = value;
+        cursor = end + 1;
+    }
+    for (int i = 0; i < 3; i++)
+        config->input_shape[i] = shape[i];
+    return AX_STATUS_OK;
+}
+
+/* The image shape, when given, must be whole and hold input_width values. */
+static ax_status check_input_shape(const ax_net_config *config)
+{
+    const int64_t *image = config->input_shape;
+    if (!image[0] && !image[1] && !image[2])
+        return AX_STATUS_OK;
+    const int64_t most = 1 << 24;
+    if (image[0] < 1 || image[1] < 1 || image[2] < 1 || image[0] > most || image[1] > most ||
+        image[2] > most || image[0] * image[1] > most || image[0] * image[1] * image[2] > most ||
+        image[0] * image[1] * image[2] != config->input_width)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "the input image shape %lldx%lldx%lld (height x width x channels) does not "
+                       "hold the input width of %lld values",
+                       (long long)image[0], (long long)image[1], (long long)image[2],
+                       (long long)config->input_width);
+    return AX_STATUS_OK;
+}
+
+/* Widths beyond this cannot be a layer's (dense's limit is 2^24); a walk
+ * through an unchecked layout stops there before a product can overflow. */
+static const int64_t WIDEST_SHAPE = (int64_t)1 << 40;
+
 ax_status ax_layout_check(const ax_net_config *config)
 {
     if (config->layer_count < 1 || config->layer_count > AX_MAX_LAYERS)
@@ -124,27 +198,46 @@ ax_status ax_layout_check(const ax_net_config *config)
                            (int)config->layers[l].kind);
         AX_TRY(ops->check(&config->layers[l], l, l == config->layer_count - 1));
     }
+    AX_TRY(check_input_shape(config));
+    ax_layer_shape shape = ax_layout_input_shape(config);
+    for (int l = 0; l < config->layer_count; l++) {
+        const ax_layer_ops *ops = ax_layer_ops_of(config->layers[l].kind);
+        if (ops->check_input)
+            AX_TRY(ops->check_input(&config->layers[l], l, shape));
+        shape = ops->output_shape(&config->layers[l], shape);
+        if (ax_layer_shape_values(shape) > (1 << 24))
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "layer %d gives %lldx%lldx%lld = %lld values per row, more than %d",
+                           l + 1, (long long)shape.height, (long long)shape.width,
+                           (long long)shape.channels, (long long)ax_layer_shape_values(shape),
+                           1 << 24);
+    }
     return AX_STATUS_OK;
 }
 
 int64_t ax_layout_width(const ax_net_config *config, int layer)
 {
-    int64_t width = config->input_width;
+    ax_layer_shape shape = ax_layout_input_shape(config);
     for (int l = 0; l <= layer; l++)
-        width = ax_layer_ops_of(config->layers[l].kind)->output_width(&config->layers[l], width);
-    return width;
+        shape = ax_layer_ops_of(config->layers[l].kind)->output_shape(&config->layers[l], shape);
+    return ax_layer_shape_values(shape);
 }
 
 double ax_layout_parameters(const ax_net_config *config)
 {
     double count = 0.0;
-    int64_t in = config->input_width;
+    ax_layer_shape shape = ax_layout_input_shape(config);
     for (int l = 0; l < config->layer_count; l++) {
         const ax_layer_ops *ops = ax_layer_ops_of(config->layers[l].kind);
         if (!ops)
             return 0.0;
-        count += ops->parameters(&config->layers[l], (double)in);
-        in = ops->output_width(&config->layers[l], in);
+        if (shape.height < 0 || shape.width < 0 || shape.channels < 0 ||
+            shape.height > WIDEST_SHAPE || shape.width > WIDEST_SHAPE ||
+            shape.channels > WIDEST_SHAPE || (double)shape.height * (double)shape.width *
+                                                     (double)shape.channels > (double)WIDEST_SHAPE)
+            return HUGE_VAL; /* no network can be this wide: more than any file holds */
+        count += ops->parameters(&config->layers[l], shape);
+        shape = ops->output_shape(&config->layers[l], shape);
     }
     return count;
 }

@@ -15,16 +15,32 @@
 
 typedef struct ax_layer ax_layer;
 typedef struct ax_layer_ops ax_layer_ops;
+struct ax_backend_ops; /* backend/backend.h */
 
 /* A tensor of a layer's block as a model file stores it, e.g. dense's
  * "weight" (out, in) at the block's start. */
 enum { AX_LAYER_MAX_TENSORS = 4 };
 typedef struct ax_layer_tensor {
     const char *name;  /* "weight": the file names it "layers.N.weight" */
-    int rank;          /* 1 or 2 */
-    int64_t shape[2];
+    int rank;          /* 1 to 4 */
+    int64_t shape[4];
     int64_t offset;    /* into the arena, in reals */
 } ax_layer_tensor;
+
+/* What a row holds between layers: an image (height, width, channels) in
+ * (row, column, channel) order, or, when image is false, `channels` values
+ * with height = width = 1 (a dense layer's outputs, or an input that is no
+ * image). The values per row are height * width * channels. */
+typedef struct ax_layer_shape {
+    int64_t height, width, channels;
+    bool image;
+} ax_layer_shape;
+
+/* Values per row of a shape. */
+static inline int64_t ax_layer_shape_values(ax_layer_shape shape)
+{
+    return shape.height * shape.width * shape.channels;
+}
 
 /* The work a FLOP count covers, by TMVA's FLOP count (ax_net_train_flops). */
 typedef enum ax_layer_work {
@@ -40,11 +56,19 @@ struct ax_layer {
     ax_layer_spec spec;        /* the kind and its settings, as configured */
     ax_activation activation;  /* applied last (every kind so far ends in one) */
     int64_t in, out;           /* values per row in and out */
+    ax_layer_shape in_shape, out_shape; /* the same as shapes */
     /* The layer's block of every arena (parameters, gradients, optimizer
      * state), in reals: [offset, offset + parameter_count). */
     int64_t offset, parameter_count;
     int64_t weight_offset, weight_count; /* the weights L2 decays, inside the block */
     int64_t bias_offset;                 /* the bias (out), inside the block */
+    /* Its part of net->scratch (ops->scratch_reals reals from here), set by
+     * ax_net_reserve; and what a kind keeps there between passes: the input
+     * and rows whose convolution columns it holds (NULL: none), so that the
+     * weight gradient reuses the forward pass's columns. */
+    int64_t scratch_offset;
+    const void *columns_input;
+    int64_t columns_rows;
 };
 
 struct ax_layer_ops {
@@ -64,14 +88,26 @@ struct ax_layer_ops {
     ax_status (*check)(const ax_layer_spec *spec, int index, bool output);
     /* The activation the layer ends in. */
     ax_activation (*activation)(const ax_layer_spec *spec);
-    /* Values per row out of the layer for `in` values per row in. */
-    int64_t (*output_width)(const ax_layer_spec *spec, int64_t in);
-    /* Parameters of the layer for `in` values per row in; in double, so that
-     * a layout claimed by a file cannot overflow before it is refused. */
-    double (*parameters)(const ax_layer_spec *spec, double in);
-    /* Fills layer's widths and its view, the block starting at
+    /* Refuses an input shape the layer cannot take (a kernel larger than
+     * its padded input, an image layer after a dense one), naming layer
+     * index + 1 and the shapes; NULL when every shape fits. */
+    ax_status (*check_input)(const ax_layer_spec *spec, int index, ax_layer_shape in);
+    /* The shape out of the layer for shape `in` in (one that passed
+     * check_input, or any shape for parameters' sake). */
+    ax_layer_shape (*output_shape)(const ax_layer_spec *spec, ax_layer_shape in);
+    /* Parameters of the layer for shape `in` in; in double, so that a
+     * layout claimed by a file cannot overflow before it is refused. */
+    double (*parameters)(const ax_layer_spec *spec, ax_layer_shape in);
+    /* Fills layer's shapes, widths and its view, the block starting at
      * layer->offset (set by the caller): parameter_count, weights, bias. */
-    void (*lay_out)(ax_layer *layer, int64_t in);
+    void (*lay_out)(ax_layer *layer, ax_layer_shape in);
+    /* Reals of scratch memory (net->scratch) its passes need for `rows`
+     * rows; NULL for none. */
+    int64_t (*scratch_reals)(const ax_layer *layer, int64_t rows);
+    /* The backend operations the kind needs that ops lacks (their names,
+     * e.g. "im2col and col2im"), or NULL when it has them all; NULL for a
+     * kind that needs only the mandatory ones. */
+    const char *(*missing_operations)(const struct ax_backend_ops *ops);
 
     /* --- parameters --------------------------------------------------------- */
     /* The layer's tensors as model files name and shape them (at most
@@ -123,6 +159,14 @@ const ax_layer_ops *ax_layer_ops_of(ax_layer_kind kind);
 ax_status ax_layout_check(const ax_net_config *config);
 /* Values per row out of layer `layer` of a layout that passed the check. */
 int64_t ax_layout_width(const ax_net_config *config, int layer);
+/* The shape of config's input: its image shape, or input_width values. */
+ax_layer_shape ax_layout_input_shape(const ax_net_config *config);
+/* Writes config->input_shape as "HxWxC" (model files, checkpoints); false,
+ * writing "", when the input is no image. */
+bool ax_layout_input_shape_text(const ax_net_config *config, char *text, size_t capacity);
+/* Reads "HxWxC" into config->input_shape (each 1 to 2^24); the layout
+ * check judges whether it fits input_width. */
+ax_status ax_layout_input_shape_parse(const char *text, ax_net_config *config);
 /* Parameters of a layout that may not have passed the check, in double (0
  * for a layer of an unknown kind). */
 double ax_layout_parameters(const ax_net_config *config);
@@ -131,5 +175,8 @@ double ax_layout_parameters(const ax_net_config *config);
 void ax_layout_text(const ax_net_config *config, bool with_input, char *text, size_t capacity);
 
 extern const ax_layer_ops ax_layer_dense_ops;
+extern const ax_layer_ops ax_layer_conv_ops;
+extern const ax_layer_ops ax_layer_max_pool_ops;
+extern const ax_layer_ops ax_layer_average_pool_ops;
 
 #endif

@@ -80,21 +80,26 @@ static ax_status dense_check(const ax_layer_spec *spec, int index, bool output)
 
 static ax_activation dense_activation(const ax_layer_spec *spec) { return spec->dense.activation; }
 
-static int64_t dense_output_width(const ax_layer_spec *spec, int64_t in)
+static ax_layer_shape dense_output_shape(const ax_layer_spec *spec, ax_layer_shape in)
 {
     (void)in;
-    return spec->dense.units;
+    return (ax_layer_shape){1, 1, spec->dense.units, false};
 }
 
-static double dense_parameters(const ax_layer_spec *spec, double in)
+static double dense_parameters(const ax_layer_spec *spec, ax_layer_shape in)
 {
     const double units = (double)spec->dense.units;
-    return in * units + units;
+    const double values = (double)in.height * (double)in.width * (double)in.channels;
+    return values * units + units;
 }
 
-static void dense_lay_out(ax_layer *layer, int64_t in)
+/* After a convolution or pooling the input is the feature map flattened in
+ * (row, column, channel) order. */
+static void dense_lay_out(ax_layer *layer, ax_layer_shape in)
 {
-    layer->in = in;
+    layer->in_shape = in;
+    layer->out_shape = dense_output_shape(&layer->spec, in);
+    layer->in = ax_layer_shape_values(in);
     layer->out = layer->spec.dense.units;
     layer->activation = layer->spec.dense.activation;
     layer->weight_offset = layer->offset;
@@ -105,8 +110,8 @@ static void dense_lay_out(ax_layer *layer, int64_t in)
 
 static int dense_tensors(const ax_layer *layer, ax_layer_tensor *tensors)
 {
-    tensors[0] = (ax_layer_tensor){"weight", 2, {layer->out, layer->in}, layer->weight_offset};
-    tensors[1] = (ax_layer_tensor){"bias", 1, {layer->out, 1}, layer->bias_offset};
+    tensors[0] = (ax_layer_tensor){"weight", 2, {layer->out, layer->in, 1, 1}, layer->weight_offset};
+    tensors[1] = (ax_layer_tensor){"bias", 1, {layer->out, 1, 1, 1}, layer->bias_offset};
     return 2;
 }
 
@@ -245,7 +250,7 @@ const ax_layer_ops ax_layer_dense_ops = {
     .format = dense_format,
     .check = dense_check,
     .activation = dense_activation,
-    .output_width = dense_output_width,
+    .output_shape = dense_output_shape,
     .parameters = dense_parameters,
     .lay_out = dense_lay_out,
     .tensors = dense_tensors,

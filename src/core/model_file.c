@@ -52,20 +52,24 @@ ax_status ax_net_save(const ax_net *net, const char *path)
             tensor->name = names[count];
             tensor->dtype = single ? AX_SAFETENSORS_F32 : AX_SAFETENSORS_F64;
             tensor->rank = parts[part].rank;
-            tensor->shape[0] = parts[part].shape[0];
-            tensor->shape[1] = parts[part].shape[1];
+            for (int d = 0; d < parts[part].rank; d++)
+                tensor->shape[d] = parts[part].shape[d];
             tensor->data = single ? (const void *)(values32 + offset) : (const void *)(values + offset);
         }
     }
     char input_width[32], layout[AX_MAX_LAYERS * 32];
     snprintf(input_width, sizeof input_width, "%lld", (long long)net->config.input_width);
     ax_layout_text(&net->config, false, layout, sizeof layout);
-    char version[16];
-    snprintf(version, sizeof version, "%d", AX_MODEL_FORMAT_VERSION);
-    const char *keys[] = {"format", "format_version", "producer", "input_width", "layers", "loss"};
-    const char *texts[] = {"pt", version, "axon " AX_VERSION, input_width, layout,
-                           ax_loss_name(net->config.loss)};
-    ax_status status = ax_safetensors_write(path, tensors, count, keys, texts, 6);
+    /* Version 2 brought images (input_shape, convolution and pooling); a
+     * network without them is written as version 1, which older axons read. */
+    char version[16], input_shape[80];
+    const bool image = ax_layout_input_shape_text(&net->config, input_shape, sizeof input_shape);
+    snprintf(version, sizeof version, "%d", image ? AX_MODEL_FORMAT_VERSION : 1);
+    const char *keys[] = {"format", "format_version", "producer", "input_width",
+                          "layers", "loss",           "input_shape"};
+    const char *texts[] = {"pt",   version, "axon " AX_VERSION, input_width, layout,
+                           ax_loss_name(net->config.loss), input_shape};
+    ax_status status = ax_safetensors_write(path, tensors, count, keys, texts, image ? 7 : 6);
     free(values);
     free(values32);
     return status;
@@ -110,7 +114,11 @@ static ax_status read_architecture(const ax_safetensors_file *file, ax_net_confi
         return ax_fail(AX_STATUS_BAD_FILE, "%s: metadata input_width '%s' is not a positive integer",
                        path, width);
     config->input_width = input_width;
-    ax_status status = ax_layers_parse(layout, config);
+    const char *input_shape = ax_safetensors_metadata(file, "input_shape");
+    ax_status status =
+        input_shape ? ax_layout_input_shape_parse(input_shape, config) : AX_STATUS_OK;
+    if (status == AX_STATUS_OK)
+        status = ax_layers_parse(layout, config);
     if (status == AX_STATUS_OK && loss)
         status = ax_loss_parse(loss, &config->loss);
     if (status != AX_STATUS_OK)
@@ -119,22 +127,27 @@ static ax_status read_architecture(const ax_safetensors_file *file, ax_net_confi
 }
 
 /* Copies one stored tensor into values after checking its name and shape. */
-static ax_status read_tensor(const ax_safetensors_file *file, const char *name, int rank,
-                             int64_t rows, int64_t cols, double *values)
+static ax_status read_tensor(const ax_safetensors_file *file, const char *name,
+                             const ax_layer_tensor *part, double *values)
 {
     const char *path = ax_safetensors_path(file);
     const ax_safetensors_tensor *tensor = ax_safetensors_find(file, name);
     if (!tensor)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"%s\" is missing", path, name);
-    bool shape_ok = tensor->rank == rank && tensor->shape[0] == rows && (rank == 1 || tensor->shape[1] == cols);
-    if (!shape_ok) {
-        if (rank == 2)
-            return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"%s\" should have shape (%lld, %lld) for the layout in the metadata",
-                           path, name, (long long)rows, (long long)cols);
-        return ax_fail(AX_STATUS_BAD_FILE, "%s: tensor \"%s\" should have shape (%lld)", path, name,
-                       (long long)rows);
+    bool shape_ok = tensor->rank == part->rank;
+    int64_t count = 1;
+    char shape[128] = "";
+    for (int d = 0; d < part->rank; d++) {
+        shape_ok = shape_ok && tensor->shape[d] == part->shape[d];
+        count *= part->shape[d];
+        size_t used = strlen(shape);
+        snprintf(shape + used, sizeof shape - used, "%s%lld", d ? ", " : "",
+                 (long long)part->shape[d]);
     }
-    int64_t count = rank == 2 ? rows * cols : rows;
+    if (!shape_ok)
+        return ax_fail(AX_STATUS_BAD_FILE,
+                       "%s: tensor \"%s\" should have shape (%s) for the layout in the metadata",
+                       path, name, shape);
     for (int64_t i = 0; i < count; i++) {
         double value = tensor->dtype == AX_SAFETENSORS_F64 ? ((const double *)tensor->data)[i]
                                                            : (double)((const float *)tensor->data)[i];
@@ -175,7 +188,7 @@ static int layout_tensors(const ax_net_config *config)
         ax_layer dry = {.ops = ax_layer_ops_of(config->layers[l].kind), .spec = config->layers[l]};
         if (!dry.ops)
             continue;
-        dry.ops->lay_out(&dry, 0);
+        dry.ops->lay_out(&dry, (ax_layer_shape){0, 0, 0, false});
         ax_layer_tensor parts[AX_LAYER_MAX_TENSORS];
         count += dry.ops->tensors(&dry, parts);
     }
@@ -214,8 +227,7 @@ ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out)
         for (int part = 0; status == AX_STATUS_OK && part < part_count; part++) {
             char name[32];
             snprintf(name, sizeof name, "layers.%d.%s", l, parts[part].name);
-            status = read_tensor(file, name, parts[part].rank, parts[part].shape[0],
-                                 parts[part].shape[1], values + parts[part].offset);
+            status = read_tensor(file, name, &parts[part], values + parts[part].offset);
         }
     }
     if (status == AX_STATUS_OK)

@@ -124,6 +124,28 @@ static ax_status check_network_memory(const ax_net_config *config, int64_t param
     return ax_memory_check((size_t)bytes, what);
 }
 
+/* A kind that needs an optional backend operation is refused on a backend
+ * without it, naming the layer, the backend and what it lacks. */
+static ax_status check_backend_runs_layers(const ax_net *net)
+{
+    for (int l = 0; l < net->layer_count; l++) {
+        const ax_layer *layer = &net->layers[l];
+        const char *missing = layer->ops->missing_operations
+                                  ? layer->ops->missing_operations(net->backend->ops)
+                                  : NULL;
+        if (missing) {
+            char item[64], device[AX_DEVICE_NAME_CAPACITY + 16];
+            layer->ops->format(&layer->spec, item, sizeof item);
+            ax_device_format(net->config.device, device, sizeof device);
+            return ax_fail(AX_STATUS_UNSUPPORTED,
+                           "layer %d (%s) is not supported on device %s: its backend has no %s "
+                           "yet",
+                           l + 1, item, device, missing);
+        }
+    }
+    return AX_STATUS_OK;
+}
+
 ax_status ax_net_create(const ax_net_config *config, ax_net **out)
 {
     *out = NULL;
@@ -151,7 +173,8 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
     resolved.parsed_layers = NULL;
     net->config = resolved;
     net->layer_count = resolved.layer_count;
-    int64_t offset = 0, in = resolved.input_width;
+    int64_t offset = 0;
+    ax_layer_shape in = ax_layout_input_shape(&resolved);
     net->max_width = 1;
     for (int l = 0; l < net->layer_count; l++) {
         ax_layer *layer = &net->layers[l];
@@ -160,7 +183,7 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
         layer->offset = offset;
         layer->ops->lay_out(layer, in);
         offset += layer->parameter_count;
-        in = layer->out;
+        in = layer->out_shape;
         if (layer->out > net->max_width)
             net->max_width = layer->out;
     }
@@ -176,6 +199,9 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
     }
     double *initial = malloc((size_t)offset * sizeof(double));
     status = ax_backend_create(resolved.precision, resolved.device, &net->backend);
+    if (status != AX_STATUS_OK)
+        goto done;
+    status = check_backend_runs_layers(net);
     if (status != AX_STATUS_OK)
         goto done;
     if (!initial) {
@@ -215,6 +241,9 @@ static void release_workspace(ax_net *net)
     backend->ops->free(backend, net->delta[0]);
     backend->ops->free(backend, net->delta[1]);
     backend->ops->free(backend, net->targets);
+    backend->ops->free(backend, net->scratch);
+    net->scratch = NULL;
+    net->scratch_reals = 0;
     backend->ops->free(backend, net->labels);
     free(net->predicted);
     net->input = net->delta[0] = net->delta[1] = net->targets = NULL;
@@ -266,13 +295,25 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
     size_t row_bytes = (size_t)((copy_input ? net->config.input_width : 0) + 2 * net->max_width + 1) * real;
     for (int l = 0; l < net->layer_count; l++)
         row_bytes += (size_t)net->layers[l].out * real;
-    char what[160];
-    snprintf(what, sizeof what, "the workspace for a batch of %lld rows (%lld bytes per row)",
-             (long long)rows, (long long)row_bytes);
-    const double bytes = (double)rows * (double)row_bytes;
+    /* each layer its own part: a convolution keeps its columns from the
+     * forward pass to the backward pass */
+    int64_t scratch_reals = 0;
+    for (int l = 0; l < net->layer_count; l++) {
+        net->layers[l].scratch_offset = scratch_reals;
+        net->layers[l].columns_input = NULL;
+        if (net->layers[l].ops->scratch_reals)
+            scratch_reals += net->layers[l].ops->scratch_reals(&net->layers[l], rows);
+    }
+    char what[200], scratch[64] = "";
+    if (scratch_reals > 0)
+        snprintf(scratch, sizeof scratch, ", %lld bytes of scratch",
+                 (long long)((size_t)scratch_reals * real));
+    snprintf(what, sizeof what, "the workspace for a batch of %lld rows (%lld bytes per row%s)",
+             (long long)rows, (long long)row_bytes, scratch);
+    const double bytes = (double)rows * (double)row_bytes + (double)scratch_reals * (double)real;
     if (bytes > 1e18)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s needs %.3g GiB", what, bytes / 1073741824.0);
-    AX_TRY(ax_memory_check((size_t)rows * row_bytes, what));
+    AX_TRY(ax_memory_check((size_t)bytes, what));
 
     int64_t output_width = net->layers[net->layer_count - 1].out;
     bool ok = true;
@@ -291,6 +332,11 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
         net->labels = backend->ops->alloc(backend, (size_t)rows * sizeof(int32_t));
         net->predicted = malloc((size_t)rows * sizeof(int32_t));
         ok = net->delta[0] && net->delta[1] && net->targets && net->labels && net->predicted;
+    }
+    if (ok && scratch_reals > 0) {
+        net->scratch = backend->ops->alloc(backend, (size_t)scratch_reals * real);
+        net->scratch_reals = scratch_reals;
+        ok = net->scratch != NULL;
     }
     if (!ok) {
         release_workspace(net);
@@ -346,6 +392,15 @@ ax_status ax_net_check_data(const ax_net *net, const ax_dataset *data, const cha
                        "%s data %s has %lld features per row but the network's input width is %lld",
                        role, source, (long long)ax_dataset_features(data),
                        (long long)net->config.input_width);
+    int64_t shape[3];
+    const int64_t *expected = net->config.input_shape;
+    if (ax_dataset_image_shape(data, shape) && expected[0] &&
+        (shape[0] != expected[0] || shape[1] != expected[1] || shape[2] != expected[2]))
+        return ax_fail(AX_STATUS_BAD_DATA,
+                       "%s data %s holds %lldx%lldx%lld images but the network takes %lldx%lldx%lld "
+                       "(height x width x channels)",
+                       role, source, (long long)shape[0], (long long)shape[1], (long long)shape[2],
+                       (long long)expected[0], (long long)expected[1], (long long)expected[2]);
     if (ax_dataset_classes(data) > 0) {
         const int32_t *labels = ax_dataset_labels_data((ax_dataset *)data);
         int64_t classes_allowed = outputs;

@@ -44,6 +44,9 @@ struct ax_net {
     void *outputs[AX_MAX_LAYERS];    /* (capacity, out_l): activated outputs */
     void *delta[2];                  /* (capacity, max_width) ping-pong; max_width = widest layer */
     void *targets;                   /* (capacity, output width) for regression */
+    void *scratch;                   /* (scratch_reals): what layers' passes need
+                                        (ax_layer_ops.scratch_reals), for capacity rows */
+    int64_t scratch_reals;
     int32_t *labels;                 /* (capacity) backend memory */
     bool batch_has_labels;           /* the loaded answers are labels, not targets */
     int32_t *predicted;              /* (capacity) host memory */

@@ -265,8 +265,8 @@ static ax_status check_resume_data(const ax_net *net, const ax_train_state *stat
                     net->parameter_count == state->parameter_count;
     if (same_net) { /* every kind's settings, as its text gives them */
         char layout_a[AX_MAX_LAYERS * 32], layout_b[AX_MAX_LAYERS * 32];
-        ax_layout_text(a, false, layout_a, sizeof layout_a);
-        ax_layout_text(b, false, layout_b, sizeof layout_b);
+        ax_layout_text(a, true, layout_a, sizeof layout_a); /* with the input's shape */
+        ax_layout_text(b, true, layout_b, sizeof layout_b);
         same_net = strcmp(layout_a, layout_b) == 0;
     }
     if (!same_net)

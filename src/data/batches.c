@@ -185,6 +185,8 @@ static ax_status load(const char *dir, const int64_t *range, bool count_only, in
     if (status == AX_STATUS_OK)
         status = ax_dataset_allocate(keep_end - keep, side * side * channels,
                                      (int64_t)ax_json_length(labels), 0, dir, out);
+    if (status == AX_STATUS_OK) /* (S, S, C) images, as prep writes them */
+        memcpy((*out)->image_shape, (int64_t[3]){side, side, channels}, sizeof (*out)->image_shape);
     int64_t first = 0;
     for (size_t b = 0; status == AX_STATUS_OK && b < ax_json_length(batches); b++) {
         const ax_json *entry = ax_json_array_get(batches, b);

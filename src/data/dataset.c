@@ -95,6 +95,29 @@ float *ax_dataset_features_data(ax_dataset *dataset) { return dataset->feature_v
 int32_t *ax_dataset_labels_data(ax_dataset *dataset) { return dataset->labels; }
 float *ax_dataset_targets_data(ax_dataset *dataset) { return dataset->target_values; }
 
+bool ax_dataset_image_shape(const ax_dataset *dataset, int64_t shape[3])
+{
+    for (int i = 0; i < 3; i++)
+        shape[i] = dataset->image_shape[i];
+    return dataset->image_shape[0] > 0;
+}
+
+ax_status ax_dataset_set_image_shape(ax_dataset *dataset, const int64_t shape[3])
+{
+    if (shape[0] < 1 || shape[1] < 1 || shape[2] < 1 || shape[0] > dataset->features ||
+        shape[1] > dataset->features || shape[2] > dataset->features ||
+        shape[0] * shape[1] > dataset->features ||
+        shape[0] * shape[1] * shape[2] != dataset->features)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s: an image shape of %lldx%lldx%lld does not hold its %lld features per "
+                       "row",
+                       dataset->source, (long long)shape[0], (long long)shape[1],
+                       (long long)shape[2], (long long)dataset->features);
+    for (int i = 0; i < 3; i++)
+        dataset->image_shape[i] = shape[i];
+    return AX_STATUS_OK;
+}
+
 ax_status ax_dataset_check_finite(const ax_dataset *dataset)
 {
     const int64_t width = dataset->features;

@@ -16,6 +16,7 @@ struct ax_dataset {
     int32_t *labels;       /* (rows) or NULL */
     float *target_values;  /* (rows, targets) or NULL */
     char source[512];      /* path or description, for messages */
+    int64_t image_shape[3]; /* (height, width, channels) when rows are images, else zeros */
 };
 
 /* Allocates a dataset (see ax_dataset_create) and records its source. */

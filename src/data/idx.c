@@ -422,6 +422,9 @@ static ax_status load_pair(idx_file *images, idx_file *labels, const int64_t *ra
     ax_status status =
         ax_dataset_allocate((int64_t)n, (int64_t)pixels, 1, 0, images->path, out);
     if (status == AX_STATUS_OK) {
+        (*out)->image_shape[0] = image_shape[1];
+        (*out)->image_shape[1] = image_shape[2];
+        (*out)->image_shape[2] = 1;
         if (raw)
             scale_pixels((*out)->feature_values, raw, 0, (size_t)total);
         else

@@ -263,6 +263,9 @@ static ax_status load(npy_array *features, npy_array *labels, double scale, cons
     const int64_t feature_count = labels->path ? width : width - 1;
     AX_TRY(ax_dataset_allocate(kept, feature_count, targets ? 0 : 1, targets, path, out));
     ax_dataset *dataset = *out;
+    if (features->dims == 4 && labels->path) /* (N, H, W, C): images */
+        for (int i = 0; i < 3; i++)
+            dataset->image_shape[i] = features->shape[i + 1];
     row_target target = {.dataset = dataset, .range_first = first, .scale = scale,
                          .label_in_column_0 = !labels->path};
     /* Labels in column 0 need every row's column 0 for the classes. */

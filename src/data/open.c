@@ -268,6 +268,7 @@ static ax_status cut_rows(ax_dataset **dataset, int64_t first, int64_t count)
     ax_status status = ax_dataset_create(count, features, whole->classes, targets, &part);
     if (status != AX_STATUS_OK)
         return name_failure(status, whole->source);
+    memcpy(part->image_shape, whole->image_shape, sizeof part->image_shape);
     memcpy(part->feature_values, whole->feature_values + first * features,
            (size_t)(count * features) * sizeof(float));
     if (whole->labels)

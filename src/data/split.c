@@ -71,6 +71,9 @@ static ax_status allocate_parts(const ax_dataset *source, int64_t rows_train, in
         status = ax_dataset_allocate(rows_held, source->features, source->classes,
                                      source->targets, name, holdout);
     }
+    if (status == AX_STATUS_OK)
+        for (int i = 0; i < 3; i++)
+            (*train)->image_shape[i] = (*holdout)->image_shape[i] = source->image_shape[i];
     if (status != AX_STATUS_OK) {
         ax_dataset_free(*train);
         *train = NULL;

@@ -641,6 +641,10 @@ static int run_training(const train_request *request, train_data *data)
     ax_layer_spec auto_layers[3];
     if (!request->start_net) {
         config.input_width = ax_dataset_features(data->train);
+        /* images (IDX, batches:DIR, 4-D .npy) give convolutions their shape */
+        int64_t shape[3];
+        ax_dataset_image_shape(data->train, shape);
+        memcpy(config.input_shape, shape, sizeof shape);
         int64_t classes = ax_dataset_classes(data->loaded);
         if (data->test && ax_dataset_classes(data->test) > classes)
             classes = ax_dataset_classes(data->test);

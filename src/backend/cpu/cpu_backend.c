@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
+#include "backend/cpu/cpu_image.h"
 #include "backend/cpu/skinny_gemm.h"
 #include "backend/cpu/tiny_gemm.h"
 #include "base/memory.h"
@@ -210,6 +211,11 @@ static void cpu_bf16_destroy(ax_backend *backend)
         .sgd_update = sgd_update_##suffix,                  \
         .adam_update = adam_update_##suffix,                \
         .argmax_rows = argmax_rows_##suffix,                \
+        .im2col = ax_cpu_im2col_##suffix,                   \
+        .col2im = ax_cpu_col2im_##suffix,                   \
+        .pool_forward = ax_cpu_pool_forward_##suffix,       \
+        .pool_backward = ax_cpu_pool_backward_##suffix,     \
+        .transpose = ax_cpu_transpose_##suffix,             \
         .synchronize = cpu_synchronize,                     \
         .status = cpu_status,                               \
         .destroy = destroy_function,                        \

@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""The LeNet-style benchmark of issue 20 in PyTorch: conv 32 5x5 ReLU, max-pool 2,
+conv 64 5x5 ReLU, max-pool 2, 1024 ReLU, 10 softmax on Fashion-MNIST, SGD with
+momentum, batch 128, as a competent PyTorch user writes it (NCHW, torch.nn modules,
+its default CPU convolution). The same network in axon:
+
+    axon train --data fashion-mnist --epochs 2 --batch 128 --lr 0.01 \\
+        --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax
+
+Prints one CSV row per epoch (columns in common.py): seconds, training loss, test
+accuracy (%); gflops and samples/s as the other peers do (gflops left empty: TMVA's
+count is for dense layers).
+
+usage: lenet_torch.py [--epochs N] [--lr X] [--momentum M] [--threads T] [--seed S]
+                      [--repeat N] [--csv FILE]
+Set OPENBLAS_CORETYPE=Cooperlake on this Xeon (docs/notes/blas-choice.md)."""
+import argparse
+import time
+
+from common import add_common_options, threads_option, set_blas_threads, load_fashion_mnist, CsvRows, FASHION_MNIST
+set_blas_threads(threads_option())  # before torch loads the BLAS
+import torch
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--data", default=FASHION_MNIST)
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--momentum", type=float, default=0.9)
+    add_common_options(p, precisions=("f32",))
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    x, y, xt, yt = (torch.from_numpy(v) for v in load_fashion_mnist(a.data, "float32"))
+    x, xt = x.view(-1, 1, 28, 28), xt.view(-1, 1, 28, 28)
+    n = x.shape[0]
+    out = CsvRows(a.csv, system="torch", workload="lenet", variant="torch-eager",
+                  precision="f32", threads=a.threads, batch=a.batch, width=1024)
+    for repeat in range(1, a.repeat + 1):
+        torch.manual_seed(a.seed)
+        model = torch.nn.Sequential(
+            torch.nn.Conv2d(1, 32, 5), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+            torch.nn.Conv2d(32, 64, 5), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+            torch.nn.Flatten(), torch.nn.Linear(64 * 4 * 4, 1024), torch.nn.ReLU(),
+            torch.nn.Linear(1024, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
+        loss_fn = torch.nn.CrossEntropyLoss()
+        for epoch in range(1, a.epochs + 1):
+            start = time.perf_counter()
+            order = torch.randperm(n)
+            total = 0.0
+            for first in range(0, n, a.batch):
+                idx = order[first:first + a.batch]
+                xb, yb = x[idx], y[idx]
+                opt.zero_grad(set_to_none=True)
+                loss = loss_fn(model(xb), yb)
+                loss.backward()
+                opt.step()
+                total += loss.item() * xb.shape[0]
+            seconds = time.perf_counter() - start
+            with torch.no_grad():
+                acc = (model(xt).argmax(1) == yt).double().mean().item()
+            out.write(repeat=repeat, epoch=epoch, seconds=seconds, loss=total / n,
+                      test_accuracy=100 * acc, samples_per_second=n / seconds)
+
+
+if __name__ == "__main__":
+    main()
