@@ -11,6 +11,8 @@ packages=(build-essential cmake pkg-config zlib1g-dev
           clang libclang-rt-14-dev libomp-dev valgrind
           libopenmpi-dev openmpi-bin
           gnuplot-nox
+          ocl-icd-opencl-dev opencl-c-headers libclblast-dev # the OpenCL backend (plugin)
+          pocl-opencl-icd clinfo # PoCL: the CPU as an OpenCL device, so CI runs the OpenCL tests
           python3-numpy python3-scipy) # the tests' float64 references (tests/*.py, *.sh)
 bash scripts/apt_install.sh "axon setup" "${packages[@]}"
 

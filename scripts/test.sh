@@ -16,14 +16,14 @@ bash scripts/setup.sh -DAXON_WERROR=ON
 echo "== tests: release build"
 ctest --test-dir build --output-on-failure -j 2
 
-echo "== minimal build: without prep, stats, MPI and CUDA (library and CLI only)"
+echo "== minimal build: without prep, stats, MPI, CUDA and OpenCL (library and CLI only)"
 # libaxon's core needs none of the optional components (docs/design.md,
 # "Optional components"): the build links no libarchive, libjpeg or libpng,
 # axon info says what is left out, and axon prep refuses naming the option.
 # Only target axon is built (19 s of CPU time; 47 s of wall time on 2 cores
 # at load 11); `ctest --test-dir build-min` runs the suite of such a build.
 cmake -S . -B build-min -DCMAKE_BUILD_TYPE=Release -DAXON_PREP=OFF -DAXON_STATS=OFF \
-  -DAXON_MPI=OFF -DAXON_CUDA=OFF -DAXON_WERROR=ON >/dev/null
+  -DAXON_MPI=OFF -DAXON_CUDA=OFF -DAXON_OPENCL=OFF -DAXON_WERROR=ON >/dev/null
 bash scripts/build.sh build-min --target axon
 bash scripts/check_minimal_build.sh build-min/axon
 

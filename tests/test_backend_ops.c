@@ -343,6 +343,103 @@ static void test_dropout(const backends *b)
     pair_free(b, &a);
 }
 
+/* Shapes that catch a device's edge cases: one row (a work-group mostly
+ * idle, a softmax of one row), widths that are no multiple of any
+ * work-group size, one inner dimension in a GEMM, and reductions over
+ * 1000003 rows (many chunks and groups, a ragged last one). */
+static void test_awkward_shapes(const backends *b)
+{
+    static const ax_activation activations[] = {AX_ACT_IDENTITY, AX_ACT_SIGMOID, AX_ACT_TANH,
+                                                 AX_ACT_RELU, AX_ACT_SOFTMAX};
+    const int64_t widths[] = {1, 257};
+    char what[96];
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 5; i++) {
+            const int64_t cols = widths[w];
+            pair z = pair_random(b, cols, -4, 4), bias = pair_random(b, cols, -1, 1);
+            b->cpu->ops->bias_activation(b->cpu, activations[i], z.cpu, bias.cpu, 1, cols);
+            b->dev->ops->bias_activation(b->dev, activations[i], z.dev, bias.dev, 1, cols);
+            snprintf(what, sizeof what, "bias_activation %s (1 row, %lld columns)",
+                     ax_activation_name(activations[i]), (long long)cols);
+            compare(b, &z, b->loose, 1e-3, what);
+            if (activations[i] != AX_ACT_SOFTMAX) {
+                pair delta = pair_random(b, cols, -1, 1), sums = pair_random(b, cols, -1, 1);
+                b->cpu->ops->activation_backward(b->cpu, activations[i], delta.cpu, z.cpu, 1.0,
+                                                 sums.cpu, 1, cols);
+                b->dev->ops->activation_backward(b->dev, activations[i], delta.dev, z.dev, 1.0,
+                                                 sums.dev, 1, cols);
+                snprintf(what, sizeof what, "activation_backward %s (1 row, %lld columns)",
+                         ax_activation_name(activations[i]), (long long)cols);
+                /* As the other bias gradients: tanh' = 1 - y^2 near |y| = 1
+                 * magnifies the ulps by which libm's tanh and OpenCL's differ. */
+                compare(b, &sums, b->loose * 10, 1.0, what);
+                pair_free(b, &delta);
+                pair_free(b, &sums);
+            }
+            pair_free(b, &z);
+            pair_free(b, &bias);
+        }
+    /* GEMMs with one row, one column and an inner dimension of 1. */
+    const int64_t shapes[][3] = {{1, 45, 130}, {67, 1, 13}, {33, 29, 1}};
+    for (int s = 0; s < 3; s++) {
+        const int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        pair a = pair_random(b, m * k, -1, 1), bb = pair_random(b, k * n, -1, 1);
+        pair c = pair_random(b, m * n, -1, 1);
+        b->cpu->ops->gemm(b->cpu, false, true, m, n, k, 1.0, a.cpu, k, bb.cpu, k, 0.5, c.cpu, n);
+        b->dev->ops->gemm(b->dev, false, true, m, n, k, 1.0, a.dev, k, bb.dev, k, 0.5, c.dev, n);
+        snprintf(what, sizeof what, "gemm (%lld x %lld x %lld, trans_b 1)", (long long)m,
+                 (long long)n, (long long)k);
+        compare(b, &c, b->loose * 10, 1.0, what);
+        pair_free(b, &a);
+        pair_free(b, &bb);
+        pair_free(b, &c);
+    }
+    /* Reductions over 1000003 rows of 3 columns. */
+    const int64_t rows = 1000003, cols = 3;
+    pair delta = pair_random(b, rows * cols, -1, 1), sums = pair_random(b, cols, -1, 1);
+    b->cpu->ops->column_sums(b->cpu, delta.cpu, sums.cpu, rows, cols);
+    b->dev->ops->column_sums(b->dev, delta.dev, sums.dev, rows, cols);
+    compare(b, &sums, b->loose * 10, 1.0, "column_sums (1000003 rows)");
+    pair a = pair_random(b, rows * cols, 0.05, 0.95);
+    b->cpu->ops->activation_backward(b->cpu, AX_ACT_SIGMOID, delta.cpu, a.cpu, 1.0, sums.cpu,
+                                     rows, cols);
+    b->dev->ops->activation_backward(b->dev, AX_ACT_SIGMOID, delta.dev, a.dev, 1.0, sums.dev,
+                                     rows, cols);
+    compare(b, &sums, b->loose * 10, 1.0, "activation_backward sigmoid bias gradient (1000003 rows)");
+    int32_t *host_labels = malloc((size_t)rows * sizeof(int32_t));
+    int32_t *labels_cpu, *labels_dev;
+    labels_pair(b, host_labels, rows, cols, &labels_cpu, &labels_dev);
+    double cpu = b->cpu->ops->binary_cross_entropy(b->cpu, a.cpu, labels_cpu, NULL, delta.cpu,
+                                                   1.0 / (double)rows, rows, cols);
+    double dev = b->dev->ops->binary_cross_entropy(b->dev, a.dev, labels_dev, NULL, delta.dev,
+                                                   1.0 / (double)rows, rows, cols);
+    compare_scalar(cpu, dev, b->loose, "binary_cross_entropy loss (1000003 rows)");
+    compare(b, &delta, b->loose, 1e-3, "binary_cross_entropy delta (1000003 rows)");
+    cpu = b->cpu->ops->cross_entropy(b->cpu, a.cpu, labels_cpu, NULL, 1.0, rows, cols);
+    dev = b->dev->ops->cross_entropy(b->dev, a.dev, labels_dev, NULL, 1.0, rows, cols);
+    compare_scalar(cpu, dev, b->loose, "cross_entropy loss (1000003 rows)");
+    cpu = b->cpu->ops->squared_error(b->cpu, a.cpu, labels_cpu, NULL, NULL, 1.0, rows, cols);
+    dev = b->dev->ops->squared_error(b->dev, a.dev, labels_dev, NULL, NULL, 1.0, rows, cols);
+    compare_scalar(cpu, dev, b->loose, "squared_error loss (1000003 rows)");
+    cpu = b->cpu->ops->dot(b->cpu, rows * cols, a.cpu, delta.cpu);
+    dev = b->dev->ops->dot(b->dev, rows * cols, a.dev, delta.dev);
+    compare_scalar(cpu, dev, b->exact ? 0.0 : 1e-10, "dot (3000009 values)");
+    int32_t *arg_cpu = malloc((size_t)rows * sizeof(int32_t));
+    int32_t *arg_dev = malloc((size_t)rows * sizeof(int32_t));
+    b->cpu->ops->argmax_rows(b->cpu, a.cpu, arg_cpu, rows, cols);
+    b->dev->ops->argmax_rows(b->dev, a.dev, arg_dev, rows, cols);
+    compare_same(memcmp(arg_cpu, arg_dev, (size_t)rows * sizeof(int32_t)) == 0,
+                 "argmax_rows (1000003 rows)");
+    free(arg_cpu);
+    free(arg_dev);
+    b->cpu->ops->free(b->cpu, labels_cpu);
+    b->dev->ops->free(b->dev, labels_dev);
+    free(host_labels);
+    pair_free(b, &a);
+    pair_free(b, &delta);
+    pair_free(b, &sums);
+}
+
 static void test_vector_ops(const backends *b)
 {
     const int64_t count = 100003;
@@ -546,6 +643,7 @@ static void test_operations(ax_precision precision, ax_device device, bool exact
         test_activation_backward(&b);
         test_losses(&b);
         test_dropout(&b);
+        test_awkward_shapes(&b);
         test_vector_ops(&b);
         test_optimizers(&b);
         test_argmax_and_transfers(&b);

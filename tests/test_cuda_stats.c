@@ -10,6 +10,12 @@
  * gives the CPU's results bit for bit. Without a CUDA build or a device the test then exits 77
  * (skipped) saying which: it never passes without a GPU.
  *
+ *     test_cuda_stats [BACKEND]
+ *
+ * BACKEND is another device backend with statistics in its plugin (opencl:
+ * src/backend/opencl/opencl_stats.c, CTest's test_opencl_stats); the same
+ * cases, device 0 of that backend; default cuda.
+ *
  * With a device, the cases cover: B = 1, D = 1 (H = -1, MI = 1 exactly);
  * logits of 1e4 and 1e-4 scale; D not a multiple of 32 (the warp) or of
  * 1024 (a lane's float chunk); B = 1000003 rows at D = 3 (the fixed grid's
@@ -32,10 +38,19 @@
 
 static ax_rng rng;
 
-/* -1: the CPU; N: CUDA device N. */
+/* The backend under test ("cuda", "opencl") and its names in messages. */
+static const char *backend = "cuda";
+static const char *display = "CUDA"; /* the plugins' own messages: "no CUDA device 3" */
+static char upper_name[32];           /* the loader's: "this build has no OPENCL backend" */
+
+/* -1: the CPU; N: device N of the backend under test. */
 static ax_device cuda_device(int n)
 {
-    return n == -1 ? ax_device_cpu() : (ax_device){.backend = "cuda", .index = n};
+    if (n == -1)
+        return ax_device_cpu();
+    ax_device device = {.index = n};
+    snprintf(device.backend, sizeof device.backend, "%s", backend);
+    return device;
 }
 
 /* References: tests/stats_reference.h. */
@@ -217,11 +232,16 @@ static void refusals(bool built, int devices)
 {
     float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8];
     double h = 0.0, mi = 0.0, h_cpu = 0.0, mi_cpu = 0.0;
-    const char *absent = built ? "no CUDA device" : "this build has no CUDA backend";
+    char absent[96], negative[64];
+    if (built)
+        snprintf(absent, sizeof absent, "no %s device", display);
+    else
+        snprintf(absent, sizeof absent, "this build has no %s backend", upper_name);
+    snprintf(negative, sizeof negative, "device %s:-2", backend);
     CHECK_FAILS(ax_stats_entropy_mi_on(cuda_device(-2), x, x, 2, 4, &h, &mi, NULL), AX_STATUS_BAD_ARGUMENT,
-                "device cuda:-2");
+                negative);
     CHECK_FAILS(ax_stats_tensor_mean_on(cuda_device(-2), x, x, x, 1, 2, out, NULL), AX_STATUS_BAD_ARGUMENT,
-                "device cuda:-2");
+                negative);
     CHECK_FAILS(ax_stats_entropy_mi_on(cuda_device(devices + 3), x, x, 2, 4, &h, &mi, NULL),
                 AX_STATUS_UNSUPPORTED, absent);
     CHECK_FAILS(ax_stats_tensor_mean_on(cuda_device(devices + 3), x, x, x, 1, 2, out, NULL),
@@ -248,24 +268,34 @@ static void refusals(bool built, int devices)
     CHECK(memcmp(t_cpu, t_on, sizeof t_cpu) == 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        backend = argv[1];
+    display = strcmp(backend, "cuda") == 0 ? "CUDA" : strcmp(backend, "opencl") == 0 ? "OpenCL" : backend;
+    for (size_t i = 0; backend[i] && i + 1 < sizeof upper_name; i++)
+        upper_name[i] = (char)(backend[i] >= 'a' && backend[i] <= 'z' ? backend[i] - 32 : backend[i]);
+    char test_name[64];
+    snprintf(test_name, sizeof test_name, "test_%s_stats", backend);
     ax_rng_seed(&rng, 4004);
-    const bool built = strstr(ax_build_info_get().backends, "cuda") != NULL;
-    const int devices = ax_cuda_device_count();
+    const char *backends = ax_build_info_get().backends;
+    const char *at = strstr(backends, backend);
+    const bool built = at && (at == backends || at[-1] == ' ');
+    const int devices = ax_device_count(backend);
     refusals(built, devices);
     if (test_failures)
-        return test_finish("test_cuda_stats");
+        return test_finish(test_name);
     if (!built)
-        TEST_SKIP("this build has no CUDA backend (configure with -DAXON_CUDA=ON where nvcc is "
-                  "installed): the GPU statistics were not checked");
+        TEST_SKIP("this build has no %s backend (configure with -DAXON_%s=ON where its compiler or "
+                  "libraries are installed): the device statistics were not checked", display,
+                  upper_name);
     if (devices < 1)
-        TEST_SKIP("no CUDA device (cudaGetDeviceCount found none): the GPU statistics were not "
-                  "checked");
+        TEST_SKIP("no %s device (the plugin found none): the device statistics were not checked",
+                  display);
 
-    char text[256];
-    CHECK_OK(ax_cuda_device_info(0, text, sizeof text));
-    printf("device 0: %s\n", text);
+    char text[512];
+    CHECK_OK(ax_device_info(cuda_device(0), text, sizeof text));
+    printf("%s device 0: %s\n", display, text);
     const int device = 0;
     entropy_special(device);
     entropy_case(device, 1, 7, 1.0, true);
@@ -291,5 +321,5 @@ int main(void)
     tensor_case(device, 1677, 100, false); /* 2^24 / 100^2 = 1677 rows per block */
     tensor_case(device, 1678, 100, false);
     tensor_case(device, 4000, 100, false);
-    return test_finish("test_cuda_stats");
+    return test_finish(test_name);
 }

@@ -107,6 +107,16 @@ static void draw_initial_parameters(const ax_net *net, double *values)
  * fit). A layout of
  * absurd widths is then refused with its sizes rather than failing inside
  * malloc, or succeeding lazily and being killed by the kernel later. */
+/* Out of memory for `what`, followed by the reason a device backend's
+ * alloc gave (naming the device and its memory) when it left one: the
+ * caller clears the message before allocating. */
+static ax_status alloc_failure(const char *what)
+{
+    if (ax_error_message()[0])
+        return ax_fail_context(AX_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
+    return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
+}
+
 static ax_status check_network_memory(const ax_net_config *config, int64_t parameters, size_t real)
 {
     const double arenas = ax_device_is_cpu(config->device) ? 2.0 : 0.0;
@@ -208,11 +218,14 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
         status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating a network");
         goto done;
     }
+    ax_error_clear(); /* a device backend's alloc says why it failed (the device's memory) */
     net->parameters = net->backend->ops->alloc(net->backend, (size_t)offset * real);
     net->gradients = net->backend->ops->alloc(net->backend, (size_t)offset * real);
     if (!net->parameters || !net->gradients) {
-        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for %lld parameters",
-                         (long long)offset);
+        char what[128];
+        snprintf(what, sizeof what, "%lld parameters (the weights and the gradients, %zu bytes each)",
+                 (long long)offset, (size_t)offset * real);
+        status = alloc_failure(what);
         goto done;
     }
     draw_initial_parameters(net, initial);
@@ -317,6 +330,7 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
 
     int64_t output_width = net->layers[net->layer_count - 1].out;
     bool ok = true;
+    ax_error_clear(); /* a device backend's alloc says why it failed (the device's memory) */
     if (copy_input) {
         net->input = backend->ops->alloc(backend, (size_t)rows * (size_t)net->config.input_width * real);
         ok = net->input != NULL;
@@ -340,8 +354,7 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
     }
     if (!ok) {
         release_workspace(net);
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for a batch of %lld rows",
-                       (long long)rows);
+        return alloc_failure(what);
     }
     net->capacity = rows;
     return AX_STATUS_OK;

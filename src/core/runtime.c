@@ -102,8 +102,12 @@ ax_build_info ax_build_info_get(void)
     info.blas_kernels = "unknown";
 #endif
     info.cpu_features = cpu_features();
-#ifdef AXON_CUDA
+#if defined(AXON_CUDA) && defined(AXON_OPENCL)
+    info.backends = "cpu cuda (CUDA " AXON_CUDA_VERSION ") opencl";
+#elif defined(AXON_CUDA)
     info.backends = "cpu cuda (CUDA " AXON_CUDA_VERSION ")";
+#elif defined(AXON_OPENCL)
+    info.backends = "cpu opencl";
 #else
     info.backends = "cpu";
 #endif

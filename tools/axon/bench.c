@@ -23,6 +23,7 @@
 static const cli_option bench_options[] = {
     THREADS_OPTION,
     PRECISION_OPTION,
+    DEVICE_OPTION,
     {"repeat", CLI_INT, "N", "5", "runs of the workload; the table gives mean and sd over them"},
     {"quick", CLI_FLAG, NULL, NULL, "fewer epochs and rows, for a smoke test"},
     {"batch", CLI_INT, "B", "1024", "b2: batch size"},
@@ -293,6 +294,14 @@ int command_bench(int argc, char **argv)
         !cli_get_nonempty(&args, "csv", &csv_path) || !read_precision(&args, &precision) ||
         !cli_get_int(&args, "replicas", 1, 4096, &replicas))
         return CLI_EXIT_USAGE;
+    ax_device device = ax_device_cpu();
+    if (!read_device(&args, &device))
+        return CLI_EXIT_USAGE;
+    if (replicas > 1 && !ax_device_is_cpu(device)) {
+        cli_error(&args, "--replicas trains replicas on the CPU's cores; leave it out with --device %s",
+                  cli_text(&args, "device"));
+        return CLI_EXIT_USAGE;
+    }
     result = apply_threads(&args);
     if (result != CLI_EXIT_OK)
         return result;
@@ -321,12 +330,18 @@ int command_bench(int argc, char **argv)
            repeat);
     if (replicas > 1)
         printf(", %d replicas of %d thread(s)", replicas, threads_each);
+    if (!ax_device_is_cpu(device)) {
+        char name[48];
+        ax_device_format(device, name, sizeof name);
+        printf(", device %s", name);
+    }
     printf("\n");
     double s_sum = 0, s_sq = 0, a_sum = 0, a_sq = 0, l_sum = 0, l_sq = 0, g_sum = 0, g_sq = 0;
     for (int r = 1; r <= repeat && result == CLI_EXIT_OK; r++) {
         ax_net_config config = ax_net_defaults();
         config.input_width = work.input_width;
         config.precision = precision;
+        config.device = device;
         config.seed = (uint64_t)r;
         if (strcmp(work.name, "galaxy-cg") == 0) {
             config.init = AX_INIT_UNIFORM;

@@ -11,7 +11,7 @@
  * batch = B or N, width = D, repeat = the sample, epoch empty: a whole
  * run), which bench/compare_stats.sh puts beside NumPy and PyTorch.
  *
- * With --device cuda[:N], every size runs on the CPU and then on the
+ * With --device cuda[:N] or opencl[:N], every size runs on the CPU and then on the
  * device: the device's time per call with the copies (the wall clock of
  * the whole call) and without them (the kernels, by CUDA events), and the
  * crossover: the smallest size from which the device is faster at every
@@ -44,12 +44,12 @@ static const cli_option stats_bench_options[] = {
 
 static const char stats_bench_usage[] =
     "axon bench entropy-mi|tensor-mean [--sizes LIST] [--d D] [--repeat N] [--threads N] "
-    "[--csv FILE] [--device cuda[:N]]";
+    "[--csv FILE] [--device cuda[:N]|opencl[:N]]";
 static const char stats_bench_description[] =
     "Times the activation statistics of axon stats (docs/stats.md) at five sizes\n"
     "each: seconds per call as mean and sd over samples, GB/s (entropy-mi) or\n"
     "GFLOP/s (tensor-mean). bench/compare_stats.sh runs NumPy and PyTorch beside it.\n"
-    "--device cuda[:N]: the CPU and the CUDA device at each size, the device's time\n"
+    "--device cuda[:N] or opencl[:N]: the CPU and the device at each size, the device's time\n"
     "with and without the copies, and the size from which the device wins.";
 
 enum { MAX_SIZES = 32 };
@@ -199,10 +199,12 @@ static int bench_size(const char *workload, bool entropy, ax_device device, cons
         device_sum.download_seconds += per_call.download_seconds;
         if (csv && ax_device_is_cpu(device)) {
             csv_row(csv, workload, "axon", entropy, k.rows, k.d, r, seconds);
-        } else if (csv) {
-            csv_row(csv, workload, "axon-cuda", entropy, k.rows, k.d, r, seconds);
-            csv_row(csv, workload, "axon-cuda-kernels", entropy, k.rows, k.d, r,
-                    per_call.compute_seconds);
+        } else if (csv) { /* "axon-cuda", "axon-opencl" */
+            char system[AX_DEVICE_NAME_CAPACITY + 16], kernels[AX_DEVICE_NAME_CAPACITY + 24];
+            snprintf(system, sizeof system, "axon-%.*s", AX_DEVICE_NAME_CAPACITY, device.backend);
+            snprintf(kernels, sizeof kernels, "%s-kernels", system);
+            csv_row(csv, workload, system, entropy, k.rows, k.d, r, seconds);
+            csv_row(csv, workload, kernels, entropy, k.rows, k.d, r, per_call.compute_seconds);
         }
     }
     if (status != AX_STATUS_OK)
@@ -393,7 +395,8 @@ int command_bench_stats(int argc, char **argv)
         case_free(&k);
     }
     if (result == CLI_EXIT_OK && on_device) {
-        printf("  (GPU ms: the whole call, copies included; kernel ms: by CUDA events; speedup:\n"
+        printf("  (GPU ms: the whole call, copies included; kernel ms: by CUDA events, or on\n"
+               "   OpenCL the host clock around the finished kernels; speedup:\n"
                "   CPU ms / GPU ms; kernels: CPU ms / kernel ms)\n");
         for (int only = 0; only < 2; only++) {
             int64_t from = crossover(sizes, cpu, gpu, size_count, only == 1);

@@ -77,7 +77,7 @@ bool read_precision(const cli_args *args, ax_precision *precision)
 
 /* The backends --device offers; a backend added as a plugin is added here
  * (and to DEVICE_OPTION's help). */
-static const char *const device_backends[] = {"cpu", "cuda"};
+static const char *const device_backends[] = {"cpu", "cuda", "opencl"};
 
 bool read_device(const cli_args *args, ax_device *device)
 {
@@ -92,7 +92,8 @@ bool read_device(const cli_args *args, ax_device *device)
                 *device = parsed;
                 return true;
             }
-    cli_error(args, "--device: expected cpu, cuda or cuda:N (N a device number), got '%s'", text);
+    cli_error(args, "--device: expected cpu, cuda, cuda:N, opencl or opencl:N (N a device number), "
+              "got '%s'", text);
     return false;
 }
 

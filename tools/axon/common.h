@@ -53,7 +53,9 @@ int cli_refuse_unbuilt(const char *command, cli_component component);
      "sums and everything else; CPU only)"}
 #define DEVICE_OPTION                                                 \
     {"device", CLI_STRING, "D", "cpu",                                \
-     "where to compute: cpu, cuda (CUDA device 0) or cuda:N (device N)"}
+     "where to compute: cpu, cuda (CUDA device 0), cuda:N (device N),\n" \
+     "opencl (the first OpenCL GPU, else the first OpenCL device) or\n"  \
+     "opencl:N (device N of axon info's list)"}
 
 /* Reads --threads and applies it with ax_set_threads; returns an exit
  * status (usage error for a bad value). */

@@ -98,35 +98,56 @@ static int print_peak(bool json)
     return CLI_EXIT_OK;
 }
 
-/* The CUDA devices: "not built" without the CUDA backend, "no device"
- * without a GPU, else one line per device (name, memory, peak). */
-static void print_cuda(const ax_build_info *build, bool json)
+/* The devices of a device backend (cuda, opencl): "not built" without its
+ * plugin, "no device" without one, else one line per device as its plugin
+ * describes it (name, memory, peak; for OpenCL also the platform, version,
+ * compute units and fp64), through the public ax_device_count/info. */
+static void print_devices(const ax_build_info *build, const char *backend, const char *how,
+                          bool json)
 {
-    bool built = build->backends && strstr(build->backends, "cuda");
-    int count = built ? ax_cuda_device_count() : 0;
+    bool built = false;
+    const size_t length = strlen(backend);
+    for (const char *p = build->backends; p && (p = strstr(p, backend)) != NULL; p += length)
+        if ((p == build->backends || p[-1] == ' ') && (p[length] == '\0' || p[length] == ' '))
+            built = true;
+    int count = built ? ax_device_count(backend) : 0;
     char text[512];
+    ax_device device = {.index = 0};
+    snprintf(device.backend, sizeof device.backend, "%s", backend);
     if (json) {
-        printf(",\"cuda_built\":%s,\"cuda_devices\":[", built ? "true" : "false");
+        printf(",\"%s_built\":%s,\"%s_devices\":[", backend, built ? "true" : "false", backend);
         for (int d = 0; d < count; d++) {
+            device.index = d;
             if (d > 0)
                 printf(",");
-            json_write_string(stdout, ax_cuda_device_info(d, text, sizeof text) == AX_STATUS_OK
+            json_write_string(stdout, ax_device_info(device, text, sizeof text) == AX_STATUS_OK
                                           ? text : ax_error_message());
         }
         printf("]");
         return;
     }
     if (!built) {
-        printf("  cuda          not built (configure with -DAXON_CUDA=ON where nvcc is installed)\n");
+        printf("  %-12s  not built (%s)\n", backend, how);
         return;
     }
     if (count == 0) {
-        printf("  cuda          no device\n");
+        printf("  %-12s  no device\n", backend);
         return;
     }
-    for (int d = 0; d < count; d++)
-        printf("  cuda:%-8d  %s\n", d,
-               ax_cuda_device_info(d, text, sizeof text) == AX_STATUS_OK ? text : ax_error_message());
+    for (int d = 0; d < count; d++) {
+        device.index = d;
+        char name[48];
+        snprintf(name, sizeof name, "%s:%d", backend, d);
+        printf("  %-12s  %s\n", name,
+               ax_device_info(device, text, sizeof text) == AX_STATUS_OK ? text : ax_error_message());
+    }
+}
+
+static void print_device_backends(const ax_build_info *build, bool json)
+{
+    print_devices(build, "cuda", "configure with -DAXON_CUDA=ON where nvcc is installed", json);
+    print_devices(build, "opencl", "configure with -DAXON_OPENCL=ON where ocl-icd-opencl-dev, "
+                  "opencl-c-headers and libclblast-dev are installed", json);
 }
 
 int command_info(int argc, char **argv)
@@ -162,7 +183,7 @@ int command_info(int argc, char **argv)
         json_write_string(stdout, or_unknown(build.backends));
         printf(",\"compiler\":");
         json_write_string(stdout, or_unknown(build.compiler));
-        print_cuda(&build, true);
+        print_device_backends(&build, true);
         printf(",\"mpi\":");
         if (ax_mpi_library())
             json_write_string(stdout, ax_mpi_library());
@@ -191,7 +212,7 @@ int command_info(int argc, char **argv)
         printf("  cpu features  %s\n", build.cpu_features && build.cpu_features[0]
                                            ? build.cpu_features : "(none detected)");
         printf("  backends      %s\n", or_unknown(build.backends));
-        print_cuda(&build, false);
+        print_device_backends(&build, false);
         printf("  compiler      %s\n", or_unknown(build.compiler));
         printf("  openmp        %s\n", build.openmp ? "yes" : "no");
         const ax_bf16_support bf16 = ax_bf16_support_get();

@@ -478,6 +478,13 @@ static void print_header(const train_request *request, const ax_net *net, const 
     printf("  precision   %s, %d thread%s, BLAS %s (%s)\n", precision_name(config->precision),
            ax_threads(), ax_threads() == 1 ? "" : "s", build.blas ? build.blas : "?",
            build.blas_kernels ? build.blas_kernels : "?");
+    if (!ax_device_is_cpu(config->device)) { /* the device's GEMMs and kernels, not BLAS's */
+        char name[48], info[512];
+        ax_device_format(config->device, name, sizeof name);
+        if (ax_device_info(config->device, info, sizeof info) != AX_STATUS_OK)
+            snprintf(info, sizeof info, "%s", ax_error_message());
+        printf("  device      %s: %s\n", name, info);
+    }
     fflush(stdout);
 }
 
@@ -834,8 +841,8 @@ static bool replicas_allowed(const cli_args *args, const train_request *request)
         return false;
     }
     if (!ax_device_is_cpu(request->net.device)) {
-        cli_error(args, "--replicas trains replicas on the CPU's cores; with --device cuda "
-                        "leave it out (one GPU serves one replica)");
+        cli_error(args, "--replicas trains replicas on the CPU's cores; with a --device "
+                        "leave it out (one device serves one replica)");
         return false;
     }
     return true;

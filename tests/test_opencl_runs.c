@@ -1,0 +1,316 @@
+/* test_opencl_runs.c: whole training runs on the OpenCL backend against the
+ * CPU in float64, and its refusals.
+ *
+ * - SGD with momentum and dropout, and Adam: the running training loss at
+ *   every step (progress after every batch) and the final weights within
+ *   1e-9 relative of the CPU's; the dropout masks are the CPU's bit for bit,
+ *   so any larger difference is a wrong kernel, not rounding.
+ * - 20 CG and 20 L-BFGS iterations on the galaxy classifier (1024-8-3,
+ *   sigmoid, binary cross-entropy, the full batch of 2700 rows): the cost
+ *   after every iteration within 1e-9 relative (skipped without the data).
+ * - A checkpoint written on one backend resumes on the other (both ways),
+ *   ending within 1e-9 of the uninterrupted CPU run.
+ * - Refusals: a device index past the list, an allocation larger than the
+ *   device allows (the message names the size and the device's memory).
+ *   (tests/opencl_cli.sh triggers the others from the command line: no fp64,
+ *   a kernel build that fails with its log.)
+ * Without the OpenCL plugin or an OpenCL device the test says which and
+ * exits 77. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/plugin.h"
+#include "test_datasets.h"
+#include "test_util.h"
+
+#define TOLERANCE 1e-9
+
+static const ax_device opencl = {.backend = "opencl", .index = 0};
+
+typedef struct trace {
+    double loss[2048];
+    int count;
+} trace;
+
+static bool record(const ax_progress *progress, void *user)
+{
+    trace *t = user;
+    if (t->count < 2048)
+        t->loss[t->count++] = progress->train_loss;
+    return true;
+}
+
+static ax_net *make_net(const char *layers, int64_t input_width, ax_loss loss, ax_device device)
+{
+    ax_net_config config = ax_net_defaults();
+    CHECK_OK(ax_layers_parse(layers, &config));
+    config.input_width = input_width;
+    config.precision = AX_PRECISION_F64;
+    config.loss = loss;
+    config.seed = 11;
+    config.device = device;
+    ax_net *net = NULL;
+    CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
+    return net;
+}
+
+static double *weights_of(const ax_net *net)
+{
+    double *w = malloc((size_t)ax_net_parameter_count(net) * sizeof *w);
+    ax_net_parameters_get(net, w);
+    return w;
+}
+
+static double relative_difference(const double *a, const double *b, int64_t count)
+{
+    double largest = 0.0, difference = 0.0;
+    for (int64_t i = 0; i < count; i++) {
+        largest = fmax(largest, fabs(a[i]));
+        difference = fmax(difference, fabs(a[i] - b[i]));
+    }
+    return largest > 0.0 ? difference / largest : difference;
+}
+
+/* The two traces agree step by step; returns the largest relative difference. */
+static double compare_traces(const char *what, const trace *cpu, const trace *dev)
+{
+    CHECK(cpu->count == dev->count && cpu->count > 0);
+    double worst = 0.0;
+    for (int i = 0; i < cpu->count && i < dev->count; i++) {
+        const double d = fabs(cpu->loss[i] - dev->loss[i]) / fmax(fabs(cpu->loss[i]), 1e-300);
+        if (!(d <= TOLERANCE)) {
+            fprintf(stderr, "%s: step %d: cpu cost %.17g, opencl %.17g (relative %.3g > %g)\n",
+                    what, i + 1, cpu->loss[i], dev->loss[i], d, TOLERANCE);
+            test_failures++;
+            return d;
+        }
+        worst = fmax(worst, d);
+    }
+    return worst;
+}
+
+/* One run of `config` from the same initial weights on the CPU and on
+ * OpenCL device 0: every step's cost and the final weights. */
+static void compare_run(const char *what, const char *layers, int64_t input_width, ax_loss loss,
+                        const ax_dataset *data, ax_train_config config)
+{
+    ax_net *cpu = make_net(layers, input_width, loss, ax_device_cpu());
+    ax_net *dev = make_net(layers, input_width, loss, opencl);
+    if (!cpu || !dev) {
+        ax_net_free(cpu);
+        ax_net_free(dev);
+        return;
+    }
+    static trace cpu_trace, dev_trace;
+    cpu_trace.count = dev_trace.count = 0;
+    config.progress = record;
+    config.progress_interval = 0.0; /* every batch */
+    config.progress_user = &cpu_trace;
+    ax_train_summary summary;
+    CHECK_OK(ax_train(cpu, data, NULL, NULL, &config, &summary));
+    config.progress_user = &dev_trace;
+    CHECK_OK(ax_train(dev, data, NULL, NULL, &config, &summary));
+    const double steps = compare_traces(what, &cpu_trace, &dev_trace);
+    double *a = weights_of(cpu), *b = weights_of(dev);
+    const double weights = relative_difference(a, b, ax_net_parameter_count(cpu));
+    CHECK(weights <= TOLERANCE);
+    printf("%s: %d steps, costs within %.3g relative, final weights within %.3g\n", what,
+           cpu_trace.count, steps, weights);
+    free(a);
+    free(b);
+    ax_net_free(cpu);
+    ax_net_free(dev);
+}
+
+static void test_minibatch_runs(void)
+{
+    ax_dataset *data = test_uniform_dataset(640, 24, 5, false);
+    if (!data)
+        return;
+    ax_train_config config = ax_train_defaults();
+    config.optimizer = AX_OPTIMIZER_SGD;
+    config.learning_rate = 0.05;
+    config.momentum = 0.9;
+    config.dropout = 0.2;
+    config.batch_size = 64;
+    config.epochs = 3;
+    config.l2 = 1e-4;
+    compare_run("sgd (momentum 0.9, dropout 0.2)", "40:relu,30:tanh,3:softmax", 24,
+                AX_LOSS_CROSS_ENTROPY, data, config);
+    config.nesterov = true;
+    compare_run("sgd (nesterov, dropout 0.2)", "40:relu,30:tanh,3:softmax", 24,
+                AX_LOSS_CROSS_ENTROPY, data, config);
+    config = ax_train_defaults();
+    config.optimizer = AX_OPTIMIZER_ADAM;
+    config.learning_rate = 1e-3;
+    config.batch_size = 50; /* a ragged last batch */
+    config.epochs = 3;
+    compare_run("adam", "40:sigmoid,3:sigmoid", 24, AX_LOSS_BINARY_CROSS_ENTROPY, data, config);
+    ax_dataset_free(data);
+}
+
+static void test_galaxy_runs(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/train.csv", AXON_GALAXY_DIR);
+    if (access(path, R_OK) != 0) {
+        printf("skipped the galaxy runs: %s is missing\n", path);
+        return;
+    }
+    ax_csv_options options = ax_csv_defaults();
+    options.scale = 1.0 / 255.0;
+    ax_dataset *train = NULL;
+    CHECK_OK(ax_dataset_load_csv(path, &options, &train));
+    if (!train)
+        return;
+    static const ax_optimizer_kind kinds[] = {AX_OPTIMIZER_CG, AX_OPTIMIZER_LBFGS};
+    for (int k = 0; k < 2; k++) {
+        ax_train_config config = ax_train_defaults();
+        config.optimizer = kinds[k];
+        config.batch_size = 0;
+        config.epochs = 20;
+        config.l2 = 1.0 / (double)ax_dataset_rows(train);
+        compare_run(k == 0 ? "galaxy cg, 20 iterations" : "galaxy l-bfgs, 20 iterations",
+                    "8:sigmoid,3:sigmoid", 1024, AX_LOSS_BINARY_CROSS_ENTROPY, train, config);
+    }
+    ax_dataset_free(train);
+}
+
+/* Trains 2 of 4 epochs on `first` with a checkpoint per epoch, resumes the
+ * checkpoint on `second` (the loaded network's weights moved there) and
+ * compares the end with `straight`, the CPU's uninterrupted 4 epochs. */
+static void resume_across(const char *folder, ax_device first, ax_device second,
+                          const ax_dataset *data, ax_train_config config, const double *straight)
+{
+    char first_name[32], second_name[32], prefix[600], path[700];
+    ax_device_format(first, first_name, sizeof first_name);
+    ax_device_format(second, second_name, sizeof second_name);
+    snprintf(prefix, sizeof prefix, "%s/from-%s", folder, first.backend);
+    ax_net *net = make_net("40:relu,30:tanh,3:softmax", 24, AX_LOSS_CROSS_ENTROPY, first);
+    if (!net)
+        return;
+    config.epochs = 2;
+    config.checkpoint_every = 1;
+    config.checkpoint_prefix = prefix;
+    ax_train_summary summary;
+    CHECK_OK(ax_train(net, data, NULL, NULL, &config, &summary));
+    const int64_t count = ax_net_parameter_count(net);
+    ax_net_free(net);
+
+    snprintf(path, sizeof path, "%s.epoch-000002.safetensors", prefix);
+    ax_net *loaded = NULL, *moved = NULL;
+    ax_train_state *state = NULL;
+    ax_train_config resumed;
+    CHECK_OK(ax_checkpoint_load(path, &loaded, &resumed, &state));
+    if (!loaded)
+        return;
+    ax_net_config moved_config = *ax_net_config_get(loaded);
+    CHECK(ax_device_is_cpu(first) ? ax_device_is_cpu(moved_config.device)
+                                  : strcmp(moved_config.device.backend, first.backend) == 0);
+    moved_config.device = second;
+    CHECK_OK(ax_net_create(&moved_config, &moved));
+    if (moved) {
+        double *w = weights_of(loaded);
+        ax_net_parameters_set(moved, w);
+        free(w);
+        resumed.epochs = 4;
+        resumed.checkpoint_every = 0;
+        CHECK_OK(ax_train(moved, data, NULL, NULL, &resumed, &summary));
+        double *end = weights_of(moved);
+        const double d = relative_difference(straight, end, count);
+        printf("checkpoint of epoch 2 written on %s, resumed on %s to epoch 4: weights within "
+               "%.3g of the CPU's uninterrupted run\n", first_name, second_name, d);
+        CHECK(d <= TOLERANCE);
+        free(end);
+    }
+    ax_net_free(moved);
+    ax_net_free(loaded);
+    ax_train_state_free(state);
+    for (int k = 1; k <= 2; k++) {
+        snprintf(path, sizeof path, "%s.epoch-%06d.safetensors", prefix, k);
+        remove(path);
+    }
+}
+
+static void test_checkpoints_across(void)
+{
+    char folder[] = "/tmp/axon_opencl_runs_XXXXXX";
+    if (!mkdtemp(folder)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    ax_dataset *data = test_uniform_dataset(640, 24, 5, false);
+    ax_train_config config = ax_train_defaults();
+    config.optimizer = AX_OPTIMIZER_SGD;
+    config.learning_rate = 0.05;
+    config.momentum = 0.9;
+    config.dropout = 0.2;
+    config.batch_size = 64;
+    config.epochs = 4;
+    ax_net *net = make_net("40:relu,30:tanh,3:softmax", 24, AX_LOSS_CROSS_ENTROPY, ax_device_cpu());
+    if (data && net) {
+        ax_train_summary summary;
+        CHECK_OK(ax_train(net, data, NULL, NULL, &config, &summary));
+        double *straight = weights_of(net);
+        resume_across(folder, ax_device_cpu(), opencl, data, config, straight);
+        resume_across(folder, opencl, ax_device_cpu(), data, config, straight);
+        free(straight);
+    }
+    ax_net_free(net);
+    ax_dataset_free(data);
+    rmdir(folder);
+}
+
+static void test_refusals(void)
+{
+    const int devices = ax_device_count("opencl");
+    ax_device missing = {.backend = "opencl", .index = devices + 4};
+    ax_backend *backend = NULL;
+    char text[64];
+    snprintf(text, sizeof text, "no OpenCL device %d: this machine has %d", devices + 4, devices);
+    CHECK_FAILS(ax_backend_create(AX_PRECISION_F32, missing, &backend), AX_STATUS_UNSUPPORTED,
+                text);
+    CHECK(backend == NULL);
+
+    /* An allocation past what the device allows: refused, named, not sticky. */
+    CHECK_OK(ax_backend_create(AX_PRECISION_F32, opencl, &backend));
+    if (!backend)
+        return;
+    const size_t huge = (size_t)1 << 46; /* 64 TiB */
+    void *memory = backend->ops->alloc(backend, huge);
+    CHECK(memory == NULL);
+    CHECK(strstr(ax_error_message(), "70368744177664 bytes") != NULL);
+    CHECK(strstr(ax_error_message(), "GiB") != NULL);
+    printf("refused: %s\n", ax_error_message());
+    CHECK_OK(backend->ops->status(backend));
+    /* A pointer the backend did not hand out: a sticky device failure. */
+    double value = 1.0;
+    backend->ops->upload_f64(backend, &value, &value, 1);
+    CHECK_FAILS(backend->ops->status(backend), AX_STATUS_DEVICE, "no buffer of this backend");
+    CHECK(isnan(backend->ops->dot(backend, 0, NULL, NULL)));
+    backend->ops->destroy(backend);
+}
+
+int main(void)
+{
+    const ax_backend_plugin *plugin = NULL;
+    if (ax_backend_plugin_get("opencl", &plugin) != AX_STATUS_OK)
+        TEST_SKIP("opencl: %s", ax_error_message());
+    if (ax_device_count("opencl") < 1)
+        TEST_SKIP("opencl: the plugin found no OpenCL device (no platform or ICD installed, "
+                  "e.g. pocl-opencl-icd): CPU/OpenCL runs not compared");
+    char info[512];
+    CHECK_OK(ax_device_info(opencl, info, sizeof info));
+    printf("opencl:0: %s\n", info);
+    if (!strstr(info, ", fp64"))
+        TEST_SKIP("opencl:0 has no float64 (%s): the runs are compared in float64", info);
+    test_refusals();
+    test_minibatch_runs();
+    test_galaxy_runs();
+    test_checkpoints_across();
+    return test_finish("test_opencl_runs");
+}
