@@ -233,10 +233,14 @@ int64_t ax_dataset_classes(const ax_dataset *dataset);
 int64_t ax_dataset_targets(const ax_dataset *dataset);
 /* Where the data came from, for messages (a path or "synth:linear"). */
 const char *ax_dataset_source(const ax_dataset *dataset);
-/* (rows, features), owned by the dataset, writable. */
+/* (rows, features), owned by the dataset, writable; NULL for a streamed set. */
 float *ax_dataset_features_data(ax_dataset *dataset);
-/* (rows) class labels, or NULL for a regression set. */
+/* (rows) class labels, or NULL for a regression set or a streamed set. */
 int32_t *ax_dataset_labels_data(ax_dataset *dataset);
+/* Whether the set is batches:DIR streamed (ax_data_options.stream): its rows
+ * are read from disk as ax_train (mini-batches) and ax_net_evaluate use
+ * them, and are not in memory. */
+bool ax_dataset_is_streamed(const ax_dataset *dataset);
 /* (rows, targets), or NULL for a classification set. */
 float *ax_dataset_targets_data(ax_dataset *dataset);
 /* Whether the rows are images, and if so their shape (height, width,
@@ -373,7 +377,8 @@ AX_NODISCARD ax_status ax_device_info(ax_device device, char *text, size_t capac
  *                  part, t10k-* as the test part (gzipped or not)
  *   FILE.csv       one row per line (options.csv)
  *   FILE.npy       NumPy features; labels from options.labels, else column 0
- *   batches:DIR    the output of ax_prep_run (pixels / 255; scale is not applied)
+ *   batches:DIR    the output of ax_prep_run (pixels / 255; scale is not applied);
+ *                  with options.stream, read from disk as it is used (below)
  *   synth:linear   TMVA's regression benchmark: synth_rows x synth_features from the
  *                  seed; its test part is the synth_rows/5 rows that follow in
  *                  the same stream (the same w)
@@ -406,6 +411,16 @@ typedef struct ax_data_options {
     const char *name;        /* messages name the spec after this, e.g. "--data" gives
                                 "--data SPEC: ..."; NULL gives "SPEC: ..." */
     const char *labels_name; /* the same for the labels file, e.g. "--labels" */
+    /* batches:DIR streamed (docs/cli.md, "Streamed batches"): */
+    bool stream;             /* read the batch files as training and evaluation use them, by a
+                                prefetch thread, at most two files in memory (as uint8): for
+                                ax_train with mini-batches in one process and ax_net_evaluate
+                                (false: the set is loaded whole as float32) */
+    int64_t crop;            /* streamed: rows are crop x crop pieces of the S x S images, random
+                                in training, the centre in evaluation (0: whole images) */
+    bool mirror;             /* streamed: training rows mirrored left-right at random (false) */
+    const char *mean;        /* streamed: a float32 (S, S, C) .npy such as prep's mean.npy,
+                                subtracted before the scaling by 1/255 (NULL: none) */
 } ax_data_options;
 
 /* Fills the first size bytes of *options with the defaults noted above and
@@ -767,7 +782,12 @@ typedef struct ax_train_summary {
 /* Trains net on train. validation (nullable) drives early stopping; test
  * (nullable) is evaluated after each epoch. Labels are checked against the
  * output width and features against the input width before any work; a
- * config->size the library does not take is refused (AX_STATUS_BAD_ARGUMENT). */
+ * config->size the library does not take is refused (AX_STATUS_BAD_ARGUMENT).
+ * A streamed train set (ax_data_options.stream) takes mini-batches in one
+ * process (a full batch or several ranks: AX_STATUS_UNSUPPORTED); each epoch
+ * reads its files in an order drawn from config->seed and the epoch, and a
+ * file that fails stops training naming it (with a checkpoint prefix,
+ * PREFIX.interrupted is written at the batches done). */
 AX_NODISCARD ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
                                 const ax_dataset *test, const ax_train_config *config,
                                 ax_train_summary *summary);
@@ -1096,6 +1116,10 @@ typedef struct ax_prep_options {
     bool grey;                /* 1 channel (luma, 0.299 R + 0.587 G + 0.114 B) instead of RGB */
     int threads;              /* <= 0: ax_threads() */
     double progress_interval; /* seconds between progress calls, default 0.25 */
+    const char *ground_truth; /* NULL, or a validation set's labels as ILSVRC gives them: input
+                                 holds its images flat, and line i of this file (a number from 1:
+                                 the i-th name of labels_file, else the label named "i") labels
+                                 the i-th image in byte order of the file names */
 } ax_prep_options;
 
 /* Fills the first size bytes of *options with the defaults listed above

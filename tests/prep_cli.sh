@@ -86,7 +86,7 @@ contains stderr "--input and --out are required"
 expect 1 "prep, missing input" -- "$axon" prep --input "$work/nothing" --out "$work/out2"
 contains stderr "nothing: No such file or directory"
 
-expect 0 "train on batches" -- "$axon" train --data "batches:$work/out" --layers 32:relu,2:softmax \
+expect 0 "train on batches (streamed)" -- "$axon" train --data "batches:$work/out" --layers 32:relu,2:softmax --lr 0.01 \
     --epochs 5 --batch 4 --out "$work/model.safetensors"
 contains stdout "12 rows, 3072 features, 2 classes"
 expect 0 "eval on batches" -- "$axon" eval --model "$work/model.safetensors" --data "batches:$work/out"
@@ -94,6 +94,105 @@ contains stdout "accuracy  100.00%  (12 of 12 rows)"
 expect 1 "train on a folder without meta.json" -- "$axon" train --data "batches:$work/in" \
     --layers 2:softmax --epochs 1
 contains stderr "meta.json"
+
+# Streamed with cuda-convnet2's augmentation (random 28 x 28 crops, mirrored,
+# less the mean image); eval takes the centre crop.
+expect 0 "train streamed, augmented" -- "$axon" train --data "batches:$work/out" \
+    --layers 32:relu,2:softmax --lr 0.01 --epochs 5 --batch 4 --crop 28 --mirror --subtract-mean \
+    --out "$work/crop.safetensors"
+contains stdout "12 rows, 2352 features, 2 classes"
+expect 0 "eval centre crop" -- "$axon" eval --model "$work/crop.safetensors" \
+    --data "batches:$work/out" --crop 28 --subtract-mean
+contains stdout "12 rows, 2352 features"
+expect 2 "crop without batches" -- "$axon" train --data synth:linear --crop 4
+contains stderr "--crop"
+expect 2 "crop unstreamed" -- "$axon" train --data "batches:$work/out" --layers 2:softmax \
+    --crop 28 --stream off
+contains stderr "--stream off"
+expect 1 "crop with a full batch" -- "$axon" train --data "batches:$work/out" --layers 2:softmax \
+    --crop 28 --optimizer lbfgs
+contains stderr "need the set streamed"
+# A validation set as ILSVRC gives it: images flat, named in an order that is not
+# their labels', and a ground-truth file of 1-based label numbers in file-name order
+# (here the --labels order of the training folders: logo=1, photo=2).
+mkdir -p "$work/val"
+printf 'logo\nphoto\n' >"$work/val_names.txt"
+: >"$work/val_truth.txt"
+for i in 1 2 3 4 5 6; do
+    if [ $((i % 3)) -eq 0 ]; then
+        cp "$photos/logo2.png" "$work/val/ILSVRC2012_val_0000000$i.png"; echo 1 >>"$work/val_truth.txt"
+    else
+        cp "$photos/grace_hopper.jpg" "$work/val/ILSVRC2012_val_0000000$i.JPEG"; echo 2 >>"$work/val_truth.txt"
+    fi
+done
+expect 0 "prep a validation set" -- "$axon" prep --input "$work/val" --out "$work/val_out" --size 32 \
+    --batch 4 --ground-truth "$work/val_truth.txt" --labels "$work/val_names.txt"
+contains stdout "6 images written, 0 skipped, 0 other files ignored; 2 labels"
+expect 0 "eval on the validation set" -- "$axon" eval --model "$work/model.safetensors" \
+    --data "batches:$work/val_out"
+contains stdout "accuracy  100.00%  (6 of 6 rows)"
+expect 0 "eval the validation set as trained" -- "$axon" eval --model "$work/crop.safetensors" \
+    --data "batches:$work/val_out" --crop 28 --mean "$work/out/mean.npy"
+contains stdout "6 rows, 2352 features, 2 classes"
+expect 2 "two mean images" -- "$axon" eval --model "$work/crop.safetensors" \
+    --data "batches:$work/val_out" --mean "$work/out/mean.npy" --subtract-mean
+contains stderr "give one"
+expect 1 "a mean image that is not one" -- "$axon" eval --model "$work/model.safetensors" \
+    --data "batches:$work/val_out" --mean "$work/val_truth.txt"
+contains stderr "val_truth.txt"
+# The same as a tar whose members are stored out of name order.
+(cd "$work/val" && tar cf "$work/val.tar" $(ls | sort -r))
+expect 0 "prep a validation tar" -- "$axon" prep --input "$work/val.tar" --out "$work/val_tar_out" \
+    --size 32 --batch 4 --ground-truth "$work/val_truth.txt" --labels "$work/val_names.txt"
+expect 0 "eval on the validation tar" -- "$axon" eval --model "$work/model.safetensors" \
+    --data "batches:$work/val_tar_out"
+contains stdout "accuracy  100.00%  (6 of 6 rows)"
+# Without --labels the labels are named by their numbers.
+expect 0 "prep a validation set, numbers" -- "$axon" prep --input "$work/val" \
+    --out "$work/val_numbers" --size 32 --ground-truth "$work/val_truth.txt"
+grep -q '"labels": \["1", "2"\]' "$work/val_numbers/meta.json" || fail "labels are not named 1, 2"
+head -n 5 "$work/val_truth.txt" >"$work/short_truth.txt"
+expect 1 "ground truth too short" -- "$axon" prep --input "$work/val" --out "$work/val_bad" \
+    --ground-truth "$work/short_truth.txt"
+contains stderr "short_truth.txt: 5 labels for 6 images"
+printf '1\n2\nx\n' >"$work/bad_truth.txt"
+expect 1 "ground truth not numbers" -- "$axon" prep --input "$work/val" --out "$work/val_bad" \
+    --ground-truth "$work/bad_truth.txt"
+contains stderr "bad_truth.txt:3: 'x' is not a label number"
+printf '1\n2\n3\n1\n1\n1\n' >"$work/range_truth.txt"
+expect 1 "ground truth out of range" -- "$axon" prep --input "$work/val" --out "$work/val_bad" \
+    --ground-truth "$work/range_truth.txt" --labels "$work/val_names.txt"
+contains stderr "range_truth.txt:3: '3' is not a label number 1 .. 2"
+expect 1 "ground truth for labelled folders" -- "$axon" prep --input "$work/in" \
+    --out "$work/val_bad" --ground-truth "$work/val_truth.txt"
+contains stderr "must lie flat"
+expect 1 "ground truth missing" -- "$axon" prep --input "$work/val" --out "$work/val_bad" \
+    --ground-truth "$work/nothing.txt"
+contains stderr "nothing.txt: cannot open the ground-truth file"
+
+# A streamed, augmented run resumed from its checkpoint ends with the weights of
+# the run that never stopped; other augmentation is another data set to it.
+streamed=(--data "batches:$work/out" --crop 28 --mirror --subtract-mean)
+expect 0 "streamed run, 2 epochs" -- "$axon" train "${streamed[@]}" --layers 8:relu,2:softmax \
+    --lr 0.01 --batch 4 --epochs 2 --checkpoint "$work/ck" --checkpoint-every 1
+expect 0 "streamed run resumed" -- "$axon" train --resume "$work/ck.epoch-000002.safetensors" \
+    "${streamed[@]}" --epochs 3 --out "$work/resumed.safetensors"
+expect 0 "streamed run, 3 epochs" -- "$axon" train "${streamed[@]}" --layers 8:relu,2:softmax \
+    --lr 0.01 --batch 4 --epochs 3 --out "$work/straight.safetensors"
+cmp -s "$work/resumed.safetensors" "$work/straight.safetensors" ||
+    fail "the resumed streamed run's weights differ from the uninterrupted run's"
+expect 1 "resumed with other augmentation" -- "$axon" train --resume \
+    "$work/ck.epoch-000002.safetensors" --data "batches:$work/out" --crop 28 --epochs 3
+contains stderr "not its values"
+
+# A batch file cut short: named, with its place, exit 1, the checkpoints kept.
+rm -rf "$work/cut_out" && cp -r "$work/out" "$work/cut_out"
+size=$(stat -c %s "$work/cut_out/batch_00001.npy")
+head -c $((size - 100)) "$work/out/batch_00001.npy" >"$work/cut_out/batch_00001.npy"
+expect 1 "train on a truncated batch" -- "$axon" train --data "batches:$work/cut_out" \
+    --layers 2:softmax --epochs 1 --batch 4
+contains stderr "batch_00001.npy"
+contains stderr "batch 2 of 3"
 
 if [ "$failures" -ne 0 ]; then
     echo "prep_cli: $failures check(s) failed"

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "core/net.h"
 #include "data/dataset.h"
+#include "data/stream.h"
 #include "io/json.h"
 #include "io/safetensors.h"
 
@@ -28,6 +29,8 @@
  * any value, or rows swapped, changes it. */
 uint64_t ax_dataset_fingerprint_part(const ax_dataset *data, int64_t first_row)
 {
+    if (data->stream) /* its rows are not in memory: meta.json's list and the options */
+        return ax_batch_stream_fingerprint(data->stream);
     uint64_t sum = 0;
     const int64_t features = data->features, targets = data->targets;
     for (int64_t r = 0; r < data->rows; r++) {
@@ -60,6 +63,8 @@ uint64_t ax_dataset_fingerprint_finish(uint64_t sum, int64_t rows, int64_t featu
  * checkpoints still resume in one process. */
 uint64_t ax_dataset_fingerprint_v1(const ax_dataset *data)
 {
+    if (data->stream)
+        return ax_batch_stream_fingerprint(data->stream);
     uint64_t hash = ax_hash64((uint64_t)data->rows) ^ (uint64_t)data->features;
     const int64_t count = data->rows * data->features;
     for (int64_t i = 0; i < count; i++) {

@@ -414,7 +414,13 @@ ax_status ax_net_check_data(const ax_net *net, const ax_dataset *data, const cha
                        "(height x width x channels)",
                        role, source, (long long)shape[0], (long long)shape[1], (long long)shape[2],
                        (long long)expected[0], (long long)expected[1], (long long)expected[2]);
-    if (ax_dataset_classes(data) > 0) {
+    if (ax_dataset_classes(data) > 0 && ax_dataset_is_streamed(data)) {
+        /* Its labels are checked against its classes as each file is read. */
+        if (ax_dataset_classes(data) > outputs)
+            return ax_fail(AX_STATUS_BAD_DATA,
+                           "%s data %s has %lld classes but the output layer has %lld units",
+                           role, source, (long long)ax_dataset_classes(data), (long long)outputs);
+    } else if (ax_dataset_classes(data) > 0) {
         const int32_t *labels = ax_dataset_labels_data((ax_dataset *)data);
         int64_t classes_allowed = outputs;
         for (int64_t r = 0; r < ax_dataset_rows(data); r++)

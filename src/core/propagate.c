@@ -12,6 +12,7 @@
 #include "base/random.h"
 #include "core/net.h"
 #include "data/dataset.h"
+#include "data/stream.h"
 
 #define OPS (net->backend->ops)
 
@@ -279,6 +280,9 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
                                const ax_regularization *regularization, double *loss,
                                double *gradient)
 {
+    if (data && data->stream)
+        return ax_fail(AX_STATUS_UNSUPPORTED, "%s is streamed: its rows are not in memory for "
+                       "ax_net_loss_gradient (open it whole)", data->source);
     AX_TRY(check_regularization(regularization));
     AX_TRY(ax_net_check_data(net, data, "the"));
     if (first < 0 || rows < 1 || first + rows > data->rows)
@@ -329,17 +333,29 @@ ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
     int64_t rows = data->rows;
     int64_t chunk = chunk_rows(net, rows);
     AX_TRY(ax_net_reserve(net, chunk));
-    int64_t classes = data->labels ? net->layers[net->layer_count - 1].out : 0;
+    const bool streamed = data->stream != NULL;
+    int64_t classes = data->labels || streamed ? net->layers[net->layer_count - 1].out : 0;
     if (classes > 0) {
         out->confusion = calloc((size_t)(classes * classes), sizeof(int64_t));
         if (!out->confusion)
             return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for a confusion matrix");
     }
+    /* A streamed set is read in its order, centre-cropped, a chunk at a time. */
+    const ax_stream_pass pass = {.training = false};
+    ax_status status = streamed ? ax_batch_stream_begin(data->stream, &pass) : AX_STATUS_OK;
     double loss_sum = 0.0;
     int64_t correct = 0;
-    for (int64_t first = 0; first < rows; first += chunk) {
+    for (int64_t first = 0; first < rows && status == AX_STATUS_OK; first += chunk) {
         int64_t count = rows - first < chunk ? rows - first : chunk;
         ax_batch batch = {.data = data, .order = NULL, .first = first, .count = count};
+        if (streamed) {
+            ax_dataset *window = NULL;
+            status = ax_batch_stream_next(data->stream, count, &window);
+            if (status != AX_STATUS_OK)
+                break;
+            batch = (ax_batch){.data = window, .order = NULL, .first = 0, .count = count};
+            net->loaded_valid = false; /* new rows where the last ones were */
+        }
         ax_net_load_batch(net, &batch, true);
         ax_net_forward(net, count, NULL);
         loss_sum += ax_net_data_loss(net, count) * (double)count;
@@ -347,14 +363,20 @@ ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
             OPS->argmax_rows(net->backend, net->outputs[net->layer_count - 1], net->predicted,
                              count, classes);
             for (int64_t r = 0; r < count; r++) {
-                int32_t truth = data->labels[first + r], guess = net->predicted[r];
+                int32_t truth = batch.data->labels[batch.first + r], guess = net->predicted[r];
                 out->confusion[truth * classes + guess]++;
                 correct += truth == guess;
             }
         }
     }
+    if (streamed)
+        ax_batch_stream_end(data->stream);
+    if (status != AX_STATUS_OK) {
+        ax_evaluation_free(out);
+        return status;
+    }
     /* A failed device's outputs are void: its loss is NaN, not divergence. */
-    ax_status status = OPS->status(net->backend);
+    status = OPS->status(net->backend);
     if (status != AX_STATUS_OK) {
         ax_evaluation_free(out);
         return status;

@@ -22,6 +22,7 @@
 #include "core/thread_governor.h"
 #include "core/train_state.h"
 #include "data/dataset.h"
+#include "data/stream.h"
 #include "optim/optimizer.h"
 
 void ax_train_config_init(ax_train_config *config, size_t size)
@@ -296,6 +297,8 @@ static ax_status check_resume_data(const ax_net *net, const ax_train_state *stat
                        "%s: the training data has the checkpoint's shape but not its values%s",
                        train->source,
                        replicated ? " (the fingerprint of all ranks' rows, in rank order, differs)"
+                       : train->stream ? " (a streamed set is its meta.json with its crop, mirroring "
+                                         "and mean image: give the run's own)"
                                   : "");
     if (now->validation_rows != state->validation_rows ||
         (validation && validation_hash != state->validation_hash))
@@ -405,6 +408,31 @@ static bool reports_progress(const trainer *t)
     return t->config->progress && t->reducer->rank == 0;
 }
 
+/* The next count rows of a streamed training set into *local. A file that
+ * cannot be read stops training where it stands, as an interruption does:
+ * with a checkpoint prefix, PREFIX.interrupted records the batches done, to
+ * resume from once the file is mended. */
+static ax_status next_streamed(trainer *t, int epoch, int64_t b, int64_t count, ax_batch *local)
+{
+    ax_dataset *window = NULL;
+    ax_status status = ax_batch_stream_next(t->train->stream, count, &window);
+    if (status == AX_STATUS_OK) {
+        *local = (ax_batch){.data = window, .order = NULL, .first = 0, .count = count};
+        t->net->loaded_valid = false; /* new rows where the last batch's were */
+        return AX_STATUS_OK;
+    }
+    ax_batch_stream_end(t->train->stream);
+    char message[1200];
+    snprintf(message, sizeof message, "%s", ax_error_message());
+    const char *prefix = t->config->checkpoint_prefix;
+    ax_status written = prefix ? write_checkpoint(t, true) : AX_STATUS_OK;
+    return ax_fail(status, "%s; training stopped in epoch %d before batch %lld of %lld%s%s%s", message,
+                   epoch, (long long)b + 1, (long long)t->batches,
+                   !prefix ? "" : written == AX_STATUS_OK ? "; checkpoint written to " : "; and the checkpoint could not be written",
+                   prefix && written == AX_STATUS_OK ? prefix : "",
+                   prefix && written == AX_STATUS_OK ? ".interrupted.safetensors" : "");
+}
+
 static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double *flops_done)
 {
     const ax_train_config *config = t->config;
@@ -431,12 +459,23 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     }
 
     double start = ax_seconds_now(), last_report = start;
+    ax_batch_stream *stream = t->train->stream;
+    if (stream) { /* its rows come in the pass's order, not t->order's */
+        const ax_stream_pass pass = {.training = true, .shuffle = config->shuffle,
+                                     .seed = config->seed, .epoch = epoch,
+                                     .skip_rows = first_batch * t->batch_rows};
+        AX_TRY(ax_batch_stream_begin(stream, &pass));
+    }
     for (int64_t b = first_batch; b < t->batches; b++) {
         const double step_begin = ax_seconds_now();
         ax_batch batch = {.data = t->train, .order = t->order, .first = b * t->batch_rows};
         batch.count = rows - batch.first < t->batch_rows ? rows - batch.first : t->batch_rows;
         ax_batch local; /* this rank's rows of the global batch, as rows of its shard */
-        ax_reducer_select(t->reducer, &batch, &local);
+        if (stream) {
+            AX_TRY(next_streamed(t, epoch, b, batch.count, &local));
+        } else {
+            ax_reducer_select(t->reducer, &batch, &local);
+        }
         if (!t->accumulator && local.count > 0) /* a chunked full batch loads each chunk as it goes */
             ax_net_load_batch(t->net, &local, true);
         step.rows = local.count;
@@ -501,6 +540,8 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                 return interrupted(t, "in", epoch); /* else the others learn it with the next sum */
         }
     }
+    if (stream)
+        ax_batch_stream_end(stream);
     progress->epoch_seconds = ax_seconds_now() - start;
     progress->threads = t->threads.threads;
     progress->fewer_threads_seconds = t->threads.fewer_seconds;
@@ -693,6 +734,12 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
     t.batch_rows = full_batch ? rows : config->batch_size;
     t.batches = (rows + t.batch_rows - 1) / t.batch_rows;
 
+    if (train->stream && (full_batch || sharded))
+        return ax_fail(AX_STATUS_UNSUPPORTED,
+                       "%s is streamed from disk, which serves mini-batches in one process; %s "
+                       "needs the whole set in memory (load it whole: --stream off)",
+                       train->source,
+                       sharded ? "training on several ranks" : "a full batch (CG, L-BFGS, --batch 0 or a batch of every row)");
     const bool chunked = full_batch && local_rows > FULL_BATCH_CHUNK_ROWS;
     const int64_t local_batch = t.batch_rows < local_rows ? t.batch_rows : local_rows > 0 ? local_rows : 1;
     ax_status status = ax_net_reserve_shuffled(net, chunked ? FULL_BATCH_CHUNK_ROWS : local_batch,

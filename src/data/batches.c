@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/random.h"
 #include "data/dataset.h"
+#include "data/stream.h"
 #include "io/json.h"
 #include "io/npy_header.h"
 
@@ -224,4 +226,88 @@ ax_status ax_dataset_load_batches_rows(const char *dir, int64_t first, int64_t c
 ax_status ax_dataset_count_batches(const char *dir, int64_t *rows)
 {
     return load(dir, NULL, true, rows, NULL);
+}
+
+/* The batch list of meta.json for the streamed source (stream.c): the same
+ * checks as load() above, the files named with their folder. */
+ax_status ax_batches_meta_read(const char *dir, ax_batches_meta *meta)
+{
+    memset(meta, 0, sizeof *meta);
+    char meta_path[4096];
+    snprintf(meta_path, sizeof meta_path, "%s/meta.json", dir);
+    char *text = NULL;
+    size_t length = 0;
+    AX_TRY(read_text(meta_path, &text, &length));
+    /* The fingerprint of a streamed set (checkpoints): its list, not its pixels. */
+    uint64_t hash = ax_hash64(length);
+    for (size_t i = 0; i < length; i++)
+        hash = ax_hash64(hash ^ (unsigned char)text[i]);
+    meta->hash = hash;
+    ax_json *root = NULL;
+    ax_status status = ax_json_parse(text, length, 0, &root);
+    free(text);
+    if (status != AX_STATUS_OK)
+        return ax_fail_context(status, "%s", meta_path);
+    const ax_json *labels = ax_json_object_get(root, "labels");
+    const ax_json *batches = ax_json_object_get(root, "batches");
+    const char *format = ax_json_string(ax_json_object_get(root, "format"));
+    if (!format || strcmp(format, "axon-prep") != 0)
+        status = ax_fail(AX_STATUS_BAD_FILE, "%s: not an axon prep metadata file (no \"format\": "
+                         "\"axon-prep\")", meta_path);
+    if (status == AX_STATUS_OK)
+        status = meta_int(root, "image_size", meta_path, &meta->side);
+    if (status == AX_STATUS_OK)
+        status = meta_int(root, "channels", meta_path, &meta->channels);
+    if (status == AX_STATUS_OK && (meta->side < 1 || (meta->channels != 1 && meta->channels != 3)))
+        status = ax_fail(AX_STATUS_BAD_FILE, "%s: image_size %lld or channels %lld out of range",
+                         meta_path, (long long)meta->side, (long long)meta->channels);
+    if (status == AX_STATUS_OK &&
+        (ax_json_type_of(labels) != AX_JSON_ARRAY || ax_json_length(labels) == 0 ||
+         ax_json_type_of(batches) != AX_JSON_ARRAY))
+        status = ax_fail(AX_STATUS_BAD_FILE, "%s: \"labels\" and \"batches\" must be arrays",
+                         meta_path);
+    const size_t count = status == AX_STATUS_OK ? ax_json_length(batches) : 0;
+    if (count > 0 && !(meta->files = calloc(count, sizeof *meta->files)))
+        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", meta_path);
+    for (size_t b = 0; status == AX_STATUS_OK && b < count; b++) {
+        const ax_json *entry = ax_json_array_get(batches, b);
+        ax_batches_file *file = &meta->files[b];
+        meta->files_count = b + 1;
+        status = meta_int(entry, "images", meta_path, &file->images);
+        const char *data_name = ax_json_string(ax_json_object_get(entry, "data"));
+        const char *labels_name = ax_json_string(ax_json_object_get(entry, "labels"));
+        if (status == AX_STATUS_OK &&
+            (!data_name || !labels_name || strchr(data_name, '/') || strchr(labels_name, '/')))
+            status = ax_fail(AX_STATUS_BAD_FILE, "%s: batch %zu lacks plain \"data\" and "
+                             "\"labels\" file names", meta_path, b);
+        if (status == AX_STATUS_OK) {
+            size_t dir_length = strlen(dir);
+            file->data_path = malloc(dir_length + strlen(data_name) + 2);
+            file->labels_path = malloc(dir_length + strlen(labels_name) + 2);
+            if (!file->data_path || !file->labels_path)
+                status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", meta_path);
+            else {
+                sprintf(file->data_path, "%s/%s", dir, data_name);
+                sprintf(file->labels_path, "%s/%s", dir, labels_name);
+            }
+        }
+        meta->rows += file->images;
+    }
+    meta->classes = status == AX_STATUS_OK ? (int64_t)ax_json_length(labels) : 0;
+    if (status == AX_STATUS_OK && meta->rows == 0)
+        status = ax_fail(AX_STATUS_BAD_DATA, "%s: lists no images", meta_path);
+    ax_json_free(root);
+    if (status != AX_STATUS_OK)
+        ax_batches_meta_release(meta);
+    return status;
+}
+
+void ax_batches_meta_release(ax_batches_meta *meta)
+{
+    for (size_t b = 0; b < meta->files_count; b++) {
+        free(meta->files[b].data_path);
+        free(meta->files[b].labels_path);
+    }
+    free(meta->files);
+    memset(meta, 0, sizeof *meta);
 }

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/memory.h"
+#include "data/stream.h"
 
 ax_status ax_row_range_check(const char *source, int64_t rows, const char *what, int64_t first,
                              int64_t count)
@@ -83,6 +84,8 @@ void ax_dataset_free(ax_dataset *dataset)
     free(dataset->feature_values);
     free(dataset->labels);
     free(dataset->target_values);
+    if (dataset->stream)
+        ax_batch_stream_free(dataset->stream);
     free(dataset);
 }
 
@@ -118,8 +121,12 @@ ax_status ax_dataset_set_image_shape(ax_dataset *dataset, const int64_t shape[3]
     return AX_STATUS_OK;
 }
 
+bool ax_dataset_is_streamed(const ax_dataset *dataset) { return dataset->stream != NULL; }
+
 ax_status ax_dataset_check_finite(const ax_dataset *dataset)
 {
+    if (dataset->stream) /* pixels are bytes, the mean image was checked as it was read */
+        return AX_STATUS_OK;
     const int64_t width = dataset->features;
     for (int64_t row = 0; row < dataset->rows; row++) {
         const float *values = dataset->feature_values + row * width;

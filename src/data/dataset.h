@@ -17,6 +17,9 @@ struct ax_dataset {
     float *target_values;  /* (rows, targets) or NULL */
     char source[512];      /* path or description, for messages */
     int64_t image_shape[3]; /* (height, width, channels) when rows are images, else zeros */
+    /* batches:DIR streamed (stream.c): the rows are read as a pass asks for
+     * them; feature_values and labels are NULL, rows counts the rows. */
+    struct ax_batch_stream *stream;
 };
 
 /* Allocates a dataset (see ax_dataset_create) and records its source. */

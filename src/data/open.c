@@ -23,6 +23,7 @@
 #include "base/error.h"
 #include "base/memory.h"
 #include "data/dataset.h"
+#include "data/stream.h"
 
 typedef enum spec_kind { SPEC_BATCHES, SPEC_SYNTH, SPEC_IDX, SPEC_CSV, SPEC_NPY } spec_kind;
 
@@ -367,6 +368,15 @@ static ax_status read_target(const spec_target *target, const ax_data_options *o
     case SPEC_SYNTH:
         return open_synth(options, shard, out);
     case SPEC_BATCHES: /* the output of axon prep: pixels are already scaled to [0, 1] */
+        if (options->stream && shard)
+            return ax_fail(AX_STATUS_UNSUPPORTED,
+                           "%s: streamed batches are read by one process, whole: not as an MPI "
+                           "rank's shard or a --val-split (load the set whole: --stream off)",
+                           path);
+        if (options->stream)
+            return name_failure(ax_batch_stream_open(path, options->crop, options->mirror,
+                                                     options->mean, out),
+                                path);
         if (!shard)
             return name_failure(ax_dataset_load_batches(path, out), path);
         status = ax_dataset_count_batches(path, &rows);
@@ -424,6 +434,16 @@ static ax_status open_spec(const char *spec, const ax_data_options *given, shard
                        shard->rank, shard->size);
     spec_target target;
     AX_TRY(find_target(spec, &options, &target));
+    if (target.kind != SPEC_BATCHES && (options.stream || options.crop || options.mirror || options.mean))
+        return spec_fail(AX_STATUS_BAD_ARGUMENT, options.name, spec,
+                         "streaming, crops, mirroring and a mean image are for batches:DIR (axon "
+                         "prep's output)");
+    if (target.kind == SPEC_BATCHES && !options.stream &&
+        (options.crop || options.mirror || options.mean))
+        return spec_fail(AX_STATUS_BAD_ARGUMENT, options.name, spec,
+                         "crops, mirroring and a mean image are made as batches are streamed; "
+                         "they need the set streamed (ax_data_options.stream; axon train streams "
+                         "for mini-batches in one process without --val-split)");
     ax_status status = read_target(&target, &options, shard, out);
     if (status != AX_STATUS_OK) {
         ax_dataset_free(*out);

@@ -86,6 +86,9 @@ ax_status ax_dataset_split(const ax_dataset *source, double fraction, uint64_t s
 {
     *train = NULL;
     *holdout = NULL;
+    if (source->stream)
+        return ax_fail(AX_STATUS_UNSUPPORTED, "%s: a streamed set cannot be split (open it "
+                       "whole, without ax_data_options.stream)", source->source);
     char *mask;
     int64_t held = 0;
     AX_TRY(held_mask(source->source, source->rows, fraction, seed, &mask, &held));
@@ -165,6 +168,9 @@ ax_status ax_dataset_split_shards(const ax_dataset *span, int64_t first, int64_t
 {
     *train = NULL;
     *holdout = NULL;
+    if (span->stream)
+        return ax_fail(AX_STATUS_UNSUPPORTED, "%s: a streamed set cannot be split (open it "
+                       "whole, without ax_data_options.stream)", span->source);
     AX_TRY(check_rank(rank, size));
     char *mask;
     int64_t held = 0, bounds[2][2], span_first = 0, span_end = 0;

@@ -524,6 +524,8 @@ static ax_status list_input(run *r)
     const ax_prep_options *o = r->options;
     AX_TRY(check_options(o));
     AX_TRY(prep_list_build(o->input, o->labels_file, &r->list, &r->warnings));
+    if (o->ground_truth)
+        AX_TRY(prep_list_ground_truth(&r->list, o->ground_truth, o->labels_file != NULL));
     if (r->summary) {
         r->summary->seconds_enumerate = ax_seconds_now() - r->start;
         r->summary->images_found = r->list.count;

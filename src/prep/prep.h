@@ -55,6 +55,11 @@ void prep_warn(prep_warnings *warnings, const char *format, ...)
 ax_status prep_list_build(const char *input, const char *labels_file, prep_list *list,
                           prep_warnings *warnings);
 void prep_list_free(prep_list *list);
+/* Labels a flat list from an ILSVRC ground-truth file (ground_truth.c): line
+ * i (numbered from 1) labels the i-th image in byte order of the names;
+ * labels_file: the numbers index the labels file's names, else the names
+ * are "1" .. the largest number. */
+ax_status prep_list_ground_truth(prep_list *list, const char *path, bool labels_file);
 /* "folder/file.jpg" or "outer.tar:inner.tar:file.jpg". */
 static inline const char *prep_image_name(const prep_list *list, const prep_image *image)
 {

@@ -46,10 +46,54 @@ bool data_settings_read(const cli_args *args, data_settings *settings)
     return true;
 }
 
+bool data_stream_settings_read(const cli_args *args, const char *spec, data_settings *settings)
+{
+    static const char *const modes[] = {"auto", "on", "off", NULL}; /* stream_mode */
+    int mode = 0;
+    const char *mean_file = NULL;
+    if (!(cli_get_choice(args, "stream", modes, &mode) &&
+          cli_get_nonempty(args, "mean", &mean_file) &&
+          cli_get_int64(args, "crop", 0, 1000000, &settings->crop) &&
+          cli_get_flag(args, "mirror", &settings->mirror) &&
+          cli_get_flag(args, "subtract-mean", &settings->subtract_mean)))
+        return false;
+    settings->stream_mode = (stream_mode)mode;
+    if (mean_file && settings->subtract_mean) {
+        cli_error(args, "--mean FILE and --subtract-mean both name a mean image: give one");
+        return false;
+    }
+    const bool subtract = settings->subtract_mean || mean_file;
+    const bool batches = spec && strncmp(spec, "batches:", 8) == 0;
+    if (!batches && (settings->stream_mode == STREAM_ON || settings->crop > 0 || settings->mirror ||
+                     subtract)) {
+        cli_error(args, "--stream on, --crop, --mirror, --subtract-mean and --mean are for --data "
+                        "batches:DIR (axon prep's output)");
+        return false;
+    }
+    if (settings->stream_mode == STREAM_OFF && (settings->crop > 0 || settings->mirror || subtract)) {
+        cli_error(args, "--crop, --mirror, --subtract-mean and --mean are made as batches are "
+                        "streamed: leave out --stream off");
+        return false;
+    }
+    settings->mean[0] = '\0';
+    if (settings->subtract_mean &&
+        snprintf(settings->mean, sizeof settings->mean, "%s/mean.npy", spec + 8) >=
+            (int)sizeof settings->mean) {
+        cli_error(args, "--data %s: the folder name is too long", spec);
+        return false;
+    }
+    if (mean_file && snprintf(settings->mean, sizeof settings->mean, "%s", mean_file) >=
+                         (int)sizeof settings->mean) {
+        cli_error(args, "--mean %s: the file name is too long", mean_file);
+        return false;
+    }
+    return true;
+}
+
 /* The library's options for spec as the value of option ("--data" or
  * "--test"), whose labels file comes from --labels or --test-labels. */
-static ax_data_options data_options(const char *option, const char *labels_path, data_part part,
-                                    const data_settings *settings)
+static ax_data_options data_options(const char *option, const char *spec, const char *labels_path,
+                                    data_part part, const data_settings *settings)
 {
     ax_data_options options = ax_data_options_defaults();
     options.part = part == DATA_PART_TEST ? AX_DATA_PART_TEST : AX_DATA_PART_TRAIN;
@@ -61,6 +105,12 @@ static ax_data_options data_options(const char *option, const char *labels_path,
     options.seed = settings->seed;
     options.name = option;
     options.labels_name = strcmp(option, "--test") == 0 ? "--test-labels" : "--labels";
+    if (strncmp(spec, "batches:", 8) == 0) { /* augmentation unstreamed is refused there */
+        options.stream = settings->stream;
+        options.crop = settings->crop;
+        options.mirror = settings->mirror;
+        options.mean = settings->mean[0] ? settings->mean : NULL;
+    }
     return options;
 }
 
@@ -82,7 +132,7 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
                      data_part part, const data_settings *settings, ax_dataset **out)
 {
     *out = NULL;
-    ax_data_options options = data_options(option, labels_path, part, settings);
+    ax_data_options options = data_options(option, spec, labels_path, part, settings);
     int result = check_spec(spec, &options);
     if (result != CLI_EXIT_OK)
         return result;
@@ -96,7 +146,7 @@ int data_source_load_shard(const char *option, const char *spec, const char *lab
 {
     *out = NULL;
     *total = 0;
-    ax_data_options options = data_options(option, labels_path, part, settings);
+    ax_data_options options = data_options(option, spec, labels_path, part, settings);
     int result = check_spec(spec, &options);
     if (result != CLI_EXIT_OK)
         return result;
@@ -111,7 +161,7 @@ int data_source_load_split_shards(const char *option, const char *spec, const ch
 {
     *train = *holdout = NULL;
     totals[0] = totals[1] = 0;
-    ax_data_options options = data_options(option, labels_path, DATA_PART_TRAIN, settings);
+    ax_data_options options = data_options(option, spec, labels_path, DATA_PART_TRAIN, settings);
     int result = check_spec(spec, &options);
     if (result != CLI_EXIT_OK)
         return result;

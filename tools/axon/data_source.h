@@ -42,6 +42,26 @@
     {"rows", CLI_INT, "N", "500000", "synth:linear: number of rows"},                        \
     {"features", CLI_INT, "N", "20", "synth:linear: number of features"}
 
+/* batches:DIR streamed (axon train): docs/cli.md, "Streamed batches". */
+#define DATA_STREAM_OPTIONS                                                                   \
+    {"stream", CLI_STRING, "auto|on|off", "auto",                                             \
+     "batches:DIR: read the batch files as training uses them (two files in\n"                \
+     "memory at most) instead of loading the set whole; auto streams where it\n"             \
+     "can (mini-batches, one process, no --val-split)"},                                    \
+    {"crop", CLI_INT, "N", "0",                                                               \
+     "streamed batches: train on random N x N crops, evaluate on the centre\n"                \
+     "crop (cuda-convnet2's augmentation); 0 = whole images"},                               \
+    {"mirror", CLI_FLAG, NULL, NULL,                                                          \
+     "streamed batches: mirror training images left-right at random"},                       \
+    {"subtract-mean", CLI_FLAG, NULL, NULL,                                                   \
+     "streamed batches: subtract --data's mean.npy (axon prep's mean image)\n"               \
+     "from every image, --test's too, before the scaling by 1/255"},                         \
+    {"mean", CLI_STRING, "FILE", NULL,                                                        \
+     "streamed batches: as --subtract-mean with the mean image FILE, e.g. the\n"             \
+     "training set's mean.npy when evaluating another set"}
+
+typedef enum stream_mode { STREAM_AUTO, STREAM_ON, STREAM_OFF } stream_mode;
+
 typedef enum data_part {
     DATA_PART_TRAIN, /* an IDX folder's train-* files */
     DATA_PART_TEST,  /* an IDX folder's t10k-* files */
@@ -55,7 +75,19 @@ typedef struct data_settings {
     int64_t synth_rows;
     int64_t synth_features;
     uint64_t seed;            /* synth:linear draws from this */
+    /* DATA_STREAM_OPTIONS (data_stream_settings_read); stream is decided by
+     * the subcommand from stream_mode. */
+    stream_mode stream_mode;
+    bool stream;
+    int64_t crop;
+    bool mirror;
+    bool subtract_mean;
+    char mean[4200];          /* --data's mean.npy with --subtract-mean, else "" */
 } data_settings;
+
+/* Reads DATA_STREAM_OPTIONS (after data_settings_read) for --data spec;
+ * false after printing an error. */
+bool data_stream_settings_read(const cli_args *args, const char *spec, data_settings *settings);
 
 /* Reads the DATA_SOURCE_OPTIONS (and --seed) from args; false after printing
  * a usage message. */

@@ -24,6 +24,7 @@ static const cli_option eval_options[] = {
     {"json", CLI_FLAG, NULL, NULL, "print one JSON object instead of tables"},
     {"seed", CLI_INT, "N", "1", "synth:linear: the seed given to axon train"},
     DATA_SOURCE_OPTIONS,
+    DATA_STREAM_OPTIONS,
 };
 
 static const char eval_usage[] = "axon eval --model FILE --data D [options]";
@@ -145,8 +146,11 @@ int command_eval(int argc, char **argv)
     if (!cli_get_nonempty(&args, "model", &model_path) ||
         !cli_get_nonempty(&args, "data", &data_spec) ||
         !cli_get_nonempty(&args, "test", &test_spec) || !cli_get_flag(&args, "json", &json) ||
-        !read_precision(&args, &precision) || !read_device(&args, &device) || !data_settings_read(&args, &settings))
+        !read_precision(&args, &precision) || !read_device(&args, &device) || !data_settings_read(&args, &settings) ||
+        !data_stream_settings_read(&args, data_spec ? data_spec : test_spec, &settings))
         return CLI_EXIT_USAGE;
+    /* An evaluation reads its rows once, in order: batches are streamed but with --stream off. */
+    settings.stream = settings.stream_mode != STREAM_OFF;
     if (!model_path) {
         cli_error(&args, "--model is required (see axon eval --help)");
         return CLI_EXIT_USAGE;

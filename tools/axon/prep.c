@@ -36,6 +36,10 @@ static const cli_option prep_options[] = {
     {"labels", CLI_STRING, "FILE", NULL,
      "label names, one a line: their order numbers the labels\n"
      "(default: byte order of the folder or inner tar names)"},
+    {"ground-truth", CLI_STRING, "FILE", NULL,
+     "a validation set as ILSVRC gives it: --input holds the images flat, and\n"
+     "line i of FILE (a label number from 1, the i-th name of --labels) labels\n"
+     "the i-th image in byte order of the file names"},
     {"quiet", CLI_FLAG, NULL, NULL, "no live progress line"},
     THREADS_OPTION,
 };
@@ -173,7 +177,8 @@ int command_prep(int argc, char **argv)
         !cli_get_int64(&args, "batch", 1, 1000000, &options.batch_size) ||
         !cli_get_int64(&args, "seed", 0, INT64_MAX, &seed) ||
         !cli_get_flag(&args, "grey", &options.grey) || !cli_get_flag(&args, "quiet", &quiet) ||
-        !cli_get_nonempty(&args, "labels", &options.labels_file))
+        !cli_get_nonempty(&args, "labels", &options.labels_file) ||
+        !cli_get_nonempty(&args, "ground-truth", &options.ground_truth))
         return CLI_EXIT_USAGE;
     if (!options.input || !options.output) {
         cli_error(&args, "--input and --out are required (see axon prep --help)");

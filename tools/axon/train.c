@@ -97,6 +97,7 @@ static const cli_option train_options[] = {
      "its shard of the rows with --threads/P threads (at least 1), gradients\n"
      "summed every step, as mpirun -np P does with processes (docs/mpi.md)"},
     DATA_SOURCE_OPTIONS,
+    DATA_STREAM_OPTIONS,
 };
 
 static const char train_usage[] = "axon train --data D [--test D] [--layers SPEC] [options]";
@@ -190,7 +191,8 @@ static bool read_resume_request(const cli_args *args, train_request *request)
               cli_get_flag(args, "quiet", &request->quiet) &&
               cli_get_flag(args, "profile", &request->profile) &&
               cli_get_nonempty(args, "profile-json", &request->profile_json) &&
-              data_settings_read(args, &request->data_settings);
+              data_settings_read(args, &request->data_settings) &&
+              data_stream_settings_read(args, cli_text(args, "data"), &request->data_settings);
     if (!ok)
         return false;
     if (!request->data) {
@@ -273,7 +275,8 @@ static bool read_request(const cli_args *args, train_request *request)
               cli_get_nonempty(args, "profile-json", &request->profile_json) &&
               cli_get_flag(args, "no-shuffle", &no_shuffle) &&
               cli_get_nonempty(args, "init-from", &request->init_from) &&
-              data_settings_read(args, &request->data_settings);
+              data_settings_read(args, &request->data_settings) &&
+              data_stream_settings_read(args, cli_text(args, "data"), &request->data_settings);
     if (!ok)
         return false;
     if (request->init_from) {
@@ -587,6 +590,14 @@ static int load_data(const train_request *request, train_data *data)
      * parts); synth:linear draws its rows in order, so a rank draws only the
      * rows up to its shard's end (the cut is made in shard_data). */
     int64_t whole_rows[3] = {0, 0, 0}, first = 0, end = 0;
+    /* batches:DIR streamed: as asked, or (auto) where the trainer can take it. */
+    data_settings streamed = *settings;
+    const bool full_batch = ax_optimizer_is_full_batch(request->train.optimizer) ||
+                            request->train.batch_size == 0;
+    streamed.stream = settings->stream_mode == STREAM_ON ||
+                      (settings->stream_mode == STREAM_AUTO && strncmp(request->data, "batches:", 8) == 0 &&
+                       !full_batch && size == 1 && request->val_split == 0);
+    settings = &streamed;
     data_settings train_settings = *settings;
     const bool synth = strncmp(request->data, "synth:", 6) == 0;
     int result;
@@ -609,6 +620,17 @@ static int load_data(const train_request *request, train_data *data)
                                         DATA_PART_TRAIN, settings, rank, size, &data->loaded,
                                         &whole_rows[0]);
     } else {
+        result = data_source_load("--data", request->data, settings->labels, DATA_PART_TRAIN,
+                                  settings, &data->loaded);
+    }
+    /* A batch of every row is a full batch, which needs the set whole. */
+    if (result == CLI_EXIT_OK && settings->stream_mode == STREAM_AUTO && streamed.stream &&
+        !settings->crop && !settings->mirror && !settings->mean[0] &&
+        request->train.batch_size >= ax_dataset_rows(data->loaded)) {
+        ax_dataset_free(data->loaded);
+        data->loaded = NULL;
+        streamed.stream = false;
+        train_settings = streamed;
         result = data_source_load("--data", request->data, settings->labels, DATA_PART_TRAIN,
                                   settings, &data->loaded);
     }
