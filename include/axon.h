@@ -252,6 +252,21 @@ bool ax_dataset_image_shape(const ax_dataset *dataset, int64_t shape[3]);
  * (AX_STATUS_BAD_ARGUMENT) unless the product is the features per row. */
 AX_NODISCARD ax_status ax_dataset_set_image_shape(ax_dataset *dataset, const int64_t shape[3]);
 
+/* A dataset over the caller's arrays, without a copy (a binding's NumPy
+ * arrays): features (rows, features) row-major, and labels (rows) in
+ * [0, classes) when classes > 0, or targets (rows, targets) when targets > 0
+ * (exactly one of the two). The arrays stay the caller's: they must outlive
+ * the dataset and not change while the library uses it; the library only
+ * reads them, and ax_dataset_free leaves them alone (ax_dataset_features_data
+ * and the like hand the caller's pointers back). source (nullable: "(in
+ * memory)") names the data in messages. Checked at once: a shape with no
+ * rows or features is AX_STATUS_BAD_ARGUMENT, a NaN or Inf value or a label
+ * out of range AX_STATUS_BAD_DATA naming its row (and column). */
+AX_NODISCARD ax_status ax_dataset_wrap(int64_t rows, int64_t features, int64_t classes,
+                                       int64_t targets, const float *features_data,
+                                       const int32_t *labels, const float *targets_data,
+                                       const char *source, ax_dataset **out);
+
 /* MNIST-format IDX files (gzipped or not); pixels scaled to [0, 1]. */
 AX_NODISCARD ax_status ax_dataset_load_idx(const char *images_path, const char *labels_path,
                                            ax_dataset **out);

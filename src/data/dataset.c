@@ -77,10 +77,58 @@ ax_status ax_dataset_create(int64_t rows, int64_t features, int64_t classes, int
     return ax_dataset_allocate(rows, features, classes, targets, "(in memory)", out);
 }
 
+ax_status ax_dataset_wrap(int64_t rows, int64_t features, int64_t classes, int64_t targets,
+                          const float *feature_values, const int32_t *labels,
+                          const float *target_values, const char *source, ax_dataset **out)
+{
+    *out = NULL;
+    if (!source)
+        source = "(in memory)";
+    if (rows < 1 || features < 1 || classes < 0 || targets < 0 || (classes > 0) == (targets > 0))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s: invalid dataset shape: %lld rows, %lld features, %lld classes, "
+                       "%lld targets (rows and features must be at least 1, and exactly one of "
+                       "classes and targets positive)",
+                       source, (long long)rows, (long long)features, (long long)classes,
+                       (long long)targets);
+    if (!feature_values || (classes > 0 && !labels) || (targets > 0 && !target_values))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: the %s array is NULL", source,
+                       !feature_values ? "features" : classes > 0 ? "labels" : "targets");
+    ax_dataset *dataset = calloc(1, sizeof *dataset);
+    if (!dataset)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", source);
+    dataset->rows = rows;
+    dataset->features = features;
+    dataset->classes = classes;
+    dataset->targets = targets;
+    snprintf(dataset->source, sizeof dataset->source, "%s", source);
+    /* The library reads these only (ax_dataset_features_data hands the
+     * caller's own pointer back). */
+    dataset->feature_values = (float *)feature_values;
+    dataset->labels = classes > 0 ? (int32_t *)labels : NULL;
+    dataset->target_values = targets > 0 ? (float *)target_values : NULL;
+    dataset->borrowed = true;
+    ax_status status = ax_dataset_check_finite(dataset);
+    for (int64_t row = 0; status == AX_STATUS_OK && row < rows && classes > 0; row++)
+        if (labels[row] < 0 || labels[row] >= classes)
+            status = ax_fail(AX_STATUS_BAD_DATA, "%s: row %lld has label %d (labels 0 to %lld)",
+                             source, (long long)row + 1, labels[row], (long long)classes - 1);
+    if (status != AX_STATUS_OK) {
+        ax_dataset_free(dataset);
+        return status;
+    }
+    *out = dataset;
+    return AX_STATUS_OK;
+}
+
 void ax_dataset_free(ax_dataset *dataset)
 {
     if (!dataset)
         return;
+    if (dataset->borrowed) {
+        free(dataset);
+        return;
+    }
     free(dataset->feature_values);
     free(dataset->labels);
     free(dataset->target_values);

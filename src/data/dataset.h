@@ -20,6 +20,7 @@ struct ax_dataset {
     /* batches:DIR streamed (stream.c): the rows are read as a pass asks for
      * them; feature_values and labels are NULL, rows counts the rows. */
     struct ax_batch_stream *stream;
+    bool borrowed;         /* the arrays are the caller's (ax_dataset_wrap): not freed */
 };
 
 /* Allocates a dataset (see ax_dataset_create) and records its source. */

@@ -1,0 +1,30 @@
+"""axon: train dense neural networks with libaxon from Python.
+
+    import axon
+    net, summary = axon.train("fashion-mnist", layers="128:relu,128:relu,10:softmax",
+                              optimizer="adam", epochs=5)
+    net = axon.Net(784, "128:relu,10:softmax"); net.train(X, y, optimizer="adam")
+    probabilities = net.predict(X); net.save("model.safetensors"); axon.load(path)
+    axon.stats.entropy_mi(x, y); axon.stats.tensor_mean(fx, fy, fz)
+    from axon.sklearn import MLPClassifier, MLPRegressor
+
+A thin ctypes binding over libaxon (no compiler needed): NumPy arrays of the
+library's types (float32 features and targets, int32 labels, C order) are
+passed without copies. Errors are exceptions carrying axon's message:
+ValueError for bad arguments and data, OSError for files (docs/python.md).
+"""
+from . import _lib  # first: libaxon's BLAS and OpenMP before NumPy's (docs/python.md)
+from . import stats
+from ._data import Dataset
+from ._lib import (AxonError, AxonMemoryError, AxonOSError, AxonValueError, DeviceError,
+                   DivergedError, StoppedError, UnsupportedError)
+from ._lib import path as library_path
+from ._net import Net, build_info, device_count, load, save, set_threads, threads, train
+from ._prep import prep
+
+__version__ = build_info()["version"]
+
+__all__ = ["Net", "Dataset", "train", "load", "save", "prep", "stats", "set_threads", "threads",
+           "build_info", "device_count", "library_path", "AxonError", "AxonValueError",
+           "AxonOSError", "AxonMemoryError", "DivergedError", "StoppedError",
+           "UnsupportedError", "DeviceError"]

@@ -1,0 +1,184 @@
+"""_data.py: NumPy arrays and data specs as axon data sets.
+
+An array already float32 (features, targets) or int32 (labels) and
+C-contiguous is handed to the library as it is, through ax_dataset_wrap: no
+copy (a read-only array too: the library only reads). Any other array is
+converted once into such a copy. The Dataset keeps the arrays alive as long
+as the library may read them.
+"""
+import ctypes
+
+import numpy as np
+
+from . import _lib
+from ._lib import lib
+
+_FLOAT_P = ctypes.POINTER(ctypes.c_float)
+_INT32_P = ctypes.POINTER(ctypes.c_int32)
+
+
+def _numeric(array, name):
+    array = np.asarray(array)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"axon: {name} must hold real numbers, not dtype {array.dtype}")
+    return array
+
+
+def features_array(X, name="X"):
+    """X as a C-contiguous float32 (rows, features) array; the same object when it is one."""
+    X = _numeric(X, name)
+    if X.ndim != 2:
+        raise ValueError(f"axon: {name} must be 2-D (rows, features); got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"axon: {name} is empty: shape {X.shape} (at least 1 row and 1 feature)")
+    if X.dtype != np.float32 or not X.flags.c_contiguous:
+        X = np.ascontiguousarray(X, dtype=np.float32)
+    return X
+
+
+def check_finite(X, name="X"):
+    """ValueError naming the row and column of the first NaN or Inf."""
+    finite = np.isfinite(X)
+    if not finite.all():
+        row, column = np.argwhere(~finite)[0][:2] if X.ndim == 2 else (np.argwhere(~finite)[0][0], 0)
+        value = X[row, column] if X.ndim == 2 else X[row]
+        raise ValueError(f"axon: {name}: row {row + 1}, column {column + 1} is {value} "
+                         "(NaN and Inf are not allowed)")
+
+
+def pointer(array, kind=_FLOAT_P):
+    return array.ctypes.data_as(kind)
+
+
+class Dataset:
+    """A data set the library reads: Dataset.from_arrays(X, y) or Dataset.open(spec)."""
+
+    def __init__(self, handle, keep=(), source=None):
+        self._handle = handle
+        self._keep = keep  # arrays the library reads: alive as long as the handle
+        self.source = source
+
+    @classmethod
+    def from_arrays(cls, X, y, classes=None, name="X"):
+        """Features X (rows, features) with integer class labels y (rows) in [0, classes)
+        or float targets y (rows,) / (rows, targets). classes defaults to max label + 1."""
+        X = features_array(X, name)
+        y = _numeric(y, "y")
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"axon: {name} has {X.shape[0]} rows but y has {y.shape[0]}")
+        labels = targets = None
+        n_classes = n_targets = 0
+        if y.dtype.kind in "biu":
+            if y.ndim != 1:
+                raise ValueError(f"axon: integer labels y must be 1-D (rows); got shape {y.shape}")
+            if y.size and (y.min() < 0 or y.max() > np.iinfo(np.int32).max):
+                bad = int(np.argmax((y < 0) | (y > np.iinfo(np.int32).max)))
+                raise ValueError(f"axon: y: row {bad + 1} has label {y[bad]} "
+                                 "(labels are 0 to classes - 1)")
+            labels = y if y.dtype == np.int32 and y.flags.c_contiguous else \
+                np.ascontiguousarray(y, dtype=np.int32)
+            n_classes = int(classes) if classes is not None else int(labels.max()) + 1
+        else:
+            if y.ndim not in (1, 2):
+                raise ValueError(f"axon: targets y must be 1-D or 2-D; got shape {y.shape}")
+            targets = y.reshape(len(y), -1) if y.ndim == 1 else y
+            if targets.dtype != np.float32 or not targets.flags.c_contiguous:
+                targets = np.ascontiguousarray(targets, dtype=np.float32)
+            n_targets = targets.shape[1]
+        handle = ctypes.c_void_p()
+        _lib.check(lib.ax_dataset_wrap(
+            X.shape[0], X.shape[1], n_classes, n_targets, pointer(X),
+            pointer(labels, _INT32_P) if labels is not None else None,
+            pointer(targets) if targets is not None else None, _lib.encode(name),
+            ctypes.byref(handle)))
+        return cls(handle, (X, labels, targets), name)
+
+    @classmethod
+    def open(cls, spec, *, part="train", scale=None, labels=None, csv_label_column=None,
+             csv_header=False, csv_regression=False, csv_delimiter=",", synth_rows=None,
+             synth_features=None, seed=None):
+        """A data spec as `axon --data` takes it: a data set name (fashion-mnist), an IDX
+        folder, FILE.csv, FILE.npy (labels: a labels .npy), batches:DIR, synth:linear."""
+        options = _lib.data_options()
+        options.part = {"train": 0, "test": 1}[part]
+        if scale is not None:
+            options.scale = scale
+        keep = []
+        if labels is not None:
+            keep.append(_lib.encode(str(labels)))
+            options.labels = keep[-1]
+        if csv_label_column is not None:
+            options.csv.label_column = csv_label_column
+        options.csv.header = csv_header
+        options.csv.regression = csv_regression
+        options.csv.delimiter = csv_delimiter.encode()
+        if synth_rows is not None:
+            options.synth_rows = synth_rows
+        if synth_features is not None:
+            options.synth_features = synth_features
+        if seed is not None:
+            options.seed = seed
+        handle = ctypes.c_void_p()
+        _lib.check(lib.ax_dataset_open(_lib.encode(str(spec)), ctypes.byref(options),
+                                       ctypes.byref(handle)))
+        return cls(handle, (), str(spec))
+
+    @property
+    def rows(self):
+        return lib.ax_dataset_rows(self._handle)
+
+    @property
+    def features(self):
+        return lib.ax_dataset_features(self._handle)
+
+    @property
+    def classes(self):
+        return lib.ax_dataset_classes(self._handle)
+
+    @property
+    def targets(self):
+        return lib.ax_dataset_targets(self._handle)
+
+    def arrays(self):
+        """(X, y) as NumPy arrays: copies of the library's data."""
+        X = np.ctypeslib.as_array(lib.ax_dataset_features_data(self._handle),
+                                  (self.rows, self.features)).copy()
+        if self.classes:
+            y = np.ctypeslib.as_array(lib.ax_dataset_labels_data(self._handle), (self.rows,))
+        else:
+            y = np.ctypeslib.as_array(lib.ax_dataset_targets_data(self._handle),
+                                      (self.rows, self.targets))
+        return X, y.copy()
+
+    def close(self):
+        if self._handle:
+            lib.ax_dataset_free(self._handle)
+            self._handle = None
+            self._keep = ()
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        kind = f"{self.classes} classes" if self.classes else f"{self.targets} targets"
+        return f"<axon.Dataset {self.source!r}: {self.rows} rows x {self.features} features, {kind}>"
+
+
+def as_dataset(data, classes=None, name="X"):
+    """A Dataset from a Dataset, a spec string, or an (X, y) pair."""
+    if data is None or isinstance(data, Dataset):
+        return data
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return Dataset.open(data)
+    try:
+        X, y = data
+    except (TypeError, ValueError):
+        raise TypeError(f"axon: {name} must be an (X, y) pair, a data spec or an axon.Dataset") \
+            from None
+    return Dataset.from_arrays(X, y, classes=classes, name=name)

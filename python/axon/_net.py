@@ -1,0 +1,467 @@
+"""_net.py: axon.Net (create, load, save, predict, evaluate, train) and axon.train.
+
+Training runs in ax_train with the GIL released (ctypes). A progress
+callback of this module is called by the library after every step (the
+library's progress_interval 0) and at the end of every epoch; it calls the
+user's callback (throttled to progress_interval seconds within an epoch),
+and answers the library's "go on?" with False once Ctrl-C was pressed:
+while ax_train runs on the main thread, SIGINT only sets a flag, which the
+callback sees (Python runs signal handlers on the main thread between
+bytecodes, and the callback is such a time). ax_train then returns after
+the step it was in, with the network holding that step's weights, and
+Net.train raises KeyboardInterrupt.
+"""
+import contextlib
+import ctypes
+import math
+import signal
+import sys
+import threading
+import time
+
+import numpy as np
+
+from . import _lib
+from ._data import Dataset, as_dataset, check_finite, features_array, pointer
+from ._lib import lib
+
+_PRECISIONS = {"f32": 0, "float32": 0, "float": 0, "f64": 1, "float64": 1, "double": 1,
+               "bf16": 2, "bfloat16": 2}
+_PRECISION_NAMES = {0: "f32", 1: "f64", 2: "bf16"}
+_KEEP_BEST = {None: 0, "none": 0, "validation": 1, "test": 2}
+
+
+def _precision(value):
+    if isinstance(value, int) and value in _PRECISION_NAMES:
+        return value
+    try:
+        return _PRECISIONS[str(value).lower()]
+    except KeyError:
+        raise ValueError(f"axon: precision must be f32, f64 or bf16, not {value!r}") from None
+
+
+def set_threads(n=None):
+    """Threads for OpenMP and the BLAS (None or <= 0: OMP_NUM_THREADS, else all cores).
+    Process-wide for the BLAS (axon.h "Threads"): call it before starting threads."""
+    _lib.check(lib.ax_set_threads(0 if n is None else int(n)), "threads")
+
+
+def threads():
+    return lib.ax_threads()
+
+
+def build_info():
+    """Facts about the library and this machine, as a dict."""
+    info = lib.ax_build_info_get()
+    return {name: (getattr(info, name).decode() if isinstance(getattr(info, name), bytes)
+                   else getattr(info, name)) for name, _ in _lib.BuildInfo._fields_}
+
+
+def device_count(backend="cuda"):
+    """Devices of a backend this process can use (1 for "cpu"; 0 when not built or none)."""
+    return lib.ax_device_count(_lib.encode(backend))
+
+
+def _device(text):
+    device = _lib.Device()
+    if text is not None:
+        _lib.check(lib.ax_device_parse(_lib.encode(str(text)), ctypes.byref(device)), "device")
+    return device
+
+
+def _layer_specs(layers):
+    """A layout string ("128:relu,10:softmax") or a list of (units, activation) / units."""
+    items = []
+    for i, item in enumerate(layers):
+        if isinstance(item, (int, np.integer)):
+            units, activation = int(item), ("relu" if i + 1 < len(layers) else "identity")
+        else:
+            units, activation = item
+        spec = _lib.LayerSpec()
+        spec.kind = 0
+        spec.dense.units = int(units)
+        spec.dense.activation = _lib.parse_enum(lib.ax_activation_parse, f"layer {i + 1}",
+                                                activation)
+        items.append(spec)
+    return (_lib.LayerSpec * len(items))(*items)
+
+
+class Net:
+    """A network: Net(input_width, layers, ...) with fresh weights, or axon.load(path).
+
+    layers: "128:relu,128:relu,10:softmax" (the CLI's --layers) or a list such as
+    [(128, "relu"), (10, "softmax")]. loss: auto, cross-entropy,
+    binary-cross-entropy, mse. init: auto, he, xavier, uniform (init_range).
+    precision: f32, f64 or bf16. device: "cpu", "cuda", "cuda:1", ...
+    """
+
+    def __init__(self, input_width, layers, *, loss="auto", init="auto", init_range=0.2,
+                 precision="f32", seed=1, device=None):
+        config = _lib.net_config()
+        config.input_width = int(input_width)
+        if isinstance(layers, str):
+            _lib.check(lib.ax_layers_parse(_lib.encode(layers), ctypes.byref(config)), "layers")
+            specs = None
+        else:
+            specs = _layer_specs(list(layers))
+            config.layers = specs
+            config.layer_count = len(specs)
+        config.loss = _lib.parse_enum(lib.ax_loss_parse, "loss", loss)
+        config.init = _lib.parse_enum(lib.ax_init_parse, "init", init)
+        config.init_range = init_range
+        config.precision = _precision(precision)
+        config.seed = int(seed)
+        config.device = _device(device)
+        handle = ctypes.c_void_p()
+        try:
+            _lib.check(lib.ax_net_create(ctypes.byref(config), ctypes.byref(handle)))
+        finally:
+            lib.ax_net_config_release(ctypes.byref(config))
+        self._handle = handle
+
+    @classmethod
+    def _from_handle(cls, handle):
+        net = cls.__new__(cls)
+        net._handle = handle
+        return net
+
+    @classmethod
+    def load(cls, path, precision="f32"):
+        """A model written by Net.save or `axon train --out` (safetensors)."""
+        handle = ctypes.c_void_p()
+        _lib.check(lib.ax_net_load(_lib.encode(str(path)), _precision(precision),
+                                   ctypes.byref(handle)))
+        return cls._from_handle(handle)
+
+    def save(self, path):
+        """Writes the model as safetensors (a temporary file renamed: whole or not at all)."""
+        _lib.check(lib.ax_net_save(self._net(), _lib.encode(str(path))))
+
+    def _net(self):
+        if not self._handle:
+            raise ValueError("axon: this network has been closed")
+        return self._handle
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            lib.ax_net_free(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+    # --------------------------------------------------------------- facts
+    def _config(self):
+        return lib.ax_net_config_get(self._net()).contents
+
+    @property
+    def input_width(self):
+        return self._config().input_width
+
+    @property
+    def layer_widths(self):
+        """Values per row out of each layer, the output layer last."""
+        return [lib.ax_net_layer_width(self._net(), i) for i in range(self._config().layer_count)]
+
+    @property
+    def output_width(self):
+        return self.layer_widths[-1]
+
+    @property
+    def activations_names(self):
+        config = self._config()
+        return [lib.ax_activation_name(config.layers[i].dense.activation).decode()
+                for i in range(config.layer_count)]
+
+    @property
+    def loss(self):
+        return lib.ax_loss_name(self._config().loss).decode()
+
+    @property
+    def precision(self):
+        return _PRECISION_NAMES[self._config().precision]
+
+    @property
+    def layout(self):
+        """The layout as text, e.g. "784-128:relu-10:softmax"."""
+        text = ctypes.create_string_buffer(1024)
+        lib.ax_layers_format(ctypes.byref(self._config()), text, len(text))
+        return text.value.decode()
+
+    def __repr__(self):
+        if not getattr(self, "_handle", None):
+            return "<axon.Net (closed)>"
+        return f"<axon.Net {self.layout}, {self.parameter_count} parameters, {self.precision}>"
+
+    @property
+    def parameter_count(self):
+        return lib.ax_net_parameter_count(self._net())
+
+    @property
+    def parameters(self):
+        """All parameters as one float64 array, layer by layer [W (out, in), b (out)]."""
+        values = np.empty(self.parameter_count, dtype=np.float64)
+        lib.ax_net_parameters_get(self._net(), pointer(values, ctypes.POINTER(ctypes.c_double)))
+        return values
+
+    @parameters.setter
+    def parameters(self, values):
+        values = np.ascontiguousarray(values, dtype=np.float64).ravel()
+        if values.size != self.parameter_count:
+            raise ValueError(f"axon: {values.size} parameters given; the network has "
+                             f"{self.parameter_count}")
+        check_finite(values.reshape(-1, 1), "parameters")
+        lib.ax_net_parameters_set(self._net(), pointer(values, ctypes.POINTER(ctypes.c_double)))
+
+    def get_weights(self):
+        """[(W (out, in), b (out)), ...] per layer, float64 copies."""
+        flat, widths = self.parameters, [self.input_width] + self.layer_widths
+        result, at = [], 0
+        for fan_in, fan_out in zip(widths[:-1], widths[1:]):
+            W = flat[at:at + fan_in * fan_out].reshape(fan_out, fan_in)
+            at += fan_in * fan_out
+            result.append((W, flat[at:at + fan_out].copy()))
+            at += fan_out
+        return result
+
+    def set_weights(self, weights):
+        """The inverse of get_weights: [(W (out, in), b (out)), ...]."""
+        widths = [self.input_width] + self.layer_widths
+        if len(weights) != len(widths) - 1:
+            raise ValueError(f"axon: {len(weights)} layers of weights given; the network has "
+                             f"{len(widths) - 1}")
+        parts = []
+        for i, ((W, b), fan_in, fan_out) in enumerate(zip(weights, widths[:-1], widths[1:])):
+            W, b = np.asarray(W, dtype=np.float64), np.asarray(b, dtype=np.float64)
+            if W.shape != (fan_out, fan_in) or b.shape != (fan_out,):
+                raise ValueError(f"axon: layer {i + 1}: weights {W.shape} and bias {b.shape} "
+                                 f"given; the layer needs ({fan_out}, {fan_in}) and ({fan_out},)")
+            parts += [W.ravel(), b]
+        self.parameters = np.concatenate(parts)
+
+    # ---------------------------------------------------------- inference
+    def predict(self, X):
+        """Outputs (rows, output width) for inputs (rows, input width): probabilities
+        (softmax, sigmoid) or values. float32."""
+        X = features_array(X)
+        if X.shape[1] != self.input_width:
+            raise ValueError(f"axon: X has {X.shape[1]} features per row but the network's "
+                             f"input width is {self.input_width}")
+        check_finite(X)
+        out = np.empty((X.shape[0], self.output_width), dtype=np.float32)
+        _lib.check(lib.ax_net_predict(self._net(), pointer(X), X.shape[0], pointer(out)))
+        return out
+
+    def _dataset(self, data, name):
+        if isinstance(data, tuple) and len(data) == 2:
+            X, y = data
+            y = np.asarray(y)
+            classes = self.output_width if y.dtype.kind in "biu" else None
+            return Dataset.from_arrays(X, y, classes=classes, name=name)
+        return as_dataset(data, name=name)
+
+    def evaluate(self, X, y=None):
+        """Loss, accuracy and confusion matrix on (X, y), a data spec or a Dataset."""
+        if y is None and isinstance(X, np.ndarray):
+            raise TypeError("axon: Net.evaluate(X, y): y (labels or targets) is missing")
+        data = self._dataset((X, y) if y is not None else X, "X")
+        evaluation = _lib.Evaluation()
+        _lib.check(lib.ax_net_evaluate(self._net(), data._handle, ctypes.byref(evaluation)))
+        try:
+            classes = evaluation.classes
+            confusion = np.ctypeslib.as_array(evaluation.confusion, (classes, classes)).copy() \
+                if classes else None
+            return {"loss": evaluation.loss,
+                    "accuracy": evaluation.accuracy if classes else None,
+                    "rows": evaluation.rows, "confusion": confusion}
+        finally:
+            lib.ax_evaluation_free(ctypes.byref(evaluation))
+
+    def activations(self, X, layer):
+        """The activated outputs (rows, width) of layer `layer` (0 = first hidden layer)."""
+        X = features_array(X)
+        rows = X.shape[0]
+        if self._config().loss == 1:  # cross-entropy wants labels, of any value
+            data = Dataset.from_arrays(X, np.zeros(rows, np.int32), classes=self.output_width)
+        else:
+            data = Dataset.from_arrays(X, np.zeros((rows, self.output_width), np.float32))
+        width = lib.ax_net_layer_width(self._net(), int(layer))
+        out = np.empty((rows, max(width, 1)), dtype=np.float32)
+        _lib.check(lib.ax_net_activations(self._net(), data._handle, int(layer), pointer(out)))
+        return out
+
+    # ------------------------------------------------------------ training
+    def train(self, X, y=None, *, validation=None, test=None, optimizer="sgd", lr=None,
+              momentum=0.9, nesterov=False, beta1=0.9, beta2=0.999, epsilon=1e-8, batch=128,
+              epochs=10, gtol=1e-5, lbfgs_memory=10, l2=0.0, dropout=0.0, early_stop=0,
+              keep_best=None, seed=1, shuffle=True, progress=None, progress_interval=0.2,
+              verbose=False):
+        """Trains on (X, y) (or X a data spec / Dataset, y None) with the CLI's options.
+
+        validation, test: (X, y) pairs, specs or Datasets. batch: rows per step, 0 or
+        "full" for the full batch. progress(info) is called every progress_interval
+        seconds and after every epoch with a dict of the library's ax_progress
+        (epoch, batch, train_loss, validation_loss, ...); returning False stops training
+        (axon.StoppedError). Ctrl-C stops after the current step: KeyboardInterrupt, the
+        network holding that step's weights. Returns a dict: the library's summary and
+        "history", one dict per epoch.
+        """
+        if y is None and isinstance(X, np.ndarray):
+            raise TypeError("axon: Net.train(X, y): y (labels or targets) is missing")
+        train = self._dataset((X, y) if y is not None else X, "X")
+        validation = self._dataset(validation, "validation") if validation is not None else None
+        test = self._dataset(test, "test") if test is not None else None
+        config = _lib.train_config()
+        config.optimizer = _lib.parse_enum(lib.ax_optimizer_parse, "optimizer", optimizer)
+        config.learning_rate = lr if lr is not None else \
+            lib.ax_optimizer_default_learning_rate(config.optimizer)
+        config.momentum = momentum
+        config.nesterov = bool(nesterov)
+        config.beta1, config.beta2, config.epsilon = beta1, beta2, epsilon
+        config.batch_size = 0 if batch in ("full", None) else int(batch)
+        config.epochs = int(epochs)
+        config.gtol = gtol
+        config.lbfgs_memory = int(lbfgs_memory)
+        config.l2 = l2
+        config.dropout = dropout
+        config.early_stop = int(early_stop)
+        try:
+            config.keep_best = _KEEP_BEST[keep_best]
+        except KeyError:
+            raise ValueError(f"axon: keep_best must be None, 'validation' or 'test', not "
+                             f"{keep_best!r}") from None
+        config.seed = int(seed)
+        config.shuffle = bool(shuffle)
+        return _run(self, train, validation, test, config, progress, progress_interval, verbose)
+
+
+class _Watcher:
+    """The library's progress callback: the user's callback, verbose lines, Ctrl-C."""
+
+    def __init__(self, user, interval, verbose):
+        self.user = user
+        self.interval = interval
+        self.verbose = verbose
+        self.history = []
+        self.interrupted = False
+        self.error = None
+        self.last = time.monotonic()
+
+    def __call__(self, progress_p, _):
+        try:
+            p = progress_p.contents
+            info = {name: getattr(p, name) for name, _ in _lib.Progress._fields_}
+            if p.epoch_done:
+                self.history.append(info)
+                if self.verbose:
+                    line = f"epoch {p.epoch}/{p.epochs}  loss {p.train_loss:.6f}"
+                    if not math.isnan(p.validation_loss):
+                        line += f"  val_loss {p.validation_loss:.6f}"
+                    if not math.isnan(p.test_loss):
+                        line += f"  test_loss {p.test_loss:.6f}  test_acc {p.test_accuracy:.2%}"
+                    line += f"  {p.epoch_seconds:.2f} s  {p.gflops:.0f} GFLOP/s"
+                    print(line, file=sys.stderr, flush=True)
+            go_on = True
+            now = time.monotonic()
+            if self.user is not None and (p.epoch_done or now - self.last >= self.interval):
+                self.last = now
+                go_on = self.user(info) is not False
+            return go_on and not self.interrupted
+        except BaseException as error:  # noqa: B902: never through the C frames
+            self.error = error
+            return False
+
+
+@contextlib.contextmanager
+def _sigint_sets(watcher):
+    """On the main thread with Python's own Ctrl-C handler: SIGINT sets watcher.interrupted."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+
+    def handler(signum, frame):
+        watcher.interrupted = True
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run(net, train, validation, test, config, progress, interval, verbose):
+    watcher = _Watcher(progress, interval, verbose)
+    callback = _lib.PROGRESS_FN(watcher)
+    config.progress = callback
+    config.progress_interval = 0.0  # after every step: Ctrl-C acts after the current one
+    summary = _lib.TrainSummary()
+    with _sigint_sets(watcher):
+        status = lib.ax_train(net._net(), train._handle,
+                              validation._handle if validation else None,
+                              test._handle if test else None,
+                              ctypes.byref(config), ctypes.byref(summary))
+    if watcher.error is not None:
+        raise watcher.error
+    if status == _lib.INTERRUPTED and watcher.interrupted:
+        raise KeyboardInterrupt(f"axon: {_lib.error_message()}; the network holds the weights "
+                                "of the last step")
+    _lib.check(status)
+    result = {name: getattr(summary, name) for name, _ in _lib.TrainSummary._fields_}
+    result["stop_reason"] = (summary.stop_reason or b"").decode()
+    result["history"] = watcher.history
+    return result
+
+
+def load(path, precision="f32"):
+    """axon.load(path): a model saved by Net.save or `axon train --out`."""
+    return Net.load(path, precision)
+
+
+def save(net, path):
+    """axon.save(net, path): Net.save."""
+    net.save(path)
+
+
+def train(data, labels=None, *, layers="auto", test=None, val_split=0.0, loss="auto",
+          init="auto", init_range=0.2, precision="f32", device=None, threads=None, seed=1,
+          out=None, **options):
+    """Trains a new network as `axon train` does, with its options as keywords:
+    axon.train("fashion-mnist", layers="128:relu,10:softmax", optimizer="adam", epochs=5)
+    or axon.train((X, y), ...). data: a spec, a Dataset or (X, y) (labels: y alone);
+    layers "auto" is 128:relu,128:relu,<classes>:softmax for class labels and
+    <targets>:identity for numbers. val_split holds that fraction out as validation
+    (seeded). Returns (net, summary); out= saves the model too. Other options: those
+    of Net.train (optimizer, lr, batch, epochs, momentum, l2, early_stop, ...)."""
+    if labels is not None:
+        data = (data, labels)
+    train_set = as_dataset(data, name="data")
+    if threads is not None:
+        set_threads(threads)
+    if isinstance(test, str) and test == "auto":
+        test = None
+    test_set = as_dataset(test, name="test") if test is not None else None
+    if test_set is None and isinstance(data, str) and \
+            getattr(lib, "ax_dataset_spec_has_test_part", None):
+        lib.ax_dataset_spec_has_test_part.restype = ctypes.c_bool
+        lib.ax_dataset_spec_has_test_part.argtypes = [ctypes.c_char_p]
+        if lib.ax_dataset_spec_has_test_part(_lib.encode(data)):
+            test_set = Dataset.open(data, part="test")
+    validation_set = None
+    if val_split:
+        train_part, holdout = ctypes.c_void_p(), ctypes.c_void_p()
+        _lib.check(lib.ax_dataset_split(train_set._handle, float(val_split), int(seed),
+                                        ctypes.byref(train_part), ctypes.byref(holdout)),
+                   "val_split")
+        train_set = Dataset(train_part, (train_set,), "train part")
+        validation_set = Dataset(holdout, (train_set,), "validation part")
+    if layers == "auto":
+        layers = (f"128:relu,128:relu,{train_set.classes}:softmax" if train_set.classes
+                  else f"{train_set.targets}:identity")
+    net = Net(train_set.features, layers, loss=loss, init=init, init_range=init_range,
+              precision=precision, seed=seed, device=device)
+    summary = net.train(train_set, validation=validation_set, test=test_set, seed=seed,
+                        **options)
+    if out is not None:
+        net.save(out)
+    return net, summary

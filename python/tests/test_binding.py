@@ -1,0 +1,327 @@
+"""test_binding.py: the ctypes binding (python/axon) against the library.
+
+Proves: ctypes' struct layouts equal the C compiler's (tests/abi_layout.c);
+arrays of the library's types reach it without a copy and others are
+converted (non-contiguous, read-only, float64, int64 give the same weights as
+the library's own .npy loader); training on arrays equals training on the
+same data opened by spec bit for bit; every bad input is a Python exception
+with axon's message (ValueError for arguments and data, OSError for files);
+progress callbacks, stopping, exceptions inside callbacks; the GIL is released
+while training; Ctrl-C raises KeyboardInterrupt after the current step with
+a usable network; save/load round trips; the statistics against float64
+NumPy.
+"""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import axon
+from axon import _lib
+
+
+def blobs(rows=300, features=5, classes=3, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=3, size=(classes, features))
+    y = rng.integers(0, classes, rows)
+    X = centres[y] + rng.normal(size=(rows, features))
+    return X.astype(np.float32), y.astype(np.int32)
+
+
+def test_struct_layouts_match_the_c_compiler():
+    program = os.environ.get("AXON_ABI_LAYOUT")
+    if not program:
+        pytest.skip("AXON_ABI_LAYOUT (tests/abi_layout, built by CMake) not given")
+    seen = {}
+    for line in subprocess.run([program], check=True, capture_output=True,
+                               text=True).stdout.splitlines():
+        struct, field, value = line.split()
+        seen[(struct, field)] = int(value)
+    for name, cls in _lib.STRUCTS.items():
+        assert seen[(name, "sizeof")] == __import__("ctypes").sizeof(cls), name
+        for field, *_ in cls._fields_:
+            if cls is _lib.LayerSpec and field == "u":
+                assert seen[(name, "dense.units")] == cls.u.offset + _lib.LayerDense.units.offset
+                continue
+            assert seen[(name, field)] == getattr(cls, field).offset, f"{name}.{field}"
+
+
+def test_library_arrays_are_not_copied_others_are_converted():
+    X, y = blobs()
+    data = axon.Dataset.from_arrays(X, y)
+    assert data._keep[0] is X and data._keep[1] is y  # the caller's arrays themselves
+    assert data.rows == 300 and data.features == 5 and data.classes == 3
+    X_back, y_back = data.arrays()
+    assert np.array_equal(X_back, X) and np.array_equal(y_back, y)
+    X64 = X.astype(np.float64)
+    converted = axon.Dataset.from_arrays(X64, y.astype(np.int64))
+    assert converted._keep[0] is not X64 and converted._keep[0].dtype == np.float32
+    targets = axon.Dataset.from_arrays(X, X[:, 0].copy())
+    assert targets.targets == 1 and targets.classes == 0
+
+
+def _trained_parameters(X, y, **options):
+    net = axon.Net(X.shape[1], "8:tanh,3:softmax", seed=3)
+    net.train(X, y, optimizer="adam", lr=0.01, batch=32, epochs=3, **options)
+    return net.parameters
+
+
+def test_layouts_and_dtypes_train_identically(tmp_path):
+    X, y = blobs()
+    reference = _trained_parameters(X, y)
+    wide = np.zeros((X.shape[0], 2 * X.shape[1]), dtype=np.float32)
+    wide[:, ::2] = X
+    readonly = X.copy()
+    readonly.setflags(write=False)
+    fortran = np.asfortranarray(X)
+    for variant in (wide[:, ::2], readonly, fortran, X.astype(np.float64)):
+        assert np.array_equal(_trained_parameters(variant, y), reference)
+    assert np.array_equal(_trained_parameters(X, y.astype(np.int64)), reference)
+    # The same rows through the library's own .npy loader (a data spec).
+    np.save(tmp_path / "x.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    opened = axon.Dataset.open(tmp_path / "x.npy", labels=tmp_path / "y.npy")
+    net = axon.Net(X.shape[1], "8:tanh,3:softmax", seed=3)
+    net.train(opened, optimizer="adam", lr=0.01, batch=32, epochs=3)
+    assert np.array_equal(net.parameters, reference)
+
+
+@pytest.mark.parametrize("X, error, text", [
+    (np.array([["a", "b"]]), TypeError, "real numbers"),
+    (np.ones((3, 2), dtype=np.complex64), TypeError, "real numbers"),
+    (np.ones(3, dtype=np.float32), ValueError, "must be 2-D"),
+    (np.ones((0, 5), dtype=np.float32), ValueError, "empty"),
+    (np.ones((3, 0), dtype=np.float32), ValueError, "empty"),
+])
+def test_bad_features(X, error, text):
+    with pytest.raises(error, match=text):
+        axon.Dataset.from_arrays(X, np.zeros(len(X), np.int32))
+
+
+def test_bad_values_and_labels_name_the_place():
+    X, y = blobs(rows=10)
+    X[4, 2] = np.nan
+    with pytest.raises(ValueError, match="row 5, feature 3 is NaN"):
+        axon.Dataset.from_arrays(X, y)
+    X, y = blobs(rows=10)
+    y[7] = -2
+    with pytest.raises(ValueError, match="row 8 has label -2"):
+        axon.Dataset.from_arrays(X, y)
+    with pytest.raises(ValueError, match="10 rows but y has 9"):
+        axon.Dataset.from_arrays(X, y[:9])
+    net = axon.Net(5, "4:relu,3:softmax")
+    X, y = blobs(rows=10)
+    y[2] = 3
+    with pytest.raises(ValueError, match="row 3 has label 3 .labels 0 to 2."):
+        net.train(X, y, epochs=1)
+    with pytest.raises(ValueError, match="6 features per row but the network's input width is 5"):
+        net.predict(np.ones((2, 6), np.float32))
+    bad = np.ones((2, 5), np.float32)
+    bad[1, 4] = np.inf
+    with pytest.raises(ValueError, match="row 2, column 5"):
+        net.predict(bad)
+
+
+def test_bad_arguments_carry_axons_message():
+    with pytest.raises(ValueError, match="layers"):
+        axon.Net(5, "4:relu,3:softmaxx")
+    with pytest.raises(ValueError, match="sgdd"):
+        axon.Net(5, "3:softmax").train(*blobs(rows=10), optimizer="sgdd")
+    with pytest.raises(ValueError, match="precision"):
+        axon.Net(5, "3:softmax", precision="f16")
+    with pytest.raises(ValueError):
+        axon.Net(5, "3:softmax").train(*blobs(rows=10), epochs=0)
+    with pytest.raises(axon.AxonValueError) as raised:
+        axon.Net(0, "3:softmax")
+    assert raised.value.status == "bad argument" and "input width 0" in str(raised.value)
+
+
+def test_files_raise_oserror(tmp_path):
+    with pytest.raises(OSError, match="no_such_model"):
+        axon.load(tmp_path / "no_such_model.safetensors")
+    (tmp_path / "junk.safetensors").write_bytes(b"not a model at all")
+    with pytest.raises(OSError, match="junk.safetensors"):
+        axon.load(tmp_path / "junk.safetensors")
+    net = axon.Net(5, "3:softmax")
+    with pytest.raises(OSError, match="no_such_folder"):
+        net.save(tmp_path / "no_such_folder" / "m.safetensors")
+    with pytest.raises(OSError):
+        axon.Dataset.open(tmp_path / "missing.csv")
+
+
+def test_save_load_round_trip(tmp_path):
+    X, y = blobs()
+    net = axon.Net(5, [(8, "tanh"), (3, "softmax")])
+    net.train(X, y, optimizer="adam", lr=0.01, epochs=2)
+    net.save(tmp_path / "m.safetensors")
+    loaded = axon.load(tmp_path / "m.safetensors")
+    assert loaded.layout == net.layout == "5-8:tanh-3:softmax"
+    assert np.array_equal(loaded.parameters, net.parameters.astype(np.float32).astype(np.float64))
+    assert np.array_equal(loaded.predict(X), net.predict(X))
+    double = axon.load(tmp_path / "m.safetensors", precision="f64")
+    assert double.precision == "f64"
+
+
+def test_predict_equals_numpy_forward_pass():
+    X, y = blobs()
+    net = axon.Net(5, "8:tanh,6:relu,3:softmax", seed=5, precision="f64")
+    net.train(X, y, epochs=2, batch=16)
+    a = X.astype(np.float64)
+    for i, (W, b) in enumerate(net.get_weights()):
+        a = a @ W.T + b
+        a = np.tanh(a) if i == 0 else np.maximum(a, 0) if i == 1 else a
+    p = np.exp(a - a.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    np.testing.assert_allclose(net.predict(X), p, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(net.activations(X, 0), np.tanh(X @ net.get_weights()[0][0].T +
+                                                              net.get_weights()[0][1]), atol=1e-5)
+    evaluation = net.evaluate(X, y)
+    assert evaluation["rows"] == 300 and evaluation["confusion"].sum() == 300
+    assert evaluation["accuracy"] == pytest.approx(np.mean(p.argmax(1) == y))
+    assert evaluation["loss"] == pytest.approx(-np.mean(np.log(p[np.arange(300), y])), rel=1e-5)
+    weights = net.get_weights()
+    other = axon.Net(5, "8:tanh,6:relu,3:softmax", seed=9, precision="f64")
+    other.set_weights(weights)
+    assert np.array_equal(other.parameters, net.parameters)
+    with pytest.raises(ValueError, match="layer 2"):
+        other.set_weights([weights[0], (weights[1][0].T, weights[1][1]), weights[2]])
+
+
+def test_progress_callback_history_and_stopping():
+    X, y = blobs()
+    calls = []
+    summary = axon.Net(5, "3:softmax").train(X, y, epochs=4, batch=10,
+                                             progress=calls.append, progress_interval=0)
+    epochs = [c for c in calls if c["epoch_done"]]
+    assert [c["epoch"] for c in epochs] == [1, 2, 3, 4] == [h["epoch"] for h in summary["history"]]
+    assert len(calls) > len(epochs)  # within-epoch calls too (interval 0)
+    assert summary["epochs_run"] == 4 and summary["final_train_loss"] == epochs[-1]["train_loss"]
+    with pytest.raises(axon.StoppedError, match="interrupted after epoch 2"):
+        axon.Net(5, "3:softmax").train(X, y, epochs=9,
+                                       progress=lambda p: not (p["epoch_done"] and p["epoch"] == 2))
+
+    def broken(p):
+        raise KeyError("from the callback")
+
+    with pytest.raises(KeyError, match="from the callback"):
+        axon.Net(5, "3:softmax").train(X, y, epochs=2, progress=broken)
+
+
+def test_library_calls_release_the_gil():
+    """Another thread runs Python while one library call (a predict of 20,000 rows, no
+    callbacks) is in progress: a timestamp it takes lies inside the call, which it could not
+    take if the call held the GIL. Tried up to 100 calls, so that a busy machine that does
+    not schedule the other thread during one call cannot fail it."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(20000, 64)).astype(np.float32)
+    net = axon.Net(64, "256:relu,256:relu,2:softmax", precision="f64")
+    done = threading.Event()
+    ticks = []
+
+    def count():
+        while not done.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.0005)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    inside = False
+    try:
+        for _ in range(100):
+            start = time.monotonic()
+            net.predict(X)
+            end = time.monotonic()
+            if any(start < t < end for t in ticks[-200:]):
+                inside = True
+                break
+    finally:
+        done.set()
+        counter.join()
+    assert inside, "no other thread ran during 100 library calls: the GIL was held"
+
+
+CHILD = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import axon
+import numpy as np
+rng = np.random.default_rng(0)
+X = rng.normal(size=(2000, 32)).astype(np.float32)
+y = (X[:, 0] > 0).astype(np.int32)
+net = axon.Net(32, "64:relu,2:softmax")
+initial = net.parameters
+seen = []
+def progress(p):
+    if not seen:
+        print("training", flush=True)
+    seen.append(p)
+try:
+    net.train(X, y, epochs=1000000, batch=16, progress=progress, progress_interval=0)
+    print("not interrupted")
+except KeyboardInterrupt as e:
+    out = net.predict(X[:5])
+    moved = not np.array_equal(net.parameters, initial)  # at least one step's weights
+    net.train(X, y, epochs=1, batch=16)  # and the network trains on
+    print("KeyboardInterrupt:", e, "| finite:", bool(np.isfinite(out).all()),
+          "| trained:", moved, flush=True)
+"""
+
+
+def test_ctrl_c_raises_keyboardinterrupt_after_the_step():
+    python_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    child = subprocess.Popen([sys.executable, "-c", CHILD, python_dir], stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        # Training has started (its first progress call) and runs for 10^6 epochs: the
+        # signal comes during training however fast or busy the machine is.
+        assert child.stdout.readline().strip() == "training"
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert "KeyboardInterrupt: axon: training interrupted " in out, out
+    assert "finite: True" in out and "trained: True" in out, out
+    assert child.returncode == 0
+
+
+def test_stats_against_float64_numpy():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(50, 7))
+    y = rng.normal(size=(50, 7))
+    softmax = lambda a: np.exp(a - a.max(1, keepdims=True)) / np.exp(a - a.max(1, keepdims=True)).sum(1, keepdims=True)  # noqa: E731
+    P, Q = softmax(x.astype(np.float32).astype(np.float64)), softmax(y.astype(np.float32).astype(np.float64))
+    entropy, mi = axon.stats.entropy_mi(x, y)
+    assert entropy == pytest.approx(-np.mean((P ** 2).sum(1)), rel=1e-6)
+    assert mi == pytest.approx(np.mean((P ** 2).sum(1) * (Q ** 2).sum(1)), rel=1e-6)
+    fx, fy, fz = (rng.normal(size=(40, 4)).astype(np.float32) for _ in range(3))
+    reference = np.einsum("ri,rj,rk->ijk", *(a.astype(np.float64) for a in (fx, fy, fz))) / 40
+    np.testing.assert_allclose(axon.stats.tensor_mean(fx, fy, fz), reference, rtol=1e-4, atol=1e-6)
+    bad = x.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match=r"x \[row 3, column 1\] is NaN"):
+        axon.stats.entropy_mi(bad, y)
+    with pytest.raises(ValueError, match="same shape"):
+        axon.stats.entropy_mi(x, y[:, :3])
+    with pytest.raises(TypeError):
+        axon.stats.tensor_mean(np.array([["a"]]), fy, fz)
+
+
+def test_train_with_cli_options_and_validation_split(tmp_path):
+    X, y = blobs(rows=400)
+    net, summary = axon.train((X, y), layers="16:relu,3:softmax", optimizer="adam", lr=0.01,
+                              epochs=30, val_split=0.25, early_stop=3, batch=32,
+                              out=tmp_path / "m.safetensors")
+    assert summary["epochs_run"] <= 30
+    assert not np.isnan(summary["history"][0]["validation_loss"])
+    assert axon.load(tmp_path / "m.safetensors").layout == "5-16:relu-3:softmax"
+    assert net.evaluate(X, y)["accuracy"] > 0.9
+    reg, _ = axon.train(X, X[:, :2] * 2, epochs=3, batch=32)
+    assert reg.layout == "5-2:identity"
+    with pytest.raises(OSError, match="no_such"):
+        axon.train(str(tmp_path / "no_such.csv"))

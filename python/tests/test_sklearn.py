@@ -1,0 +1,267 @@
+"""test_sklearn.py: axon.sklearn's estimators against scikit-learn's.
+
+Proves: coefs_ and intercepts_ have scikit-learn's shapes and, loaded into
+scikit-learn's own MLPClassifier/MLPRegressor, give the same outputs to 1e-5
+(multiclass, binary, multilabel, regression); the initial weights are
+scikit-learn's for the same random_state; the trained objective is
+scikit-learn's (SGD from the same start, without shuffling, reaches the same
+loss); accuracy within 0.5 points of scikit-learn's on Fashion-MNIST (a
+subset) and the galaxy set; pickling carries the weights; partial_fit;
+get_params/set_params; every bad input and unsupported option is an
+exception naming it.
+"""
+import os
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import sklearn.neural_network as sk
+from sklearn.datasets import load_digits, make_multilabel_classification
+from sklearn.exceptions import ConvergenceWarning
+
+import axon
+from axon.sklearn import MLPClassifier, MLPRegressor, _forward
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+def digits():
+    X, y = load_digits(return_X_y=True)
+    return (X / 16).astype(np.float32), y
+
+
+def load_into_sklearn(estimator, ours, X, y):
+    """scikit-learn's estimator with our coefs_ (fitted for one step to set it up)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        estimator.set_params(max_iter=1).fit(X, y)
+    assert [c.shape for c in estimator.coefs_] == [c.shape for c in ours.coefs_]
+    assert [b.shape for b in estimator.intercepts_] == [b.shape for b in ours.intercepts_]
+    estimator.coefs_, estimator.intercepts_ = ours.coefs_, ours.intercepts_
+    return estimator
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "logistic", "identity"])
+def test_multiclass_weights_predict_the_same_in_sklearn(activation):
+    X, y = digits()
+    ours = MLPClassifier((32, 16), activation=activation, max_iter=20, random_state=0).fit(X, y)
+    theirs = load_into_sklearn(sk.MLPClassifier((32, 16), activation=activation), ours, X, y)
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-5)
+    assert np.mean(ours.predict(X) == theirs.predict(X)) > 0.999
+    assert ours.out_activation_ == theirs.out_activation_ == "softmax"
+    assert ours.n_layers_ == theirs.n_layers_ == 4 and ours.n_outputs_ == theirs.n_outputs_ == 10
+
+
+def test_binary_multilabel_and_regression_weights_predict_the_same_in_sklearn():
+    X, y = digits()
+    labels = np.where(y > 4, "big", "small")  # any label type
+    ours = MLPClassifier((16,), max_iter=30, random_state=1).fit(X, labels)
+    assert list(ours.classes_) == ["big", "small"] and ours.coefs_[-1].shape == (16, 1)
+    theirs = load_into_sklearn(sk.MLPClassifier((16,)), ours, X, labels)
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-5)
+    assert ours.out_activation_ == theirs.out_activation_ == "logistic"
+
+    Xm, Ym = make_multilabel_classification(300, 10, n_classes=4, random_state=0)
+    ours = MLPClassifier((16,), max_iter=50, random_state=0).fit(Xm, Ym)
+    theirs = load_into_sklearn(sk.MLPClassifier((16,)), ours, Xm, Ym)
+    np.testing.assert_allclose(ours.predict_proba(Xm), theirs.predict_proba(Xm), atol=1e-5)
+    assert np.array_equal(ours.predict(Xm), theirs.predict(Xm))
+
+    rng = np.random.default_rng(0)
+    Xr = rng.normal(size=(400, 6))
+    Yr = np.column_stack([np.sin(Xr[:, 0]), Xr[:, 1] * Xr[:, 2]])
+    ours = MLPRegressor((32,), activation="tanh", max_iter=50, random_state=0).fit(Xr, Yr)
+    theirs = load_into_sklearn(sk.MLPRegressor((32,), activation="tanh"), ours, Xr, Yr)
+    np.testing.assert_allclose(ours.predict(Xr), theirs.predict(Xr), atol=1e-5)
+    assert ours.predict(Xr).shape == (400, 2)
+    assert MLPRegressor((4,), max_iter=5).fit(Xr, Yr[:, 0]).predict(Xr).shape == (400,)
+
+
+def test_initial_weights_and_objective_are_sklearns():
+    """One epoch of full-batch SGD from the same start, without shuffling: scikit-learn's
+    loss and weights, for classification and regression (alpha scaled as scikit-learn)."""
+    X, y = digits()
+    X, y = X[:300], y[:300]
+    for ours, theirs, target in [
+            (MLPClassifier, sk.MLPClassifier, y),
+            (MLPRegressor, sk.MLPRegressor, X[:, 10] * 3 + 1),
+            (MLPRegressor, sk.MLPRegressor, X[:, 10:13] * 3 + 1)]:
+        settings = dict(hidden_layer_sizes=(12,), solver="sgd", batch_size=300, momentum=0,
+                        learning_rate_init=0.1, alpha=0.01, max_iter=3, shuffle=False,
+                        random_state=4, tol=0)
+        a = ours(**settings).fit(X, target)
+        b = theirs(**settings).fit(X, target)
+        for ca, cb in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_):
+            np.testing.assert_allclose(ca, cb, atol=2e-5)
+        if target.ndim == 1:  # with several outputs and alpha the L2 part differs (sklearn.py)
+            np.testing.assert_allclose(a.loss_curve_, b.loss_curve_, rtol=1e-5)
+
+
+FASHION = os.environ.get("AXON_DATASETS", "/usr/share/datasets") + "/fashion-mnist"
+GALAXY = os.environ.get("AXON_GALAXY_DIR", os.path.join(os.path.dirname(__file__), "..", "..",
+                                                         "build", "data", "galaxy"))
+
+
+@pytest.mark.skipif(not os.path.isdir(FASHION), reason=f"no Fashion-MNIST at {FASHION} "
+                    "(apt-get install dataset-fashion-mnist)")
+def test_fashion_mnist_accuracy_within_half_a_point_of_sklearn():
+    """Adam, batch 128, on 6,000 training rows, tested on all 10,000 test rows; the mean of
+    three seeds (a run's own spread from the row order is about half a point)."""
+    X, y = axon.Dataset.open("fashion-mnist").arrays()
+    Xt, yt = axon.Dataset.open("fashion-mnist", part="test").arrays()
+    X, y = X[:6000], y[:6000]
+    ours, theirs = [], []
+    for seed in range(3):
+        settings = dict(hidden_layer_sizes=(64,), batch_size=128, max_iter=6, random_state=seed)
+        ours.append(MLPClassifier(**settings).fit(X, y).score(Xt, yt))
+        theirs.append(sk.MLPClassifier(**settings).fit(X, y).score(Xt, yt))
+    print("fashion-mnist accuracy, axon", ours, "scikit-learn", theirs)
+    assert abs(np.mean(ours) - np.mean(theirs)) <= 0.005, (ours, theirs)
+
+
+@pytest.mark.skipif(not os.path.isfile(os.path.join(GALAXY, "train.csv")),
+                    reason=f"no galaxy data at {GALAXY} (the build unpacks it)")
+def test_galaxy_lbfgs_same_fit_as_sklearn():
+    """L-BFGS on the galaxy set where the minimum is unique (softmax regression, alpha 100,
+    standardised pixels: convex), so that the same fit means the same weights: both
+    optimizers reach scikit-learn's loss to 1e-6 and the same test accuracy (within 0.5
+    points). The 1024-8-3 network has many minima; bench/sklearn_compare.py compares it
+    over seeds."""
+    from sklearn.preprocessing import StandardScaler
+    open_csv = lambda name: axon.Dataset.open(os.path.join(GALAXY, name), scale=1 / 255,  # noqa: E731
+                                              csv_label_column=0).arrays()
+    X, y = open_csv("train.csv")
+    Xt, yt = open_csv("test.csv")
+    scaler = StandardScaler().fit(X)
+    X, Xt = scaler.transform(X), scaler.transform(Xt)
+    settings = dict(hidden_layer_sizes=(), solver="lbfgs", alpha=100.0, max_iter=1000,
+                    random_state=0)
+    ours = MLPClassifier(**settings).fit(X, y)
+    theirs = sk.MLPClassifier(**settings).fit(X, y)
+    assert ours.n_layers_ == theirs.n_layers_ == 2
+    assert ours.loss_ == pytest.approx(theirs.loss_, rel=1e-6)
+    for a, b in zip(ours.coefs_ + ours.intercepts_, theirs.coefs_ + theirs.intercepts_):
+        np.testing.assert_allclose(a, b, atol=2e-3)
+    assert abs(ours.score(Xt, yt) - theirs.score(Xt, yt)) <= 0.005
+
+
+def test_pickle_carries_the_weights():
+    X, y = digits()
+    model = MLPClassifier((16,), max_iter=10, random_state=0).fit(X, y)
+    copy = pickle.loads(pickle.dumps(model))
+    assert "_net" not in copy.__dict__  # the library's network is rebuilt from coefs_
+    assert np.array_equal(copy.predict_proba(X), model.predict_proba(X))
+    copy.partial_fit(X, y)  # and trains on
+    assert copy.n_iter_ == model.n_iter_ + 1
+
+
+def test_fitted_attributes():
+    X, y = digits()
+    model = MLPClassifier((20,), solver="sgd", max_iter=15, random_state=0, tol=0).fit(X, y)
+    assert model.n_iter_ == 15 == len(model.loss_curve_) and model.t_ == 15 * len(X)
+    assert model.loss_ == model.loss_curve_[-1] and model.best_loss_ == min(model.loss_curve_)
+    assert model.n_features_in_ == 64 and model.classes_.tolist() == list(range(10))
+    # tol and n_iter_no_change stop as scikit-learn's rule says
+    settings = dict(hidden_layer_sizes=(20,), max_iter=500, tol=1e9, n_iter_no_change=3,
+                    random_state=0)
+    stopped = MLPClassifier(**settings).fit(X, y)
+    assert stopped.n_iter_ == sk.MLPClassifier(**settings).fit(X, y).n_iter_ == 5
+    early = MLPClassifier((20,), max_iter=200, early_stopping=True, n_iter_no_change=2,
+                          random_state=0).fit(X, y)
+    assert early.best_loss_ is None and len(early.validation_scores_) == early.n_iter_
+    assert early.best_validation_score_ == max(early.validation_scores_)
+    best = _forward(early.coefs_, early.intercepts_, X, "relu", "softmax")
+    assert np.allclose(best, early.predict_proba(X), atol=1e-5)
+    lbfgs = MLPRegressor((8,), solver="lbfgs", max_iter=20, random_state=0).fit(X, y)
+    assert lbfgs.n_iter_ <= 20 and np.isfinite(lbfgs.loss_)
+
+
+def test_partial_fit_and_changing_labels():
+    X, y = digits()
+    model = MLPClassifier((16,), random_state=0)
+    with pytest.raises(ValueError, match="classes"):
+        model.partial_fit(X[:100], y[:100])  # the first call needs every class
+    model.partial_fit(X[:100], y[:100], classes=np.arange(10))
+    model.partial_fit(X[100:200], y[100:200])
+    assert model.n_iter_ == 2
+    with pytest.raises(ValueError, match="`y` has classes not in `self.classes_`"):
+        model.partial_fit(X[:10], y[:10] + 10)
+    with pytest.raises(AttributeError, match="stochastic"):
+        MLPClassifier(solver="lbfgs").partial_fit(X, y)
+    warm = MLPClassifier((16,), warm_start=True, max_iter=3, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="warm_start"):
+        warm.fit(X[y < 5], y[y < 5])
+
+
+def test_get_set_params_and_axons_own():
+    model = MLPClassifier()
+    params = model.get_params()
+    for name in ("hidden_layer_sizes", "activation", "solver", "alpha", "batch_size",
+                 "learning_rate_init", "max_iter", "tol", "n_iter_no_change", "momentum",
+                 "nesterovs_momentum", "early_stopping", "validation_fraction", "shuffle",
+                 "random_state", "verbose", "warm_start", "beta_1", "beta_2", "epsilon",
+                 "n_threads", "precision"):
+        assert name in params
+    model.set_params(solver="cg", precision="float64", n_threads=1)
+    X, y = digits()
+    model.set_params(hidden_layer_sizes=(8,), max_iter=5).fit(X, y)
+    assert model._get_net().precision == "f64"
+
+
+@pytest.mark.parametrize("option, text", [
+    (dict(learning_rate="adaptive"), "learning_rate='adaptive': axon has no learning-rate"),
+    (dict(learning_rate="invscaling"), "learning_rate='invscaling'"),
+    (dict(solver="lbfgs", max_fun=100), "max_fun=100"),
+    (dict(activation="softplus"), "activation='softplus': must be one of"),
+    (dict(solver="newton"), "solver='newton'"),
+    (dict(hidden_layer_sizes=(10, 0)), "hidden_layer_sizes must be > 0"),
+    (dict(precision="float16"), "precision='float16'"),
+    (dict(alpha=-1.0), "alpha=-1.0"),
+    (dict(validation_fraction=1.0), "validation_fraction=1.0"),
+    (dict(batch_size="big"), "batch_size='big'"),
+])
+def test_unsupported_or_bad_options_name_themselves(option, text):
+    X, y = digits()
+    with pytest.raises(ValueError, match=text.replace("(", r"\(").replace(")", r"\)")):
+        MLPClassifier(**option).fit(X[:50], y[:50])
+
+
+def test_bad_inputs():
+    X, y = digits()
+    model = MLPClassifier((8,), max_iter=2)
+    with pytest.raises(ValueError, match="NaN"):
+        bad = X.copy()
+        bad[3, 3] = np.nan
+        model.fit(bad, y)
+    with pytest.raises(ValueError, match="infinity"):
+        MLPRegressor((4,), max_iter=2).fit(X, np.where(y == 3, np.inf, y))
+    with pytest.raises(ValueError, match="0 sample"):
+        model.fit(X[:0], y[:0])
+    with pytest.raises(ValueError, match="Expected 2D array"):
+        model.fit(X[0], y[:1])
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        model.fit(X, y[:-1])
+    with pytest.raises((TypeError, ValueError)):
+        model.fit(X.astype(complex), y)
+    with pytest.raises(ValueError, match="could not convert|dtype"):
+        model.fit(np.full(X.shape, "x"), y)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        model.fit(X, y + 0.5)
+    with pytest.raises(ValueError, match="1 class"):
+        model.fit(X, np.zeros(len(X)))
+    model.fit(X, y)
+    with pytest.raises(ValueError, match="X has 3 features, but MLPClassifier is expecting 64"):
+        model.predict(X[:, :3])
+    # Non-contiguous, read-only and integer arrays are read correctly (converted).
+    readonly = X.copy()
+    readonly.setflags(write=False)
+    wide = np.repeat(X, 2, axis=1)[:, ::2]
+    reference = MLPClassifier((8,), max_iter=3, random_state=0).fit(X, y).coefs_
+    for variant in (readonly, wide, np.asfortranarray(X)):
+        got = MLPClassifier((8,), max_iter=3, random_state=0).fit(variant, y).coefs_
+        assert all(np.array_equal(a, b) for a, b in zip(got, reference))
+    integers = (X * 16).astype(np.int64)
+    got = MLPClassifier((8,), max_iter=3, random_state=0).fit(integers, y).coefs_
+    reference = MLPClassifier((8,), max_iter=3, random_state=0).fit(X * 16, y).coefs_
+    assert all(np.array_equal(a, b) for a, b in zip(got, reference))
