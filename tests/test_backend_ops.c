@@ -577,8 +577,12 @@ static ax_device device_of(const char *name, int index)
 }
 
 /* The optional image operations (backend.h), where the device has them:
- * copies and maxima exactly, sums to the float tolerance; odd sizes,
- * strides, padding and overlapping windows. */
+ * copies and maxima bit for bit, sums within 1e-12 (float64) or 1e-5
+ * (float32) relative; odd sizes, one channel and many (more than the CPU's
+ * 256-channel chunks), strides of 1 to 3 (windows that overlap, touch or
+ * leave gaps), padding, non-square windows, a window as large as the image.
+ * Pooling also runs on values from a set of five, so that windows have ties
+ * (the gradient goes to the first largest value, as on the CPU). */
 static void test_image_operations(const backends *b)
 {
     const ax_backend_ops *dev = b->dev->ops;
@@ -588,11 +592,29 @@ static void test_image_operations(const backends *b)
                "refused on it)\n");
         return;
     }
+    const double sums = b->loose == 0.0                          ? 0.0
+                        : b->dev->precision == AX_PRECISION_F64 ? 1e-12
+                                                                 : 1e-5;
     const int64_t images = 3;
-    /* height, width, channels, kernel h, w, stride, padding, out h, w */
-    const ax_window_geometry shapes[] = {{9, 7, 3, 3, 2, 2, 1, 5, 4}, {6, 6, 5, 3, 3, 1, 0, 4, 4}};
+    /* height, width, channels, kernel h, w, stride, padding (out: computed) */
+    const ax_window_geometry shapes[] = {
+        {9, 7, 3, 3, 2, 2, 1, 0, 0},   {6, 6, 5, 3, 3, 1, 0, 0, 0},  {11, 13, 1, 5, 5, 1, 2, 0, 0},
+        {5, 4, 70, 2, 2, 2, 0, 0, 0},  {7, 9, 2, 3, 3, 2, 0, 0, 0},  {8, 5, 300, 3, 1, 1, 1, 0, 0},
+        {6, 3, 300, 2, 3, 1, 0, 0, 0}, {4, 4, 1, 4, 4, 1, 0, 0, 0},  {10, 11, 2, 2, 2, 3, 0, 0, 0},
+        {12, 12, 1, 2, 2, 2, 0, 0, 0}, {5, 7, 4, 3, 3, 3, 2, 0, 0},
+    };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        const ax_window_geometry *g = &shapes[s];
+        ax_window_geometry geometry = shapes[s];
+        ax_window_geometry *g = &geometry;
+        g->out_height = (g->height + 2 * g->padding - g->kernel_height) / g->stride + 1;
+        g->out_width = (g->width + 2 * g->padding - g->kernel_width) / g->stride + 1;
+        char what[160];
+        snprintf(what, sizeof what,
+                                " (%lldx%lldx%lld, window %lldx%lld, stride %lld, padding %lld)",
+                                (long long)g->height, (long long)g->width, (long long)g->channels,
+                                (long long)g->kernel_height, (long long)g->kernel_width,
+                                (long long)g->stride, (long long)g->padding);
+        char name[200];
         const int64_t inputs = images * g->height * g->width * g->channels;
         const int64_t columns = images * g->out_height * g->out_width * g->channels *
                                 g->kernel_height * g->kernel_width;
@@ -601,28 +623,40 @@ static void test_image_operations(const backends *b)
         pair cols = pair_from(b, NULL, columns), back = pair_from(b, NULL, inputs);
         b->cpu->ops->im2col(b->cpu, g, x.cpu, cols.cpu, images);
         dev->im2col(b->dev, g, x.dev, cols.dev, images);
-        compare(b, &cols, 0.0, 1.0, "im2col");
+        snprintf(name, sizeof name, "im2col%s", what);
+        compare(b, &cols, 0.0, 1.0, name);
         b->cpu->ops->col2im(b->cpu, g, c.cpu, back.cpu, images);
         dev->col2im(b->dev, g, c.dev, back.dev, images);
-        compare(b, &back, b->loose * 10, 1.0, "col2im");
-        if (g->padding == 0 && g->kernel_height == g->kernel_width) {
+        snprintf(name, sizeof name, "col2im%s", what);
+        compare(b, &back, sums, 1.0, name);
+        if (g->padding == 0) {
+            double *ties = random_values(inputs, 0, 1);
+            for (int64_t i = 0; i < inputs; i++)
+                ties[i] = floor(ties[i] * 5) / 2 - 1; /* -1, -0.5, 0, 0.5, 1 */
+            pair tied = pair_from(b, ties, inputs);
+            free(ties);
             pair y = pair_from(b, NULL, outputs), dy = pair_random(b, outputs, -1, 1);
-            for (int max = 0; max < 2; max++) {
-                b->cpu->ops->pool_forward(b->cpu, max, g, x.cpu, y.cpu, images);
-                dev->pool_forward(b->dev, max, g, x.dev, y.dev, images);
-                compare(b, &y, max ? 0.0 : b->loose * 10, 1.0,
-                        max ? "pool_forward (max)" : "pool_forward (mean)");
-                b->cpu->ops->pool_backward(b->cpu, max, g, x.cpu, dy.cpu, back.cpu, images);
-                dev->pool_backward(b->dev, max, g, x.dev, dy.dev, back.dev, images);
-                compare(b, &back, b->loose * 10, 1.0,
-                        max ? "pool_backward (max)" : "pool_backward (mean)");
+            for (int variant = 0; variant < 4; variant++) {
+                const bool max = variant & 1;
+                const pair *in = variant & 2 ? &tied : &x;
+                const char *kind = max ? "max" : "mean", *values = variant & 2 ? ", ties" : "";
+                b->cpu->ops->pool_forward(b->cpu, max, g, in->cpu, y.cpu, images);
+                dev->pool_forward(b->dev, max, g, in->dev, y.dev, images);
+                snprintf(name, sizeof name, "pool_forward (%s%s)%s", kind, values, what);
+                compare(b, &y, max ? 0.0 : sums, 1.0, name);
+                b->cpu->ops->pool_backward(b->cpu, max, g, in->cpu, dy.cpu, back.cpu, images);
+                dev->pool_backward(b->dev, max, g, in->dev, dy.dev, back.dev, images);
+                snprintf(name, sizeof name, "pool_backward (%s%s)%s", kind, values, what);
+                compare(b, &back, sums, 1.0, name);
             }
+            pair_free(b, &tied);
             pair_free(b, &y);
             pair_free(b, &dy);
         }
         b->cpu->ops->transpose(b->cpu, x.cpu, back.cpu, images, g->height, g->width * g->channels);
         dev->transpose(b->dev, x.dev, back.dev, images, g->height, g->width * g->channels);
-        compare(b, &back, 0.0, 1.0, "transpose");
+        snprintf(name, sizeof name, "transpose%s", what);
+        compare(b, &back, 0.0, 1.0, name);
         pair_free(b, &x);
         pair_free(b, &c);
         pair_free(b, &cols);
