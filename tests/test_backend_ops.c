@@ -14,7 +14,8 @@
  *   operations (im2col, col2im, pooling, transpose) where the device has
  *   them;
  * - whole networks: loss and gradient of ax_net_loss_gradient for each
- *   loss, with L2 and dropout, within 1e-5 relative (float64) and 1e-3
+ *   loss and for a small convolutional net (where the device has the image
+ *   operations), with L2 and dropout, within 1e-5 relative (float64) and 1e-3
  *   (float32); then three epochs of SGD with momentum and of Adam end at the
  *   same weights, and evaluation agrees.
  * The test plugin "fake" (tests/plugin_fake.c) is the CPU backend's own code
@@ -693,7 +694,7 @@ static void test_operations(ax_precision precision, ax_device device, bool exact
 
 /* ------------------------------------------------------ whole network */
 
-typedef enum { TASK_SOFTMAX, TASK_SIGMOID, TASK_REGRESSION } task;
+typedef enum { TASK_SOFTMAX, TASK_SIGMOID, TASK_REGRESSION, TASK_CONV } task;
 
 static ax_dataset *make_data(task kind, int64_t rows, int64_t features, int64_t outputs)
 {
@@ -720,11 +721,18 @@ static ax_dataset *make_data(task kind, int64_t rows, int64_t features, int64_t 
 static ax_net_config net_config(task kind, ax_precision precision, ax_device device)
 {
     ax_net_config config = ax_net_defaults();
-    const char *layers = kind == TASK_SOFTMAX   ? "33:tanh,40:relu,7:softmax"
-                         : kind == TASK_SIGMOID ? "24:sigmoid,5:sigmoid"
-                                                : "31:relu,3";
+    const char *layers =
+        kind == TASK_SOFTMAX   ? "33:tanh,40:relu,7:softmax"
+        : kind == TASK_SIGMOID ? "24:sigmoid,5:sigmoid"
+        : kind == TASK_CONV    ? "conv:5x3x3/p1:relu,maxpool:2/s1,conv:4x3x2/s2:tanh,avgpool:2,9:relu,"
+                                 "4:softmax"
+                               : "31:relu,3";
     CHECK_OK(ax_layers_parse(layers, &config));
     config.input_width = 19;
+    if (kind == TASK_CONV) { /* 7x8 images of 2 channels */
+        config.input_shape[0] = 7, config.input_shape[1] = 8, config.input_shape[2] = 2;
+        config.input_width = 7 * 8 * 2;
+    }
     config.precision = precision;
     config.seed = 7;
     config.device = device;
@@ -754,16 +762,28 @@ static void compare_network(double difference, double tol, const char *what, con
 static void test_network(task kind, ax_precision precision, ax_device device, bool exact)
 {
     const double tol = exact ? 0.0 : precision == AX_PRECISION_F64 ? 1e-5 : 1e-3;
-    const char *name = kind == TASK_SOFTMAX ? "softmax + cross-entropy"
+    const char *name = kind == TASK_SOFTMAX   ? "softmax + cross-entropy"
                        : kind == TASK_SIGMOID ? "sigmoid + binary cross-entropy"
+                       : kind == TASK_CONV    ? "convolutions and pooling"
                                               : "regression (mse)";
     ax_net_config cpu_config = net_config(kind, precision, ax_device_cpu());
     ax_net_config dev_config = net_config(kind, precision, device);
     int64_t outputs = ax_net_config_output_width(&cpu_config);
-    ax_dataset *data = make_data(kind, 300, 19, outputs);
+    ax_dataset *data = make_data(kind, 300, cpu_config.input_width, outputs);
     ax_net *cpu = NULL, *dev = NULL;
     CHECK_OK(ax_net_create(&cpu_config, &cpu));
-    CHECK_OK(ax_net_create(&dev_config, &dev));
+    if (kind == TASK_CONV) {
+        /* The image operations are optional (backend.h): a device without
+         * them refuses the net, which test_image_operations reported. */
+        const ax_status status = ax_net_create(&dev_config, &dev);
+        if (status == AX_STATUS_UNSUPPORTED && strstr(ax_error_message(), "is not supported on")) {
+            printf("  %s: refused on this device (%s)\n", name, ax_error_message());
+            goto done;
+        }
+        CHECK_OK(status);
+    } else {
+        CHECK_OK(ax_net_create(&dev_config, &dev));
+    }
     if (!data || !cpu || !dev)
         goto done;
     int64_t count = ax_net_parameter_count(cpu);
@@ -898,6 +918,7 @@ static void test_device(const char *name, int index, bool exact)
         test_network(TASK_SOFTMAX, precision, device, exact);
         test_network(TASK_SIGMOID, precision, device, exact);
         test_network(TASK_REGRESSION, precision, device, exact);
+        test_network(TASK_CONV, precision, device, exact);
         printf("%s %s: %d comparisons of operations, %d of whole networks: %s\n", tally.device,
                tally.precision, operations, tally.compared - compared - operations,
                test_failures > failures ? "FAILED" : "passed");
