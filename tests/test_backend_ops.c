@@ -583,7 +583,8 @@ static ax_device device_of(const char *name, int index)
  * 256-channel chunks), strides of 1 to 3 (windows that overlap, touch or
  * leave gaps), padding, non-square windows, a window as large as the image.
  * Pooling also runs on values from a set of five, so that windows have ties
- * (the gradient goes to the first largest value, as on the CPU). */
+ * (the gradient goes to the first largest value, as on the CPU), and max
+ * pooling on such values with some -0 and NaN among them. */
 static void test_image_operations(const backends *b)
 {
     const ax_backend_ops *dev = b->dev->ops;
@@ -635,12 +636,18 @@ static void test_image_operations(const backends *b)
             for (int64_t i = 0; i < inputs; i++)
                 ties[i] = floor(ties[i] * 5) / 2 - 1; /* -1, -0.5, 0, 0.5, 1 */
             pair tied = pair_from(b, ties, inputs);
+            double *u = random_values(inputs, 0, 1);
+            for (int64_t i = 0; i < inputs; i++) /* a NaN wins a max window, as on the CPU */
+                ties[i] = u[i] < 0.1 ? NAN : u[i] < 0.15 ? -0.0 : ties[i];
+            free(u);
+            pair nans = pair_from(b, ties, inputs);
             free(ties);
             pair y = pair_from(b, NULL, outputs), dy = pair_random(b, outputs, -1, 1);
-            for (int variant = 0; variant < 4; variant++) {
-                const bool max = variant & 1;
-                const pair *in = variant & 2 ? &tied : &x;
-                const char *kind = max ? "max" : "mean", *values = variant & 2 ? ", ties" : "";
+            for (int variant = 0; variant < 5; variant++) {
+                const bool max = variant & 1 || variant == 4;
+                const pair *in = variant == 4 ? &nans : variant & 2 ? &tied : &x;
+                const char *kind = max ? "max" : "mean";
+                const char *values = variant == 4 ? ", ties, -0 and NaN" : variant & 2 ? ", ties" : "";
                 b->cpu->ops->pool_forward(b->cpu, max, g, in->cpu, y.cpu, images);
                 dev->pool_forward(b->dev, max, g, in->dev, y.dev, images);
                 snprintf(name, sizeof name, "pool_forward (%s%s)%s", kind, values, what);
@@ -651,6 +658,7 @@ static void test_image_operations(const backends *b)
                 compare(b, &back, sums, 1.0, name);
             }
             pair_free(b, &tied);
+            pair_free(b, &nans);
             pair_free(b, &y);
             pair_free(b, &dy);
         }

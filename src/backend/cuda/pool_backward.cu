@@ -5,7 +5,10 @@
  * goes to the first position in window order equal to its largest value
  * (PyTorch's choice on ties; NaN as on the CPU), a mean window's dy times
  * 1 / (kh kw) to each; sums from 0 without fused multiply-adds, so the
- * CPU's values bit for bit. No atomics: windows may overlap. */
+ * CPU's values bit for bit. No atomics: windows may overlap. A value is its
+ * max window's chosen position when no value before it is as large, none
+ * after it larger and none NaN (a NaN value: no NaN before it), found in one
+ * pass over the window that stops at the first value ruling it out. */
 #include "backend/cuda/cuda_kernels.cuh"
 
 template <typename real>
@@ -23,6 +26,7 @@ __global__ void pool_backward_kernel(bool is_max, real mean, ax_cuda_window g, c
         const int64_t ox_first = xx >= g.kw ? (xx - g.kw) / g.stride + 1 : 0;
         const int64_t oy_last = min(y / g.stride, g.oh - 1), ox_last = min(xx / g.stride, g.ow - 1);
         const real *image = x + n * g.height * g.width * g.channels + ch;
+        const real mine = image[(y * g.width + xx) * g.channels];
         real sum = 0;
         for (int64_t oy = oy_first; oy <= oy_last; oy++)
             for (int64_t ox = ox_first; ox <= ox_last; ox++) {
@@ -32,20 +36,17 @@ __global__ void pool_backward_kernel(bool is_max, real mean, ax_cuda_window g, c
                     continue;
                 }
                 const real *origin = image + (oy * g.stride * g.width + ox * g.stride) * g.channels;
-                real best = origin[0];
-                for (int64_t i = 0; i < g.kh; i++)
-                    for (int64_t j = 0; j < g.kw; j++) {
+                const int64_t here = (y - oy * g.stride) * g.kw + (xx - ox * g.stride);
+                bool hit = true;
+                for (int64_t i = 0; i < g.kh && hit; i++)
+                    for (int64_t j = 0; j < g.kw && hit; j++) {
+                        const int64_t k = i * g.kw + j;
                         const real v = origin[(i * g.width + j) * g.channels];
-                        best = v > best || (v != v && best == best) ? v : best;
+                        hit = k == here || !(mine != mine ? k < here && v != v
+                                                          : v != v || v > mine ||
+                                                                (k < here && v == mine));
                     }
-                int64_t hit = -1;
-                for (int64_t k = 0; k < g.kh * g.kw && hit < 0; k++) {
-                    const int64_t i = k / g.kw, j = k - i * g.kw;
-                    const real v = origin[(i * g.width + j) * g.channels];
-                    if (v == best || (v != v && best != best))
-                        hit = k;
-                }
-                if (hit == (y - oy * g.stride) * g.kw + (xx - ox * g.stride))
+                if (hit)
                     sum += top;
             }
         dx[e] = sum;

@@ -98,7 +98,11 @@ __kernel void ax_pool_forward(int is_max, real mean, GEOMETRY, __global const re
  * channels): for each value of x, the windows that hold it in the CPU's
  * order; a max window gives its gradient to the first position (in window
  * order) equal to its largest value (the CPU's rule, NaN included), a mean
- * window dy times `mean` to each. */
+ * window dy times `mean` to each. A value is its window's chosen position
+ * when, the window read once and left at the first value that rules it out,
+ * no value before it is as large and none after it larger, and no value is
+ * NaN (a NaN value: no NaN before it), which is the CPU's rule without
+ * finding the maximum first. */
 __kernel void ax_pool_backward(int is_max, real mean, GEOMETRY, __global const real *x_,
                                ulong x_offset, __global const real *dy_, ulong dy_offset,
                                __global real *dx_, ulong dx_offset, long images)
@@ -117,6 +121,7 @@ __kernel void ax_pool_backward(int is_max, real mean, GEOMETRY, __global const r
         const long ox_first = xx >= kw ? (xx - kw) / stride + 1 : 0;
         const long oy_last = min(y / stride, oh - 1), ox_last = min(xx / stride, ow - 1);
         __global const real *image = x + n * height * width * channels + ch;
+        const real mine = image[(y * width + xx) * channels];
         real sum = 0;
         for (long oy = oy_first; oy <= oy_last; oy++)
             for (long ox = ox_first; ox <= ox_last; ox++) {
@@ -126,20 +131,17 @@ __kernel void ax_pool_backward(int is_max, real mean, GEOMETRY, __global const r
                     continue;
                 }
                 __global const real *origin = image + (oy * stride * width + ox * stride) * channels;
-                real best = origin[0];
-                for (long i = 0; i < kh; i++)
-                    for (long j = 0; j < kw; j++) {
+                const long here = (y - oy * stride) * kw + (xx - ox * stride);
+                bool hit = true;
+                for (long i = 0; i < kh && hit; i++)
+                    for (long j = 0; j < kw && hit; j++) {
+                        const long k = i * kw + j;
                         const real v = origin[(i * width + j) * channels];
-                        best = v > best || (v != v && best == best) ? v : best;
+                        hit = k == here || !(mine != mine ? k < here && v != v
+                                                          : v != v || v > mine ||
+                                                                (k < here && v == mine));
                     }
-                long hit = -1;
-                for (long k = 0; k < kh * kw && hit < 0; k++) {
-                    const long i = k / kw, j = k - i * kw;
-                    const real v = origin[(i * width + j) * channels];
-                    if (v == best || (v != v && best != best))
-                        hit = k;
-                }
-                if (hit == (y - oy * stride) * kw + (xx - ox * stride))
+                if (hit)
                     sum += top;
             }
         dx[e] = sum;
