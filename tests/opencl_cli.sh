@@ -4,6 +4,11 @@
 #   estimated peak);
 # - axon train --device opencl --precision f64 ends at the CPU's weights
 #   (within 1e-9, tests/compare_models.py) and says which device it used;
+# - a LeNet-style convolutional net (conv 32 5x5, max-pool 2, conv 64 5x5,
+#   max-pool 2, 1024 ReLU, 10 softmax) trained for 1 epoch on 1000
+#   Fashion-MNIST images (.npy of (N, 28, 28, 1), from the t10k files) with
+#   --device opencl ends at the CPU's weights within 1e-9 in float64 (skipped,
+#   saying so, where dataset-fashion-mnist is not installed);
 # - the refusals, each triggered for real, exit 1 with a message naming the
 #   device: a device number past the list; float64 on a device without
 #   cl_khr_fp64 (AXON_OPENCL_HIDE_FP64=1 makes every device look so); a kernel
@@ -48,6 +53,34 @@ train=(train --data synth:linear --layers 16:tanh,8:relu,1 --loss mse --epochs 2
 grep -q '^  device      opencl:0: ' opencl.txt || fail "axon train does not name its device: $(head -8 opencl.txt)"
 /usr/bin/python3 "$HERE/compare_models.py" opencl.safetensors cpu.safetensors 1e-9 ||
     fail "the OpenCL run's weights differ from the CPU's by more than 1e-9"
+
+# A LeNet-style net on a Fashion-MNIST subset, CPU and OpenCL, float64.
+fashion=${AXON_DATASETS:-/usr/share/datasets}/fashion-mnist
+if [ -r "$fashion/t10k-images-idx3-ubyte.gz" ] && [ -r "$fashion/t10k-labels-idx1-ubyte.gz" ]; then
+    /usr/bin/python3 - "$fashion" << 'EOF' || fail "could not write the Fashion-MNIST subset"
+import gzip, sys
+import numpy as np
+folder = sys.argv[1]
+x = np.frombuffer(gzip.open(f"{folder}/t10k-images-idx3-ubyte.gz").read(), np.uint8, offset=16)
+y = np.frombuffer(gzip.open(f"{folder}/t10k-labels-idx1-ubyte.gz").read(), np.uint8, offset=8)
+x = (x.reshape(-1, 28, 28, 1) / 255).astype(np.float32)
+np.save("fm_x.npy", x[:1000]); np.save("fm_y.npy", y[:1000].astype(np.int32))
+np.save("fm_tx.npy", x[1000:1500]); np.save("fm_ty.npy", y[1000:1500].astype(np.int32))
+EOF
+    lenet=(train --data fm_x.npy --labels fm_y.npy --test fm_tx.npy --test-labels fm_ty.npy
+           --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax
+           --epochs 1 --batch 128 --lr 0.01 --momentum 0.9 --precision f64 --seed 1)
+    "$AXON" "${lenet[@]}" --out lenet_cpu.safetensors > lenet_cpu.txt 2>&1 ||
+        fail "the LeNet-style CPU run failed: $(tail -3 lenet_cpu.txt)"
+    "$AXON" "${lenet[@]}" --device opencl --out lenet_opencl.safetensors > lenet_opencl.txt 2>&1 ||
+        fail "the LeNet-style OpenCL run failed: $(tail -3 lenet_opencl.txt)"
+    grep -q '^epoch 1/1 .*test_acc' lenet_opencl.txt ||
+        fail "the LeNet-style OpenCL run reports no epoch: $(tail -3 lenet_opencl.txt)"
+    /usr/bin/python3 "$HERE/compare_models.py" lenet_opencl.safetensors lenet_cpu.safetensors 1e-9 ||
+        fail "the LeNet-style OpenCL run's weights differ from the CPU's by more than 1e-9"
+else
+    echo "  LeNet-style run not checked: $fashion has no t10k files (apt-get install dataset-fashion-mnist)"
+fi
 
 # refuse NAME STDERR_TEXT... -- COMMAND: exit status 1 and each text in stderr.
 refuse() {
@@ -115,4 +148,4 @@ if [ "$failed" -ne 0 ]; then
     echo "opencl_cli: $failed check(s) failed" >&2
     exit 1
 fi
-echo "opencl_cli: info, train against the CPU, the refusals and the statistics passed"
+echo "opencl_cli: info, train against the CPU (dense and convolutional), the refusals and the statistics passed"

@@ -14,7 +14,8 @@
  *   operations (im2col, col2im, pooling, transpose) where the device has
  *   them;
  * - whole networks: loss and gradient of ax_net_loss_gradient for each
- *   loss, with L2 and dropout, within 1e-5 relative (float64) and 1e-3
+ *   loss and for a small convolutional net (where the device has the image
+ *   operations), with L2 and dropout, within 1e-5 relative (float64) and 1e-3
  *   (float32); then three epochs of SGD with momentum and of Adam end at the
  *   same weights, and evaluation agrees.
  * The test plugin "fake" (tests/plugin_fake.c) is the CPU backend's own code
@@ -577,8 +578,13 @@ static ax_device device_of(const char *name, int index)
 }
 
 /* The optional image operations (backend.h), where the device has them:
- * copies and maxima exactly, sums to the float tolerance; odd sizes,
- * strides, padding and overlapping windows. */
+ * copies and maxima bit for bit, sums within 1e-12 (float64) or 1e-5
+ * (float32) relative; odd sizes, one channel and many (more than the CPU's
+ * 256-channel chunks), strides of 1 to 3 (windows that overlap, touch or
+ * leave gaps), padding, non-square windows, a window as large as the image.
+ * Pooling also runs on values from a set of five, so that windows have ties
+ * (the gradient goes to the first largest value, as on the CPU), and max
+ * pooling on such values with some -0 and NaN among them. */
 static void test_image_operations(const backends *b)
 {
     const ax_backend_ops *dev = b->dev->ops;
@@ -588,12 +594,29 @@ static void test_image_operations(const backends *b)
                "refused on it)\n");
         return;
     }
+    const double sums = b->loose == 0.0                          ? 0.0
+                        : b->dev->precision == AX_PRECISION_F64 ? 1e-12
+                                                                 : 1e-5;
     const int64_t images = 3;
-    /* height, width, channels, kernel h, w, stride, padding, out h, w */
+    /* height, width, channels, kernel h, w, stride, padding (out: computed) */
     const ax_window_geometry shapes[] = {
-        {9, 7, 3, 3, 2, 2, 1, 5, 4}, {6, 6, 5, 3, 3, 1, 0, 4, 4}, {8, 6, 3, 2, 2, 2, 0, 4, 3}};
+        {9, 7, 3, 3, 2, 2, 1, 0, 0},   {6, 6, 5, 3, 3, 1, 0, 0, 0},  {11, 13, 1, 5, 5, 1, 2, 0, 0},
+        {5, 4, 70, 2, 2, 2, 0, 0, 0},  {7, 9, 2, 3, 3, 2, 0, 0, 0},  {8, 5, 300, 3, 1, 1, 1, 0, 0},
+        {6, 3, 300, 2, 3, 1, 0, 0, 0}, {4, 4, 1, 4, 4, 1, 0, 0, 0},  {10, 11, 2, 2, 2, 3, 0, 0, 0},
+        {12, 12, 1, 2, 2, 2, 0, 0, 0}, {5, 7, 4, 3, 3, 3, 2, 0, 0},
+    };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        const ax_window_geometry *g = &shapes[s];
+        ax_window_geometry geometry = shapes[s];
+        ax_window_geometry *g = &geometry;
+        g->out_height = (g->height + 2 * g->padding - g->kernel_height) / g->stride + 1;
+        g->out_width = (g->width + 2 * g->padding - g->kernel_width) / g->stride + 1;
+        char what[160];
+        snprintf(what, sizeof what,
+                                " (%lldx%lldx%lld, window %lldx%lld, stride %lld, padding %lld)",
+                                (long long)g->height, (long long)g->width, (long long)g->channels,
+                                (long long)g->kernel_height, (long long)g->kernel_width,
+                                (long long)g->stride, (long long)g->padding);
+        char name[200];
         const int64_t inputs = images * g->height * g->width * g->channels;
         const int64_t columns = images * g->out_height * g->out_width * g->channels *
                                 g->kernel_height * g->kernel_width;
@@ -602,28 +625,47 @@ static void test_image_operations(const backends *b)
         pair cols = pair_from(b, NULL, columns), back = pair_from(b, NULL, inputs);
         b->cpu->ops->im2col(b->cpu, g, x.cpu, cols.cpu, images);
         dev->im2col(b->dev, g, x.dev, cols.dev, images);
-        compare(b, &cols, 0.0, 1.0, "im2col");
+        snprintf(name, sizeof name, "im2col%s", what);
+        compare(b, &cols, 0.0, 1.0, name);
         b->cpu->ops->col2im(b->cpu, g, c.cpu, back.cpu, images);
         dev->col2im(b->dev, g, c.dev, back.dev, images);
-        compare(b, &back, b->loose * 10, 1.0, "col2im");
-        if (g->padding == 0 && g->kernel_height == g->kernel_width) {
+        snprintf(name, sizeof name, "col2im%s", what);
+        compare(b, &back, sums, 1.0, name);
+        if (g->padding == 0) {
+            double *ties = random_values(inputs, 0, 1);
+            for (int64_t i = 0; i < inputs; i++)
+                ties[i] = floor(ties[i] * 5) / 2 - 1; /* -1, -0.5, 0, 0.5, 1 */
+            pair tied = pair_from(b, ties, inputs);
+            double *u = random_values(inputs, 0, 1);
+            for (int64_t i = 0; i < inputs; i++) /* a NaN wins a max window, as on the CPU */
+                ties[i] = u[i] < 0.1 ? NAN : u[i] < 0.15 ? -0.0 : ties[i];
+            free(u);
+            pair nans = pair_from(b, ties, inputs);
+            free(ties);
             pair y = pair_from(b, NULL, outputs), dy = pair_random(b, outputs, -1, 1);
-            for (int max = 0; max < 2; max++) {
-                b->cpu->ops->pool_forward(b->cpu, max, g, x.cpu, y.cpu, images);
-                dev->pool_forward(b->dev, max, g, x.dev, y.dev, images);
-                compare(b, &y, max ? 0.0 : b->loose * 10, 1.0,
-                        max ? "pool_forward (max)" : "pool_forward (mean)");
-                b->cpu->ops->pool_backward(b->cpu, max, g, x.cpu, dy.cpu, back.cpu, images);
-                dev->pool_backward(b->dev, max, g, x.dev, dy.dev, back.dev, images);
-                compare(b, &back, b->loose * 10, 1.0,
-                        max ? "pool_backward (max)" : "pool_backward (mean)");
+            for (int variant = 0; variant < 5; variant++) {
+                const bool max = variant & 1 || variant == 4;
+                const pair *in = variant == 4 ? &nans : variant & 2 ? &tied : &x;
+                const char *kind = max ? "max" : "mean";
+                const char *values = variant == 4 ? ", ties, -0 and NaN" : variant & 2 ? ", ties" : "";
+                b->cpu->ops->pool_forward(b->cpu, max, g, in->cpu, y.cpu, images);
+                dev->pool_forward(b->dev, max, g, in->dev, y.dev, images);
+                snprintf(name, sizeof name, "pool_forward (%s%s)%s", kind, values, what);
+                compare(b, &y, max ? 0.0 : sums, 1.0, name);
+                b->cpu->ops->pool_backward(b->cpu, max, g, in->cpu, dy.cpu, back.cpu, images);
+                dev->pool_backward(b->dev, max, g, in->dev, dy.dev, back.dev, images);
+                snprintf(name, sizeof name, "pool_backward (%s%s)%s", kind, values, what);
+                compare(b, &back, sums, 1.0, name);
             }
+            pair_free(b, &tied);
+            pair_free(b, &nans);
             pair_free(b, &y);
             pair_free(b, &dy);
         }
         b->cpu->ops->transpose(b->cpu, x.cpu, back.cpu, images, g->height, g->width * g->channels);
         dev->transpose(b->dev, x.dev, back.dev, images, g->height, g->width * g->channels);
-        compare(b, &back, 0.0, 1.0, "transpose");
+        snprintf(name, sizeof name, "transpose%s", what);
+        compare(b, &back, 0.0, 1.0, name);
         pair_free(b, &x);
         pair_free(b, &c);
         pair_free(b, &cols);
@@ -660,7 +702,7 @@ static void test_operations(ax_precision precision, ax_device device, bool exact
 
 /* ------------------------------------------------------ whole network */
 
-typedef enum { TASK_SOFTMAX, TASK_SIGMOID, TASK_REGRESSION } task;
+typedef enum { TASK_SOFTMAX, TASK_SIGMOID, TASK_REGRESSION, TASK_CONV } task;
 
 static ax_dataset *make_data(task kind, int64_t rows, int64_t features, int64_t outputs)
 {
@@ -687,11 +729,18 @@ static ax_dataset *make_data(task kind, int64_t rows, int64_t features, int64_t 
 static ax_net_config net_config(task kind, ax_precision precision, ax_device device)
 {
     ax_net_config config = ax_net_defaults();
-    const char *layers = kind == TASK_SOFTMAX   ? "33:tanh,40:relu,7:softmax"
-                         : kind == TASK_SIGMOID ? "24:sigmoid,5:sigmoid"
-                                                : "31:relu,3";
+    const char *layers =
+        kind == TASK_SOFTMAX   ? "33:tanh,40:relu,7:softmax"
+        : kind == TASK_SIGMOID ? "24:sigmoid,5:sigmoid"
+        : kind == TASK_CONV    ? "conv:5x3x3/p1:relu,maxpool:2/s1,conv:4x3x2/s2:tanh,avgpool:2,9:relu,"
+                                 "4:softmax"
+                               : "31:relu,3";
     CHECK_OK(ax_layers_parse(layers, &config));
     config.input_width = 19;
+    if (kind == TASK_CONV) { /* 7x8 images of 2 channels */
+        config.input_shape[0] = 7, config.input_shape[1] = 8, config.input_shape[2] = 2;
+        config.input_width = 7 * 8 * 2;
+    }
     config.precision = precision;
     config.seed = 7;
     config.device = device;
@@ -721,16 +770,28 @@ static void compare_network(double difference, double tol, const char *what, con
 static void test_network(task kind, ax_precision precision, ax_device device, bool exact)
 {
     const double tol = exact ? 0.0 : precision == AX_PRECISION_F64 ? 1e-5 : 1e-3;
-    const char *name = kind == TASK_SOFTMAX ? "softmax + cross-entropy"
+    const char *name = kind == TASK_SOFTMAX   ? "softmax + cross-entropy"
                        : kind == TASK_SIGMOID ? "sigmoid + binary cross-entropy"
+                       : kind == TASK_CONV    ? "convolutions and pooling"
                                               : "regression (mse)";
     ax_net_config cpu_config = net_config(kind, precision, ax_device_cpu());
     ax_net_config dev_config = net_config(kind, precision, device);
     int64_t outputs = ax_net_config_output_width(&cpu_config);
-    ax_dataset *data = make_data(kind, 300, 19, outputs);
+    ax_dataset *data = make_data(kind, 300, cpu_config.input_width, outputs);
     ax_net *cpu = NULL, *dev = NULL;
     CHECK_OK(ax_net_create(&cpu_config, &cpu));
-    CHECK_OK(ax_net_create(&dev_config, &dev));
+    if (kind == TASK_CONV) {
+        /* The image operations are optional (backend.h): a device without
+         * them refuses the net, which test_image_operations reported. */
+        const ax_status status = ax_net_create(&dev_config, &dev);
+        if (status == AX_STATUS_UNSUPPORTED && strstr(ax_error_message(), "is not supported on")) {
+            printf("  %s: refused on this device (%s)\n", name, ax_error_message());
+            goto done;
+        }
+        CHECK_OK(status);
+    } else {
+        CHECK_OK(ax_net_create(&dev_config, &dev));
+    }
     if (!data || !cpu || !dev)
         goto done;
     int64_t count = ax_net_parameter_count(cpu);
@@ -865,6 +926,7 @@ static void test_device(const char *name, int index, bool exact)
         test_network(TASK_SOFTMAX, precision, device, exact);
         test_network(TASK_SIGMOID, precision, device, exact);
         test_network(TASK_REGRESSION, precision, device, exact);
+        test_network(TASK_CONV, precision, device, exact);
         printf("%s %s: %d comparisons of operations, %d of whole networks: %s\n", tally.device,
                tally.precision, operations, tally.compared - compared - operations,
                test_failures > failures ? "FAILED" : "passed");

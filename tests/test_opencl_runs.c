@@ -43,11 +43,18 @@ static bool record(const ax_progress *progress, void *user)
     return true;
 }
 
+/* The input's image shape (height, width, channels) for the nets made
+ * while it is set (the convolutional runs); NULL: a flat input. */
+static const int64_t *image_shape = NULL;
+
 static ax_net *make_net(const char *layers, int64_t input_width, ax_loss loss, ax_device device)
 {
     ax_net_config config = ax_net_defaults();
     CHECK_OK(ax_layers_parse(layers, &config));
     config.input_width = input_width;
+    if (image_shape)
+        for (int i = 0; i < 3; i++)
+            config.input_shape[i] = image_shape[i];
     config.precision = AX_PRECISION_F64;
     config.loss = loss;
     config.seed = 11;
@@ -150,6 +157,33 @@ static void test_minibatch_runs(void)
     config.batch_size = 50; /* a ragged last batch */
     config.epochs = 3;
     compare_run("adam", "40:sigmoid,3:sigmoid", 24, AX_LOSS_BINARY_CROSS_ENTROPY, data, config);
+    ax_dataset_free(data);
+}
+
+/* A small convolutional net on 11x10x2 images (odd sizes, padding, stride
+ * 2, overlapping max-pool windows, mean pooling, then dense layers): SGD
+ * with momentum and dropout for a few steps, every step's cost and the final weights
+ * within 1e-9 of the CPU's (each image operation gives the CPU's bits; the
+ * GEMMs are CLBlast's). */
+static void test_conv_runs(void)
+{
+    static const int64_t shape[3] = {11, 10, 2};
+    ax_dataset *data = test_uniform_dataset(96, 11 * 10 * 2, 9, false);
+    if (!data)
+        return;
+    ax_train_config config = ax_train_defaults();
+    config.optimizer = AX_OPTIMIZER_SGD;
+    config.learning_rate = 0.05;
+    config.momentum = 0.9;
+    config.batch_size = 32;
+    config.epochs = 2;
+    config.dropout = 0.1;
+    image_shape = shape;
+    compare_run("conv net, sgd (momentum 0.9, dropout 0.1)",
+                "conv:4x3x3/p1:relu,maxpool:3/s2,conv:6x3x3/s2/p1:tanh,avgpool:2/s1,12:relu,"
+                "3:softmax",
+                11 * 10 * 2, AX_LOSS_CROSS_ENTROPY, data, config);
+    image_shape = NULL;
     ax_dataset_free(data);
 }
 
@@ -310,6 +344,7 @@ int main(void)
         TEST_SKIP("opencl:0 has no float64 (%s): the runs are compared in float64", info);
     test_refusals();
     test_minibatch_runs();
+    test_conv_runs();
     test_galaxy_runs();
     test_checkpoints_across();
     return test_finish("test_opencl_runs");

@@ -124,6 +124,19 @@ void ax_cuda_adam_update(ax_backend *backend, int64_t count, void *params, const
 void ax_cuda_argmax_rows(ax_backend *backend, const void *outputs, int32_t *host_indices,
                          int64_t rows, int64_t cols);
 
+/* The optional image operations (backend.h), one file each: im2col.cu,
+ * col2im.cu, pool_forward.cu, pool_backward.cu, transpose.cu. */
+void ax_cuda_im2col(ax_backend *backend, const ax_window_geometry *geometry, const void *x,
+                    void *columns, int64_t images);
+void ax_cuda_col2im(ax_backend *backend, const ax_window_geometry *geometry, const void *columns,
+                    void *x, int64_t images);
+void ax_cuda_pool_forward(ax_backend *backend, bool max, const ax_window_geometry *geometry,
+                          const void *x, void *y, int64_t images);
+void ax_cuda_pool_backward(ax_backend *backend, bool max, const ax_window_geometry *geometry,
+                           const void *x, const void *dy, void *dx, int64_t images);
+void ax_cuda_transpose(ax_backend *backend, const void *src, void *dst, int64_t batches,
+                       int64_t rows, int64_t cols);
+
 /* gather.cu: transfers and conversions through the staging buffers. */
 void ax_cuda_gather_rows(ax_backend *backend, void *dst, const float *src, int64_t width,
                          const int64_t *order, int64_t first, int64_t count);

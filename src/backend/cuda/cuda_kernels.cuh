@@ -77,4 +77,20 @@ static __device__ __forceinline__ double ax_block_sum(double v)
         }                                                                          \
     } while (0)
 
+/* A window geometry (backend.h) passed to kernels by value. */
+struct ax_cuda_window {
+    int64_t height, width, channels, kh, kw, stride, padding, oh, ow;
+};
+static inline ax_cuda_window ax_cuda_window_of(const ax_window_geometry *g)
+{
+    return ax_cuda_window{g->height,       g->width,  g->channels,
+                          g->kernel_height, g->kernel_width, g->stride,
+                          g->padding,      g->out_height,   g->out_width};
+}
+
+/* A rounded product that nvcc never fuses with a following addition (its
+ * default --fmad=true would), so sums of products round as the CPU's. */
+static __device__ __forceinline__ float ax_mul_rn(float a, float b) { return __fmul_rn(a, b); }
+static __device__ __forceinline__ double ax_mul_rn(double a, double b) { return __dmul_rn(a, b); }
+
 #endif

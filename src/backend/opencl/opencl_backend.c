@@ -40,6 +40,11 @@ static const char *const kernel_names[AX_OCL_KERNEL_COUNT] = {
     [AX_OCL_SGD] = "ax_sgd",
     [AX_OCL_ADAM] = "ax_adam",
     [AX_OCL_ARGMAX] = "ax_argmax",
+    [AX_OCL_IM2COL] = "ax_im2col",
+    [AX_OCL_COL2IM] = "ax_col2im",
+    [AX_OCL_POOL_FORWARD] = "ax_pool_forward",
+    [AX_OCL_POOL_BACKWARD] = "ax_pool_backward",
+    [AX_OCL_TRANSPOSE] = "ax_transpose",
 };
 
 void ax_ocl_fail(ax_ocl_backend *ob, int code, ax_status status, const char *format, ...)
@@ -576,6 +581,11 @@ static const ax_backend_ops ocl_ops = {
     .sgd_update = ax_ocl_sgd_update,
     .adam_update = ax_ocl_adam_update,
     .argmax_rows = ax_ocl_argmax_rows,
+    .im2col = ax_ocl_im2col,
+    .col2im = ax_ocl_col2im,
+    .pool_forward = ax_ocl_pool_forward,
+    .pool_backward = ax_ocl_pool_backward,
+    .transpose = ax_ocl_transpose,
     .synchronize = ocl_synchronize,
     .status = ocl_status,
     .destroy = ocl_destroy,

@@ -16,6 +16,7 @@
 /* Generated in the build tree (cmake/embed_text.cmake), hence <>: */
 #include <kernels_cl.h> /* ax_opencl_source_kernels, from kernels.cl */
 #include <stats_cl.h>   /* ax_opencl_source_stats, from stats.cl */
+#include <image_cl.h>   /* ax_opencl_source_image, from image.cl */
 
 enum { MAX_DEVICES = 64 };
 
@@ -238,14 +239,15 @@ ax_status ax_ocl_device_info(int index, char *text, size_t capacity)
     return AX_STATUS_OK;
 }
 
-/* Builds kernels.cl for one precision; the build log in the message on
+/* Builds kernels.cl (with stats.cl and image.cl) for one precision; the build log in the message on
  * failure. */
 static ax_status build_program(int index, ax_ocl_device *d, ax_precision precision,
                                cl_program *out)
 {
-    const char *sources[2] = {ax_opencl_source_kernels, ax_opencl_source_stats};
+    const char *sources[3] = {ax_opencl_source_kernels, ax_opencl_source_stats,
+                              ax_opencl_source_image};
     cl_int code = CL_SUCCESS;
-    cl_program program = clCreateProgramWithSource(d->context, 2, sources, NULL, &code);
+    cl_program program = clCreateProgramWithSource(d->context, 3, sources, NULL, &code);
     if (code != CL_SUCCESS)
         return ax_fail(AX_STATUS_DEVICE, "OpenCL device %d (%s): clCreateProgramWithSource "
                        "failed: %s (%d)", index, d->name, ax_ocl_error_name(code), code);
@@ -278,7 +280,8 @@ static ax_status build_program(int index, ax_ocl_device *d, ax_precision precisi
             snprintf(log, sizeof log, "%s", full);
         free(full);
         clReleaseProgram(program);
-        return ax_fail(AX_STATUS_DEVICE, "OpenCL device %d (%s): clBuildProgram of kernels.cl and stats.cl "
+        return ax_fail(AX_STATUS_DEVICE, "OpenCL device %d (%s): clBuildProgram of kernels.cl, stats.cl "
+                       "and image.cl "
                        "(%s) failed: %s (%d); build log: %s", index, d->name,
                        precision == AX_PRECISION_F64 ? "float64" : "float32",
                        ax_ocl_error_name(code), code, log[0] ? log : "(empty)");

@@ -82,6 +82,11 @@ typedef enum ax_ocl_kernel_id {
     AX_OCL_SGD,
     AX_OCL_ADAM,
     AX_OCL_ARGMAX,
+    AX_OCL_IM2COL, /* image.cl */
+    AX_OCL_COL2IM,
+    AX_OCL_POOL_FORWARD,
+    AX_OCL_POOL_BACKWARD,
+    AX_OCL_TRANSPOSE,
     AX_OCL_KERNEL_COUNT
 } ax_ocl_kernel_id;
 
@@ -194,6 +199,18 @@ void ax_ocl_adam_update(ax_backend *backend, int64_t count, void *params, const 
                         double beta1, double beta2, double epsilon, int64_t step);
 void ax_ocl_argmax_rows(ax_backend *backend, const void *outputs, int32_t *host_indices,
                         int64_t rows, int64_t cols);
+
+/* The optional image operations (opencl_image.c; kernels in image.cl). */
+void ax_ocl_im2col(ax_backend *backend, const ax_window_geometry *geometry, const void *x,
+                   void *columns, int64_t images);
+void ax_ocl_col2im(ax_backend *backend, const ax_window_geometry *geometry, const void *columns,
+                   void *x, int64_t images);
+void ax_ocl_pool_forward(ax_backend *backend, bool max, const ax_window_geometry *geometry,
+                         const void *x, void *y, int64_t images);
+void ax_ocl_pool_backward(ax_backend *backend, bool max, const ax_window_geometry *geometry,
+                          const void *x, const void *dy, void *dx, int64_t images);
+void ax_ocl_transpose(ax_backend *backend, const void *src, void *dst, int64_t batches,
+                      int64_t rows, int64_t cols);
 
 /* The activation statistics (opencl_stats.c): the plugin table's
  * stats_entropy_mi and stats_tensor_mean (plugin.h). */
