@@ -35,8 +35,10 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DAXON_SANITIZE=ON -DAXON_
   -DAXON_WERROR=ON >/dev/null
 bash scripts/build.sh build-sanitize
 # LeakSanitizer cannot follow OpenMP's thread pool teardown reliably; leaks are
-# still reported for everything the library allocates itself.
+# still reported for everything the library allocates itself. PoCL's own
+# allocations while it compiles kernels are suppressed (tests/lsan.supp).
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
   ctest --test-dir build-sanitize --output-on-failure -j 2
 
 echo "== tests: libFuzzer targets (clang, ASan + UBSan, ${AXON_FUZZ_SECONDS:-20} s each)"
