@@ -33,13 +33,13 @@ static void check_choices(void)
     ax_thread_governor g;
     CHECK_OK(ax_set_threads(2));
     /* Idle: 2 threads twice as fast. It stays on 2 and probes 1 ever less
-     * often: 400 windows of 5 steps hold 7 probes (after 4, 8, 16, 32, 64,
-     * 128 and 128 windows), each of 3 steps of 20 ms. */
+     * often: 400 windows of 5 steps hold 5 probes (after 2, 8, 32, 128 and
+     * 128 windows), each a window of 3 steps of 20 ms. */
     const double idle[3] = {0, 0.02, 0.01};
     ax_thread_governor_start(&g, true);
     const int idle_on_one = run_steps(&g, idle, 2000);
     CHECK(g.threads == 2);
-    CHECK(idle_on_one == 7 * 3);
+    CHECK(idle_on_one == 5 * 3);
     CHECK(g.probe_interval == 128);
     /* The cores get busy: 2 threads now 3x slower than 1. The next probe
      * finds it (within 129 windows of 2 steps) and the run moves to 1. */
@@ -47,8 +47,9 @@ static void check_choices(void)
     run_steps(&g, busy, 130 * 2 + 5);
     CHECK(g.threads == 1);
     CHECK(g.fewer_seconds > 0);
-    /* Idle again: a probe upwards brings it back to 2. */
-    run_steps(&g, idle, 20 * 5);
+    /* Idle again: a probe upwards (within 129 windows of 3 steps) brings it
+     * back to 2. */
+    run_steps(&g, idle, 130 * 3 + 5);
     CHECK(g.threads == 2);
     ax_thread_governor_finish(&g);
     CHECK(ax_threads() == 2);

@@ -10,11 +10,16 @@
  * on the slower count costs little. */
 #define WINDOW_SECONDS 0.05
 /* Windows between probes: the first probe comes early (a run started on a
- * busy machine finds out within a fifth of a second); each probe that
- * loses doubles the wait, up to one probe window in 129 (6.4 s): a probe
- * on half the threads of an idle machine then costs about 0.5 %, and load
- * that arrives mid-run is found within 6.4 s. */
-#define FIRST_PROBE_INTERVAL 4
+ * busy machine finds out within a tenth of a second); each probe that
+ * loses quadruples the wait, up to one probe window in 129 (6.4 s): a
+ * probe on half the threads of an idle machine then costs about 0.5 %, and
+ * load that arrives mid-run is found within 6.4 s. After a move the next
+ * probe (back) waits 8 windows: a probe of the count just left is likely to
+ * lose, and each costs a slow window. Measured on B1(a) beside two busy
+ * loops: first probe after 4 windows and doubling, 24 % slower than
+ * --threads 1; after 2 and quadrupling, 9 % (docs/notes/threads.md). */
+#define FIRST_PROBE_INTERVAL 2
+#define AFTER_SWITCH_PROBE_INTERVAL 8
 #define LONGEST_PROBE_INTERVAL 128
 /* A probe must be this much faster to move: window-to-window noise on an
  * idle machine is a few per cent. */
@@ -51,11 +56,12 @@ static void end_window(ax_thread_governor *g)
         if (rate > SWITCH_GAIN * g->current_rate) {
             g->threads = tried;
             g->current_rate = rate;
-            g->probe_interval = FIRST_PROBE_INTERVAL;
+            g->probe_interval = AFTER_SWITCH_PROBE_INTERVAL;
         } else {
             ax_threads_run_on(g->threads);
-            if (g->probe_interval < LONGEST_PROBE_INTERVAL)
-                g->probe_interval *= 2;
+            g->probe_interval *= 4;
+            if (g->probe_interval > LONGEST_PROBE_INTERVAL)
+                g->probe_interval = LONGEST_PROBE_INTERVAL;
         }
         g->windows_since_probe = 0;
         return;

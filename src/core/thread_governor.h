@@ -8,8 +8,8 @@
  * 0.6 s on 1 (docs/notes/threads.md). The governor times the steps in
  * windows of about WINDOW_SECONDS, now and then runs one window on the
  * neighbouring thread count (half or double, within [1, the run's]) and
- * moves there when it was faster. A probe that loses waits twice as long
- * before the next, so an idle run spends about 0.5 % of its time on
+ * moves there when it was faster. A probe that loses waits four times as
+ * long before the next, so an idle run spends about 0.5 % of its time on
  * probes.
  *
  * Changing the thread count leaves the results alone only where every
