@@ -32,7 +32,7 @@ typedef struct ax_thread_governor {
     int probing;          /* the count a probe window runs on, else 0 */
     int next_probe_down;  /* alternates the probe's direction */
     double window_seconds, window_flops; /* the window so far */
-    double current_rate;  /* FLOP/s of the last window on `threads` (0: none yet) */
+    double current_rate;  /* FLOP/s on `threads`, recent windows (0: none yet) */
     int windows_since_probe, probe_interval;
     double fewer_seconds; /* time this epoch on fewer threads than `most` */
 } ax_thread_governor;
