@@ -26,6 +26,21 @@ ax_status ax_row_range_check(const char *source, int64_t rows, const char *what,
     return AX_STATUS_OK;
 }
 
+/* A dataset of this shape and source without its arrays; NULL when out of memory. */
+static ax_dataset *dataset_shell(int64_t rows, int64_t features, int64_t classes,
+                                 int64_t targets, const char *source)
+{
+    ax_dataset *dataset = calloc(1, sizeof *dataset);
+    if (!dataset)
+        return NULL;
+    dataset->rows = rows;
+    dataset->features = features;
+    dataset->classes = classes;
+    dataset->targets = targets;
+    snprintf(dataset->source, sizeof dataset->source, "%s", source);
+    return dataset;
+}
+
 ax_status ax_dataset_allocate(int64_t rows, int64_t features, int64_t classes, int64_t targets,
                               const char *source, ax_dataset **out)
 {
@@ -48,14 +63,9 @@ ax_status ax_dataset_allocate(int64_t rows, int64_t features, int64_t classes, i
     snprintf(what, sizeof what, "the data set %s", source);
     AX_TRY(ax_memory_check(feature_bytes + label_bytes + target_bytes, what));
 
-    ax_dataset *dataset = calloc(1, sizeof *dataset);
+    ax_dataset *dataset = dataset_shell(rows, features, classes, targets, source);
     if (!dataset)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", source);
-    dataset->rows = rows;
-    dataset->features = features;
-    dataset->classes = classes;
-    dataset->targets = targets;
-    snprintf(dataset->source, sizeof dataset->source, "%s", source);
     dataset->feature_values = ax_allocate_zeroed(feature_bytes);
     if (classes > 0)
         dataset->labels = ax_allocate_zeroed(label_bytes);
@@ -94,14 +104,9 @@ ax_status ax_dataset_wrap(int64_t rows, int64_t features, int64_t classes, int64
     if (!feature_values || (classes > 0 && !labels) || (targets > 0 && !target_values))
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: the %s array is NULL", source,
                        !feature_values ? "features" : classes > 0 ? "labels" : "targets");
-    ax_dataset *dataset = calloc(1, sizeof *dataset);
+    ax_dataset *dataset = dataset_shell(rows, features, classes, targets, source);
     if (!dataset)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", source);
-    dataset->rows = rows;
-    dataset->features = features;
-    dataset->classes = classes;
-    dataset->targets = targets;
-    snprintf(dataset->source, sizeof dataset->source, "%s", source);
     /* The library reads these only (ax_dataset_features_data hands the
      * caller's own pointer back). */
     dataset->feature_values = (float *)feature_values;
