@@ -688,7 +688,8 @@ typedef struct ax_progress {
     double eta_seconds;
     int threads;               /* threads in use (see ax_train_config.adapt_threads) */
     double fewer_threads_seconds; /* of epoch_seconds, the time on fewer threads than
-                                     ax_threads() */
+                                     ax_threads() because that measured faster (its
+                                     short probes of other counts aside) */
 } ax_progress;
 
 /* Called during training; returning false stops training (AX_STATUS_INTERRUPTED). */

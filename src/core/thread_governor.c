@@ -84,7 +84,7 @@ void ax_thread_governor_step(ax_thread_governor *g, double seconds, double flops
 {
     if (!g->enabled)
         return;
-    if ((g->probing ? g->probing : g->threads) < g->most)
+    if (!g->probing && g->threads < g->most) /* probes are not the load's doing */
         g->fewer_seconds += seconds;
     g->window_seconds += seconds;
     g->window_flops += flops;

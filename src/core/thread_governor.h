@@ -34,7 +34,7 @@ typedef struct ax_thread_governor {
     double window_seconds, window_flops; /* the window so far */
     double current_rate;  /* FLOP/s on `threads`, recent windows (0: none yet) */
     int windows_since_probe, probe_interval;
-    double fewer_seconds; /* time this epoch on fewer threads than `most` */
+    double fewer_seconds; /* time this epoch on fewer threads than `most`, probes aside */
 } ax_thread_governor;
 
 /* Runs OpenMP loops (the calling thread's) and the BLAS on n threads,
