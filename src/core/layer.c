@@ -262,3 +262,37 @@ int64_t ax_net_config_output_width(const ax_net_config *config)
             return 0;
     return ax_layout_width(config, config->layer_count - 1);
 }
+
+void ax_layer_init_weights(const ax_layer *layer, ax_init init, double init_range, double fan_in,
+                           double fan_out, int64_t biases, ax_rng *rng, double *values)
+{
+    if (init == AX_INIT_AUTO)
+        init = layer->activation == AX_ACT_RELU ? AX_INIT_HE : AX_INIT_XAVIER;
+    double *weights = values + layer->weight_offset;
+    double *bias = values + layer->bias_offset;
+    switch (init) {
+    case AX_INIT_HE: {
+        const double deviation = sqrt(2.0 / fan_in);
+        for (int64_t i = 0; i < layer->weight_count; i++)
+            weights[i] = deviation * ax_rng_normal(rng);
+        break;
+    }
+    case AX_INIT_UNIFORM:
+        /* The galaxy classifier's Python original keeps the bias as a weight
+         * column, drawn the same way. */
+        for (int64_t i = 0; i < layer->weight_count; i++)
+            weights[i] = init_range * (2.0 * ax_rng_uniform(rng) - 1.0);
+        for (int64_t i = 0; i < biases; i++)
+            bias[i] = init_range * (2.0 * ax_rng_uniform(rng) - 1.0);
+        return;
+    case AX_INIT_XAVIER:
+    default: {
+        const double a = sqrt(6.0 / (fan_in + fan_out));
+        for (int64_t i = 0; i < layer->weight_count; i++)
+            weights[i] = a * (2.0 * ax_rng_uniform(rng) - 1.0);
+        break;
+    }
+    }
+    for (int64_t i = 0; i < biases; i++)
+        bias[i] = 0.0;
+}

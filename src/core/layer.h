@@ -154,6 +154,13 @@ struct ax_layer_ops {
 /* The table of a kind; NULL for a kind that does not exist. */
 const ax_layer_ops *ax_layer_ops_of(ax_layer_kind kind);
 
+/* Fills a layer's weights and biases (its block of values) for init (AUTO:
+ * He before ReLU, else Xavier) with the fans of its weights: He draws
+ * N(0, 2 / fan_in), Xavier U(+-sqrt(6 / (fan_in + fan_out))), both with zero
+ * biases; UNIFORM draws weights then biases from U(+-init_range). */
+void ax_layer_init_weights(const ax_layer *layer, ax_init init, double init_range, double fan_in,
+                           double fan_out, int64_t biases, ax_rng *rng, double *values);
+
 /* Layouts (layer.c) */
 /* Checks every layer of config (kind, settings, count). */
 ax_status ax_layout_check(const ax_net_config *config);

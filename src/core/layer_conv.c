@@ -278,36 +278,10 @@ static int conv_tensors(const ax_layer *layer, ax_layer_tensor *tensors)
 static void conv_init(const ax_layer *layer, ax_init init, double init_range, ax_rng *rng,
                       double *values)
 {
-    if (init == AX_INIT_AUTO)
-        init = layer->activation == AX_ACT_RELU ? AX_INIT_HE : AX_INIT_XAVIER;
-    double *weights = values + layer->weight_offset;
-    double *bias = values + layer->bias_offset;
     const int64_t filters = layer->spec.conv.filters;
     const double area = (double)(layer->spec.conv.kernel_height * layer->spec.conv.kernel_width);
-    const double fan_in = (double)layer->in_shape.channels * area, fan_out = (double)filters * area;
-    switch (init) {
-    case AX_INIT_HE: {
-        const double deviation = sqrt(2.0 / fan_in);
-        for (int64_t i = 0; i < layer->weight_count; i++)
-            weights[i] = deviation * ax_rng_normal(rng);
-        break;
-    }
-    case AX_INIT_UNIFORM:
-        for (int64_t i = 0; i < layer->weight_count; i++)
-            weights[i] = init_range * (2.0 * ax_rng_uniform(rng) - 1.0);
-        for (int64_t i = 0; i < filters; i++)
-            bias[i] = init_range * (2.0 * ax_rng_uniform(rng) - 1.0);
-        return;
-    case AX_INIT_XAVIER:
-    default: {
-        const double a = sqrt(6.0 / (fan_in + fan_out));
-        for (int64_t i = 0; i < layer->weight_count; i++)
-            weights[i] = a * (2.0 * ax_rng_uniform(rng) - 1.0);
-        break;
-    }
-    }
-    for (int64_t i = 0; i < filters; i++)
-        bias[i] = 0.0;
+    ax_layer_init_weights(layer, init, init_range, (double)layer->in_shape.channels * area,
+                          (double)filters * area, filters, rng, values);
 }
 
 /* TMVA's count of a dense layer with rows * positions rows, `patch` inputs

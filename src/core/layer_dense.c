@@ -118,38 +118,8 @@ static int dense_tensors(const ax_layer *layer, ax_layer_tensor *tensors)
 static void dense_init(const ax_layer *layer, ax_init init, double init_range, ax_rng *rng,
                        double *values)
 {
-    if (init == AX_INIT_AUTO)
-        init = layer->activation == AX_ACT_RELU ? AX_INIT_HE : AX_INIT_XAVIER;
-    double *weights = values + layer->weight_offset;
-    double *bias = values + layer->bias_offset;
-    int64_t count = layer->in * layer->out;
-    switch (init) {
-    case AX_INIT_HE: {
-        double deviation = sqrt(2.0 / (double)layer->in);
-        for (int64_t i = 0; i < count; i++)
-            weights[i] = deviation * ax_rng_normal(rng);
-        break;
-    }
-    case AX_INIT_UNIFORM: {
-        /* The galaxy classifier's Python original keeps the bias as a weight
-         * column, drawn the same way. */
-        double r = init_range;
-        for (int64_t i = 0; i < count; i++)
-            weights[i] = r * (2.0 * ax_rng_uniform(rng) - 1.0);
-        for (int64_t i = 0; i < layer->out; i++)
-            bias[i] = r * (2.0 * ax_rng_uniform(rng) - 1.0);
-        return;
-    }
-    case AX_INIT_XAVIER:
-    default: {
-        double a = sqrt(6.0 / (double)(layer->in + layer->out));
-        for (int64_t i = 0; i < count; i++)
-            weights[i] = a * (2.0 * ax_rng_uniform(rng) - 1.0);
-        break;
-    }
-    }
-    for (int64_t i = 0; i < layer->out; i++)
-        bias[i] = 0.0;
+    ax_layer_init_weights(layer, init, init_range, (double)layer->in, (double)layer->out,
+                          layer->out, rng, values);
 }
 
 static double dense_flops(const ax_layer *layer, int64_t rows, ax_layer_work work)
