@@ -404,28 +404,27 @@ def parse_enum(function, what, name):
     return value.value
 
 
+def _sized(cls, init):
+    """A versioned struct filled with the library's defaults for ctypes' size of it."""
+    value = cls()
+    init(ctypes.byref(value), ctypes.sizeof(value))
+    return value
+
+
 def net_config():
-    config = NetConfig()
-    lib.ax_net_config_init(ctypes.byref(config), ctypes.sizeof(config))
-    return config
+    return _sized(NetConfig, lib.ax_net_config_init)
 
 
 def train_config():
-    config = TrainConfig()
-    lib.ax_train_config_init(ctypes.byref(config), ctypes.sizeof(config))
-    return config
+    return _sized(TrainConfig, lib.ax_train_config_init)
 
 
 def data_options():
-    options = DataOptions()
-    lib.ax_data_options_init(ctypes.byref(options), ctypes.sizeof(options))
-    return options
+    return _sized(DataOptions, lib.ax_data_options_init)
 
 
 def prep_options():
-    options = PrepOptions()
-    lib.ax_prep_options_init(ctypes.byref(options), ctypes.sizeof(options))
-    return options
+    return _sized(PrepOptions, lib.ax_prep_options_init)
 
 
 def _check_openblas_kernels():

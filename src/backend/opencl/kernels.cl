@@ -149,6 +149,10 @@ __kernel void ax_sum_chunks(__global const acc *partials, long chunks, long cols
     }
 }
 
+/* log of a probability, floored at the smallest normal value (as the CPU's
+ * losses), so that a probability of 0 costs a large finite amount. */
+static acc floored_log(acc q) { return log(q > (acc)LOG_FLOOR ? q : (acc)LOG_FLOOR); }
+
 /* The losses: each group writes its partial sum of the loss; delta is
  * written when has_delta. */
 __kernel void ax_cross_entropy(__global const real *p_, ulong p_offset, __global const int *labels_,
@@ -167,7 +171,7 @@ __kernel void ax_cross_entropy(__global const real *p_, ulong p_offset, __global
         const bool is_label = labels[r] == c;
         if (is_label) {
             const acc probability = (acc)p[i];
-            loss -= log(probability > (acc)LOG_FLOOR ? probability : (acc)LOG_FLOOR);
+            loss -= floored_log(probability);
         }
         if (has_delta) {
             const real d = scale * p[i];
@@ -199,11 +203,9 @@ __kernel void ax_binary_cross_entropy(__global const real *p_, ulong p_offset,
         const acc y = has_labels ? (labels[r] == c ? (acc)1 : (acc)0) : (acc)targets[i];
         const acc q = (acc)p[i], q1 = (acc)1 - q;
         if (has_labels)
-            loss -= log(y != 0 ? (q > (acc)LOG_FLOOR ? q : (acc)LOG_FLOOR)
-                               : (q1 > (acc)LOG_FLOOR ? q1 : (acc)LOG_FLOOR));
+            loss -= floored_log(y != 0 ? q : q1);
         else
-            loss -= y * log(q > (acc)LOG_FLOOR ? q : (acc)LOG_FLOOR) +
-                    ((acc)1 - y) * log(q1 > (acc)LOG_FLOOR ? q1 : (acc)LOG_FLOOR);
+            loss -= y * floored_log(q) + ((acc)1 - y) * floored_log(q1);
         if (has_delta)
             delta[i] = (real)(scale * (q - y));
     }
