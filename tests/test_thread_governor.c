@@ -1,5 +1,6 @@
-/* test_thread_governor.c: the governor's choices, given step times from a
- * made-up machine (no clock involved), and the check that lets it change
+/* test_thread_governor.c: the governor's choices, given what a made-up
+ * machine reports (no /proc involved); what the kernel reports against a
+ * load the test makes (perf/cpu_load.c); and the check that lets it change
  * the thread count mid-run: ax_gemm_thread_invariant says yes exactly when
  * training in that precision gives the same weights, bit for bit, on 1
  * thread and on 2 (with a layer wider than cpu_backend.c's GEMM_K_BLOCK, so
@@ -11,57 +12,169 @@
  * that has AVX-512, where they do not (=1): both answers are exercised. */
 #include "core/thread_governor.h"
 
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "base/clock.h"
 #include "test_util.h"
 
-/* Feeds `steps` steps to the governor from a machine on which a step of
- * 1 GFLOP takes seconds_on[threads in use]; returns the steps run on 1. */
-static int run_steps(ax_thread_governor *g, const double seconds_on[3], int steps)
+/* A governor of a run on `threads` of `cores`, without reading /proc. */
+static ax_thread_governor governing(int threads, int cores)
 {
-    int on_one = 0;
-    for (int i = 0; i < steps; i++) {
-        const int threads = g->probing ? g->probing : g->threads;
-        on_one += threads == 1;
-        ax_thread_governor_step(g, seconds_on[threads], 1e9);
+    ax_thread_governor g;
+    memset(&g, 0, sizeof g);
+    g.enabled = true;
+    g.most = g.threads = threads;
+    g.cores = cores;
+    return g;
+}
+
+/* Feeds `windows` windows of 50 ms in which the run's threads waited
+ * `waiting` threads' worth and the CPUs idled `idle` cores' worth; returns
+ * how many windows ran on fewer threads than the run's. */
+static int observe(ax_thread_governor *g, int windows, double waiting, double idle)
+{
+    int fewer = 0;
+    for (int i = 0; i < windows; i++) {
+        fewer += g->threads < g->most;
+        ax_thread_governor_observe(g, 0.05, 0.05 * waiting, 0.05 * idle);
     }
-    return on_one;
+    return fewer;
 }
 
 static void check_choices(void)
 {
-    ax_thread_governor g;
     CHECK_OK(ax_set_threads(2));
-    /* Idle: 2 threads twice as fast. It stays on 2 and probes 1 ever less
-     * often: 400 windows of 5 steps hold 5 probes (after 2, 8, 32, 128 and
-     * 128 windows), each a window of 3 steps of 20 ms. */
-    const double idle[3] = {0, 0.02, 0.01};
-    ax_thread_governor_start(&g, true);
-    const int idle_on_one = run_steps(&g, idle, 2000);
-    CHECK(g.threads == 2);
-    CHECK(idle_on_one == 5 * 3);
-    CHECK(g.probe_interval == 128);
-    /* The cores get busy: 2 threads now 3x slower than 1. The next probe
-     * finds it (within 129 windows of 2 steps) and the run moves to 1. */
-    const double busy[3] = {0, 0.01, 0.03};
-    run_steps(&g, busy, 130 * 2 + 5);
+    /* Idle: the run's threads hardly wait (0.01-0.09 measured) and the
+     * CPUs hardly idle. It stays on 2, never trying 1. */
+    ax_thread_governor g = governing(2, 2);
+    CHECK(observe(&g, 400, 0.09, 0.4) == 0);
+    /* Two busy loops: the threads wait for a core; the next window is on 1. */
+    observe(&g, 1, 1.1, 0.0);
     CHECK(g.threads == 1);
-    CHECK(g.fewer_seconds > 0);
-    /* Idle again: a probe upwards (within 129 windows of 3 steps) brings it
-     * back to 2. */
-    run_steps(&g, idle, 130 * 3 + 5);
+    /* One thread beside two loops waits too, and no CPU idles: it stays. */
+    CHECK(observe(&g, 400, 0.5, 0.0) == 400);
+    /* One loop left, one CPU each: nothing idles, it stays. */
+    observe(&g, 400, 0.0, 0.0);
+    CHECK(g.threads == 1);
+    /* Ticks are coarse (a tick is 0.2 of a core in 50 ms): idle 0 and 0.4
+     * in turn are no free core. */
+    for (int i = 0; i < 200; i++)
+        observe(&g, 1, 0.0, i % 2 ? 0.4 : 0.0);
+    CHECK(g.threads == 1);
+    /* Idle again: a core idles; after 0.2 s of it the run takes it back. */
+    observe(&g, 3, 0.0, 1.0);
+    CHECK(g.threads == 1);
+    observe(&g, 2, 0.0, 1.0);
     CHECK(g.threads == 2);
+    /* A light process (0.2 of a core) costs 2 threads less than leaving one. */
+    CHECK(observe(&g, 400, 0.2, 0.0) == 0);
     ax_thread_governor_finish(&g);
     CHECK(ax_threads() == 2);
 
+    /* Eight threads: as many leave as waited, and as many come back as
+     * cores idle. */
+    ax_thread_governor eight = governing(8, 8);
+    observe(&eight, 1, 2.2, 0.0);
+    CHECK(eight.threads == 6);
+    observe(&eight, 1, 9.0, 0.0);
+    CHECK(eight.threads == 1);
+    observe(&eight, 4, 0.0, 2.1);
+    CHECK(eight.threads == 3);
+    observe(&eight, 10, 0.0, 7.0);
+    CHECK(eight.threads == 8);
+    eight.enabled = false;
+
+    /* Where to start: on the cores other processes leave, at least one. */
+    CHECK(ax_thread_governor_start_on(2, 2, -1) == 2);
+    CHECK(ax_thread_governor_start_on(2, 2, 0) == 2);
+    CHECK(ax_thread_governor_start_on(2, 2, 1) == 1);
+    CHECK(ax_thread_governor_start_on(2, 2, 5) == 1);
+    CHECK(ax_thread_governor_start_on(8, 8, 3) == 5);
+    CHECK(ax_thread_governor_start_on(4, 16, 3) == 4);
+
     /* Disabled, or with one thread: nothing changes. */
     ax_thread_governor_start(&g, false);
-    run_steps(&g, busy, 200);
-    CHECK(g.threads == 2 && !g.probing);
+    CHECK(!g.enabled && g.threads == 2);
+    ax_thread_governor_step(&g, 1.0);
+    CHECK(g.threads == 2);
     CHECK_OK(ax_set_threads(1));
     ax_thread_governor_start(&g, true);
     CHECK(!g.enabled);
     ax_thread_governor_finish(&g);
+    CHECK_OK(ax_set_threads(2));
+}
+
+/* A child process that spins until killed. */
+static pid_t spinner(void)
+{
+    fflush(NULL);
+    const pid_t child = fork();
+    if (child == 0)
+        for (volatile unsigned long i = 0;; i++)
+            ;
+    return child;
+}
+
+static void stop(pid_t child)
+{
+    if (child > 0) {
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+    }
+}
+
+/* What the kernel reports, against a load the test makes: on one CPU
+ * shared with a spinning child, this thread waits for it about half the
+ * time and the CPU never idles, however busy the rest of the machine is. */
+static void check_cpu_load(void)
+{
+    ax_cpu_load_sample before, after;
+    if (!ax_cpu_load_read(&before)) {
+        printf("cpu_load: /proc gives no schedstat or CPU times here; the figures are not checked "
+               "(the governor keeps the thread count)\n");
+        return;
+    }
+    cpu_set_t all, one;
+    CHECK(sched_getaffinity(0, sizeof all, &all) == 0);
+    CPU_ZERO(&one);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &all)) {
+            CPU_SET(cpu, &one);
+            break;
+        }
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0);
+    CHECK(ax_cpu_load_cores() == 1);
+    const pid_t child = spinner();
+    CHECK(child > 0);
+    CHECK(ax_cpu_load_read(&before));
+    volatile double sink = 0.0;
+    while (ax_seconds_now() - before.seconds < 0.3)
+        for (int i = 0; i < 10000; i++)
+            sink += 1e-9 * i;
+    CHECK(ax_cpu_load_read(&after));
+    stop(child);
+    CHECK(sched_setaffinity(0, sizeof all, &all) == 0);
+    const double seconds = after.seconds - before.seconds;
+    const double waiting = (after.waiting_seconds - before.waiting_seconds) / seconds;
+    const double idle = (after.idle_seconds - before.idle_seconds) / seconds;
+    printf("cpu_load: sharing a CPU with a spinner for %.2f s, this thread waited %.2f of it and "
+           "the CPU idled %.2f\n", seconds, waiting, idle);
+    CHECK(waiting > 0.2);
+    CHECK(idle < 0.2);
+
+    /* Another process's running task is seen, where it can be told. */
+    const pid_t other = spinner();
+    nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+    const int others = ax_cpu_load_others_running();
+    stop(other);
+    printf("cpu_load: with a spinner running, %d other tasks run (-1: cannot be told)\n", others);
+    CHECK(others == -1 || others >= 1);
 }
 
 /* Trains a 300-64-10 network for 2 epochs on threads and returns its weights. */
@@ -138,6 +251,7 @@ static void check_same_weights(void)
 int main(void)
 {
     check_choices();
+    check_cpu_load();
     check_same_weights();
     return test_finish("test_thread_governor");
 }

@@ -1,100 +1,101 @@
 /* thread_governor.c: see thread_governor.h. */
 #include "core/thread_governor.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "axon.h"
 
 /* Long enough that a window holds several steps of B1(a) (each about
- * 1 ms) and outlasts a scheduler time slice, short enough that a probe
- * on the slower count costs little. */
+ * 1 ms) and several clock ticks of /proc/stat's idle time, short enough
+ * that a window on too many threads costs little. */
 #define WINDOW_SECONDS 0.05
-/* Windows between probes: the first probe comes early (a run started on a
- * busy machine finds out within a tenth of a second); each probe that
- * loses quadruples the wait, up to one probe window in 129 (6.4 s): a
- * probe on half the threads of an idle machine then costs about 0.5 %, and
- * load that arrives mid-run is found within 6.4 s. After a move the next
- * probe (back) waits 8 windows: a probe of the count just left is likely to
- * lose, and each costs a slow window. Measured on B1(a) beside two busy
- * loops: first probe after 4 windows and doubling, 24 % slower than
- * --threads 1; after 2 and quadrupling, 9 % (docs/notes/threads.md). */
-#define FIRST_PROBE_INTERVAL 2
-#define AFTER_SWITCH_PROBE_INTERVAL 8
-#define LONGEST_PROBE_INTERVAL 128
-/* A probe must be this much faster than the recent windows to move: one
- * window on an idle machine can be 10 % off its neighbours, and at 1.05
- * idle runs moved to 1 thread now and then (B1(a): 3 of 10 runs 20 %
- * slower); the gain that load brings is 1.5x and more. */
-#define SWITCH_GAIN 1.15
+/* Fewer threads when the run's threads waited this long per second of the
+ * window, in all: 0.3 of a thread. Measured on B1(a), 2 threads: idle
+ * 0.01-0.09 (the spread includes a watcher reading these files); beside
+ * two busy loops 1.05-1.31; beside one, 0.9-1.6. */
+#define WAITING_TO_LEAVE 0.3
+/* More threads when the unused CPUs idled this much per second (a core's
+ * worth, less the ticks' coarseness: at 50 ms a tick is 0.2 of a core)
+ * over a span of IDLE_SPAN seconds. Measured on B1(a),
+ * 1 thread: idle machine 0.8-1.2 cores idle; beside one busy loop 0. */
+#define IDLE_TO_RETURN 0.8
+#define IDLE_SPAN 0.2
 
+int ax_thread_governor_start_on(int most, int cores, int others)
+{
+    const int free = others < 0 ? most : cores - others;
+    return free < 1 ? 1 : free < most ? free : most;
+}
 
 void ax_thread_governor_start(ax_thread_governor *g, bool enabled)
 {
     memset(g, 0, sizeof *g);
     g->most = g->threads = ax_threads();
-    g->enabled = enabled && g->most > 1;
-    g->probe_interval = FIRST_PROBE_INTERVAL;
-    g->next_probe_down = 1;
+    g->cores = ax_cpu_load_cores();
+    g->enabled = enabled && g->most > 1 && ax_cpu_load_read(&g->window_start);
+    if (!g->enabled)
+        return;
+    g->threads = ax_thread_governor_start_on(g->most, g->cores, ax_cpu_load_others_running());
+    if (g->threads != g->most)
+        ax_threads_run_on(g->threads);
 }
 
-/* The count a probe tries: half or double the current one, alternating
- * where both exist. */
-static int probe_target(ax_thread_governor *g)
+static void move_to(ax_thread_governor *g, int threads)
 {
-    const int down = g->threads / 2, up = g->threads * 2 < g->most ? g->threads * 2 : g->most;
-    const bool can_down = down >= 1 && down < g->threads, can_up = up > g->threads;
-    bool go_down = can_down && (g->next_probe_down || !can_up);
-    g->next_probe_down = !go_down;
-    return go_down ? down : can_up ? up : 0;
+    g->threads = threads;
+    g->idle_in_span = g->span_seconds = 0.0;
+    ax_threads_run_on(threads);
 }
 
-static void end_window(ax_thread_governor *g)
+void ax_thread_governor_observe(ax_thread_governor *g, double seconds, double waiting_seconds,
+                                double idle_seconds)
 {
-    const double rate = g->window_flops / g->window_seconds;
-    g->window_seconds = g->window_flops = 0.0;
-    if (g->probing) {
-        const int tried = g->probing;
-        g->probing = 0;
-        if (rate > SWITCH_GAIN * g->current_rate) {
-            g->threads = tried;
-            g->current_rate = rate;
-            g->probe_interval = AFTER_SWITCH_PROBE_INTERVAL;
-        } else {
-            ax_threads_run_on(g->threads);
-            g->probe_interval *= 4;
-            if (g->probe_interval > LONGEST_PROBE_INTERVAL)
-                g->probe_interval = LONGEST_PROBE_INTERVAL;
-        }
-        g->windows_since_probe = 0;
+    if (seconds <= 0.0)
+        return;
+    const double waiting = waiting_seconds / seconds; /* threads, on average */
+    if (g->threads > 1 && waiting >= WAITING_TO_LEAVE) {
+        const long leave = lround(waiting) > 1 ? lround(waiting) : 1;
+        move_to(g, g->threads > leave ? g->threads - (int)leave : 1);
         return;
     }
-    /* The recent windows' rate, half from this one: a probe is compared
-     * with more than one window's luck. */
-    g->current_rate = g->current_rate > 0 ? 0.5 * (g->current_rate + rate) : rate;
-    if (++g->windows_since_probe < g->probe_interval)
+    /* Judged over spans of IDLE_SPAN, each on its own: a long busy past
+     * does not hold the run back once a core is free. */
+    g->idle_in_span += idle_seconds > 0.0 ? idle_seconds : 0.0;
+    g->span_seconds += seconds;
+    if (g->span_seconds < IDLE_SPAN)
         return;
-    const int target = probe_target(g);
-    if (target > 0) {
-        g->probing = target;
-        ax_threads_run_on(target);
+    const double idle = g->idle_in_span / g->span_seconds; /* cores */
+    g->idle_in_span = g->span_seconds = 0.0;
+    if (g->threads < g->most && idle >= IDLE_TO_RETURN) {
+        const int more = g->threads + (int)floor(idle + 1.0 - IDLE_TO_RETURN);
+        move_to(g, more < g->most ? more : g->most);
     }
 }
 
-void ax_thread_governor_step(ax_thread_governor *g, double seconds, double flops)
+void ax_thread_governor_step(ax_thread_governor *g, double seconds)
 {
     if (!g->enabled)
         return;
-    if (!g->probing && g->threads < g->most) /* probes are not the load's doing */
+    if (g->threads < g->most)
         g->fewer_seconds += seconds;
     g->window_seconds += seconds;
-    g->window_flops += flops;
-    if (g->window_seconds >= WINDOW_SECONDS && g->window_flops > 0.0)
-        end_window(g);
+    if (g->window_seconds < WINDOW_SECONDS)
+        return;
+    ax_cpu_load_sample now;
+    if (!ax_cpu_load_read(&now))
+        return; /* a passing failure: try again at the next step */
+    /* Thread ends take their waiting time with them: no negative windows. */
+    const double waited = now.waiting_seconds - g->window_start.waiting_seconds;
+    ax_thread_governor_observe(g, now.seconds - g->window_start.seconds, waited > 0 ? waited : 0,
+                               now.idle_seconds - g->window_start.idle_seconds);
+    g->window_start = now;
+    g->window_seconds = 0.0;
 }
 
 void ax_thread_governor_finish(ax_thread_governor *g)
 {
-    if (g->enabled && (g->threads != g->most || g->probing))
+    if (g->enabled && g->threads != g->most)
         ax_threads_run_on(g->most);
     g->enabled = false;
 }

@@ -517,7 +517,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         else
             step_flops = ax_net_train_flops(t->net, batch.count) * (double)(passes > 0 ? passes : 1);
         *flops_done += step_flops;
-        ax_thread_governor_step(&t->threads, ax_seconds_now() - step_begin, step_flops);
+        ax_thread_governor_step(&t->threads, ax_seconds_now() - step_begin);
         /* A rank voted to stop with this step's sum. After the epoch's last
          * step, the stop waits for the epoch's end (a checkpoint records
          * a stop inside an epoch before its last batch). */

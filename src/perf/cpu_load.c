@@ -1,0 +1,150 @@
+/* cpu_load.c: see cpu_load.h. Each sample reads /proc/stat and one small
+ * file per thread of this process: about 30 us, taken once per 50 ms. */
+#include "perf/cpu_load.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+
+static bool affinity(cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    return sched_getaffinity(0, sizeof *set, set) == 0;
+}
+
+int ax_cpu_load_cores(void)
+{
+    cpu_set_t set;
+    return affinity(&set) ? CPU_COUNT(&set) : 1;
+}
+
+/* The figure after "name " in the first line of path that starts so. */
+static bool read_number(FILE *file, const char *name, long long *out)
+{
+    char line[512];
+    const size_t length = strlen(name);
+    while (fgets(line, sizeof line, file))
+        if (strncmp(line, name, length) == 0 && line[length] == ' ')
+            return sscanf(line + length, "%lld", out) == 1;
+    return false;
+}
+
+/* Idle and iowait ticks of the CPUs in set (*cpus: how many lines were
+ * "cpuN" at all); false without /proc/stat. */
+static bool idle_ticks(const cpu_set_t *set, long long *ticks, int *cpus)
+{
+    FILE *file = fopen("/proc/stat", "r");
+    if (!file)
+        return false;
+    char line[512];
+    *ticks = 0;
+    *cpus = 0;
+    bool found = false;
+    while (fgets(line, sizeof line, file)) {
+        int cpu;
+        long long user, nice, system, idle, iowait;
+        if (strncmp(line, "cpu", 3) != 0 || !isdigit((unsigned char)line[3]) ||
+            sscanf(line, "cpu%d %lld %lld %lld %lld %lld", &cpu, &user, &nice, &system, &idle,
+                   &iowait) != 6)
+            continue;
+        ++*cpus;
+        if (cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, set)) {
+            *ticks += idle + iowait;
+            found = true;
+        }
+    }
+    fclose(file);
+    return found;
+}
+
+/* Calls visit(path of a file named leaf of each of this process's threads). */
+static bool each_thread(const char *leaf, void (*visit)(FILE *, void *), void *context)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks)
+        return false;
+    bool any = false;
+    for (struct dirent *entry; (entry = readdir(tasks));) {
+        if (entry->d_name[0] == '.')
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/%s", entry->d_name, leaf);
+        FILE *file = fopen(path, "r");
+        if (!file) /* the thread has ended since readdir */
+            continue;
+        visit(file, context);
+        fclose(file);
+        any = true;
+    }
+    closedir(tasks);
+    return any;
+}
+
+/* schedstat: nanoseconds on a core, nanoseconds runnable waiting, slices. */
+static void add_waiting(FILE *file, void *context)
+{
+    unsigned long long running, waiting;
+    if (fscanf(file, "%llu %llu", &running, &waiting) == 2)
+        *(unsigned long long *)context += waiting;
+}
+
+bool ax_cpu_load_read(ax_cpu_load_sample *out)
+{
+    cpu_set_t set;
+    long long ticks;
+    int cpus;
+    unsigned long long waiting = 0;
+    static long ticks_per_second;
+    if (!ticks_per_second)
+        ticks_per_second = sysconf(_SC_CLK_TCK);
+    if (ticks_per_second <= 0 || !affinity(&set) || !idle_ticks(&set, &ticks, &cpus) ||
+        !each_thread("schedstat", add_waiting, &waiting))
+        return false;
+    out->seconds = ax_seconds_now();
+    out->waiting_seconds = (double)waiting * 1e-9;
+    out->idle_seconds = (double)ticks / (double)ticks_per_second;
+    return true;
+}
+
+/* The state letter of /proc/.../stat, after the command's closing ')'. */
+static void count_running(FILE *file, void *context)
+{
+    char line[1024];
+    if (!fgets(line, sizeof line, file))
+        return;
+    const char *end = strrchr(line, ')');
+    if (end && end[1] == ' ' && end[2] == 'R')
+        ++*(int *)context;
+}
+
+int ax_cpu_load_others_running(void)
+{
+    cpu_set_t set;
+    long long ticks;
+    int cpus;
+    if (!affinity(&set) || !idle_ticks(&set, &ticks, &cpus) || cpus != CPU_COUNT(&set))
+        return -1;
+    int least = -1;
+    for (int look = 0; look < 3; look++) {
+        if (look)
+            nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+        FILE *file = fopen("/proc/stat", "r");
+        long long running = 0;
+        const bool read = file && read_number(file, "procs_running", &running);
+        if (file)
+            fclose(file);
+        int own = 0;
+        if (!read || !each_thread("stat", count_running, &own))
+            return -1;
+        const int others = running > own ? (int)(running - own) : 0;
+        least = least < 0 || others < least ? others : least;
+    }
+    return least;
+}
