@@ -757,11 +757,12 @@ typedef struct ax_train_config {
     const ax_communicator *communicator;
     bool check_replicas;       /* with a communicator: after each epoch, check that every
                                   rank holds the same weights (a debugging aid) */
-    /* Default true: while it trains, the run may use fewer of its
-     * ax_threads() threads when that measures faster, as when other
-     * processes hold the cores (docs/notes/threads.md). Only where the
-     * results do not depend on the thread count (the CPU in float32 and
-     * bf16, one process alone); false keeps ax_threads() throughout. */
+    /* Default true: while it trains, the run uses fewer of its
+     * ax_threads() threads while other processes hold the cores, as the
+     * kernel reports them (Linux: its threads waiting for a core, the
+     * CPUs' idle time; docs/notes/threads.md). Only where the results do
+     * not depend on the thread count (the CPU in float32 and bf16, one
+     * process alone); false keeps ax_threads() throughout. */
     bool adapt_threads;
 } ax_train_config;
 
