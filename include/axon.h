@@ -173,12 +173,16 @@ void ax_optimizer_names_using(ax_optimizer_setting setting, char *text, size_t c
 /* ----------------------------------------------------------------- runtime */
 
 /* Sets the threads used by OpenMP loops and the BLAS; n <= 0 means the
- * default (OMP_NUM_THREADS, else the number of cores). */
+ * default (OMP_NUM_THREADS, else the cores this process may run on). */
 AX_NODISCARD ax_status ax_set_threads(int n);
 /* The threads set (ax_set_threads, or the default); a training run may use
  * fewer of them while other processes hold the cores
  * (ax_train_config.adapt_threads; ax_progress.threads says how many). */
 int ax_threads(void);
+/* Tasks of other processes running or waiting for a core now, or -1 where
+ * that cannot be told (not Linux, or the process may not run on every CPU of
+ * the machine). The CLI chooses OpenMP's spin count from it. */
+int ax_others_running(void);
 
 /* How AX_PRECISION_BF16's GEMMs run here. Native: on VDPBF16PS
  * (AVX512_BF16), two bf16 products per float32 lane and instruction.

@@ -270,15 +270,49 @@ def _loaded(name):
         return False
 
 
+def _others_running():
+    """Tasks of other processes running now, or -1 where that cannot be told: the least
+    of three looks a millisecond apart at /proc/stat's procs_running less this process's
+    own running threads, as ax_others_running() counts them (src/perf/cpu_load.c), which
+    cannot be called before libaxon (and with it libgomp) is loaded."""
+    import time
+    try:
+        with open("/proc/stat") as stat:
+            cpus = sum(1 for line in stat if line.startswith("cpu") and line[3].isdigit())
+        if cpus != len(os.sched_getaffinity(0)):
+            return -1
+        least = -1
+        for look in range(3):
+            if look:
+                time.sleep(0.001)
+            with open("/proc/stat") as stat:
+                running = next(int(line.split()[1]) for line in stat
+                               if line.startswith("procs_running "))
+            own = 0
+            for task in os.listdir("/proc/self/task"):
+                try:
+                    with open(f"/proc/self/task/{task}/stat") as stat:
+                        own += stat.read().rpartition(")")[2].split()[0] == "R"
+                except OSError:
+                    pass
+            others = max(running - own, 0)
+            least = others if least < 0 else min(least, others)
+        return least
+    except (OSError, StopIteration, ValueError, IndexError):
+        return -1
+
+
 def _load_tuned():
     """Loads libaxon in the environment the axon command gives itself
     (tools/axon/blas_env.c), set only for the load and only where the user set nothing:
     - OPENBLAS_CORETYPE = the core fitting the CPU: Debian 12's OpenBLAS 0.3.21 does not
       know newer Intel CPUs and falls back to Prescott's SSE3 kernels (this machine: the
       Fashion-MNIST MLP 784-128-128-10 took 2x the axon command's time);
-    - GOMP_SPINCOUNT=1000: libgomp's threads spin 300,000 rounds before they sleep, and
+    - GOMP_SPINCOUNT: libgomp's threads spin 300,000 rounds before they sleep, and
       on a shared machine a spinning thread takes the time slice its partner needs (in
-      this process: 5 epochs of that MLP took 95 s spinning at load 4, 3-7 s with 1000).
+      this process: 5 epochs of that MLP took 95 s spinning at load 4, 3-7 s with 1000);
+      30000 where no other process runs at import, 1000 where one does (the axon
+      command's choice; load that comes later is the thread governor's).
     Both are read once, when OpenBLAS and libgomp are loaded: NumPy loads OpenBLAS and
     scikit-learn libgomp, so axon should be imported before them; otherwise a warning
     says what was missed (docs/python.md)."""
@@ -290,7 +324,7 @@ def _load_tuned():
         if core:
             added["OPENBLAS_CORETYPE"] = core
     if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
-        added["GOMP_SPINCOUNT"] = "1000"
+        added["GOMP_SPINCOUNT"] = "30000" if _others_running() == 0 else "1000"
         if _loaded("libgomp"):
             warnings.warn("axon was imported after a library that started OpenMP "
                           "(scikit-learn does), whose threads spin while they wait: training "

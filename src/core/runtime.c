@@ -29,9 +29,12 @@ static int default_threads(void)
     const char *text = getenv("OMP_NUM_THREADS");
     if (text && atoi(text) > 0)
         return atoi(text);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    return cores > 0 ? (int)cores : 1;
+    /* The CPUs this process may run on (a container's or taskset's), not
+     * every CPU online. */
+    return ax_cpu_load_cores();
 }
+
+int ax_others_running(void) { return ax_cpu_load_others_running(); }
 
 void ax_threads_run_on(int n)
 {

@@ -20,10 +20,12 @@
  * another process holds a core, a spinning thread takes the time slice the
  * thread it waits for needs, and 2-thread training slows down 9x (the
  * Fashion-MNIST MLP 784-128-128-10 at batch 128: 0.25 s per epoch idle, 2.3 s
- * with one core busy). 1,000 rounds cost nothing
- * measurable idle (0.25 s) and give 0.8-1.6 s loaded (docs/notes/blas-choice.md). So
- * when neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set, axon sets
- * GOMP_SPINCOUNT=1000 in the same restart. */
+ * with one core busy; docs/notes/blas-choice.md). So when neither
+ * GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set, axon sets GOMP_SPINCOUNT in
+ * the same restart, from the machine as it finds it: SPIN_IDLE where no
+ * other process runs now, SPIN_BUSY where one does or that cannot be told.
+ * Load that comes later is the thread governor's (training in float32 and
+ * bf16 leaves threads that wait for a core; docs/notes/threads.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,11 @@
 
 #include "axon.h"
 #include "common.h"
+
+/* B1(a) idle, 2 threads: 0.36-0.41 s per epoch with 1000 rounds, 0.32-0.36
+ * with 30000 (docs/notes/threads.md). */
+#define SPIN_IDLE "30000"
+#define SPIN_BUSY "1000"
 
 static bool names_core_in(const char *core, const char *const *cores, size_t count)
 {
@@ -119,7 +126,9 @@ void cli_release_blas_core_override(char **argv)
     if (choose_core && (setenv("AXON_DETECTED_OPENBLAS_CORETYPE", ax_build_info_get().blas_kernels, 1) != 0 ||
                         setenv("OPENBLAS_CORETYPE", best, 1) != 0))
         return;
-    if (set_spin && setenv("GOMP_SPINCOUNT", "1000", 1) != 0)
+    const bool idle = set_spin && ax_others_running() == 0;
+    if (set_spin && (setenv("GOMP_SPINCOUNT", idle ? SPIN_IDLE : SPIN_BUSY, 1) != 0 ||
+                     setenv("AXON_CHOSE_GOMP_SPINCOUNT", idle ? "idle" : "busy", 1) != 0))
         return;
     execv("/proc/self/exe", argv);
     /* Could not restart (no /proc): carry on as we are. */
@@ -131,6 +140,8 @@ void cli_release_blas_core_override(char **argv)
         unsetenv("OPENBLAS_CORETYPE");
         unsetenv("AXON_DETECTED_OPENBLAS_CORETYPE");
     }
-    if (set_spin)
+    if (set_spin) {
         unsetenv("GOMP_SPINCOUNT");
+        unsetenv("AXON_CHOSE_GOMP_SPINCOUNT");
+    }
 }

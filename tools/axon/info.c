@@ -235,6 +235,13 @@ int command_info(int argc, char **argv)
                : omp_threads                ? "OMP_NUM_THREADS"
                                             : "default: all cores");
         printf("  cores         %ld\n", cores);
+        const char *chose = getenv("AXON_CHOSE_GOMP_SPINCOUNT");
+        if (getenv("GOMP_SPINCOUNT"))
+            printf("  omp spin      GOMP_SPINCOUNT=%s (%s)\n", getenv("GOMP_SPINCOUNT"),
+                   !chose                       ? "yours"
+                   : strcmp(chose, "idle") == 0 ? "axon's: no other process was running at the start"
+                                                : "axon's: other processes were running at the start, "
+                                                  "or that could not be told");
     }
     if (peak) {
         result = print_peak(json);
