@@ -774,6 +774,13 @@ typedef struct ax_train_config {
      * caller creates and frees it; ax_train starts from it when it holds a
      * state and leaves the run's final state in it. */
     ax_optimizer_state *optimizer_state;
+    /* Adam: add epsilon to sqrt(v) before the bias correction, as
+     * scikit-learn does (Kingma and Ba's section 2: lr_t = lr sqrt(1 - b2^t)
+     * / (1 - b1^t), p -= lr_t m / (sqrt(v) + eps)), instead of after it as
+     * torch.optim.Adam does (the default, false: p -= lr / (1 - b1^t) m /
+     * (sqrt(v / (1 - b2^t)) + eps)). The two differ only where sqrt(v) is
+     * within a few hundred epsilons of 0. */
+    bool epsilon_before_correction;
 } ax_train_config;
 
 /* Fills the first size bytes of *config with the defaults (SGD, lr 0.1,

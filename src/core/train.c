@@ -145,6 +145,7 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
         check                                     \
     }
 #define CHECK_BOOL(field, check)
+#define CHECK_ADDED_BOOL(field, check)
 #define CHECK_U64(field, check)
 #define CHECK_OPTIMIZER(field, check)
 #define CHECK_KEEP_BEST(field, check)
@@ -158,6 +159,7 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
 #undef CHECK_INT
 #undef CHECK_INT64
 #undef CHECK_BOOL
+#undef CHECK_ADDED_BOOL
 #undef CHECK_U64
 #undef CHECK_OPTIMIZER
 #undef CHECK_KEEP_BEST
