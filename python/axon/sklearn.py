@@ -84,6 +84,11 @@ _XFAIL_CHECKS = {
         "order that depends on where the row falls in the BLAS's blocks: permuting the rows "
         "changes probabilities by about 1e-7 relative, and the check allows 1e-7 (the "
         "predictions themselves are unchanged; float64 NumPy from coefs_ is order-invariant)",
+    "check_methods_subset_invariance":
+        "the same float32 BLAS blocking: a row predicted in a batch of other rows than in "
+        "the full set is summed in another order, and the check allows 1e-7 absolute (one "
+        "float32 rounding of an output near 2 is 2.4e-7); which fits trip it depends on "
+        "the weights the fit reaches",
 }
 
 
