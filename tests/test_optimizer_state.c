@@ -16,7 +16,9 @@
  * And every refusal, each naming what differs and leaving the state as it
  * was: another kind, another parameter count, another precision, SGD's
  * velocity without momentum, CG and L-BFGS, a resumed checkpoint, and
- * ax_optimizer_state_assign's and _copy_array's bad arguments. */
+ * ax_optimizer_state_assign's and _copy_array's bad arguments. Also Adam's
+ * epsilon_before_correction (scikit-learn's order): torch's update with a
+ * rescaled epsilon, recorded in checkpoints. */
 #define _POSIX_C_SOURCE 200809L
 #include "test_util.h"
 #include "test_datasets.h"
@@ -270,6 +272,7 @@ static void check_refusals(const ax_dataset *train)
         ax_train_config written = train_config(&kinds[2], 1);
         written.checkpoint_every = 1;
         written.checkpoint_prefix = in_work("run");
+        written.epsilon_before_correction = true;
         ax_net *checkpointed = make_net(AX_PRECISION_F32, "12:tanh,3:softmax");
         CHECK_OK(ax_train(checkpointed, train, NULL, NULL, &written, &summary));
         ax_net *resumed = NULL;
@@ -278,6 +281,7 @@ static void check_refusals(const ax_dataset *train)
         CHECK_OK(ax_checkpoint_load(in_work("run.epoch-000001.safetensors"), &resumed, &config,
                                     &saved));
         if (resumed && saved) {
+            CHECK(config.epsilon_before_correction); /* recorded and read back */
             config.epochs = 2;
             config.checkpoint_every = 0;
             config.optimizer_state = state;
@@ -337,6 +341,31 @@ static void check_refusals(const ax_dataset *train)
     ax_net_free(wider);
 }
 
+/* epsilon_before_correction is torch's update with epsilon / sqrt(1 - beta2^t):
+ * scikit-learn's order (its steps themselves: python/tests/test_sklearn.py). */
+static void check_epsilon_before_correction(const ax_dataset *train)
+{
+    ax_net *sklearn_order = make_net(AX_PRECISION_F64, "12:tanh,3:softmax");
+    ax_net *torch_order = make_net(AX_PRECISION_F64, "12:tanh,3:softmax");
+    ax_train_config config = train_config(&kinds[2], 1);
+    config.batch_size = 0; /* one step: t = 1 */
+    config.epsilon = 1e-3;
+    config.epsilon_before_correction = true;
+    ax_train_summary summary;
+    CHECK_OK(ax_train(sklearn_order, train, NULL, NULL, &config, &summary));
+    config.epsilon_before_correction = false;
+    config.epsilon = 1e-3 / sqrt(1.0 - pow(config.beta2, 1.0));
+    CHECK_OK(ax_train(torch_order, train, NULL, NULL, &config, &summary));
+    CHECK(same_bits(sklearn_order, torch_order));
+    ax_net *plain = make_net(AX_PRECISION_F64, "12:tanh,3:softmax");
+    config.epsilon = 1e-3; /* the same epsilon after the correction: another step */
+    CHECK_OK(ax_train(plain, train, NULL, NULL, &config, &summary));
+    CHECK(!same_bits(sklearn_order, plain));
+    ax_net_free(plain);
+    ax_net_free(sklearn_order);
+    ax_net_free(torch_order);
+}
+
 int main(void)
 {
     ax_dataset *train = test_uniform_dataset(ROWS, FEATURES, 11, false);
@@ -347,6 +376,7 @@ int main(void)
         check_carried(&kinds[k], AX_PRECISION_F64, train);
     }
     check_other_rows(train);
+    check_epsilon_before_correction(train);
     check_refusals(train);
     ax_dataset_free(train);
     return test_finish("test_optimizer_state");
