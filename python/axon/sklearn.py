@@ -13,8 +13,9 @@ batch (the full set for lbfgs and cg). For regression axon's MSE (the mean of
 squared errors over rows and outputs) is twice the loss scikit-learn reports
 (half that mean), while scikit-learn steps along the gradient of half the
 squared errors summed over outputs and averaged over rows: axon's gradient is
-r = 2 / outputs times that one, so l2 = r alpha / rows and SGD's learning
-rate is divided by r, to take scikit-learn's steps; loss_ and loss_curve_
+r = 2 / outputs times that one, so l2 = r alpha / rows, SGD's learning
+rate is divided by r and Adam's epsilon multiplied by r, to take
+scikit-learn's steps; loss_ and loss_curve_
 are axon's figures halved (with several outputs and alpha > 0 their L2 part
 is r/2 times scikit-learn's). Stopping follows
 scikit-learn's rule (tol, n_iter_no_change, early_stopping with
@@ -353,9 +354,10 @@ class _AxonMLP(BaseEstimator):
             options.update(batch=batch, lr=self.learning_rate_init / ratio, momentum=self.momentum,
                            nesterov=bool(self.nesterovs_momentum and self.momentum > 0))
         elif self.solver == "adam":
-            # scikit-learn adds epsilon before Adam's bias correction (axon.h)
+            # scikit-learn adds epsilon before Adam's bias correction (axon.h); Adam's
+            # steps do not change when the gradient is scaled by `ratio` if epsilon is too
             options.update(batch=batch, lr=self.learning_rate_init, beta1=self.beta_1,
-                           beta2=self.beta_2, epsilon=self.epsilon,
+                           beta2=self.beta_2, epsilon=self.epsilon * ratio,
                            epsilon_before_correction=True)
         else:
             options.update(batch=0, gtol=self.tol)

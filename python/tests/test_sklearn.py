@@ -141,6 +141,24 @@ def test_partial_fit_carries_the_optimizer_as_sklearn(solver, precision):
 
 
 @pytest.mark.parametrize("solver", ["adam", "sgd"])
+@pytest.mark.parametrize("outputs", [1, 2])
+def test_regressor_partial_fit_takes_sklearns_steps(solver, outputs):
+    """The same for MLPRegressor, where axon's gradient is 2 / outputs times scikit-learn's
+    (sklearn.py): SGD's learning rate and Adam's epsilon are rescaled to match. The targets
+    reach axon as float32 (its targets' type), hence 1e-7 rather than rounding."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 6))
+    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] * X[:, 2]])[:, :outputs].squeeze()
+    settings = dict(same_steps_settings(solver), learning_rate_init=0.01)
+    ours, theirs = MLPRegressor(precision="float64", **settings), sk.MLPRegressor(**settings)
+    for part in range(3):
+        rows = slice(200 * part, 200 * (part + 1))
+        ours.partial_fit(X[rows], Y[rows])
+        theirs.partial_fit(X[rows], Y[rows])
+    assert max_difference(ours, theirs) <= 1e-7
+
+
+@pytest.mark.parametrize("solver", ["adam", "sgd"])
 def test_fit_then_partial_fit_and_warm_start_as_sklearn(solver):
     """fit leaves its optimizer for partial_fit to go on with; a warm_start fit starts
     a new one: scikit-learn's weights after fit, partial_fit, warm-start fit."""
