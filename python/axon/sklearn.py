@@ -371,9 +371,13 @@ class _AxonMLP(BaseEstimator):
                                 **options)
         except StoppedError:
             if not stopper.stopped:
+                self._forget_run()
                 raise
         except KeyboardInterrupt:
             self._keep_weights(net, early)  # the weights of the last step, then up it goes
+            raise
+        except BaseException:
+            self._forget_run()
             raise
         self._keep_weights(net, early)
         if summary is not None and not stochastic:
@@ -410,6 +414,14 @@ class _AxonMLP(BaseEstimator):
                 return state
         self._optimizer = OptimizerState()
         return self._optimizer
+
+    def _forget_run(self):
+        """After a failed call: coefs_ stayed as they were, while the library's network
+        and optimizer state moved on; the network is rebuilt from coefs_ when next needed
+        and the next partial_fit starts a new optimizer state."""
+        self.__dict__.pop("_net", None)
+        self.__dict__.pop("_net_coefs", None)
+        self.__dict__.pop("_optimizer", None)
 
     def _keep_weights(self, net, early):
         """coefs_ and intercepts_ from the network, or early stopping's best ones."""

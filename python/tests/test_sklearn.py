@@ -177,6 +177,30 @@ def test_fit_then_partial_fit_and_warm_start_as_sklearn(solver):
     assert max_difference(ours, theirs) <= 1e-12
 
 
+def test_a_failed_partial_fit_leaves_coefs_and_starts_a_new_optimizer(monkeypatch):
+    """An exception inside training (here from the epoch's progress callback, after the
+    library took its steps) leaves coefs_, the predictions and the optimizer as before
+    the call: the library's network is rebuilt from coefs_ and the state starts anew."""
+    import axon.sklearn as axon_sklearn
+    X, y = digits()
+    model = MLPClassifier(**same_steps_settings("adam"))
+    model.partial_fit(X[:300], y[:300], classes=np.arange(10))
+    coefs, probabilities = [c.copy() for c in model.coefs_], model.predict_proba(X)
+
+    def fail(self, info):
+        raise RuntimeError("failing on purpose")
+    with monkeypatch.context() as patch:
+        patch.setattr(axon_sklearn._Stopper, "__call__", fail)
+        with pytest.raises(RuntimeError, match="failing on purpose"):
+            model.partial_fit(X[300:600], y[300:600])
+    assert all(np.array_equal(a, b) for a, b in zip(coefs, model.coefs_))
+    # (a network rebuilt from the same weights; float32 GEMMs may sum in another order)
+    np.testing.assert_allclose(model.predict_proba(X), probabilities, rtol=1e-5, atol=1e-7)
+    assert "_optimizer" not in model.__dict__
+    model.partial_fit(X[300:600], y[300:600])
+    assert model._optimizer.steps == 6
+
+
 def test_pickle_between_partial_fits_carries_the_optimizer():
     """A pickle round trip between partial_fit calls changes nothing: the optimizer's
     state travels in it, bit for bit."""
