@@ -1035,7 +1035,7 @@ bool ax_optimizer_state_describe(const ax_optimizer_state *state, ax_optimizer_k
 AX_NODISCARD ax_status ax_optimizer_state_copy_array(const ax_optimizer_state *state, int index,
                                                      double *values);
 /* Makes *state hold what ax_optimizer_state_describe describes, with
- * arrays[i] (parameters doubles each, copied) its arrays: to put back a
+ * values[i] (parameters doubles each, copied) its arrays: to put back a
  * state copied out. Checked: kind sgd or adam, a known precision,
  * parameters > 0, steps >= 0, arrays 0 or 1 for SGD and 2 for Adam, every
  * value finite and Adam's second moments >= 0 (AX_STATUS_BAD_ARGUMENT
