@@ -17,8 +17,15 @@ Three contenders per workload and seed:
 Fit time only (the data are loaded before the clock starts). The machine may be shared:
 record `uptime` with the figures (the script prints it before and after).
 
+--dtype float64 hands every contender the data as a typical user has them after
+`X / 255.0`: float64. scikit-learn then computes in float64 (with float32 data it
+computes in float32); axon converts them to float32 once (its precision stays float32)
+before training, inside the timed fit. --max-iter N runs the galaxy fit for N L-BFGS
+iterations instead of 200 (docs/notes/python-sklearn.md: both overfit past about 150).
+
   /usr/bin/python3 bench/sklearn_compare.py [--workloads b1,galaxy] [--seeds 0,1,2]
-      [--contenders sklearn,sklearn-coretype,axon] [--threads N]
+      [--contenders sklearn,sklearn-coretype,axon] [--threads N] [--dtype float32|float64]
+      [--max-iter N]
 """
 import argparse
 import json
@@ -32,8 +39,8 @@ REPO = os.path.dirname(HERE)
 CHILD = r"""
 import json, os, sys, time, warnings
 warnings.simplefilter("ignore")
-contender, workload, seed, repo, galaxy = sys.argv[1:6]
-seed = int(seed)
+contender, workload, seed, repo, galaxy, dtype, max_iter = sys.argv[1:8]
+seed, max_iter = int(seed), int(max_iter)
 if contender == "axon":
     sys.path.insert(0, os.path.join(repo, "python"))
     import axon
@@ -50,10 +57,15 @@ def idx(kind, part):
     with opener(name + (".gz" if os.path.exists(name + ".gz") else ""), "rb") as f:
         data = f.read()
     if kind == "images":
-        return (np.frombuffer(data, np.uint8, offset=16).reshape(-1, 784) / np.float32(255)).astype(np.float32)
+        pixels = np.frombuffer(data, np.uint8, offset=16).reshape(-1, 784)
+        if dtype == "float64":
+            return pixels / 255.0
+        return (pixels / np.float32(255)).astype(np.float32)
     return np.frombuffer(data, np.uint8, offset=8).astype(np.int64)
 def csv(name):
     a = np.loadtxt(os.path.join(galaxy, name), delimiter=",", dtype=np.float32)
+    if dtype == "float64":
+        return a[:, 1:].astype(np.float64) / 255.0, a[:, 0].astype(np.int64)
     return (a[:, 1:] / np.float32(255)).astype(np.float32), a[:, 0].astype(np.int64)
 if workload == "b1":
     X, y, Xt, yt = idx("images", "train"), idx("labels", "train"), idx("images", "t10k"), idx("labels", "t10k")
@@ -62,12 +74,12 @@ if workload == "b1":
 else:
     (X, y), (Xt, yt) = csv("train.csv"), csv("test.csv")
     model = MLPClassifier(hidden_layer_sizes=(8,), activation="logistic", solver="lbfgs",
-                          max_iter=200, random_state=seed)
+                          max_iter=max_iter, random_state=seed)
 start = time.perf_counter()
 model.fit(X, y)
 seconds = time.perf_counter() - start
 blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
-print(json.dumps({"contender": contender, "workload": workload, "seed": seed,
+print(json.dumps({"contender": contender, "workload": workload, "seed": seed, "dtype": str(X.dtype),
                   "seconds": seconds, "iterations": model.n_iter_, "loss": float(model.loss_),
                   "accuracy": model.score(Xt, yt),
                   "kernels": ",".join(sorted({str(i.get("architecture")) for i in blas})),
@@ -91,8 +103,17 @@ def main():
                         help="OMP_NUM_THREADS/OPENBLAS_NUM_THREADS for every contender")
     parser.add_argument("--galaxy", default=os.path.join(REPO, "build", "data", "galaxy"))
     parser.add_argument("--json", help="also write the results here, one JSON object a line")
+    parser.add_argument("--dtype", choices=["float32", "float64"], default="float32",
+                        help="the data handed to fit: float32 (default) or float64, as after "
+                        "X / 255.0 (scikit-learn then computes in float64; axon converts to "
+                        "float32)")
+    parser.add_argument("--max-iter", type=int, default=200,
+                        help="L-BFGS iterations of the galaxy fit (default 200)")
     args = parser.parse_args()
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+    if args.dtype == "float64":
+        print("data: float64 (X / 255.0): scikit-learn computes in float64; axon converts the "
+              "data to float32 once, inside the timed fit, and computes in float32")
     results = []
     for workload in args.workloads.split(","):
         for seed in args.seeds.split(","):
@@ -104,7 +125,8 @@ def main():
                     env["OPENBLAS_CORETYPE"] = best_core() or ""
                 run = subprocess.run([sys.executable, "-c", CHILD, contender.split("-")[0]
                                       if contender != "axon" else "axon", workload, seed, REPO,
-                                      args.galaxy], env=env, capture_output=True, text=True)
+                                      args.galaxy, args.dtype, str(args.max_iter)],
+                                     env=env, capture_output=True, text=True)
                 if run.returncode != 0:
                     sys.exit(f"sklearn_compare: {contender} {workload} failed:\n{run.stderr}")
                 result = json.loads(run.stdout.strip().splitlines()[-1])
@@ -114,7 +136,8 @@ def main():
                       f"{result['iterations']:4d} iterations  "
                       f"{result['seconds'] / result['iterations']:7.3f} s/iteration  "
                       f"loss {result['loss']:.4f}  test accuracy {100 * result['accuracy']:.2f}%"
-                      f"  (BLAS kernels {result['kernels']}, threads {result['threads']})",
+                      f"  ({result['dtype']}, BLAS kernels {result['kernels']}, "
+                      f"threads {result['threads']})",
                       flush=True)
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     for workload in args.workloads.split(","):

@@ -701,6 +701,9 @@ typedef bool (*ax_progress_fn)(const ax_progress *progress, void *user);
 
 /* Where a checkpointed run stood (see "checkpoints" below). */
 typedef struct ax_train_state ax_train_state;
+/* SGD's or Adam's state carried between ax_train calls (see "optimizer
+ * state" below). */
+typedef struct ax_optimizer_state ax_optimizer_state;
 
 /* Processes training one network together (see "distributed" below). */
 typedef struct ax_communicator ax_communicator;
@@ -768,6 +771,21 @@ typedef struct ax_train_config {
      * not depend on the thread count (the CPU in float32 and bf16, one
      * process alone); false keeps ax_threads() throughout. */
     bool adapt_threads;
+    /* SGD's velocity or Adam's moments and step count, carried from one
+     * ax_train call into the next on the same network, over the same data
+     * or other data of the same width, as scikit-learn's partial_fit
+     * carries its optimizer (see "optimizer state" below). NULL (the
+     * default): every call starts its optimizer afresh. Borrowed: the
+     * caller creates and frees it; ax_train starts from it when it holds a
+     * state and leaves the run's final state in it. */
+    ax_optimizer_state *optimizer_state;
+    /* Adam: add epsilon to sqrt(v) before the bias correction, as
+     * scikit-learn does (Kingma and Ba's section 2: lr_t = lr sqrt(1 - b2^t)
+     * / (1 - b1^t), p -= lr_t m / (sqrt(v) + eps)), instead of after it as
+     * torch.optim.Adam does (the default, false: p -= lr / (1 - b1^t) m /
+     * (sqrt(v / (1 - b2^t)) + eps)). The two differ only where sqrt(v) is
+     * within a few hundred epsilons of 0. */
+    bool epsilon_before_correction;
 } ax_train_config;
 
 /* Fills the first size bytes of *config with the defaults (SGD, lr 0.1,
@@ -971,6 +989,67 @@ const char *ax_train_state_note(const ax_train_state *state);
  * PyTorch) never computes; GFLOP/s figures use this count so that they
  * compare across systems, and the profiler counts what each operation does. */
 double ax_net_train_flops(const ax_net *net, int64_t rows);
+
+/* --------------------------------------------------------- optimizer state */
+/* A checkpoint pins a run to its data (by fingerprint); an optimizer state
+ * does not: it is what SGD (its velocity, with momentum) and Adam (its
+ * first and second moments and its step count t, which sets the bias
+ * correction) know between steps, so that training on in calls, on new
+ * rows each time, takes the steps one longer run would take. Two ax_train
+ * calls of one epoch each with a state carried give the weights one call
+ * of two epochs gives, bit for bit, where the batches are the same (shuffle
+ * off, no dropout). scikit-learn's partial_fit keeps its optimizer so.
+ *
+ * Create an empty one, name it in ax_train_config.optimizer_state, and
+ * pass the same config (or one with other data) to the next ax_train. An
+ * empty state starts the optimizer afresh; a state held must be of the
+ * run's kind (sgd or adam), the network's parameter count and precision,
+ * and hold the arrays the run's settings keep (SGD with momentum keeps one,
+ * without none; Adam two): ax_train refuses any other (AX_STATUS_BAD_ARGUMENT,
+ * naming what differs) before it changes anything. CG and L-BFGS refuse
+ * a state (AX_STATUS_UNSUPPORTED): their directions and correction pairs
+ * belong to one full batch. At its end ax_train leaves the run's final
+ * state in it whenever training took steps: after all epochs, after early
+ * stopping, and after an interruption, a divergence or a device failure,
+ * so that the state goes with the weights the network holds (with early
+ * stopping or keep_best, the network holds the best epoch's weights and the
+ * state is the last step's, as scikit-learn's after early stopping). A run
+ * that fails before its first step leaves the state as it was. Learning
+ * rate, momentum and betas are the config's of each call, not the state's.
+ *
+ * The arrays are in the parameter arena's layout (ax_net_parameters_get's
+ * order) as doubles, which hold float32 and float64 values exactly, so a
+ * state copied out and assigned back (a Python pickle) is the same bits.
+ * A state is used by one ax_train at a time; ranks of a distributed run
+ * each have their own. */
+
+/* An empty state (*state owned by the caller: ax_optimizer_state_free). */
+AX_NODISCARD ax_status ax_optimizer_state_create(ax_optimizer_state **state);
+void ax_optimizer_state_free(ax_optimizer_state *state);
+/* Whether it holds a state; if so (each pointer nullable) the kind that left
+ * it, the network's precision and parameter count, how many arrays it holds
+ * (SGD: 0 without momentum, 1 with: the velocity v of p -= lr v, or
+ * p -= lr (g + momentum v) with Nesterov; Adam: 2, the moments m and v) and
+ * the optimizer's step count (Adam's t). */
+bool ax_optimizer_state_describe(const ax_optimizer_state *state, ax_optimizer_kind *kind,
+                                 ax_precision *precision, int64_t *parameters, int *arrays,
+                                 int64_t *steps);
+/* Copies array `index` (0 .. arrays - 1) into values (parameters doubles,
+ * the caller's); AX_STATUS_BAD_ARGUMENT for an empty state or an index it
+ * does not hold. */
+AX_NODISCARD ax_status ax_optimizer_state_copy_array(const ax_optimizer_state *state, int index,
+                                                     double *values);
+/* Makes *state hold what ax_optimizer_state_describe describes, with
+ * values[i] (parameters doubles each, copied) its arrays: to put back a
+ * state copied out. Checked: kind sgd or adam, a known precision,
+ * parameters > 0, steps >= 0, arrays 0 or 1 for SGD and 2 for Adam, every
+ * value finite and Adam's second moments >= 0 (AX_STATUS_BAD_ARGUMENT
+ * naming the value; the state is unchanged then). Whether it fits a run is
+ * ax_train's check. */
+AX_NODISCARD ax_status ax_optimizer_state_assign(ax_optimizer_state *state, ax_optimizer_kind kind,
+                                                 ax_precision precision, int64_t parameters,
+                                                 int arrays, int64_t steps,
+                                                 const double *const *values);
 
 /* ---------------------------------------------------------- machine peak */
 

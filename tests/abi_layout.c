@@ -91,6 +91,8 @@ int main(void)
     FIELD(ax_train_config, communicator);
     FIELD(ax_train_config, check_replicas);
     FIELD(ax_train_config, adapt_threads);
+    FIELD(ax_train_config, optimizer_state);
+    FIELD(ax_train_config, epsilon_before_correction);
     SIZE(ax_train_summary);
     FIELD(ax_train_summary, epochs_run);
     FIELD(ax_train_summary, best_epoch);

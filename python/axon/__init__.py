@@ -19,12 +19,13 @@ from ._data import Dataset
 from ._lib import (AxonError, AxonMemoryError, AxonOSError, AxonValueError, DeviceError,
                    DivergedError, StoppedError, UnsupportedError)
 from ._lib import path as library_path
+from ._optimizer_state import OptimizerState
 from ._net import Net, build_info, device_count, load, save, set_threads, threads, train
 from ._prep import prep
 
 __version__ = build_info()["version"]
 
-__all__ = ["Net", "Dataset", "train", "load", "save", "prep", "stats", "set_threads", "threads",
+__all__ = ["Net", "Dataset", "OptimizerState", "train", "load", "save", "prep", "stats", "set_threads", "threads",
            "build_info", "device_count", "library_path", "AxonError", "AxonValueError",
            "AxonOSError", "AxonMemoryError", "DivergedError", "StoppedError",
            "UnsupportedError", "DeviceError"]

@@ -130,7 +130,8 @@ class TrainConfig(Structure):
                 ("checkpoint_every", c_int), ("checkpoint_prefix", c_char_p),
                 ("keep_checkpoints", c_int), ("checkpoint_note", c_char_p),
                 ("resume", c_void_p), ("communicator", c_void_p), ("check_replicas", c_bool),
-                ("adapt_threads", c_bool)]
+                ("adapt_threads", c_bool), ("optimizer_state", c_void_p),
+                ("epsilon_before_correction", c_bool)]
 
 
 class TrainSummary(Structure):
@@ -401,6 +402,13 @@ _declare("ax_net_evaluate", c_int, _P, _P, POINTER(Evaluation))
 _declare("ax_evaluation_free", None, POINTER(Evaluation))
 _declare("ax_net_activations", c_int, _P, _P, c_int, POINTER(c_float))
 _declare("ax_train", c_int, _P, _P, _P, _P, POINTER(TrainConfig), POINTER(TrainSummary))
+_declare("ax_optimizer_state_create", c_int, POINTER(_P))
+_declare("ax_optimizer_state_free", None, _P)
+_declare("ax_optimizer_state_describe", c_bool, _P, POINTER(c_int), POINTER(c_int),
+         POINTER(c_int64), POINTER(c_int), POINTER(c_int64))
+_declare("ax_optimizer_state_copy_array", c_int, _P, c_int, POINTER(c_double))
+_declare("ax_optimizer_state_assign", c_int, _P, c_int, c_int, c_int64, c_int, c_int64,
+         POINTER(POINTER(c_double)))
 _declare("ax_stats_entropy_mi", c_int, POINTER(c_float), POINTER(c_float), c_int64, c_int64,
          POINTER(c_double), POINTER(c_double))
 _declare("ax_stats_tensor_mean", c_int, POINTER(c_float), POINTER(c_float), POINTER(c_float),

@@ -24,6 +24,7 @@ import numpy as np
 from . import _lib
 from ._data import Dataset, as_dataset, check_finite, features_array, pointer
 from ._lib import lib
+from ._optimizer_state import OptimizerState
 
 _PRECISIONS = {"f32": 0, "float32": 0, "float": 0, "f64": 1, "float64": 1, "double": 1,
                "bf16": 2, "bfloat16": 2}
@@ -310,7 +311,7 @@ class Net:
               momentum=0.9, nesterov=False, beta1=0.9, beta2=0.999, epsilon=1e-8, batch=128,
               epochs=10, gtol=1e-5, lbfgs_memory=10, l2=0.0, dropout=0.0, early_stop=0,
               keep_best=None, seed=1, shuffle=True, progress=None, progress_interval=0.2,
-              verbose=False):
+              verbose=False, optimizer_state=None, epsilon_before_correction=False):
         """Trains on (X, y) (or X a data spec / Dataset, y None) with the CLI's options.
 
         validation, test: (X, y) pairs, specs or Datasets. batch: rows per step, 0 or
@@ -318,8 +319,11 @@ class Net:
         seconds and after every epoch with a dict of the library's ax_progress
         (epoch, batch, train_loss, validation_loss, ...); returning False stops training
         (axon.StoppedError). Ctrl-C stops after the current step: KeyboardInterrupt, the
-        network holding that step's weights. Returns a dict: the library's summary and
-        "history", one dict per epoch.
+        network holding that step's weights. optimizer_state: an axon.OptimizerState
+        (sgd, adam) that this call starts from when it holds one and leaves its final
+        state in, so that calls in a row take the steps of one longer run. Returns a
+        dict: the library's summary and "history", one dict per epoch.
+        epsilon_before_correction: Adam adds epsilon as scikit-learn does (axon.h).
         """
         if y is None and isinstance(X, np.ndarray):
             raise TypeError("axon: Net.train(X, y): y (labels or targets) is missing")
@@ -333,6 +337,7 @@ class Net:
         config.momentum = momentum
         config.nesterov = bool(nesterov)
         config.beta1, config.beta2, config.epsilon = beta1, beta2, epsilon
+        config.epsilon_before_correction = bool(epsilon_before_correction)
         config.batch_size = 0 if batch in ("full", None) else int(batch)
         config.epochs = int(epochs)
         config.gtol = gtol
@@ -347,7 +352,16 @@ class Net:
                              f"{keep_best!r}") from None
         config.seed = int(seed)
         config.shuffle = bool(shuffle)
-        return _run(self, train, validation, test, config, progress, progress_interval, verbose)
+        if optimizer_state is None:
+            return _run(self, train, validation, test, config, progress, progress_interval,
+                        verbose)
+        if not isinstance(optimizer_state, OptimizerState):
+            raise TypeError(f"axon: optimizer_state must be an axon.OptimizerState, not "
+                            f"{type(optimizer_state).__name__}")
+        with optimizer_state._lock:
+            config.optimizer_state = optimizer_state._state()
+            return _run(self, train, validation, test, config, progress, progress_interval,
+                        verbose)
 
 
 class _Watcher:

@@ -8,7 +8,8 @@ same data opened by spec bit for bit; every bad input is a Python exception
 with axon's message (ValueError for arguments and data, OSError for files);
 progress callbacks, stopping, exceptions inside callbacks; the GIL is released
 while training; Ctrl-C raises KeyboardInterrupt after the current step with
-a usable network; save/load round trips; the statistics against float64
+a usable network; save/load round trips; axon.OptimizerState carries SGD's and
+Adam's state across Net.train calls and pickles; the statistics against float64
 NumPy.
 """
 import os
@@ -295,6 +296,47 @@ def test_ctrl_c_raises_keyboardinterrupt_after_the_step():
 
 
 @pytest.mark.skipif(not axon.build_info()["stats"], reason="built with AXON_STATS=OFF")
+def test_optimizer_state_carries_adam_and_sgd_across_calls():
+    """Two Net.train calls of one epoch with an axon.OptimizerState equal one call of two
+    epochs, bit for bit (no shuffling); its arrays round-trip through describe, arrays,
+    assign and pickle; what does not fit is a ValueError naming it, CG refuses it."""
+    import pickle
+    X, y = blobs()
+    for options in (dict(optimizer="adam", lr=0.01), dict(optimizer="sgd", lr=0.05,
+                                                         momentum=0.9, nesterov=True)):
+        common = dict(batch=64, shuffle=False, **options)
+        straight, carried = axon.Net(5, "8:tanh,3:softmax"), axon.Net(5, "8:tanh,3:softmax")
+        straight.train(X, y, epochs=3, **common)
+        state = axon.OptimizerState()
+        assert state.describe() is None and state.arrays() == [] and state.steps == 0
+        carried.train(X, y, epochs=1, optimizer_state=state, **common)
+        state = pickle.loads(pickle.dumps(state))  # its arrays travel in the pickle
+        carried.train(X, y, epochs=1, optimizer_state=state, **common)
+        copy = axon.OptimizerState()
+        info = state.describe()
+        assert info["optimizer"] == options["optimizer"] and info["steps"] == 10
+        assert info["parameters"] == carried.parameter_count and info["precision"] == "f32"
+        copy.assign(info["optimizer"], info["precision"], info["parameters"], info["steps"],
+                    state.arrays())
+        carried.train(X, y, epochs=1, optimizer_state=copy, **common)
+        assert np.array_equal(straight.parameters, carried.parameters), options
+    with pytest.raises(ValueError, match="the optimizer state was left by sgd; this run "
+                                         "trains with adam"):
+        carried.train(X, y, optimizer="adam", epochs=1, optimizer_state=copy)
+    with pytest.raises(ValueError, match="the optimizer state is for 75 parameters; this "
+                                         "network has 39"):
+        axon.Net(5, "4:tanh,3:softmax").train(X, y, optimizer="sgd", momentum=0.9,
+                                               epochs=1, optimizer_state=copy)
+    with pytest.raises(NotImplementedError, match="cg cannot carry an optimizer state"):
+        carried.train(X, y, optimizer="cg", batch=0, epochs=1, optimizer_state=copy)
+    with pytest.raises(TypeError, match="must be an axon.OptimizerState"):
+        carried.train(X, y, epochs=1, optimizer_state="state")
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        axon.OptimizerState().assign("adam", "f32", 3, 1, [np.zeros(3), -np.ones(3)])
+    with pytest.raises(ValueError, match="hold \\[2\\] values; it is for 3 parameters"):
+        axon.OptimizerState().assign("sgd", "f32", 3, 1, [np.zeros(2)])
+
+
 def test_stats_against_float64_numpy():
     rng = np.random.default_rng(2)
     x = rng.normal(size=(50, 7))

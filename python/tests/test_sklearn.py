@@ -5,7 +5,10 @@ scikit-learn's own MLPClassifier/MLPRegressor, give the same outputs to 1e-5
 (multiclass, binary, multilabel, regression); the initial weights are
 scikit-learn's for the same random_state; the trained objective is
 scikit-learn's (SGD from the same start, without shuffling, reaches the same
-loss); accuracy within 0.5 points of scikit-learn's on Fashion-MNIST (a
+loss); partial_fit carries the optimizer's state from call to call as
+scikit-learn does (Adam and Nesterov SGD: its weights after three calls),
+fit and a warm-start fit start a new one, and a pickle carries it;
+accuracy within 0.5 points of scikit-learn's on Fashion-MNIST (a
 subset) and the galaxy set; pickling carries the weights; partial_fit;
 get_params/set_params; every bad input and unsupported option is an
 exception naming it.
@@ -96,6 +99,124 @@ def test_initial_weights_and_objective_are_sklearns():
             np.testing.assert_allclose(ca, cb, atol=2e-5)
         if target.ndim == 1:  # with several outputs and alpha the L2 part differs (sklearn.py)
             np.testing.assert_allclose(a.loss_curve_, b.loss_curve_, rtol=1e-5)
+
+
+def same_steps_settings(solver):
+    return dict(hidden_layer_sizes=(16,), solver=solver, batch_size=50, shuffle=False,
+                random_state=3, learning_rate_init=0.01 if solver == "adam" else 0.1,
+                momentum=0.9, nesterovs_momentum=True, alpha=1e-4, tol=0)
+
+
+def max_difference(a, b):
+    return max(np.abs(x - y).max() for x, y in zip(a.coefs_ + a.intercepts_,
+                                                    b.coefs_ + b.intercepts_))
+
+
+@pytest.mark.parametrize("solver", ["adam", "sgd"])
+@pytest.mark.parametrize("precision", ["float32", "float64"])
+def test_partial_fit_carries_the_optimizer_as_sklearn(solver, precision):
+    """Three partial_fit calls on three parts of the data (4 batches each) from the same
+    start without shuffling take scikit-learn's steps: its optimizer (Adam's moments and
+    step count t, SGD's Nesterov velocity) goes on from call to call, and so does axon's
+    (axon.OptimizerState in _optimizer). Restarting the optimizer at each call (axon
+    before it carried the state) is far off. float64 agrees to rounding; float32 to
+    float32's rounding of the same steps."""
+    X, y = digits()
+    dtype = np.float64 if precision == "float64" else np.float32
+    X, y = X[:600].astype(dtype), y[:600]
+    settings = same_steps_settings(solver)
+    ours = MLPClassifier(precision=precision, **settings)
+    restarted = MLPClassifier(precision=precision, **settings)
+    theirs = sk.MLPClassifier(**settings)
+    for part in range(3):
+        rows = slice(200 * part, 200 * (part + 1))
+        for model in (ours, restarted, theirs):
+            model.partial_fit(X[rows], y[rows], classes=np.arange(10))
+        del restarted._optimizer
+    assert ours._optimizer.steps == 12 and theirs._optimizer.__dict__.get("t", 12) == 12
+    tolerance = 1e-12 if precision == "float64" else 1e-5
+    assert max_difference(ours, theirs) <= tolerance
+    assert max_difference(restarted, theirs) > 1e-2
+    np.testing.assert_allclose(ours.loss_curve_, theirs.loss_curve_, rtol=1e-5)
+
+
+@pytest.mark.parametrize("solver", ["adam", "sgd"])
+@pytest.mark.parametrize("outputs", [1, 2])
+def test_regressor_partial_fit_takes_sklearns_steps(solver, outputs):
+    """The same for MLPRegressor, where axon's gradient is 2 / outputs times scikit-learn's
+    (sklearn.py): SGD's learning rate and Adam's epsilon are rescaled to match. The targets
+    reach axon as float32 (its targets' type), hence 1e-7 rather than rounding."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 6))
+    Y = np.column_stack([np.sin(X[:, 0]), X[:, 1] * X[:, 2]])[:, :outputs].squeeze()
+    settings = dict(same_steps_settings(solver), learning_rate_init=0.01)
+    ours, theirs = MLPRegressor(precision="float64", **settings), sk.MLPRegressor(**settings)
+    for part in range(3):
+        rows = slice(200 * part, 200 * (part + 1))
+        ours.partial_fit(X[rows], Y[rows])
+        theirs.partial_fit(X[rows], Y[rows])
+    assert max_difference(ours, theirs) <= 1e-7
+
+
+@pytest.mark.parametrize("solver", ["adam", "sgd"])
+def test_fit_then_partial_fit_and_warm_start_as_sklearn(solver):
+    """fit leaves its optimizer for partial_fit to go on with; a warm_start fit starts
+    a new one: scikit-learn's weights after fit, partial_fit, warm-start fit."""
+    X, y = digits()
+    X, y = X[:400].astype(np.float64), y[:400]
+    settings = dict(same_steps_settings(solver), max_iter=2, warm_start=True)
+    ours, theirs = MLPClassifier(precision="float64", **settings), sk.MLPClassifier(**settings)
+    for model in (ours, theirs):
+        model.fit(X, y)
+        model.partial_fit(X[:200], y[:200])
+    assert ours._optimizer.steps == 2 * 8 + 4
+    assert max_difference(ours, theirs) <= 1e-12
+    for model in (ours, theirs):
+        model.fit(X[200:], y[200:])  # warm start: these weights, a new optimizer
+    assert ours._optimizer.steps == 2 * 4
+    assert max_difference(ours, theirs) <= 1e-12
+
+
+def test_a_failed_partial_fit_leaves_coefs_and_starts_a_new_optimizer(monkeypatch):
+    """An exception inside training (here from the epoch's progress callback, after the
+    library took its steps) leaves coefs_, the predictions and the optimizer as before
+    the call: the library's network is rebuilt from coefs_ and the state starts anew."""
+    import axon.sklearn as axon_sklearn
+    X, y = digits()
+    model = MLPClassifier(**same_steps_settings("adam"))
+    model.partial_fit(X[:300], y[:300], classes=np.arange(10))
+    coefs, probabilities = [c.copy() for c in model.coefs_], model.predict_proba(X)
+
+    def fail(self, info):
+        raise RuntimeError("failing on purpose")
+    with monkeypatch.context() as patch:
+        patch.setattr(axon_sklearn._Stopper, "__call__", fail)
+        with pytest.raises(RuntimeError, match="failing on purpose"):
+            model.partial_fit(X[300:600], y[300:600])
+    assert all(np.array_equal(a, b) for a, b in zip(coefs, model.coefs_))
+    # (a network rebuilt from the same weights; float32 GEMMs may sum in another order)
+    np.testing.assert_allclose(model.predict_proba(X), probabilities, rtol=1e-5, atol=1e-7)
+    assert "_optimizer" not in model.__dict__
+    model.partial_fit(X[300:600], y[300:600])
+    assert model._optimizer.steps == 6
+
+
+def test_pickle_between_partial_fits_carries_the_optimizer():
+    """A pickle round trip between partial_fit calls changes nothing: the optimizer's
+    state travels in it, bit for bit."""
+    X, y = digits()
+    for solver in ("adam", "sgd"):
+        settings = dict(same_steps_settings(solver), random_state=5)
+        straight, pickled = MLPClassifier(**settings), MLPClassifier(**settings)
+        for part in range(3):
+            rows = slice(300 * part, 300 * (part + 1))
+            straight.partial_fit(X[rows], y[rows], classes=np.arange(10))
+            pickled.partial_fit(X[rows], y[rows], classes=np.arange(10))
+            pickled = pickle.loads(pickle.dumps(pickled))
+        assert pickled._optimizer.steps == straight._optimizer.steps == 18
+        for a, b in zip(straight.coefs_ + straight.intercepts_,
+                        pickled.coefs_ + pickled.intercepts_):
+            assert np.array_equal(a, b)
 
 
 FASHION = os.environ.get("AXON_DATASETS", "/usr/share/datasets") + "/fashion-mnist"

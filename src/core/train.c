@@ -18,6 +18,7 @@
 #include "base/random.h"
 #include "core/checkpoint.h"
 #include "core/net.h"
+#include "core/optimizer_state.h"
 #include "core/reducer.h"
 #include "core/thread_governor.h"
 #include "core/train_state.h"
@@ -144,6 +145,7 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
         check                                     \
     }
 #define CHECK_BOOL(field, check)
+#define CHECK_ADDED_BOOL(field, check)
 #define CHECK_U64(field, check)
 #define CHECK_OPTIMIZER(field, check)
 #define CHECK_KEEP_BEST(field, check)
@@ -157,6 +159,7 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
 #undef CHECK_INT
 #undef CHECK_INT64
 #undef CHECK_BOOL
+#undef CHECK_ADDED_BOOL
 #undef CHECK_U64
 #undef CHECK_OPTIMIZER
 #undef CHECK_KEEP_BEST
@@ -713,6 +716,13 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
     AX_TRY(ax_test_fault_check());
     AX_TRY(check_config(net, config, validation, global_rows));
     AX_TRY(check_keep_best(config, validation, test));
+    AX_TRY(ax_optimizer_state_check_kind(config->optimizer_state, config->optimizer));
+    if (config->resume && ax_optimizer_state_describe(config->optimizer_state, NULL, NULL, NULL,
+                                                      NULL, NULL))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "a run resumes from a checkpoint or starts from a carried optimizer state, "
+                       "not both: the checkpoint holds its own optimizer state (name an empty one "
+                       "to carry the run's state on)");
     /* A rank's shard may hold no rows; the sets as a whole have some. */
     if (!sharded || train->rows > 0)
         AX_TRY(ax_net_check_data(net, train, "training"));
@@ -753,6 +763,8 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
     if (status == AX_STATUS_OK)
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
                                      net->parameter_count, &t.optimizer);
+    if (status == AX_STATUS_OK)
+        status = ax_optimizer_state_start(config->optimizer_state, t.optimizer, net->config.precision);
     if (status == AX_STATUS_OK && ax_optimizer_uses(config->optimizer, AX_OPTIMIZER_SETTING_LINE_SEARCH) &&
         full_batch && !chunked && !sharded && ax_net_line_cache_fits(net))
         status = ax_line_cache_create(net, local_batch, &t.line);
@@ -787,9 +799,17 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
                                                  net->backend->host_memory &&
                                                  ax_gemm_thread_invariant(net->backend->precision,
                                                                           ax_threads()));
+        const int64_t steps_before = t.optimizer->counters.steps;
         status = train_epochs(&t, summary);
         ax_thread_governor_finish(&t.threads);
         summarize(&t, summary);
+        /* Whatever ended the run, the state goes with the weights it left. */
+        if (t.optimizer->counters.steps != steps_before) {
+            const ax_status kept = ax_optimizer_state_keep(config->optimizer_state, t.optimizer,
+                                                           net->config.precision);
+            if (status == AX_STATUS_OK)
+                status = kept;
+        }
     }
     ax_train_state_release_taken(&t.snapshot, t.line_base);
     free(t.order);

@@ -1,4 +1,10 @@
-/* adam.c: Adam (Kingma and Ba, 2015) with torch.optim.Adam's bias correction. */
+/* adam.c: Adam (Kingma and Ba, 2015) with torch.optim.Adam's bias correction,
+ * or, with epsilon_before_correction, the paper's "more efficient" order
+ * (section 2) that scikit-learn uses: lr_t = lr sqrt(1 - b2^t) / (1 - b1^t),
+ * p -= lr_t m / (sqrt(v) + eps). That is torch's update with epsilon
+ * eps / sqrt(1 - b2^t), so both go through one kernel. */
+#include <math.h>
+
 #include "base/error.h"
 #include "optim/optimizer.h"
 
@@ -7,11 +13,14 @@ static ax_status adam_step(ax_optimizer *optimizer, const ax_objective *objectiv
     AX_TRY(objective->evaluate(objective->context, loss));
     const ax_train_config *config = &optimizer->config;
     optimizer->counters.steps++;
+    double epsilon = config->epsilon;
+    if (config->epsilon_before_correction)
+        epsilon /= sqrt(1.0 - pow(config->beta2, (double)optimizer->counters.steps));
     optimizer->backend->ops->adam_update(optimizer->backend, optimizer->count,
                                          optimizer->parameters, optimizer->gradients,
                                          optimizer->state[0], optimizer->state[1],
                                          config->learning_rate, config->beta1, config->beta2,
-                                         config->epsilon, optimizer->counters.steps);
+                                         epsilon, optimizer->counters.steps);
     return AX_STATUS_OK;
 }
 
