@@ -80,7 +80,8 @@ void ax_thread_governor_step(ax_thread_governor *g, double seconds)
     if (g->threads < g->most)
         g->fewer_seconds += seconds;
     g->window_seconds += seconds;
-    if (g->window_seconds < WINDOW_SECONDS)
+    /* On one thread only a span can change the count: read /proc once a span. */
+    if (g->window_seconds < (g->threads > 1 ? WINDOW_SECONDS : IDLE_SPAN))
         return;
     ax_cpu_load_sample now;
     if (!ax_cpu_load_read(&now))
