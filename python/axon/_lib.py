@@ -312,7 +312,7 @@ def _load_tuned():
     - GOMP_SPINCOUNT: libgomp's threads spin 300,000 rounds before they sleep, and
       on a shared machine a spinning thread takes the time slice its partner needs (in
       this process: 5 epochs of that MLP took 95 s spinning at load 4, 3-7 s with 1000);
-      30000 where no other process runs at import, 1000 where one does (the axon
+      10000 where no other process runs at import, 1000 where one does (the axon
       command's choice; load that comes later is the thread governor's).
     Both are read once, when OpenBLAS and libgomp are loaded: NumPy loads OpenBLAS and
     scikit-learn libgomp, so axon should be imported before them; otherwise a warning
@@ -325,7 +325,7 @@ def _load_tuned():
         if core:
             added["OPENBLAS_CORETYPE"] = core
     if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
-        added["GOMP_SPINCOUNT"] = "30000" if _others_running() == 0 else "1000"
+        added["GOMP_SPINCOUNT"] = "10000" if _others_running() == 0 else "1000"
         if _loaded("libgomp"):
             warnings.warn("axon was imported after a library that started OpenMP "
                           "(scikit-learn does), whose threads spin while they wait: training "

@@ -35,9 +35,10 @@
 #include "axon.h"
 #include "common.h"
 
-/* B1(a) idle, 2 threads: 0.36-0.41 s per epoch with 1000 rounds, 0.32-0.36
- * with 30000 (docs/notes/threads.md). */
-#define SPIN_IDLE "30000"
+/* B1(a) idle, 2 threads, 10 runs each (docs/notes/threads.md): 0.369-0.421
+ * s per epoch with 1000 rounds, 0.322-0.341 with 10000, 0.324-0.369 with
+ * 30000, 0.335-0.430 with 300000 (libgomp's own); the least of the fast. */
+#define SPIN_IDLE "10000"
 #define SPIN_BUSY "1000"
 
 static bool names_core_in(const char *core, const char *const *cores, size_t count)
