@@ -93,6 +93,7 @@ int main(void)
     FIELD(ax_train_config, adapt_threads);
     FIELD(ax_train_config, optimizer_state);
     FIELD(ax_train_config, epsilon_before_correction);
+    FIELD(ax_train_config, keep_subnormals);
     SIZE(ax_train_summary);
     FIELD(ax_train_summary, epochs_run);
     FIELD(ax_train_summary, best_epoch);

@@ -131,7 +131,8 @@ class TrainConfig(Structure):
                 ("keep_checkpoints", c_int), ("checkpoint_note", c_char_p),
                 ("resume", c_void_p), ("communicator", c_void_p), ("check_replicas", c_bool),
                 ("adapt_threads", c_bool), ("optimizer_state", c_void_p),
-                ("epsilon_before_correction", c_bool)]
+                ("epsilon_before_correction", c_bool),
+                ("keep_subnormals", c_bool)]
 
 
 class TrainSummary(Structure):

@@ -311,7 +311,8 @@ class Net:
               momentum=0.9, nesterov=False, beta1=0.9, beta2=0.999, epsilon=1e-8, batch=128,
               epochs=10, gtol=1e-5, lbfgs_memory=10, l2=0.0, dropout=0.0, early_stop=0,
               keep_best=None, seed=1, shuffle=True, progress=None, progress_interval=0.2,
-              verbose=False, optimizer_state=None, epsilon_before_correction=False):
+              verbose=False, optimizer_state=None, epsilon_before_correction=False,
+              keep_subnormals=False):
         """Trains on (X, y) (or X a data spec / Dataset, y None) with the CLI's options.
 
         validation, test: (X, y) pairs, specs or Datasets. batch: rows per step, 0 or
@@ -324,6 +325,8 @@ class Net:
         state in, so that calls in a row take the steps of one longer run. Returns a
         dict: the library's summary and "history", one dict per epoch.
         epsilon_before_correction: Adam adds epsilon as scikit-learn does (axon.h).
+        keep_subnormals: keep IEEE subnormal numbers instead of flushing them to zero
+        while training, which is faster (axon.h, ax_train_config.keep_subnormals).
         """
         if y is None and isinstance(X, np.ndarray):
             raise TypeError("axon: Net.train(X, y): y (labels or targets) is missing")
@@ -338,6 +341,7 @@ class Net:
         config.nesterov = bool(nesterov)
         config.beta1, config.beta2, config.epsilon = beta1, beta2, epsilon
         config.epsilon_before_correction = bool(epsilon_before_correction)
+        config.keep_subnormals = bool(keep_subnormals)
         config.batch_size = 0 if batch in ("full", None) else int(batch)
         config.epochs = int(epochs)
         config.gtol = gtol

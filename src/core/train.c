@@ -20,6 +20,7 @@
 #include "core/net.h"
 #include "core/optimizer_state.h"
 #include "core/reducer.h"
+#include "core/subnormals.h"
 #include "core/thread_governor.h"
 #include "core/train_state.h"
 #include "data/dataset.h"
@@ -800,7 +801,12 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
                                                  ax_gemm_thread_invariant(net->backend->precision,
                                                                           ax_threads()));
         const int64_t steps_before = t.optimizer->counters.steps;
+        const int flush_threads = config->keep_subnormals ? 0 : ax_threads();
+        if (flush_threads)
+            ax_subnormals_flush_begin(flush_threads);
         status = train_epochs(&t, summary);
+        if (flush_threads)
+            ax_subnormals_flush_end(flush_threads);
         ax_thread_governor_finish(&t.threads);
         summarize(&t, summary);
         /* Whatever ended the run, the state goes with the weights it left. */

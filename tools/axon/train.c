@@ -82,6 +82,9 @@ static const cli_option train_options[] = {
      "GFLOP/s against the machine's peak and the GEMM rate at its shapes"},
     {"profile-json", CLI_STRING, "FILE", NULL, "write the profile there as JSON (implies --profile)"},
     {"no-shuffle", CLI_FLAG, NULL, NULL, "keep the rows in file order every epoch"},
+    {"keep-subnormals", CLI_FLAG, NULL, NULL,
+     "keep IEEE subnormal numbers (gradual underflow) instead of flushing them to\n"
+     "zero, which is faster (ax_train_config.keep_subnormals)"},
     {"checkpoint-every", CLI_INT, "N", "0",
      "write a checkpoint after every N-th epoch (cg, lbfgs: iteration); 0 = off"},
     {"checkpoint", CLI_STRING, "PREFIX", NULL,
@@ -146,7 +149,7 @@ typedef struct train_data {
 static const char *const recorded_options[] = {
     "layers", "loss", "optimizer", "lr", "momentum", "nesterov", "batch", "max-iter", "gtol",
     "lbfgs-memory", "l2", "dropout", "init", "init-range", "seed", "precision", "device",
-    "val-split", "early-stop", "keep-best", "no-shuffle", "init-from", NULL};
+    "val-split", "early-stop", "keep-best", "no-shuffle", "init-from", "keep-subnormals", NULL};
 
 /* --checkpoint-every, --checkpoint, --keep-checkpoints into request->train;
  * on --resume, an option not given keeps the recorded value. */
@@ -277,6 +280,7 @@ static bool read_request(const cli_args *args, train_request *request)
               cli_get_flag(args, "profile", &request->profile) &&
               cli_get_nonempty(args, "profile-json", &request->profile_json) &&
               cli_get_flag(args, "no-shuffle", &no_shuffle) &&
+              cli_get_flag(args, "keep-subnormals", &request->train.keep_subnormals) &&
               cli_get_nonempty(args, "init-from", &request->init_from) &&
               data_settings_read(args, &request->data_settings) &&
               data_stream_settings_read(args, cli_text(args, "data"), &request->data_settings);
