@@ -10,6 +10,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include "test_datasets.h"
 #include "test_util.h"
 
 /* What one thread's arithmetic does with subnormals now: 1 if both results
@@ -57,25 +58,6 @@ static bool record(const ax_progress *progress, void *user)
     return true;
 }
 
-static ax_dataset *pattern_data(void)
-{
-    const int64_t rows = 600, features = 40;
-    ax_dataset *data = NULL;
-    CHECK_OK(ax_dataset_create(rows, features, 3, 0, &data));
-    if (!data)
-        return NULL;
-    float *x = ax_dataset_features_data(data);
-    int32_t *y = ax_dataset_labels_data(data);
-    uint64_t state = 99;
-    for (int64_t i = 0; i < rows * features; i++) {
-        state = state * 6364136223846793005u + 1442695040888963407u;
-        x[i] = (float)((state >> 40) & 0xffff) / 65536.0f;
-    }
-    for (int64_t r = 0; r < rows; r++)
-        y[r] = (int32_t)(x[r * features] * 2.99f);
-    return data;
-}
-
 static ax_net *small_net(void)
 {
     ax_net_config config = ax_net_defaults();
@@ -121,7 +103,7 @@ int main(void)
     CHECK_OK(ax_set_threads(2));
     const int threads = ax_threads();
     CHECK(team_flushes(threads) == 0); /* a C program starts with IEEE's subnormals */
-    ax_dataset *data = pattern_data();
+    ax_dataset *data = test_uniform_dataset(600, 40, 99, false);
     if (!data)
         return test_finish("test_subnormals");
 
