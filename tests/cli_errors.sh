@@ -255,6 +255,19 @@ if grep -qw avx512f /proc/cpuinfo 2>/dev/null && "$AXON" info | grep -q "^  blas
     stdout_has "kernels: Prescott"
 fi
 finish
+begin "OpenMP's spin count: the user's is kept; beside a running process axon chooses 1000"
+run env GOMP_SPINCOUNT=777 "$AXON" info
+status_is 0
+stdout_has "GOMP_SPINCOUNT=777 (yours)"
+sh -c 'while :; do :; done' &
+spinner=$!
+sleep 0.2
+run env -u GOMP_SPINCOUNT -u OMP_WAIT_POLICY "$AXON" info
+kill -9 "$spinner" 2> /dev/null
+wait "$spinner" 2> /dev/null
+status_is 0
+stdout_has "GOMP_SPINCOUNT=1000 (axon's: other processes were running at the start"
+finish
 begin "axon bench --help gives each default once"
 run "$AXON" bench --help
 status_is 0
