@@ -6,7 +6,7 @@ user writes it. Prints one CSV row per epoch (columns in common.py): seconds, tr
 loss, test accuracy (%), GFLOP/s by TMVA's FLOP count, samples/s.
 
 usage: b1_torch.py [--epochs N] [--batch B|full] [--lr X] [--momentum M] [--threads T]
-                   [--init he|default] [--seed S] [--precision f32|f64] [--repeat N]
+                   [--init he|default] [--seed S] [--precision f32|f64] [--repeat N] [--flush-denormal]
                    [--csv FILE]"""
 import argparse
 import time
@@ -27,7 +27,12 @@ def main():
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--init", default="he")
     add_common_options(p)
+    p.add_argument("--flush-denormal", action="store_true",
+                   help="torch.set_flush_denormal(True): subnormals flushed to zero, as axon "
+                        "trains by default (PyTorch keeps them unless asked)")
     a = p.parse_args()
+    if a.flush_denormal and not torch.set_flush_denormal(True):
+        p.error("--flush-denormal: this CPU does not support it")
     torch.set_num_threads(a.threads)
     dtype = torch.float32 if a.precision == "f32" else torch.float64
     x, y, xt, yt = (torch.from_numpy(v) for v in load_fashion_mnist(a.data, a.precision.replace("f", "float")))

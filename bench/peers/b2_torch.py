@@ -31,7 +31,12 @@ def main():
     p.add_argument("--epochs", type=int, default=1)
     p.add_argument("--lr", type=float, default=0.001)
     add_common_options(p, precisions=("f32", "f64", "bf16"))
+    p.add_argument("--flush-denormal", action="store_true",
+                   help="torch.set_flush_denormal(True): subnormals flushed to zero, as axon "
+                        "trains by default (PyTorch keeps them unless asked)")
     a = p.parse_args()
+    if a.flush_denormal and not torch.set_flush_denormal(True):
+        p.error("--flush-denormal: this CPU does not support it")
     torch.set_num_threads(a.threads)
     dtype = torch.float64 if a.precision == "f64" else torch.float32
     autocast = a.precision == "bf16"
