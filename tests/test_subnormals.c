@@ -8,10 +8,10 @@
 #include "core/subnormals.h"
 
 #include <omp.h>
-#include <unistd.h>
 
 #include "test_datasets.h"
 #include "test_util.h"
+#include "test_files.h"
 
 /* What one thread's arithmetic does with subnormals now: 1 if both results
  * and operands flush, 0 if neither, -1 if only one does. */
@@ -131,15 +131,12 @@ int main(void)
     CHECK(!ax_subnormals_flushed() && team_flushes(threads) == 0);
 
     /* The checkpoint records the choice; a resume that changes it is refused. */
-    char work[] = "/tmp/axon_subnormals_XXXXXX", prefix[64], path[96];
-    CHECK(mkdtemp(work) != NULL);
-    snprintf(prefix, sizeof prefix, "%s/run", work);
-    train_seeing(data, true, prefix);
-    snprintf(path, sizeof path, "%s.epoch-000001.safetensors", prefix);
+    CHECK(test_work_dir_make("axon_subnormals"));
+    train_seeing(data, true, in_work("run"));
     ax_net *resumed = NULL;
     ax_train_config config;
     ax_train_state *state = NULL;
-    CHECK_OK(ax_checkpoint_load(path, &resumed, &config, &state));
+    CHECK_OK(ax_checkpoint_load(in_work("run.epoch-000001.safetensors"), &resumed, &config, &state));
     if (resumed && state) {
         CHECK(config.keep_subnormals);
         config.checkpoint_every = 0;
@@ -152,11 +149,7 @@ int main(void)
     }
     ax_net_free(resumed);
     ax_train_state_free(state);
-    for (int epoch = 1; epoch <= 2; epoch++) {
-        snprintf(path, sizeof path, "%s.epoch-%06d.safetensors", prefix, epoch);
-        unlink(path);
-    }
-    rmdir(work);
+    test_work_dir_remove();
     ax_dataset_free(data);
     return test_finish("test_subnormals");
 }

@@ -25,38 +25,34 @@ int ax_cpu_load_cores(void)
     return affinity(&set) ? CPU_COUNT(&set) : 1;
 }
 
-/* The figure after "name " in the first line of path that starts so. */
-static bool read_number(FILE *file, const char *name, long long *out)
-{
-    char line[512];
-    const size_t length = strlen(name);
-    while (fgets(line, sizeof line, file))
-        if (strncmp(line, name, length) == 0 && line[length] == ' ')
-            return sscanf(line + length, "%lld", out) == 1;
-    return false;
-}
+/* What /proc/stat says in one read: the idle and iowait ticks of the CPUs
+ * in set, how many "cpuN" lines it has in all, and procs_running (the
+ * tasks running or runnable now, machine-wide; -1 if absent). False
+ * without the file or without a CPU of set in it. */
+typedef struct proc_stat {
+    long long idle_ticks, running;
+    int cpus;
+} proc_stat;
 
-/* Idle and iowait ticks of the CPUs in set (*cpus: how many lines were
- * "cpuN" at all); false without /proc/stat. */
-static bool idle_ticks(const cpu_set_t *set, long long *ticks, int *cpus)
+static bool read_proc_stat(const cpu_set_t *set, proc_stat *out)
 {
     FILE *file = fopen("/proc/stat", "r");
     if (!file)
         return false;
+    *out = (proc_stat){.running = -1};
     char line[512];
-    *ticks = 0;
-    *cpus = 0;
     bool found = false;
     while (fgets(line, sizeof line, file)) {
         int cpu;
         long long user, nice, system, idle, iowait;
-        if (strncmp(line, "cpu", 3) != 0 || !isdigit((unsigned char)line[3]) ||
+        if (sscanf(line, "procs_running %lld", &out->running) == 1 ||
+            strncmp(line, "cpu", 3) != 0 || !isdigit((unsigned char)line[3]) ||
             sscanf(line, "cpu%d %lld %lld %lld %lld %lld", &cpu, &user, &nice, &system, &idle,
                    &iowait) != 6)
             continue;
-        ++*cpus;
+        out->cpus++;
         if (cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, set)) {
-            *ticks += idle + iowait;
+            out->idle_ticks += idle + iowait;
             found = true;
         }
     }
@@ -98,18 +94,17 @@ static void add_waiting(FILE *file, void *context)
 bool ax_cpu_load_read(ax_cpu_load_sample *out)
 {
     cpu_set_t set;
-    long long ticks;
-    int cpus;
+    proc_stat stat;
     unsigned long long waiting = 0;
     static long ticks_per_second;
     if (!ticks_per_second)
         ticks_per_second = sysconf(_SC_CLK_TCK);
-    if (ticks_per_second <= 0 || !affinity(&set) || !idle_ticks(&set, &ticks, &cpus) ||
+    if (ticks_per_second <= 0 || !affinity(&set) || !read_proc_stat(&set, &stat) ||
         !each_thread("schedstat", add_waiting, &waiting))
         return false;
     out->seconds = ax_seconds_now();
     out->waiting_seconds = (double)waiting * 1e-9;
-    out->idle_seconds = (double)ticks / (double)ticks_per_second;
+    out->idle_seconds = (double)stat.idle_ticks / (double)ticks_per_second;
     return true;
 }
 
@@ -127,23 +122,19 @@ static void count_running(FILE *file, void *context)
 int ax_cpu_load_others_running(void)
 {
     cpu_set_t set;
-    long long ticks;
-    int cpus;
-    if (!affinity(&set) || !idle_ticks(&set, &ticks, &cpus) || cpus != CPU_COUNT(&set))
+    if (!affinity(&set))
         return -1;
     int least = -1;
     for (int look = 0; look < 3; look++) {
         if (look)
             nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
-        FILE *file = fopen("/proc/stat", "r");
-        long long running = 0;
-        const bool read = file && read_number(file, "procs_running", &running);
-        if (file)
-            fclose(file);
+        proc_stat stat;
         int own = 0;
-        if (!read || !each_thread("stat", count_running, &own))
+        /* Machine-wide, so only where the process may run on every CPU. */
+        if (!read_proc_stat(&set, &stat) || stat.cpus != CPU_COUNT(&set) || stat.running < 0 ||
+            !each_thread("stat", count_running, &own))
             return -1;
-        const int others = running > own ? (int)(running - own) : 0;
+        const int others = stat.running > own ? (int)(stat.running - own) : 0;
         least = least < 0 || others < least ? others : least;
     }
     return least;
