@@ -549,7 +549,18 @@ static void test_refusals(const ax_dataset *train)
     CHECK_FAILS(ax_train(net, train, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
                 "need a file prefix");
 
-    /* A run that diverges writes and deletes nothing: the old checkpoints stay. */
+    /* A run that diverges writes and deletes nothing: the old checkpoints stay.
+     * The diverging net is linear (identity outputs, MSE): at a learning rate
+     * of 1e30 each step multiplies the error by about 1e30, on every CPU.
+     * (make_net's ReLU layer could die at the first step instead, leaving a
+     * constant, finite loss: it did on an Intel Xeon of model 85.) */
+    ax_net_free(net);
+    ax_net_config linear_config = ax_net_defaults();
+    linear_config.input_width = FEATURES;
+    linear_config.seed = 7;
+    CHECK_OK(ax_layers_parse("3:identity", &linear_config));
+    CHECK_OK(ax_net_create(&linear_config, &net));
+    ax_net_config_release(&linear_config);
     struct stat before1, before2, after1, after2;
     char path1[600];
     snprintf(path1, sizeof path1, "%s.epoch-000001.safetensors", prefix);
