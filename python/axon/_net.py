@@ -99,7 +99,7 @@ class Net:
     layers: "128:relu,128:relu,10:softmax" (the CLI's --layers) or a list such as
     [(128, "relu"), (10, "softmax")]. loss: auto, cross-entropy,
     binary-cross-entropy, mse. init: auto, he, xavier, uniform (init_range).
-    precision: f32, f64 or bf16. device: "cpu", "cuda", "cuda:1", ...
+    precision: f32, f64 or bf16. device: "cpu", "cuda", "cuda:1", "opencl:0", ...
     """
 
     def __init__(self, input_width, layers, *, loss="auto", init="auto", init_range=0.2,
