@@ -1,7 +1,7 @@
 /* plugin_fake.c: backend plugins for the tests, built as libaxon_fake.so:
  * - "fake" (tests/test_backend_plugin.c, tests/test_backend_ops.c): two
- *   devices, each the CPU backend (resolved from the test program, which
- *   exports its symbols), so the CPU's own code runs behind the plugin
+ *   devices, each the CPU backend (lent by the loader through
+ *   ax_backend_host, as a real plugin gets ax_fail), so the CPU's own code runs behind the plugin
  *   loader and must equal the CPU bit for bit;
  * - "fake_broken" (test_backend_ops --expect-mismatch gemm): one device,
  *   the CPU backend with a wrong gemm (the first element of C off by about
@@ -34,13 +34,14 @@ static ax_status fake_create(ax_precision precision, int index, ax_backend **out
     return *out ? AX_STATUS_OK : ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory");
 }
 
-const ax_backend_plugin ax_backend_plugin_fake = {
+AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_fake = {
     .abi = AX_BACKEND_PLUGIN_ABI,
     .ops_size = sizeof(ax_backend_ops),
     .name = "fake",
     .device_count = fake_device_count,
     .device_info = fake_device_info,
     .create = fake_create,
+    .init = ax_plugin_host_init,
 };
 
 /* The CPU's tables with gemm replaced, one per precision (index: a real of
@@ -88,13 +89,14 @@ static ax_status broken_create(ax_precision precision, int index, ax_backend **o
     return AX_STATUS_OK;
 }
 
-const ax_backend_plugin ax_backend_plugin_fake_broken = {
+AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_fake_broken = {
     .abi = AX_BACKEND_PLUGIN_ABI,
     .ops_size = sizeof(ax_backend_ops),
     .name = "fake_broken",
     .device_count = broken_device_count,
     .device_info = broken_device_info,
     .create = broken_create,
+    .init = ax_plugin_host_init,
 };
 
 /* The CPU's tables without the optional operations, one per precision. */
@@ -131,17 +133,18 @@ static ax_status plain_create(ax_precision precision, int index, ax_backend **ou
     return AX_STATUS_OK;
 }
 
-const ax_backend_plugin ax_backend_plugin_fake_plain = {
+AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_fake_plain = {
     .abi = AX_BACKEND_PLUGIN_ABI,
     .ops_size = sizeof(ax_backend_ops),
     .name = "fake_plain",
     .device_count = plain_device_count,
     .device_info = plain_device_info,
     .create = plain_create,
+    .init = ax_plugin_host_init,
 };
 
 /* As a plugin built against older headers would export it. */
-const ax_backend_plugin ax_backend_plugin_stale = {
+AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_stale = {
     .abi = AX_BACKEND_PLUGIN_ABI - 1,
     .ops_size = sizeof(ax_backend_ops) - sizeof(void *),
     .name = "stale",

@@ -4,13 +4,15 @@ An array already float32 (features, targets) or int32 (labels) and
 C-contiguous is handed to the library as it is, through ax_dataset_wrap: no
 copy (a read-only array too: the library only reads). Any other array is
 converted once into such a copy. The Dataset keeps the arrays alive as long
-as the library may read them.
+as the library may read them. A closed Dataset raises ValueError; closing one
+while a call (training on it) uses it raises RuntimeError (_guard.py).
 """
 import ctypes
 
 import numpy as np
 
 from . import _lib
+from ._guard import Guard
 from ._lib import lib
 
 _FLOAT_P = ctypes.POINTER(ctypes.c_float)
@@ -54,9 +56,17 @@ class Dataset:
     """A data set the library reads: Dataset.from_arrays(X, y) or Dataset.open(spec)."""
 
     def __init__(self, handle, keep=(), source=None):
-        self._handle = handle
+        self._guard = Guard(handle, "data set", lib.ax_dataset_free)
         self._keep = keep  # arrays the library reads: alive as long as the handle
         self.source = source
+
+    def _use(self):
+        """`with data._use() as handle:` the library's data set, kept open meanwhile."""
+        return self._guard.use()
+
+    @property
+    def closed(self):
+        return self._guard.closed
 
     @classmethod
     def from_arrays(cls, X, y, classes=None, name="X"):
@@ -123,37 +133,45 @@ class Dataset:
                                        ctypes.byref(handle)))
         return cls(handle, (), str(spec))
 
+    def _count(self, function):
+        with self._use() as handle:
+            return function(handle)
+
     @property
     def rows(self):
-        return lib.ax_dataset_rows(self._handle)
+        return self._count(lib.ax_dataset_rows)
 
     @property
     def features(self):
-        return lib.ax_dataset_features(self._handle)
+        return self._count(lib.ax_dataset_features)
 
     @property
     def classes(self):
-        return lib.ax_dataset_classes(self._handle)
+        return self._count(lib.ax_dataset_classes)
 
     @property
     def targets(self):
-        return lib.ax_dataset_targets(self._handle)
+        return self._count(lib.ax_dataset_targets)
 
     def arrays(self):
         """(X, y) as NumPy arrays: copies of the library's data."""
-        X = np.ctypeslib.as_array(lib.ax_dataset_features_data(self._handle),
-                                  (self.rows, self.features)).copy()
-        if self.classes:
-            y = np.ctypeslib.as_array(lib.ax_dataset_labels_data(self._handle), (self.rows,))
-        else:
-            y = np.ctypeslib.as_array(lib.ax_dataset_targets_data(self._handle),
-                                      (self.rows, self.targets))
-        return X, y.copy()
+        with self._use() as handle:
+            rows, features = lib.ax_dataset_rows(handle), lib.ax_dataset_features(handle)
+            X = np.ctypeslib.as_array(lib.ax_dataset_features_data(handle),
+                                      (rows, features)).copy()
+            if lib.ax_dataset_classes(handle):
+                y = np.ctypeslib.as_array(lib.ax_dataset_labels_data(handle), (rows,))
+            else:
+                y = np.ctypeslib.as_array(lib.ax_dataset_targets_data(handle),
+                                          (rows, lib.ax_dataset_targets(handle)))
+            return X, y.copy()
 
     def close(self):
-        if self._handle:
-            lib.ax_dataset_free(self._handle)
-            self._handle = None
+        """Frees the library's data set (ValueError on any later use); RuntimeError while
+        a call, such as training on it, uses it."""
+        guard = getattr(self, "_guard", None)
+        if guard is not None:
+            guard.close()
             self._keep = ()
 
     def __del__(self):
@@ -166,6 +184,8 @@ class Dataset:
         self.close()
 
     def __repr__(self):
+        if self.closed:
+            return f"<axon.Dataset {self.source!r} (closed)>"
         kind = f"{self.classes} classes" if self.classes else f"{self.targets} targets"
         return f"<axon.Dataset {self.source!r}: {self.rows} rows x {self.features} features, {kind}>"
 

@@ -10,6 +10,11 @@ callback sees (Python runs signal handlers on the main thread between
 bytecodes, and the callback is such a time). ax_train then returns after
 the step it was in, with the network holding that step's weights, and
 Net.train raises KeyboardInterrupt.
+
+Every library call on a Net, a Dataset or an OptimizerState holds the
+object's guard (_guard.py): close() while one runs raises RuntimeError
+instead of freeing memory the library reads, and a closed object raises
+ValueError.
 """
 import contextlib
 import ctypes
@@ -23,6 +28,7 @@ import numpy as np
 
 from . import _lib
 from ._data import Dataset, as_dataset, check_finite, features_array, pointer
+from ._guard import Guard
 from ._lib import lib
 from ._optimizer_state import OptimizerState
 
@@ -93,7 +99,7 @@ class Net:
     layers: "128:relu,128:relu,10:softmax" (the CLI's --layers) or a list such as
     [(128, "relu"), (10, "softmax")]. loss: auto, cross-entropy,
     binary-cross-entropy, mse. init: auto, he, xavier, uniform (init_range).
-    precision: f32, f64 or bf16. device: "cpu", "cuda", "cuda:1", ...
+    precision: f32, f64 or bf16. device: "cpu", "cuda", "cuda:1", "opencl:0", ...
     """
 
     def __init__(self, input_width, layers, *, loss="auto", init="auto", init_range=0.2,
@@ -118,7 +124,10 @@ class Net:
             _lib.check(lib.ax_net_create(ctypes.byref(config), ctypes.byref(handle)))
         finally:
             lib.ax_net_config_release(ctypes.byref(config))
-        self._handle = handle
+        self._adopt(handle)
+
+    def _adopt(self, handle):
+        self._guard = Guard(handle, "network", lib.ax_net_free)
         # A network is used by one thread at a time (axon.h "Threads"); the lock makes
         # concurrent calls from Python threads wait their turn. Reentrant: a training
         # callback on the training thread may read the weights.
@@ -127,8 +136,7 @@ class Net:
     @classmethod
     def _from_handle(cls, handle):
         net = cls.__new__(cls)
-        net._handle = handle
-        net._lock = threading.RLock()
+        net._adopt(handle)
         return net
 
     @classmethod
@@ -141,34 +149,42 @@ class Net:
 
     def save(self, path):
         """Writes the model as safetensors (a temporary file renamed: whole or not at all)."""
-        with self._lock:
-            _lib.check(lib.ax_net_save(self._net(), _lib.encode(str(path))))
+        with self._lock, self._use() as net:
+            _lib.check(lib.ax_net_save(net, _lib.encode(str(path))))
 
-    def _net(self):
-        if not self._handle:
-            raise ValueError("axon: this network has been closed")
-        return self._handle
+    def _use(self):
+        """`with self._use() as net:` the library's network, kept open meanwhile."""
+        return self._guard.use()
+
+    @property
+    def closed(self):
+        return self._guard.closed
 
     def close(self):
-        if getattr(self, "_handle", None):
-            lib.ax_net_free(self._handle)
-            self._handle = None
+        """Frees the network (ValueError on any later use); RuntimeError while a call
+        on it, such as training, runs."""
+        guard = getattr(self, "_guard", None)
+        if guard is not None:
+            guard.close()
 
     def __del__(self):
         self.close()
 
     # --------------------------------------------------------------- facts
-    def _config(self):
-        return lib.ax_net_config_get(self._net()).contents
+    def _read(self, function):
+        """function(net handle, its ax_net_config) while the network is kept open."""
+        with self._use() as net:
+            return function(net, lib.ax_net_config_get(net).contents)
 
     @property
     def input_width(self):
-        return self._config().input_width
+        return self._read(lambda net, config: config.input_width)
 
     @property
     def layer_widths(self):
         """Values per row out of each layer, the output layer last."""
-        return [lib.ax_net_layer_width(self._net(), i) for i in range(self._config().layer_count)]
+        return self._read(lambda net, config: [lib.ax_net_layer_width(net, i)
+                                               for i in range(config.layer_count)])
 
     @property
     def output_width(self):
@@ -177,41 +193,41 @@ class Net:
     @property
     def layer_activations(self):
         """Each layer's activation name, the output layer last."""
-        config = self._config()
-        return [lib.ax_activation_name(config.layers[i].dense.activation).decode()
-                for i in range(config.layer_count)]
+        return self._read(lambda net, config: [
+            lib.ax_activation_name(config.layers[i].dense.activation).decode()
+            for i in range(config.layer_count)])
 
     @property
     def loss(self):
-        return lib.ax_loss_name(self._config().loss).decode()
+        return self._read(lambda net, config: lib.ax_loss_name(config.loss).decode())
 
     @property
     def precision(self):
-        return _PRECISION_NAMES[self._config().precision]
+        return self._read(lambda net, config: _PRECISION_NAMES[config.precision])
 
     @property
     def layout(self):
         """The layout as text, e.g. "784-128:relu-10:softmax"."""
         text = ctypes.create_string_buffer(1024)
-        lib.ax_layers_format(ctypes.byref(self._config()), text, len(text))
+        self._read(lambda net, config: lib.ax_layers_format(ctypes.byref(config), text,
+                                                            len(text)))
         return text.value.decode()
 
     def __repr__(self):
-        if not getattr(self, "_handle", None):
+        if getattr(self, "_guard", None) is None or self.closed:
             return "<axon.Net (closed)>"
         return f"<axon.Net {self.layout}, {self.parameter_count} parameters, {self.precision}>"
 
     @property
     def parameter_count(self):
-        return lib.ax_net_parameter_count(self._net())
+        return self._read(lambda net, config: lib.ax_net_parameter_count(net))
 
     @property
     def parameters(self):
         """All parameters as one float64 array, layer by layer [W (out, in), b (out)]."""
         values = np.empty(self.parameter_count, dtype=np.float64)
-        with self._lock:
-            lib.ax_net_parameters_get(self._net(),
-                                      pointer(values, ctypes.POINTER(ctypes.c_double)))
+        with self._lock, self._use() as net:
+            lib.ax_net_parameters_get(net, pointer(values, ctypes.POINTER(ctypes.c_double)))
         return values
 
     @parameters.setter
@@ -221,9 +237,8 @@ class Net:
             raise ValueError(f"axon: {values.size} parameters given; the network has "
                              f"{self.parameter_count}")
         check_finite(values.reshape(-1, 1), "parameters")
-        with self._lock:
-            lib.ax_net_parameters_set(self._net(),
-                                      pointer(values, ctypes.POINTER(ctypes.c_double)))
+        with self._lock, self._use() as net:
+            lib.ax_net_parameters_set(net, pointer(values, ctypes.POINTER(ctypes.c_double)))
 
     def get_weights(self):
         """[(W (out, in), b (out)), ...] per layer, float64 copies."""
@@ -261,8 +276,8 @@ class Net:
                              f"input width is {self.input_width}")
         check_finite(X)
         out = np.empty((X.shape[0], self.output_width), dtype=np.float32)
-        with self._lock:
-            _lib.check(lib.ax_net_predict(self._net(), pointer(X), X.shape[0], pointer(out)))
+        with self._lock, self._use() as net:
+            _lib.check(lib.ax_net_predict(net, pointer(X), X.shape[0], pointer(out)))
         return out
 
     def _dataset(self, data, name):
@@ -279,8 +294,8 @@ class Net:
             raise TypeError("axon: Net.evaluate(X, y): y (labels or targets) is missing")
         data = self._dataset((X, y) if y is not None else X, "X")
         evaluation = _lib.Evaluation()
-        with self._lock:
-            _lib.check(lib.ax_net_evaluate(self._net(), data._handle, ctypes.byref(evaluation)))
+        with self._lock, self._use() as net, data._use() as data_handle:
+            _lib.check(lib.ax_net_evaluate(net, data_handle, ctypes.byref(evaluation)))
         try:
             classes = evaluation.classes
             confusion = np.ctypeslib.as_array(evaluation.confusion, (classes, classes)).copy() \
@@ -295,15 +310,14 @@ class Net:
         """The activated outputs (rows, width) of layer `layer` (0 = first hidden layer)."""
         X = features_array(X)
         rows = X.shape[0]
-        if self._config().loss == 1:  # cross-entropy wants labels, of any value
+        if self._read(lambda net, config: config.loss) == 1:  # cross-entropy: labels, any value
             data = Dataset.from_arrays(X, np.zeros(rows, np.int32), classes=self.output_width)
         else:
             data = Dataset.from_arrays(X, np.zeros((rows, self.output_width), np.float32))
-        width = lib.ax_net_layer_width(self._net(), int(layer))
+        width = self._read(lambda net, config: lib.ax_net_layer_width(net, int(layer)))
         out = np.empty((rows, max(width, 1)), dtype=np.float32)
-        with self._lock:
-            _lib.check(lib.ax_net_activations(self._net(), data._handle, int(layer),
-                                              pointer(out)))
+        with self._lock, self._use() as net, data._use() as data_handle:
+            _lib.check(lib.ax_net_activations(net, data_handle, int(layer), pointer(out)))
         return out
 
     # ------------------------------------------------------------ training
@@ -362,8 +376,8 @@ class Net:
         if not isinstance(optimizer_state, OptimizerState):
             raise TypeError(f"axon: optimizer_state must be an axon.OptimizerState, not "
                             f"{type(optimizer_state).__name__}")
-        with optimizer_state._lock:
-            config.optimizer_state = optimizer_state._state()
+        with optimizer_state._lock, optimizer_state._use() as state:
+            config.optimizer_state = state
             return _run(self, train, validation, test, config, progress, progress_interval,
                         verbose)
 
@@ -432,11 +446,12 @@ def _run(net, train, validation, test, config, progress, interval, verbose):
     config.progress = callback
     config.progress_interval = 0.0  # after every step: Ctrl-C acts after the current one
     summary = _lib.TrainSummary()
-    with _sigint_sets(watcher), net._lock:
-        status = lib.ax_train(net._net(), train._handle,
-                              validation._handle if validation else None,
-                              test._handle if test else None,
-                              ctypes.byref(config), ctypes.byref(summary))
+    with contextlib.ExitStack() as held:
+        held.enter_context(net._lock)
+        handles = [held.enter_context(part._use()) if part is not None else None
+                   for part in (net, train, validation, test)]
+        held.enter_context(_sigint_sets(watcher))
+        status = lib.ax_train(*handles, ctypes.byref(config), ctypes.byref(summary))
     if watcher.error is not None:
         raise watcher.error
     if status == _lib.INTERRUPTED and watcher.interrupted:
@@ -483,9 +498,10 @@ def train(data, labels=None, *, layers="auto", test=None, val_split=0.0, loss="a
     validation_set = None
     if val_split:
         train_part, holdout = ctypes.c_void_p(), ctypes.c_void_p()
-        _lib.check(lib.ax_dataset_split(train_set._handle, float(val_split), int(seed),
-                                        ctypes.byref(train_part), ctypes.byref(holdout)),
-                   "val_split")
+        with train_set._use() as whole:
+            _lib.check(lib.ax_dataset_split(whole, float(val_split), int(seed),
+                                            ctypes.byref(train_part), ctypes.byref(holdout)),
+                       "val_split")
         train_set = Dataset(train_part, (train_set,), "train part")
         validation_set = Dataset(holdout, (train_set,), "validation part")
     if layers == "auto":

@@ -8,6 +8,7 @@ import threading
 import numpy as np
 
 from . import _lib
+from ._guard import Guard
 from ._lib import lib
 
 _PRECISION_NAMES = {0: "f32", 1: "f64", 2: "bf16"}
@@ -23,18 +24,19 @@ class OptimizerState:
     def __init__(self):
         handle = ctypes.c_void_p()
         _lib.check(lib.ax_optimizer_state_create(ctypes.byref(handle)), "optimizer state")
-        self._handle = handle
+        self._guard = Guard(handle, "optimizer state", lib.ax_optimizer_state_free)
         self._lock = threading.Lock()  # one ax_train at a time (axon.h)
 
-    def _state(self):
-        if not self._handle:
-            raise ValueError("axon: this optimizer state has been closed")
-        return self._handle
+    def _use(self):
+        """`with self._use() as state:` the library's state, kept open meanwhile."""
+        return self._guard.use()
 
     def close(self):
-        if getattr(self, "_handle", None):
-            lib.ax_optimizer_state_free(self._handle)
-            self._handle = None
+        """Frees the state (ValueError on any later use); RuntimeError while training
+        uses it."""
+        guard = getattr(self, "_guard", None)
+        if guard is not None:
+            guard.close()
 
     def __del__(self):
         self.close()
@@ -44,10 +46,12 @@ class OptimizerState:
         "f64", "bf16"), parameters, arrays (how many: sgd 0 or 1, adam 2), steps."""
         kind, precision, arrays = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
         parameters, steps = ctypes.c_int64(), ctypes.c_int64()
-        if not lib.ax_optimizer_state_describe(self._state(), ctypes.byref(kind),
-                                               ctypes.byref(precision), ctypes.byref(parameters),
-                                               ctypes.byref(arrays), ctypes.byref(steps)):
-            return None
+        with self._use() as state:
+            if not lib.ax_optimizer_state_describe(state, ctypes.byref(kind),
+                                                   ctypes.byref(precision),
+                                                   ctypes.byref(parameters),
+                                                   ctypes.byref(arrays), ctypes.byref(steps)):
+                return None
         return {"optimizer": lib.ax_optimizer_name(kind.value).decode(),
                 "precision": _PRECISION_NAMES.get(precision.value, str(precision.value)),
                 "parameters": parameters.value, "arrays": arrays.value, "steps": steps.value}
@@ -68,8 +72,9 @@ class OptimizerState:
         out = []
         for i in range(info["arrays"]):
             values = np.empty(info["parameters"], dtype=np.float64)
-            _lib.check(lib.ax_optimizer_state_copy_array(
-                self._state(), i, values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
+            with self._use() as state:
+                _lib.check(lib.ax_optimizer_state_copy_array(
+                    state, i, values.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
             out.append(values)
         return out
 
@@ -86,9 +91,10 @@ class OptimizerState:
                              f"values; it is for {parameters} parameters")
         pointers = (ctypes.POINTER(ctypes.c_double) * max(len(arrays), 1))(
             *[a.ctypes.data_as(ctypes.POINTER(ctypes.c_double)) for a in arrays])
-        _lib.check(lib.ax_optimizer_state_assign(self._state(), kind, precisions[precision],
-                                                 int(parameters), len(arrays), int(steps),
-                                                 pointers), "optimizer state")
+        with self._use() as state:
+            _lib.check(lib.ax_optimizer_state_assign(state, kind, precisions[precision],
+                                                     int(parameters), len(arrays), int(steps),
+                                                     pointers), "optimizer state")
 
     def __getstate__(self):
         info = self.describe()

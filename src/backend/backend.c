@@ -79,6 +79,25 @@ static bool own_folder(char *folder, size_t capacity)
     return true;
 }
 
+/* The host's side of ax_backend_host: messages already formatted by the
+ * plugin go into this copy of libaxon's per-thread message. */
+static ax_status host_fail(ax_status status, const char *message)
+{
+    return ax_fail(status, "%s", message);
+}
+
+static ax_status host_fail_context(ax_status status, const char *context)
+{
+    return ax_fail_context(status, "%s", context);
+}
+
+static const ax_backend_host host_services = {
+    .size = sizeof(ax_backend_host),
+    .fail = host_fail,
+    .fail_context = host_fail_context,
+    .cpu_create = ax_backend_cpu_create,
+};
+
 /* Opens libaxon_<name>.so and checks its table; the failure names why
  * (paths cut at 600 characters there). */
 static const ax_backend_plugin *open_plugin(const char *name, char *failure, size_t capacity)
@@ -139,12 +158,13 @@ static const ax_backend_plugin *open_plugin(const char *name, char *failure, siz
     }
     if (table->abi != AX_BACKEND_PLUGIN_ABI || table->ops_size != sizeof(ax_backend_ops) ||
         !table->name || strcmp(table->name, name) != 0 || !table->device_count ||
-        !table->device_info || !table->create) {
+        !table->device_info || !table->create || !table->init) {
         snprintf(failure, capacity, "the %s backend could not be loaded: %.600s was built for plugin "
                  "interface %d (this axon has %d) or lacks its entry points: rebuild it",
                  upper_name, opened, table->abi, AX_BACKEND_PLUGIN_ABI);
         return NULL;
     }
+    table->init(&host_services);
     return table;
 }
 

@@ -12,8 +12,20 @@
  *   3. the build folder (tests run from build/tests/);
  *   4. the install folder (CMAKE_INSTALL_FULL_LIBDIR);
  *   5. the dynamic loader's search path.
- * Plugins resolve ax_fail from the program or libaxon.so that loads them
- * (executables are linked with exported symbols). */
+ *
+ * A plugin resolves no symbol of libaxon: the few library functions it
+ * calls (ax_fail, ax_fail_context, the CPU backend) reach it as a table of
+ * host services, ax_backend_host, which the loader hands to its `init`
+ * before anything else. src/backend/plugin_host/host_calls.c, linked into
+ * every plugin, defines those functions there over that table, so plugin
+ * sources call them as the library does. Why a table, not a link against
+ * libaxon.so: libaxon may be loaded privately (Python's ctypes opens it
+ * RTLD_LOCAL, so its symbols are invisible to a plugin), linked statically
+ * into the axon command and the tests, or into a program that exports
+ * nothing; a DT_NEEDED libaxon.so would then load a second libaxon whose
+ * ax_fail writes a message the caller's ax_error_message never reads.
+ * Handed over by the loader, the functions are always those of the copy of
+ * libaxon that loaded the plugin. */
 #ifndef AX_BACKEND_PLUGIN_H
 #define AX_BACKEND_PLUGIN_H
 
@@ -21,7 +33,26 @@
 
 /* Raised whenever ax_backend_plugin or ax_backend_ops change layout or
  * meaning: a plugin built against other headers is refused, not called. */
-#define AX_BACKEND_PLUGIN_ABI 3 /* 3: the optional image operations */
+#define AX_BACKEND_PLUGIN_ABI 4 /* 3: the optional image operations; 4: init */
+
+/* A plugin's one exported symbol, its table: plugins are built with hidden
+ * visibility, so that nothing else of theirs can interpose on the host's
+ * symbols or another plugin's. */
+#define AX_PLUGIN_EXPORT __attribute__((visibility("default")))
+
+/* What the loader lends a plugin, valid until the process exits. New
+ * services are added at the tail, with `size` telling a plugin which the
+ * loader has. */
+typedef struct ax_backend_host {
+    size_t size; /* sizeof(ax_backend_host) of the loader */
+    /* ax_fail (base/error.h) with the message already formatted. */
+    ax_status (*fail)(ax_status status, const char *message);
+    /* ax_fail_context with the context already formatted. */
+    ax_status (*fail_context)(ax_status status, const char *context);
+    /* ax_backend_cpu_create (backend.h): for a plugin that wraps the CPU's
+     * code (the test plugin, tests/plugin_fake.c). */
+    ax_backend *(*cpu_create)(ax_precision precision);
+} ax_backend_host;
 
 typedef struct ax_backend_plugin {
     int abi;           /* AX_BACKEND_PLUGIN_ABI of the headers it was built with */
@@ -45,7 +76,16 @@ typedef struct ax_backend_plugin {
                                   int64_t d, double sums[3], ax_stats_timing *timing);
     ax_status (*stats_tensor_mean)(int index, const float *fx, const float *fy, const float *fz,
                                    int64_t n, int64_t d, float *out, ax_stats_timing *timing);
+
+    /* Called once by the loader, before any other entry: the host's
+     * services. Every plugin's is ax_plugin_host_init (below). */
+    void (*init)(const ax_backend_host *host);
 } ax_backend_plugin;
+
+/* Defined in every plugin by src/backend/plugin_host/host_calls.c (never in
+ * libaxon): keeps `host` for the ax_fail, ax_fail_context and
+ * ax_backend_cpu_create it defines there. */
+void ax_plugin_host_init(const ax_backend_host *host);
 
 /* The plugin `name` (letters, digits and '_'), opened once per process (any
  * thread); AX_STATUS_UNSUPPORTED with a message saying why when this build

@@ -301,7 +301,7 @@ ax_status ax_backend_cuda_device_info(int device, char *text, size_t capacity)
     return AX_STATUS_OK;
 }
 
-const ax_backend_plugin ax_backend_plugin_cuda = {
+AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_cuda = {
     .abi = AX_BACKEND_PLUGIN_ABI,
     .ops_size = sizeof(ax_backend_ops),
     .name = "cuda",
@@ -310,4 +310,5 @@ const ax_backend_plugin ax_backend_plugin_cuda = {
     .create = ax_backend_cuda_create,
     .stats_entropy_mi = ax_cuda_stats_entropy_mi,
     .stats_tensor_mean = ax_cuda_stats_tensor_mean,
+    .init = ax_plugin_host_init,
 };

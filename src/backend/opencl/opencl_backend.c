@@ -661,7 +661,7 @@ static ax_status create(ax_precision precision, int index, ax_backend **out)
 
 static int device_count(void) { return ax_ocl_device_count(); }
 
-const ax_backend_plugin ax_backend_plugin_opencl = {
+AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_opencl = {
     .abi = AX_BACKEND_PLUGIN_ABI,
     .ops_size = sizeof(ax_backend_ops),
     .name = "opencl",
@@ -670,4 +670,5 @@ const ax_backend_plugin ax_backend_plugin_opencl = {
     .create = create,
     .stats_entropy_mi = ax_ocl_stats_entropy_mi,
     .stats_tensor_mean = ax_ocl_stats_tensor_mean,
+    .init = ax_plugin_host_init,
 };
