@@ -44,7 +44,7 @@ static void check_refused(void)
     CHECK_OK(ax_net_create(&net_config, &net));
     ax_train_config config = ax_train_defaults();
     config.size = sizeof config + 8;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_FAILS(ax_train(net, train, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
                 "fill it with ax_train_defaults()");
     ax_prep_options prep = ax_prep_defaults();

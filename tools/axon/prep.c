@@ -199,7 +199,7 @@ int command_prep(int argc, char **argv)
                             .lines = !quiet && speaker && processes > 1 &&
                                      !isatty(fileno(stderr)),
                             .last_line = wall_seconds()};
-    ax_prep_summary summary;
+    ax_prep_summary summary = ax_prep_summary_empty();
     progress_catch_interrupt();
     ax_status status = ax_prep_run(&options, on_progress, &display, &summary);
     if (display.shown) {

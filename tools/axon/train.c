@@ -736,7 +736,7 @@ static int run_training(const train_request *request, train_data *data)
     train_config.progress_user = &display;
     train_config.communicator = cli_job_communicator();
 
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     memset(&summary, 0, sizeof summary);
     progress_catch_interrupt();
     status = ax_train(net, data->train, data->validation, data->test, &train_config, &summary);
