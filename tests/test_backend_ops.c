@@ -835,8 +835,6 @@ static void test_network(task kind, ax_precision precision, ax_device device, bo
             train.epochs = 3;
             train.l2 = 1e-4;
             ax_train_summary summary_a = ax_train_summary_empty(), summary_b = ax_train_summary_empty();
-            memset(&summary_a, 0, sizeof summary_a);
-            memset(&summary_b, 0, sizeof summary_b);
             CHECK_OK(ax_train(a, data, NULL, NULL, &train, &summary_a));
             CHECK_OK(ax_train(b, data, NULL, NULL, &train, &summary_b));
             ax_net_parameters_get(a, g_cpu);

@@ -36,7 +36,6 @@ static void resume(ax_net *net, ax_train_config *config, int epoch)
     config->checkpoint_prefix = NULL;
     config->progress = NULL;
     ax_train_summary summary = ax_train_summary_empty();
-    memset(&summary, 0, sizeof summary);
     ax_status status = ax_train(net, seed_data, NULL, NULL, config, &summary);
     if (status != AX_STATUS_OK && !ax_error_message()[0])
         abort(); /* a refusal says why */

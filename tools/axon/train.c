@@ -737,7 +737,6 @@ static int run_training(const train_request *request, train_data *data)
     train_config.communicator = cli_job_communicator();
 
     ax_train_summary summary = ax_train_summary_empty();
-    memset(&summary, 0, sizeof summary);
     progress_catch_interrupt();
     status = ax_train(net, data->train, data->validation, data->test, &train_config, &summary);
     char stop_message[512]; /* ax_train's message, kept before other calls replace it */
