@@ -368,7 +368,8 @@ static bool read_request(const cli_args *args, train_request *request)
         cli_error(args, "note: --init-range applies to --init uniform only");
     if (strcmp(request->layers, "auto") != 0 &&
         ax_layers_parse(request->layers, &request->net) != AX_STATUS_OK) {
-        cli_error(args, "--layers %s: %s", request->layers, ax_error_message());
+        /* The message names the layout (shortened when long): not echoed twice. */
+        cli_error(args, "--layers: %s", ax_error_message());
         return false;
     }
     snprintf(request->note, sizeof request->note, "val_split=%.17g", request->val_split);
