@@ -32,13 +32,12 @@
  * The results the library writes into the caller's memory, ax_train_summary,
  * ax_evaluation and ax_prep_summary, follow the same rule the other way
  * round: their first member, size, is set by the caller (start from their
- * _empty() functions, inline here; a binding calls their _init(result, size)),
- * and the
- * library writes no byte past it: a program built against an older header
- * gets the fields it knows, and what the library allocated for fields past
- * its size is freed, not leaked. A size below sizeof (size_t) or above this
- * library's sizeof is refused (AX_STATUS_BAD_ARGUMENT) before anything is
- * written.
+ * _empty() functions, inline here; a binding calls _init(result, size)), and
+ * the library writes no byte past it: a program built against an older
+ * header gets the fields it knows, and what the library allocated for fields
+ * past its size is freed, not leaked. A size below sizeof (size_t) or above
+ * this library's sizeof is refused (AX_STATUS_BAD_ARGUMENT) before anything
+ * is written.
  *
  * Threads. The library starts OpenMP and BLAS threads of its own and is
  * safe to call from several threads under these rules:
