@@ -33,7 +33,7 @@ int main(int argc, char **argv)
     tc.learning_rate = argc > 5 ? atof(argv[5]) : 0.1;
     tc.momentum = argc > 6 ? atof(argv[6]) : 0.9;
     tc.progress = show;
-    ax_train_summary s;
+    ax_train_summary s = ax_train_summary_empty();
     if (ax_train(net, train, NULL, test, &tc, &s)) { fprintf(stderr, "%s\n", ax_error_message()); return 1; }
     printf("total %.3f s, %.1f GFLOP\n", s.seconds, s.gflop);
     ax_net_free(net);

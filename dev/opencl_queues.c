@@ -36,7 +36,7 @@ static double now(void)
 static void *run(void *user)
 {
     job *j = user;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     j->status = ax_train(j->net, j->data, NULL, NULL, &j->train, &summary);
     if (j->status != AX_STATUS_OK)
         fprintf(stderr, "ax_train: %s\n", ax_error_message());

@@ -54,8 +54,8 @@ int main(int argc, char **argv)
     config.learning_rate = 0.01;
     config.batch_size = 32;
     config.epochs = 200;
-    ax_train_summary summary;
-    ax_evaluation evaluation = {0};
+    ax_train_summary summary = ax_train_summary_empty();
+    ax_evaluation evaluation = ax_evaluation_empty();
     ax_net *loaded = NULL;
     status = ax_train(net, data, NULL, NULL, &config, &summary);
     if (status == AX_STATUS_OK)

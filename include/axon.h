@@ -29,6 +29,16 @@
  * its own size. Fields are only ever added at the end; none is removed,
  * reordered or retyped without a new major version.
  *
+ * The results the library writes into the caller's memory, ax_train_summary,
+ * ax_evaluation and ax_prep_summary, follow the same rule the other way
+ * round: their first member, size, is set by the caller (start from their
+ * _empty() functions, inline here; a binding calls _init(result, size)), and
+ * the library writes no byte past it: a program built against an older
+ * header gets the fields it knows, and what the library allocated for fields
+ * past its size is freed, not leaked. A size below sizeof (size_t) or above
+ * this library's sizeof is refused (AX_STATUS_BAD_ARGUMENT) before anything
+ * is written.
+ *
  * Threads. The library starts OpenMP and BLAS threads of its own and is
  * safe to call from several threads under these rules:
  * - An ax_net (and the profile and workspace inside it) is used by one
@@ -601,6 +611,21 @@ const ax_net_config *ax_net_config_get(const ax_net *net);
 /* Values per row out of layer `layer` (0-based; the last is the output
  * layer), 0 when there is no such layer. */
 int64_t ax_net_layer_width(const ax_net *net, int layer);
+/* The accessors below fail with AX_STATUS_BAD_ARGUMENT, naming the valid
+ * range, for a layer the network does not have (out untouched). */
+/* The kind of layer `layer` (0-based). */
+AX_NODISCARD ax_status ax_net_layer_kind(const ax_net *net, int layer, ax_layer_kind *kind);
+/* The activation layer `layer` applies last; a pooling layer applies none:
+ * AX_ACT_IDENTITY (its windows' values pass on as they are). */
+AX_NODISCARD ax_status ax_net_layer_activation(const ax_net *net, int layer,
+                                               ax_activation *activation);
+/* The shape of layer `layer`'s outputs per row, (height, width, channels):
+ * a convolution's or pooling's feature map, or (1, 1, units) for a dense
+ * layer; the product is ax_net_layer_width. */
+AX_NODISCARD ax_status ax_net_layer_output_shape(const ax_net *net, int layer, int64_t shape[3]);
+/* A short constant name for a kind of layer: "dense", "conv", "maxpool",
+ * "avgpool" (the layout syntax's), "unknown" for a value no kind has. */
+const char *ax_layer_kind_name(ax_layer_kind kind);
 /* Number of parameters: weights and biases of all layers. */
 int64_t ax_net_parameter_count(const ax_net *net);
 /* Copies all parameters, layer by layer as [W (out, in) row-major, b (out)],
@@ -646,6 +671,8 @@ AX_NODISCARD ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data,
                                             double *loss, double *gradient);
 
 typedef struct ax_evaluation {
+    size_t size;            /* sizeof (ax_evaluation), set by the caller (ax_evaluation_empty()):
+                               the library writes no more (see "versioned structs" above) */
     double loss;            /* mean data loss (no regularisation) */
     double accuracy;        /* fraction correct, classification only */
     int64_t rows;
@@ -653,8 +680,20 @@ typedef struct ax_evaluation {
     int64_t *confusion;     /* (classes, classes): [true][predicted]; free with ax_evaluation_free */
 } ax_evaluation;
 
-/* Loss, accuracy and confusion matrix of the network on a dataset. */
+/* Zeroes the first size bytes of *evaluation and sets evaluation->size = size
+ * (a binding passes its own size); _empty() gives one with this header's
+ * size: start every ax_evaluation there. */
+void ax_evaluation_init(ax_evaluation *evaluation, size_t size);
+static inline ax_evaluation ax_evaluation_empty(void)
+{
+    ax_evaluation evaluation;
+    ax_evaluation_init(&evaluation, sizeof evaluation);
+    return evaluation;
+}
+/* Loss, accuracy and confusion matrix of the network on a dataset, into the
+ * first out->size bytes of *out. */
 AX_NODISCARD ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *out);
+/* Frees the confusion matrix (where out->size holds it); accepts NULL. */
 void ax_evaluation_free(ax_evaluation *evaluation);
 
 /* -------------------------------------------------------------------- cuda */
@@ -811,6 +850,9 @@ static inline ax_train_config ax_train_defaults(void)
 }
 
 typedef struct ax_train_summary {
+    size_t size;               /* sizeof (ax_train_summary), set by the caller
+                                  (ax_train_summary_empty()): the library writes no more (see
+                                  "versioned structs" above) */
     int epochs_run;
     int best_epoch;            /* epoch whose weights were kept (early stopping) or the last */
     double seconds;            /* training time, evaluation excluded */
@@ -826,10 +868,23 @@ typedef struct ax_train_summary {
     double communication_seconds; /* in the communicator's sums, waiting included (0 alone) */
 } ax_train_summary;
 
+/* Zeroes the first size bytes of *summary and sets summary->size = size (a
+ * binding passes its own size); _empty() gives one with this header's size:
+ * start every ax_train_summary there. */
+void ax_train_summary_init(ax_train_summary *summary, size_t size);
+static inline ax_train_summary ax_train_summary_empty(void)
+{
+    ax_train_summary summary;
+    ax_train_summary_init(&summary, sizeof summary);
+    return summary;
+}
+
 /* Trains net on train. validation (nullable) drives early stopping; test
- * (nullable) is evaluated after each epoch. Labels are checked against the
- * output width and features against the input width before any work; a
- * config->size the library does not take is refused (AX_STATUS_BAD_ARGUMENT).
+ * (nullable) is evaluated after each epoch; summary gets the first
+ * summary->size bytes of the run's figures, also on failure. Labels are
+ * checked against the output width and features against the input width
+ * before any work; a config->size or summary->size the library does not take
+ * is refused (AX_STATUS_BAD_ARGUMENT).
  * A streamed train set (ax_data_options.stream) takes mini-batches in one
  * process (a full batch or several ranks: AX_STATUS_UNSUPPORTED); each epoch
  * reads its files in an order drawn from config->seed and the epoch, and a
@@ -1257,9 +1312,13 @@ typedef struct ax_prep_progress {
 typedef bool (*ax_prep_progress_fn)(const ax_prep_progress *progress, void *user);
 
 typedef struct ax_prep_summary {
+    size_t size;              /* sizeof (ax_prep_summary), set by the caller
+                                 (ax_prep_summary_empty()): the library writes no more (see
+                                 "versioned structs" above) */
     int64_t images_found;     /* image files in the input (by name: .jpg .jpeg .png) */
     int64_t images_written;
-    int64_t images_skipped;   /* corrupt, truncated, not really an image, or unlabelled */
+    int64_t images_skipped;   /* corrupt, truncated (a tar member past its tar's end included),
+                                 not really an image, or unlabelled */
     int64_t files_ignored;    /* members that are neither images nor tars (README, ...) */
     int64_t batches_written;  /* by this run */
     int64_t batches_reused;   /* complete batches a previous run left */
@@ -1271,10 +1330,27 @@ typedef struct ax_prep_summary {
     int64_t warning_count;    /* all warnings */
     int64_t warnings_kept;    /* the first ones, in warnings[] */
     char **warnings;          /* "file: why", owned; free with ax_prep_summary_free */
+    int64_t links_skipped;    /* symbolic links not followed and folders reached a second time,
+                                 each named in a warning: a link to a place inside the input
+                                 (listed in its own place, under its own label) or to a folder
+                                 holding the input (a loop); links out of the input are followed,
+                                 labelled by where the link sits, each folder listed once */
 } ax_prep_summary;
 
-/* Runs the pipeline. summary (nullable) is filled also on failure, as far as
- * the run went; free it with ax_prep_summary_free. Fails on unreadable
+/* Zeroes the first size bytes of *summary and sets summary->size = size (a
+ * binding passes its own size); _empty() gives one with this header's size:
+ * start every ax_prep_summary there. */
+void ax_prep_summary_init(ax_prep_summary *summary, size_t size);
+static inline ax_prep_summary ax_prep_summary_empty(void)
+{
+    ax_prep_summary summary;
+    ax_prep_summary_init(&summary, sizeof summary);
+    return summary;
+}
+
+/* Runs the pipeline. summary (nullable) gets its first summary->size bytes
+ * filled, also on failure, as far as the run went; free it with
+ * ax_prep_summary_free. Fails on unreadable
  * input, a full disk or any failed write (AX_STATUS_IO_ERROR naming the
  * file), an output folder holding a different run (AX_STATUS_BAD_ARGUMENT),
  * or no usable image at all (AX_STATUS_BAD_DATA). */

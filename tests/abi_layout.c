@@ -95,6 +95,7 @@ int main(void)
     FIELD(ax_train_config, epsilon_before_correction);
     FIELD(ax_train_config, keep_subnormals);
     SIZE(ax_train_summary);
+    FIELD(ax_train_summary, size);
     FIELD(ax_train_summary, epochs_run);
     FIELD(ax_train_summary, best_epoch);
     FIELD(ax_train_summary, seconds);
@@ -106,6 +107,7 @@ int main(void)
     FIELD(ax_train_summary, stop_reason);
     FIELD(ax_train_summary, communication_seconds);
     SIZE(ax_evaluation);
+    FIELD(ax_evaluation, size);
     FIELD(ax_evaluation, loss);
     FIELD(ax_evaluation, accuracy);
     FIELD(ax_evaluation, rows);
@@ -164,6 +166,7 @@ int main(void)
     FIELD(ax_prep_progress, eta_seconds);
     FIELD(ax_prep_progress, seconds);
     SIZE(ax_prep_summary);
+    FIELD(ax_prep_summary, size);
     FIELD(ax_prep_summary, images_found);
     FIELD(ax_prep_summary, images_written);
     FIELD(ax_prep_summary, images_skipped);
@@ -180,6 +183,7 @@ int main(void)
     FIELD(ax_prep_summary, warning_count);
     FIELD(ax_prep_summary, warnings_kept);
     FIELD(ax_prep_summary, warnings);
+    FIELD(ax_prep_summary, links_skipped);
     SIZE(ax_regularization);
     FIELD(ax_regularization, l2);
     FIELD(ax_regularization, dropout);

@@ -431,5 +431,19 @@ after=$(sed 's/"model":"[^"]*",//' out.txt)
 [ -n "$after" ] && [ "$after" = "$before" ] || note "eval after --init-from differs: $after vs $before"
 finish
 
+# ------------------------------------- issue 25: a long --layers value
+# 200 layers once printed 2,456 bytes of the layout, echoed twice and cut
+# mid-layer, and never the reason; now the reason comes first and the layout
+# is shown by its start and length, in one short line.
+long_layers=$(awk 'BEGIN { for (i = 1; i < 200; i++) printf "128:relu,"; printf "10:softmax" }')
+refuse "200 layers: the reason first" 2 "axon train: --layers: too many layers: 200, more than the 64" \
+    "(layout '128:relu,128:relu,128:relu,128:relu,128:... (1801 characters)')" -- \
+    "$AXON" train --data blobs.csv --layers "$long_layers"
+[ "$(wc -c <err.txt)" -lt 200 ] || { echo "FAIL  a $(wc -c <err.txt)-byte message"; failed=$((failed + 1)); }
+refuse "a short layout shown whole, once" 2 \
+    "axon train: --layers: layout '8:relu,x:softmax': layer 2 has width 'x'" -- \
+    "$AXON" train --data blobs.csv --layers 8:relu,x:softmax
+[ "$(grep -o "8:relu,x:softmax" err.txt | wc -l)" -eq 1 ] || { echo "FAIL  the layout echoed twice"; failed=$((failed + 1)); }
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -8,6 +8,7 @@
 # - --init-from a conv model continues from its weights: an epoch of sgd at
 #   learning rate 1e-30 leaves its predictions unchanged;
 # - axon predict reads the model's image shape (input_shape) back;
+# - axon stats names each layer's kind, shape and activation;
 # - bad layouts and shapes are refused before training
 #   (status 2, or 1 for shapes, which need the data) and a message naming
 #   the layer, the place in the item and the shapes.
@@ -101,6 +102,22 @@ for command in predict eval; do
         { cat err.txt; fail "$command: no message naming both shapes"; }
 done
 echo "conv_cli: --init-from a conv model keeps its weights; predict reads its image shape"
+
+# axon stats names a layer by its kind, shape and activation (issue 25: it read
+# the dense activation of every kind, "unknown" for a conv, "tanh" for a pool).
+if "$axon" info --json | grep -q '"stats":true'; then
+    for pair in "0 0" "1 1" "2 2" "3 3"; do
+        read -r x y <<<"$pair"
+        "$axon" stats entropy-mi --model whole-sgd.safetensors "${data[@]}" --layer "$x" \
+            --layer-y "$y" >>stats.txt 2>&1 || { cat stats.txt; fail "stats of layer $x failed"; }
+    done
+    for label in "layer 0 (conv, 10x9x4 = 360 wide, relu)" \
+        "layer 1 (maxpool, 5x4x4 = 80 wide, no activation)" \
+        "layer 2 (conv, 3x3x6 = 54 wide, tanh)" "layer 3 (avgpool, 2x2x6 = 24 wide, no activation)"; do
+        grep -qF "$label" stats.txt || { cat stats.txt; fail "axon stats does not say '$label'"; }
+    done
+    echo "conv_cli: axon stats names conv and pooling layers by kind, shape and activation"
+fi
 
 # Refusals, the message naming what is wrong: a malformed layout is a usage
 # error (status 2, before the data is read); a layout the data's images do

@@ -194,6 +194,42 @@ expect 1 "train on a truncated batch" -- "$axon" train --data "batches:$work/cut
 contains stderr "batch_00001.npy"
 contains stderr "batch 2 of 3"
 
+# Links (issue 25): `cat/loop -> ..` once made prep list the tree again under
+# cat, 384 images from 12, dog's labelled cat. A link into the input is not
+# followed (its target has its own place and label), nor one to a folder
+# holding the input; a folder outside reached by two links is listed once,
+# under the first link's label; each is named in a warning and counted.
+rm -rf "$work/m1" "$work/elsewhere" && mkdir -p "$work/m1/cat" "$work/m1/dog" "$work/elsewhere/bird"
+for i in 1 2 3 4 5 6; do
+    cp "$photos/logo2.png" "$work/m1/cat/$i.png"
+    cp "$photos/logo2.png" "$work/m1/dog/$i.png"
+done
+cp "$photos/logo2.png" "$work/elsewhere/bird/1.png"
+ln -s .. "$work/m1/cat/loop"
+ln -s ../dog/1.png "$work/m1/cat/dog1.png"
+ln -s "$work" "$work/m1/dog/up"
+ln -s "$work/elsewhere/bird" "$work/m1/bird"
+ln -s "$work/elsewhere/bird" "$work/m1/bird2"
+expect 0 "prep with links" -- "$axon" prep --input "$work/m1" --out "$work/m1_out" --size 16 --batch 8
+contains stdout "13 images written, 0 skipped, 0 other files ignored; 3 labels"
+contains stdout "4 symbolic links not followed"
+contains stderr "cat/loop: a link to the input itself inside the input"
+contains stderr "cat/dog1.png: a link to dog/1.png inside the input"
+contains stderr "dog/up: a link to $(realpath "$work"), which holds the input (a loop)"
+contains stderr "m1/bird2: a folder listed already (reached again through a link)"
+grep -qF '"counts": [1, 6, 6]' "$work/m1_out/meta.json" ||
+    fail "label counts with links: $(grep counts "$work/m1_out/meta.json")"
+
+# A tar whose last member is cut short: warned about, and counted as skipped.
+rm -rf "$work/tarred" && mkdir -p "$work/tarred/cat"
+for i in 1 2 3; do cp "$photos/grace_hopper.jpg" "$work/tarred/cat/$i.jpg"; done
+tar -C "$work/tarred" -cf "$work/whole.tar" cat
+head -c $(($(stat -c %s "$work/whole.tar") - 40000)) "$work/whole.tar" >"$work/cut.tar"
+expect 0 "prep of a cut tar" -- "$axon" prep --input "$work/cut.tar" --out "$work/cut_tar_out" \
+    --size 16 --batch 8
+contains stderr "the member runs past the end of the tar (truncated?); skipped"
+contains stdout "2 images written, 1 skipped"
+
 if [ "$failures" -ne 0 ]; then
     echo "prep_cli: $failures check(s) failed"
     exit 1

@@ -834,9 +834,7 @@ static void test_network(task kind, ax_precision precision, ax_device device, bo
             train.batch_size = 64;
             train.epochs = 3;
             train.l2 = 1e-4;
-            ax_train_summary summary_a, summary_b;
-            memset(&summary_a, 0, sizeof summary_a);
-            memset(&summary_b, 0, sizeof summary_b);
+            ax_train_summary summary_a = ax_train_summary_empty(), summary_b = ax_train_summary_empty();
             CHECK_OK(ax_train(a, data, NULL, NULL, &train, &summary_a));
             CHECK_OK(ax_train(b, data, NULL, NULL, &train, &summary_b));
             ax_net_parameters_get(a, g_cpu);
@@ -849,7 +847,7 @@ static void test_network(task kind, ax_precision precision, ax_device device, bo
     }
 
     /* Evaluation and prediction read results back through the same paths. */
-    ax_evaluation e_cpu, e_dev;
+    ax_evaluation e_cpu = ax_evaluation_empty(), e_dev = ax_evaluation_empty();
     CHECK_OK(ax_net_evaluate(cpu, data, &e_cpu));
     CHECK_OK(ax_net_evaluate(dev, data, &e_dev));
     snprintf(what, sizeof what, "%s: ax_net_evaluate", name);

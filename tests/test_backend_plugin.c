@@ -100,7 +100,7 @@ int main(void)
     if (data && on_cpu && on_fake) {
         ax_train_config training = ax_train_defaults();
         training.epochs = 2;
-        ax_train_summary summary;
+        ax_train_summary summary = ax_train_summary_empty();
         CHECK_OK(ax_train(on_cpu, data, NULL, NULL, &training, &summary));
         CHECK_OK(ax_train(on_fake, data, NULL, NULL, &training, &summary));
         double a[64], b[64];

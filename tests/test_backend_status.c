@@ -134,7 +134,7 @@ static void test_nan_failure_is_device(const ax_dataset *data)
                                             AX_OPTIMIZER_LBFGS};
     for (size_t i = 0; i < sizeof optimizers / sizeof *optimizers; i++) {
         ax_train_config config = train_config(optimizers[i]);
-        ax_train_summary summary;
+        ax_train_summary summary = ax_train_summary_empty();
         ax_net *net = make_net();
         install_fake(net, GOOD_GEMMS, AFTER_NAN, true);
         ax_status status = ax_train(net, data, NULL, NULL, &config, &summary);
@@ -163,7 +163,7 @@ static void test_nan_failure_is_device(const ax_dataset *data)
 static void test_finite_failure_is_device(const ax_dataset *data)
 {
     ax_train_config config = train_config(AX_OPTIMIZER_SGD);
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     ax_net *net = make_net();
     install_fake(net, GOOD_GEMMS, AFTER_FINITE, true);
     CHECK_FAILS(ax_train(net, data, NULL, NULL, &config, &summary), AX_STATUS_DEVICE,
@@ -176,7 +176,7 @@ static void test_results_refused(const ax_dataset *data)
 {
     ax_net *net = make_net();
     install_fake(net, 0, AFTER_NAN, true);
-    ax_evaluation evaluation;
+    ax_evaluation evaluation = ax_evaluation_empty();
     CHECK_FAILS(ax_net_evaluate(net, data, &evaluation), AX_STATUS_DEVICE, "FAKE_LAUNCH_FAILURE");
     CHECK(evaluation.confusion == NULL);
     float outputs[4];
@@ -202,7 +202,7 @@ static void test_cpu(const ax_dataset *data)
     ax_net *net = make_net();
     CHECK(net->backend->ops->status(net->backend) == AX_STATUS_OK);
     ax_train_config config = train_config(AX_OPTIMIZER_SGD);
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, data, NULL, NULL, &config, &summary));
     config.learning_rate = 1e6;
     config.momentum = 0.0;

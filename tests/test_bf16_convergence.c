@@ -33,7 +33,7 @@ static double train_mlp(ax_dataset *train, ax_dataset *test, ax_precision precis
     training.batch_size = 128;
     training.epochs = 2;
     training.seed = seed;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, train, NULL, test, &training, &summary));
     printf("%-14s seed %llu: test accuracy %.2f %%, loss %.4f, %.2f s\n", what,
            (unsigned long long)seed, 100.0 * summary.final_test_accuracy,

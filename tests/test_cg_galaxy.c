@@ -116,7 +116,7 @@ static void test_galaxy(void)
     config.progress = record_cost;
     config.progress_user = &trace;
     config.progress_interval = 1e9;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, train, NULL, NULL, &config, &summary));
     double scipy_cost = reference_value(text, "final_cost");
     printf("galaxy cg: %d iterations, %lld evaluations (%lld gradients), final cost %.6f "

@@ -104,7 +104,7 @@ static double *resume(const char *path, int epochs, const ax_dataset *train,
         return NULL;
     CHECK(config.resume == state);
     config.epochs = epochs;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     status = ax_train(net, train, validation, NULL, &config, &summary);
     CHECK_OK(status);
     if (status == AX_STATUS_OK) {
@@ -122,7 +122,7 @@ static void test_case(const char *name, ax_precision precision, ax_train_config 
     printf("case %s, %s\n", name, precision == AX_PRECISION_F64 ? "f64" : "f32");
     char prefix[512], path[600];
     snprintf(prefix, sizeof prefix, "%s/%s-%d", folder, name, (int)precision);
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
 
     /* The uninterrupted run. */
     config.epochs = EPOCHS;
@@ -180,7 +180,7 @@ static void test_case(const char *name, ax_precision precision, ax_train_config 
         /* Changed options and other data are refused. */
         loaded_config.epochs = EPOCHS;
         loaded_config.learning_rate *= 2;
-        ax_train_summary ignored;
+        ax_train_summary ignored = ax_train_summary_empty();
         CHECK_FAILS(ax_train(loaded, train, validation, NULL, &loaded_config, &ignored),
                     AX_STATUS_BAD_ARGUMENT, "learning rate differs");
         loaded_config.learning_rate = config.learning_rate;
@@ -238,7 +238,7 @@ static void test_line_search_case(const char *name, ax_precision precision, ax_t
     char prefix[512], path[600];
     snprintf(prefix, sizeof prefix, "%s/%s-%d", folder, name, (int)precision);
     config.epochs = LINE_EPOCHS;
-    ax_train_summary straight_summary, summary;
+    ax_train_summary straight_summary = ax_train_summary_empty(), summary = ax_train_summary_empty();
     ax_net *net = make_net(precision);
     CHECK(net != NULL);
     if (!net)
@@ -399,7 +399,7 @@ static void test_line_search_refusals(const ax_dataset *train)
         config.checkpoint_every = 6;
         snprintf(prefix, sizeof prefix, "%s/refuse-%s", folder, kind ? "lbfgs" : "cg");
         config.checkpoint_prefix = prefix;
-        ax_train_summary summary;
+        ax_train_summary summary = ax_train_summary_empty();
         ax_net *net = make_net(AX_PRECISION_F32);
         CHECK_OK(ax_train(net, train, NULL, NULL, &config, &summary));
         ax_net_free(net);
@@ -455,7 +455,7 @@ static void test_line_search_refusals(const ax_dataset *train)
     ax_train_config config;
     CHECK_OK(ax_checkpoint_load(bad, &net, &config, &state));
     if (state) {
-        ax_train_summary summary;
+        ax_train_summary summary = ax_train_summary_empty();
         config.epochs = 8;
         config.checkpoint_every = 0;
         config.lbfgs_memory = 4;
@@ -496,7 +496,7 @@ static void test_refusals(const ax_dataset *train)
     config.epochs = 2;
     config.checkpoint_every = 1;
     config.checkpoint_prefix = prefix;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     ax_net *net = make_net(AX_PRECISION_F32);
     CHECK_OK(ax_train(net, train, NULL, NULL, &config, &summary));
     ax_net_free(net);

@@ -128,7 +128,7 @@ static void check_training(void)
     config.learning_rate = 0.5;
     config.momentum = 0.0;
     config.l2 = 0.001;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(trained, data, NULL, NULL, &config, &summary));
 
     const int64_t n = ax_net_parameter_count(by_hand);

@@ -33,7 +33,7 @@ static double train_b1(ax_dataset *train, ax_dataset *test, uint64_t seed, int e
     training.batch_size = 128;
     training.epochs = epochs;
     training.seed = seed;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, train, NULL, test, &training, &summary));
     printf("seed %llu, %d epoch(s): test accuracy %.2f %%, %.2f s\n", (unsigned long long)seed,
            epochs, 100.0 * summary.final_test_accuracy, summary.seconds);

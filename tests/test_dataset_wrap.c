@@ -86,13 +86,13 @@ static void test_trains_like_a_copy(void)
         ax_train_config config = ax_train_defaults();
         config.batch_size = 16;
         config.epochs = 3;
-        ax_train_summary summary;
+        ax_train_summary summary = ax_train_summary_empty();
         const ax_dataset *data = run == 0 ? wrapped : copied;
         CHECK_OK(ax_train(net, data, NULL, NULL, &config, &summary));
         count = ax_net_parameter_count(net);
         CHECK(count <= 64);
         ax_net_parameters_get(net, weights[run]);
-        ax_evaluation evaluation;
+        ax_evaluation evaluation = ax_evaluation_empty();
         CHECK_OK(ax_net_evaluate(net, data, &evaluation));
         accuracy[run] = evaluation.accuracy;
         ax_evaluation_free(&evaluation);

@@ -57,7 +57,7 @@ static void check_kept(ax_optimizer_kind optimizer, ax_keep_best keep, int epoch
     config.progress = record;
     config.progress_user = &log;
     config.progress_interval = 1e9;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, train, validation, test, &config, &summary));
     CHECK(summary.epochs_run == epochs && log.count == epochs);
 
@@ -70,7 +70,7 @@ static void check_kept(ax_optimizer_kind optimizer, ax_keep_best keep, int epoch
     CHECK(best > 0 && best < epochs - 1);
     CHECK(watched[epochs - 1] > watched[best] * 1.01);
 
-    ax_evaluation evaluation;
+    ax_evaluation evaluation = ax_evaluation_empty();
     CHECK_OK(ax_net_evaluate(net, keep == AX_KEEP_BEST_TEST ? test : validation, &evaluation));
     printf("%s keep best %s: epoch %d of %d, loss %.6f (minimum of the epochs %.6f, last %.6f)\n",
            ax_optimizer_name(optimizer), keep == AX_KEEP_BEST_TEST ? "test" : "validation",
@@ -105,9 +105,9 @@ static void check_last_kept(void)
     config.progress = record;
     config.progress_user = &log;
     config.progress_interval = 1e9;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, train, NULL, test, &config, &summary));
-    ax_evaluation evaluation;
+    ax_evaluation evaluation = ax_evaluation_empty();
     CHECK_OK(ax_net_evaluate(net, test, &evaluation));
     CHECK(log.count == 40);
     CHECK_NEAR(evaluation.loss, log.test[log.count - 1], 1e-12);
@@ -128,7 +128,7 @@ static void check_refused(void)
         goto done;
     ax_train_config config = ax_train_defaults();
     config.epochs = 2;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     config.keep_best = AX_KEEP_BEST_TEST;
     CHECK_FAILS(ax_train(net, train, other, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
                 "needs a test set");

@@ -45,7 +45,7 @@ static double *train_weights(const ax_dataset *train, const ax_dataset *validati
     config.learning_rate = 0.5;
     config.momentum = 0.0;
     config.l2 = 1e-3;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, train, validation, test, &config, &summary));
     *loss = summary.final_train_loss;
     double *weights = malloc(sizeof(double) * (size_t)ax_net_parameter_count(net));
@@ -104,7 +104,7 @@ static void check_new_values_same_net(void)
     config.optimizer = AX_OPTIMIZER_CG;
     config.batch_size = 0;
     config.epochs = 4;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, a, NULL, NULL, &config, &summary));
     memcpy(ax_dataset_features_data(a), ax_dataset_features_data(b), sizeof(float) * 500 * 30);
     memcpy(ax_dataset_labels_data(a), ax_dataset_labels_data(b), sizeof(int32_t) * 500);

@@ -112,7 +112,7 @@ static void test_checkpoint(void)
     train.batch_size = 8;
     train.checkpoint_every = 1;
     train.checkpoint_prefix = prefix;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, data, NULL, NULL, &train, &summary));
     ax_net_free(net);
     ax_dataset_free(data);

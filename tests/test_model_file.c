@@ -49,7 +49,7 @@ static void test_round_trip(ax_precision precision)
     ax_train_config training = ax_train_defaults();
     training.epochs = 2;
     training.batch_size = 16;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, data, NULL, NULL, &training, &summary));
 
     char path[256];
@@ -163,7 +163,7 @@ static void test_training_refusals(void)
     ax_net *wide = make_net(AX_PRECISION_F32, "3:softmax", 5);
     ax_net *net = make_net(AX_PRECISION_F32, "8:relu,3:softmax", 6);
     ax_train_config training = ax_train_defaults();
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_FAILS(ax_train(narrow, data, NULL, NULL, &training, &summary), AX_STATUS_BAD_DATA,
                 "has label 2 but the output layer has 2 units");
     CHECK_FAILS(ax_train(wide, data, NULL, NULL, &training, &summary), AX_STATUS_BAD_DATA,

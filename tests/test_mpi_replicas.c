@@ -123,7 +123,7 @@ static void *train_rank(void *argument)
         run->status = ax_net_create(&run->net_config, &net);
     }
     if (run->status == AX_STATUS_OK) {
-        ax_train_summary summary;
+        ax_train_summary summary = ax_train_summary_empty();
         run->train_config.communicator = &run->communicator;
         run->train_config.progress = count_and_stop;
         run->train_config.progress_user = run;
@@ -153,7 +153,7 @@ static void train_alone(const ax_dataset *data, const ax_train_config *config, d
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&nc, &net));
     ax_net_config_release(&nc);
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, data, NULL, NULL, config, &summary));
     ax_net_parameters_get(net, parameters);
     ax_net_free(net);
@@ -314,7 +314,7 @@ static void checkpoints(const ax_dataset *data, const ax_train_config *base, int
     ax_train_state *state = NULL;
     ax_train_config recorded;
     CHECK_OK(ax_checkpoint_load(stopped, &net, &recorded, &state));
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, data, NULL, NULL, &recorded, &summary));
     ax_net_parameters_get(net, alone);
     ax_net_free(net);

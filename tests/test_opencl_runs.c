@@ -117,7 +117,7 @@ static void compare_run(const char *what, const char *layers, int64_t input_widt
     config.progress = record;
     config.progress_interval = 0.0; /* every batch */
     config.progress_user = &cpu_trace;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(cpu, data, NULL, NULL, &config, &summary));
     config.progress_user = &dev_trace;
     CHECK_OK(ax_train(dev, data, NULL, NULL, &config, &summary));
@@ -230,7 +230,7 @@ static void resume_across(const char *folder, ax_device first, ax_device second,
     config.epochs = 2;
     config.checkpoint_every = 1;
     config.checkpoint_prefix = prefix;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, data, NULL, NULL, &config, &summary));
     const int64_t count = ax_net_parameter_count(net);
     ax_net_free(net);
@@ -287,7 +287,7 @@ static void test_checkpoints_across(void)
     config.epochs = 4;
     ax_net *net = make_net("40:relu,30:tanh,3:softmax", 24, AX_LOSS_CROSS_ENTROPY, ax_device_cpu());
     if (data && net) {
-        ax_train_summary summary;
+        ax_train_summary summary = ax_train_summary_empty();
         CHECK_OK(ax_train(net, data, NULL, NULL, &config, &summary));
         double *straight = weights_of(net);
         resume_across(folder, ax_device_cpu(), opencl, data, config, straight);

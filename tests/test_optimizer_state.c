@@ -122,7 +122,7 @@ static void check_carried(const run_kind *kind, ax_precision precision, const ax
     ax_optimizer_state *state = NULL;
     CHECK_OK(ax_optimizer_state_create(&state));
     CHECK(!ax_optimizer_state_describe(state, NULL, NULL, NULL, NULL, NULL));
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
 
     ax_train_config config = train_config(kind, 2);
     CHECK_OK(ax_train(straight, train, NULL, NULL, &config, &summary));
@@ -204,7 +204,7 @@ static void check_other_rows(ax_dataset *train)
     CHECK_OK(ax_optimizer_state_create(&state));
     ax_train_config config = train_config(&kinds[2], 1);
     config.batch_size = 20;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(whole, train, NULL, NULL, &config, &summary));
     config.optimizer_state = state;
     CHECK_OK(ax_train(parts, head, NULL, NULL, &config, &summary));
@@ -225,7 +225,7 @@ static void check_refusals(const ax_dataset *train)
     ax_net *wider = make_net(AX_PRECISION_F64, "12:tanh,3:softmax");
     ax_optimizer_state *state = NULL;
     CHECK_OK(ax_optimizer_state_create(&state));
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     ax_train_config adam = train_config(&kinds[2], 1);
     adam.optimizer_state = state;
     CHECK_OK(ax_train(net, train, NULL, NULL, &adam, &summary)); /* holds Adam's, 4 steps */
@@ -351,7 +351,7 @@ static void check_epsilon_before_correction(const ax_dataset *train)
     config.batch_size = 0; /* one step: t = 1 */
     config.epsilon = 1e-3;
     config.epsilon_before_correction = true;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(sklearn_order, train, NULL, NULL, &config, &summary));
     config.epsilon_before_correction = false;
     config.epsilon = 1e-3 / sqrt(1.0 - pow(config.beta2, 1.0));

@@ -790,7 +790,7 @@ static void check_ground_truth(void)
         options.labels_file = names;
         options.ground_truth = truth;
         options.progress_interval = 0;
-        ax_prep_summary summary;
+        ax_prep_summary summary = ax_prep_summary_empty();
         CHECK_OK(ax_prep_run(&options, NULL, NULL, &summary));
         CHECK(summary.images_written == IMAGES && summary.labels == 3);
         ax_prep_summary_free(&summary);
@@ -827,7 +827,7 @@ static void check_ground_truth(void)
     options.image_size = 8;
     options.labels_file = names;
     options.ground_truth = truth;
-    ax_prep_summary summary;
+    ax_prep_summary summary = ax_prep_summary_empty();
     CHECK_FAILS(ax_prep_run(&options, NULL, NULL, &summary), AX_STATUS_BAD_FILE,
                 "is not a label number 1 .. 2");
     ax_prep_summary_free(&summary);
@@ -863,7 +863,7 @@ int main(void)
     write_tar_of_tars(tar);
 
     /* Counts, warnings and shapes from the folder, 1 thread. */
-    ax_prep_summary summary;
+    ax_prep_summary summary = ax_prep_summary_empty();
     stopper progress = {.monotonic = true};
     CHECK_OK(run_prep(folder, out1, 1, 7, false, on_progress, &progress, &summary));
     CHECK(summary.images_found == 20);

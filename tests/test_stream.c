@@ -189,7 +189,7 @@ static double *train_weights(const ax_dataset *train, const ax_dataset *test,
     ax_net *net = make_net(ax_dataset_features(train), ax_dataset_classes(train), precision);
     if (!net)
         return NULL;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, train, NULL, test, config, &summary));
     *count = ax_net_parameter_count(net);
     double *weights = malloc((size_t)*count * sizeof *weights);
@@ -295,7 +295,7 @@ static void test_same_as_whole(const char *dir, const char *test_dir)
         const ax_precision precision = p ? AX_PRECISION_F64 : AX_PRECISION_F32;
         const ax_train_config config = train_config(3, false, 9);
         int64_t count = 0;
-        ax_evaluation a, b;
+        ax_evaluation a = ax_evaluation_empty(), b = ax_evaluation_empty();
         double *from_whole = train_weights(whole, test_whole, &config, precision, &count, &a);
         double *from_stream = train_weights(streamed, test_streamed, &config, precision, &count, &b);
         CHECK(same_weights(from_whole, from_stream, count));
@@ -531,7 +531,7 @@ static void test_bad_files(const char *dir, const set_shape *shape)
     config.progress_interval = 1e9;
     ax_net *net = make_net(ax_dataset_features(streamed), ax_dataset_classes(streamed),
                            AX_PRECISION_F32);
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     const ax_status status = ax_train(net, streamed, NULL, NULL, &config, &summary);
     CHECK(status == AX_STATUS_IO_ERROR || status == AX_STATUS_BAD_FILE);
     const char *message = ax_error_message();

@@ -88,7 +88,7 @@ static seen train_seeing(const ax_dataset *data, bool keep, const char *checkpoi
         train.checkpoint_every = 1;
         train.checkpoint_prefix = checkpoints;
     }
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, data, NULL, NULL, &train, &summary));
     ax_net_free(net);
     return s;
@@ -141,7 +141,7 @@ int main(void)
         CHECK(config.keep_subnormals);
         config.checkpoint_every = 0;
         config.keep_subnormals = false;
-        ax_train_summary summary;
+        ax_train_summary summary = ax_train_summary_empty();
         CHECK_FAILS(ax_train(resumed, data, NULL, NULL, &config, &summary),
                     AX_STATUS_BAD_ARGUMENT, "subnormal");
         config.keep_subnormals = true;

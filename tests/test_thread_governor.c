@@ -195,7 +195,7 @@ static double *train_on(int threads, ax_precision precision, const ax_dataset *d
     train.epochs = 2;
     train.batch_size = 100;
     train.adapt_threads = false; /* the count is the test's to choose */
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, data, NULL, NULL, &train, &summary));
     *count = ax_net_parameter_count(net);
     weights = malloc((size_t)*count * sizeof *weights);

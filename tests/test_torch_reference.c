@@ -399,8 +399,7 @@ static void run_case(const reference_case *c)
         train.dropout = 0;
         train.early_stop = 0;
         train.progress = NULL;
-        ax_train_summary summary;
-        memset(&summary, 0, sizeof summary);
+        ax_train_summary summary = ax_train_summary_empty();
         ax_net_parameters_set(net, c->arrays[FIELD_PARAMS0]);
         ax_status status = ax_train(net, prefix, NULL, NULL, &train, &summary);
         ax_dataset_free(prefix);

@@ -136,7 +136,7 @@ class TrainConfig(Structure):
 
 
 class TrainSummary(Structure):
-    _fields_ = [("epochs_run", c_int), ("best_epoch", c_int), ("seconds", c_double),
+    _fields_ = [("size", c_size_t), ("epochs_run", c_int), ("best_epoch", c_int), ("seconds", c_double),
                 ("gflop", c_double), ("final_train_loss", c_double),
                 ("final_test_accuracy", c_double), ("evaluations", c_int64),
                 ("gradient_evaluations", c_int64), ("stop_reason", c_char_p),
@@ -144,7 +144,7 @@ class TrainSummary(Structure):
 
 
 class Evaluation(Structure):
-    _fields_ = [("loss", c_double), ("accuracy", c_double), ("rows", c_int64),
+    _fields_ = [("size", c_size_t), ("loss", c_double), ("accuracy", c_double), ("rows", c_int64),
                 ("classes", c_int64), ("confusion", POINTER(c_int64))]
 
 
@@ -184,14 +184,14 @@ PREP_PROGRESS_FN = CFUNCTYPE(c_bool, POINTER(PrepProgress), c_void_p)
 
 
 class PrepSummary(Structure):
-    _fields_ = [("images_found", c_int64), ("images_written", c_int64),
+    _fields_ = [("size", c_size_t), ("images_found", c_int64), ("images_written", c_int64),
                 ("images_skipped", c_int64), ("files_ignored", c_int64),
                 ("batches_written", c_int64), ("batches_reused", c_int64), ("labels", c_int64),
                 ("seconds", c_double), ("seconds_enumerate", c_double),
                 ("seconds_read", c_double), ("seconds_decode", c_double),
                 ("seconds_resize", c_double), ("seconds_write", c_double),
                 ("warning_count", c_int64), ("warnings_kept", c_int64),
-                ("warnings", POINTER(c_char_p))]
+                ("warnings", POINTER(c_char_p)), ("links_skipped", c_int64)]
 
 
 class Regularization(Structure):
@@ -386,6 +386,9 @@ _declare("ax_data_options_init", None, POINTER(DataOptions), c_size_t)
 _declare("ax_net_config_init", None, POINTER(NetConfig), c_size_t)
 _declare("ax_train_config_init", None, POINTER(TrainConfig), c_size_t)
 _declare("ax_prep_options_init", None, POINTER(PrepOptions), c_size_t)
+_declare("ax_train_summary_init", None, POINTER(TrainSummary), c_size_t)
+_declare("ax_evaluation_init", None, POINTER(Evaluation), c_size_t)
+_declare("ax_prep_summary_init", None, POINTER(PrepSummary), c_size_t)
 _declare("ax_layers_parse", c_int, c_char_p, POINTER(NetConfig))
 _declare("ax_net_config_release", None, POINTER(NetConfig))
 _declare("ax_layers_format", None, POINTER(NetConfig), c_char_p, c_size_t)
@@ -393,6 +396,10 @@ _declare("ax_net_create", c_int, POINTER(NetConfig), POINTER(_P))
 _declare("ax_net_free", None, _P)
 _declare("ax_net_config_get", POINTER(NetConfig), _P)
 _declare("ax_net_layer_width", c_int64, _P, c_int)
+_declare("ax_net_layer_kind", c_int, _P, c_int, POINTER(c_int))
+_declare("ax_net_layer_activation", c_int, _P, c_int, POINTER(c_int))
+_declare("ax_net_layer_output_shape", c_int, _P, c_int, POINTER(c_int64))
+_declare("ax_layer_kind_name", c_char_p, c_int)
 _declare("ax_net_parameter_count", c_int64, _P)
 _declare("ax_net_parameters_get", None, _P, POINTER(c_double))
 _declare("ax_net_parameters_set", None, _P, POINTER(c_double))
@@ -468,6 +475,19 @@ def data_options():
 
 def prep_options():
     return _sized(PrepOptions, lib.ax_prep_options_init)
+
+
+# The results the library writes, sized the same way: it writes no byte past ctypes' size.
+def train_summary():
+    return _sized(TrainSummary, lib.ax_train_summary_init)
+
+
+def evaluation():
+    return _sized(Evaluation, lib.ax_evaluation_init)
+
+
+def prep_summary():
+    return _sized(PrepSummary, lib.ax_prep_summary_init)
 
 
 def _check_openblas_kernels():

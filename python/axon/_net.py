@@ -190,12 +190,43 @@ class Net:
     def output_width(self):
         return self.layer_widths[-1]
 
+    def _layer_count(self):
+        return self._read(lambda net, config: config.layer_count)
+
+    def _layer_enum(self, function, i):
+        value = ctypes.c_int()
+        with self._use() as net:
+            _lib.check(function(net, i, ctypes.byref(value)), f"layer {i}")
+        return value.value
+
+    @property
+    def layer_kinds(self):
+        """Each layer's kind ("dense", "conv", "maxpool", "avgpool"), the output layer last."""
+        return [lib.ax_layer_kind_name(self._layer_enum(lib.ax_net_layer_kind, i)).decode()
+                for i in range(self._layer_count())]
+
     @property
     def layer_activations(self):
-        """Each layer's activation name, the output layer last."""
-        return self._read(lambda net, config: [
-            lib.ax_activation_name(config.layers[i].dense.activation).decode()
-            for i in range(config.layer_count)])
+        """Each layer's activation name, the output layer last; "none" for a pooling layer,
+        which applies no activation."""
+        names = []
+        for i, kind in enumerate(self.layer_kinds):
+            activation = self._layer_enum(lib.ax_net_layer_activation, i)
+            names.append("none" if kind in ("maxpool", "avgpool")
+                         else lib.ax_activation_name(activation).decode())
+        return names
+
+    @property
+    def layer_shapes(self):
+        """Each layer's outputs per row as (height, width, channels): a convolution's or
+        pooling's feature map, (1, 1, units) for a dense layer."""
+        shapes = []
+        for i in range(self._layer_count()):
+            shape = (ctypes.c_int64 * 3)()
+            with self._use() as net:
+                _lib.check(lib.ax_net_layer_output_shape(net, i, shape), f"layer {i}")
+            shapes.append(tuple(shape))
+        return shapes
 
     @property
     def loss(self):
@@ -293,7 +324,7 @@ class Net:
         if y is None and isinstance(X, np.ndarray):
             raise TypeError("axon: Net.evaluate(X, y): y (labels or targets) is missing")
         data = self._dataset((X, y) if y is not None else X, "X")
-        evaluation = _lib.Evaluation()
+        evaluation = _lib.evaluation()
         with self._lock, self._use() as net, data._use() as data_handle:
             _lib.check(lib.ax_net_evaluate(net, data_handle, ctypes.byref(evaluation)))
         try:
@@ -445,7 +476,7 @@ def _run(net, train, validation, test, config, progress, interval, verbose):
     callback = _lib.PROGRESS_FN(watcher)
     config.progress = callback
     config.progress_interval = 0.0  # after every step: Ctrl-C acts after the current one
-    summary = _lib.TrainSummary()
+    summary = _lib.train_summary()
     with contextlib.ExitStack() as held:
         held.enter_context(net._lock)
         handles = [held.enter_context(part._use()) if part is not None else None
@@ -458,7 +489,8 @@ def _run(net, train, validation, test, config, progress, interval, verbose):
         raise KeyboardInterrupt(f"axon: {_lib.error_message()}; the network holds the weights "
                                 "of the last step")
     _lib.check(status)
-    result = {name: getattr(summary, name) for name, _ in _lib.TrainSummary._fields_}
+    result = {name: getattr(summary, name) for name, _ in _lib.TrainSummary._fields_
+              if name != "size"}
     result["stop_reason"] = (summary.stop_reason or b"").decode()
     result["history"] = watcher.history
     return result

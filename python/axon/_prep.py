@@ -33,14 +33,14 @@ def prep(input, output, *, size=256, batch=1024, seed=1, grey=False, labels=None
             return False
 
     callback = _lib.PREP_PROGRESS_FN(call) if progress else _lib.PREP_PROGRESS_FN()
-    summary = _lib.PrepSummary()
+    summary = _lib.prep_summary()
     try:
         status = lib.ax_prep_run(ctypes.byref(options), callback, None, ctypes.byref(summary))
         if error:
             raise error[0]
         _lib.check(status)
         result = {name: getattr(summary, name) for name, _ in _lib.PrepSummary._fields_
-                  if name != "warnings"}
+                  if name not in ("size", "warnings")}
         result["warnings"] = [summary.warnings[i].decode("utf-8", "replace")
                               for i in range(summary.warnings_kept)]
         return result

@@ -13,6 +13,7 @@ Adam's state across Net.train calls and pickles; the statistics against float64
 NumPy; closed objects raise ValueError and closing one while training runs is
 refused; a network on the OpenCL device (PoCL) trains as on the CPU.
 """
+import ctypes
 import os
 import signal
 import subprocess
@@ -196,6 +197,33 @@ def test_predict_equals_numpy_forward_pass():
     assert np.array_equal(other.parameters, net.parameters)
     with pytest.raises(ValueError, match="layer 2"):
         other.set_weights([weights[0], (weights[1][0].T, weights[1][1]), weights[2]])
+
+
+def test_layer_kinds_activations_and_shapes_of_a_conv_net():
+    # Issue 25: layer_activations read the dense member of every kind and gave
+    # ['unknown', 'tanh', 'relu', 'tanh', 'softmax'] for this network. Net() takes no
+    # image shape, so the network is made as a C program would, then wrapped.
+    config = _lib.net_config()
+    _lib.check(lib_parse_layers("conv:8x5x5/p2:relu,maxpool:2,conv:8x3x3/s2,avgpool:2,10:softmax",
+                                config))
+    config.input_width = 28 * 28
+    config.input_shape[:] = (28, 28, 1)
+    handle = ctypes.c_void_p()
+    try:
+        _lib.check(_lib.lib.ax_net_create(ctypes.byref(config), ctypes.byref(handle)))
+    finally:
+        _lib.lib.ax_net_config_release(ctypes.byref(config))
+    net = axon.Net._from_handle(handle)
+    assert net.layer_kinds == ["conv", "maxpool", "conv", "avgpool", "dense"]
+    assert net.layer_activations == ["relu", "none", "relu", "none", "softmax"]
+    assert net.layer_shapes == [(28, 28, 8), (14, 14, 8), (6, 6, 8), (3, 3, 8), (1, 1, 10)]
+    assert net.layer_widths == [6272, 1568, 288, 72, 10]
+    with pytest.raises(ValueError, match="layer 5 does not exist"):
+        net._layer_enum(_lib.lib.ax_net_layer_kind, 5)
+
+
+def lib_parse_layers(text, config):
+    return _lib.lib.ax_layers_parse(text.encode(), ctypes.byref(config))
 
 
 def test_progress_callback_history_and_stopping():

@@ -75,3 +75,34 @@ ax_status ax_sized_read(const void *given, void *full, size_t min_size, size_t f
     memcpy(full, &full_size, sizeof full_size);
     return AX_STATUS_OK;
 }
+
+static size_t size_of(const void *given)
+{
+    size_t size;
+    memcpy(&size, given, sizeof size);
+    return size;
+}
+
+ax_status ax_sized_output_check(const void *given, size_t full_size, const char *what,
+                                const char *empty)
+{
+    size_t size = size_of(given);
+    if (size < sizeof size || size > full_size)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s of %zu bytes: start it from %s() (this library writes %zu to %zu "
+                       "bytes)",
+                       what, size, empty, sizeof size, full_size);
+    return AX_STATUS_OK;
+}
+
+void ax_sized_output_write(void *out, const void *full, size_t full_size)
+{
+    size_t size = size_of(out);
+    if (size > full_size)
+        size = full_size;
+    /* The caller's own size stays: the bytes after it are copied. */
+    if (size > sizeof size)
+        memcpy((char *)out + sizeof size, (const char *)full + sizeof size, size - sizeof size);
+}
+
+bool ax_sized_output_holds(const void *out, size_t end) { return size_of(out) >= end; }

@@ -4,6 +4,7 @@
 #ifndef AX_BASE_MEMORY_H
 #define AX_BASE_MEMORY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "axon.h"
@@ -30,5 +31,19 @@ void ax_sized_fill(void *out, size_t size, const void *full, size_t full_size);
  * that fills it). */
 ax_status ax_sized_read(const void *given, void *full, size_t min_size, size_t full_size,
                         const char *what, const char *defaults);
+/* The results a caller allocates (ax_train_summary, ax_evaluation,
+ * ax_prep_summary): the library fills a whole struct of its own and copies
+ * out only the caller's size. Refuses a size below sizeof (size_t) or above
+ * full_size (AX_STATUS_BAD_ARGUMENT, naming what and empty, the function that
+ * sets the size), writing nothing. */
+ax_status ax_sized_output_check(const void *given, size_t full_size, const char *what,
+                                const char *empty);
+/* Copies the first out->size bytes of full (full_size bytes; checked by
+ * ax_sized_output_check) into out, leaving out's size as it is. */
+void ax_sized_output_write(void *out, const void *full, size_t full_size);
+/* Whether a caller's struct of out->size bytes holds the field that ends at
+ * byte end (offsetof + sizeof): where not, what the library allocated for it
+ * is the library's to free. */
+bool ax_sized_output_holds(const void *out, size_t end);
 
 #endif

@@ -37,34 +37,60 @@ static const ax_layer_ops *ops_for_item(const char *item)
     return &ax_layer_dense_ops;
 }
 
+/* A layout as messages show it: whole when short, else its start and its
+ * length, so that a 2,000-character layout neither floods the terminal nor
+ * pushes the reason out of the message (issue 25). */
+enum { EXCERPT_CAPACITY = 96, EXCERPT_SHOWN = 40 };
+static void excerpt(const char *text, char shown[EXCERPT_CAPACITY])
+{
+    size_t length = text ? strlen(text) : 0;
+    if (length <= EXCERPT_SHOWN + 20)
+        snprintf(shown, EXCERPT_CAPACITY, "%s", text ? text : "");
+    else
+        snprintf(shown, EXCERPT_CAPACITY, "%.*s... (%zu characters)", EXCERPT_SHOWN, text, length);
+}
+
+/* Layers in a layout: its items, commas + 1. */
+static int64_t count_items(const char *text)
+{
+    int64_t count = 1;
+    for (const char *c = text; *c; c++)
+        count += *c == ',';
+    return count;
+}
+
 /* Parses the layout into layers (room for AX_MAX_LAYERS); *count layers. */
 static ax_status parse_layers(const char *text, ax_layer_spec *layers, int *count_out)
 {
+    char shown[EXCERPT_CAPACITY];
+    excerpt(text, shown);
     if (!text || !*text)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "the layer layout is empty (e.g. 128:relu,10:softmax)");
     int count = 0;
     const char *cursor = text;
     while (*cursor) {
         if (count == AX_MAX_LAYERS)
-            return ax_fail(AX_STATUS_BAD_ARGUMENT, "layout '%s' has more than %d layers", text,
-                           AX_MAX_LAYERS);
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "too many layers: %lld, more than the %d a network may have "
+                           "(layout '%s')",
+                           (long long)count_items(text), AX_MAX_LAYERS, shown);
         char item[64];
         size_t length = strcspn(cursor, ",");
         if (length == 0 || length >= sizeof item)
-            return ax_fail(AX_STATUS_BAD_ARGUMENT, "layout '%s': layer %d is %s", text, count + 1,
+            return ax_fail(AX_STATUS_BAD_ARGUMENT, "layout '%s': layer %d is %s", shown, count + 1,
                            length == 0 ? "empty" : "too long");
         memcpy(item, cursor, length);
         item[length] = '\0';
         cursor += length;
         const bool output = !*cursor;
         char where[600];
-        snprintf(where, sizeof where, "layout '%s': layer %d", text, count + 1);
+        snprintf(where, sizeof where, "layout '%s': layer %d", shown, count + 1);
         AX_TRY(ops_for_item(item)->parse(item, output, where, &layers[count]));
         count++;
         if (*cursor == ',') {
             cursor++;
             if (!*cursor)
-                return ax_fail(AX_STATUS_BAD_ARGUMENT, "layout '%s' ends with a comma", text);
+                return ax_fail(AX_STATUS_BAD_ARGUMENT, "layout '%s' ends with a comma", shown);
         }
     }
     *count_out = count;

@@ -5,10 +5,12 @@
  * dropout between layers, the loss at the output, and the public calls built
  * on them (predict, evaluate, loss and gradient). */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
+#include "base/memory.h"
 #include "base/random.h"
 #include "core/net.h"
 #include "data/dataset.h"
@@ -326,9 +328,9 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
     return OPS->status(net->backend);
 }
 
-ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *out)
+/* ax_net_evaluate into a whole evaluation of this library's size. */
+static ax_status evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *out)
 {
-    memset(out, 0, sizeof *out);
     AX_TRY(ax_net_check_data(net, data, "the"));
     int64_t rows = data->rows;
     int64_t chunk = chunk_rows(net, rows);
@@ -388,9 +390,27 @@ ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
     return AX_STATUS_OK;
 }
 
+/* The caller's evaluation holds the confusion pointer (an older, shorter one may not). */
+static bool holds_confusion(const ax_evaluation *evaluation)
+{
+    return ax_sized_output_holds(evaluation, offsetof(ax_evaluation, confusion) +
+                                                 sizeof evaluation->confusion);
+}
+
+ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *out)
+{
+    AX_TRY(ax_sized_output_check(out, sizeof *out, "an evaluation", "ax_evaluation_empty"));
+    ax_evaluation whole = ax_evaluation_empty();
+    ax_status status = evaluate(net, data, &whole);
+    if (!holds_confusion(out))
+        ax_evaluation_free(&whole); /* the caller could never free it */
+    ax_sized_output_write(out, &whole, sizeof whole);
+    return status;
+}
+
 void ax_evaluation_free(ax_evaluation *evaluation)
 {
-    if (!evaluation)
+    if (!evaluation || !holds_confusion(evaluation))
         return;
     free(evaluation->confusion);
     evaluation->confusion = NULL;

@@ -569,7 +569,7 @@ static ax_status evaluate_into(ax_net *net, ax_reducer *reducer, const ax_datase
         return AX_STATUS_OK;
     if (data->rows == 0) /* a rank's empty shard (alone, the checks refused it) */
         return ax_reducer_sum_evaluation(reducer, 0, loss, accuracy);
-    ax_evaluation evaluation;
+    ax_evaluation evaluation = ax_evaluation_empty();
     /* Evaluation is timed as one entry, not mixed into the training passes. */
     ax_profile *profile = net->profile;
     net->profile = NULL;

@@ -105,12 +105,11 @@ static ax_reducer replicated_reducer(ax_replicas *replicas)
                         .validation_rows = replicas->validation_rows};
 }
 
-ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
-                   const ax_dataset *test, const ax_train_config *config,
-                   ax_train_summary *summary)
+/* ax_train with the caller's config read and a whole summary. */
+static ax_status train_sized(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
+                             const ax_dataset *test, const ax_train_config *config,
+                             ax_train_summary *summary)
 {
-    memset(summary, 0, sizeof *summary);
-    summary->final_test_accuracy = NAN;
     /* A program built against an older header passes a shorter config:
      * the fields it lacks keep their defaults. */
     ax_train_config full = ax_train_defaults();
@@ -129,5 +128,20 @@ ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *valid
     if (replicas)
         summary->communication_seconds = replicas->seconds;
     ax_replicas_free(replicas);
+    return status;
+}
+
+ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
+                   const ax_dataset *test, const ax_train_config *config,
+                   ax_train_summary *caller_summary)
+{
+    /* The caller's summary may be shorter than ours (an older header): the
+     * run fills a whole one, and only the caller's size is copied out. */
+    AX_TRY(ax_sized_output_check(caller_summary, sizeof(ax_train_summary), "a training summary",
+                                 "ax_train_summary_empty"));
+    ax_train_summary summary = ax_train_summary_empty();
+    summary.final_test_accuracy = NAN;
+    ax_status status = train_sized(net, train, validation, test, config, &summary);
+    ax_sized_output_write(caller_summary, &summary, sizeof summary);
     return status;
 }

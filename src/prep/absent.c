@@ -9,18 +9,22 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/memory.h"
 
 void ax_prep_summary_free(ax_prep_summary *summary)
 {
-    if (summary)
-        memset(summary, 0, sizeof *summary);
+    (void)summary; /* ax_prep_run below allocates nothing */
 }
 
 ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progress, void *user,
                       ax_prep_summary *summary)
 {
-    if (summary) /* filled "as far as the run went": nowhere */
-        memset(summary, 0, sizeof *summary);
+    if (summary) { /* filled "as far as the run went": nowhere, within the caller's size */
+        AX_TRY(ax_sized_output_check(summary, sizeof *summary, "a prep summary",
+                                     "ax_prep_summary_empty"));
+        ax_prep_summary nothing = ax_prep_summary_empty();
+        ax_sized_output_write(summary, &nothing, sizeof nothing);
+    }
     return ax_fail(AX_STATUS_UNSUPPORTED,
                    "this build of axon has no image preparation (axon prep); rebuild with it "
                    "(apt-get install pkg-config libarchive-dev libjpeg62-turbo-dev libpng-dev; "

@@ -253,6 +253,7 @@ static ax_status scan_member(prep_list *list, int32_t source, int fd, int64_t ba
     if (offset < 0 || size < 0 || offset + size > window_length) {
         prep_warn(warnings, "%s:%s: the member runs past the end of the tar (truncated?); skipped",
                   prefix, name);
+        list->skipped++;
         return AX_STATUS_OK;
     }
     size_t label_length = label ? strlen(label) : 0;
@@ -375,8 +376,9 @@ static int compare_names(const void *a, const void *b)
 
 /* Lists folder path; relative is its path below the input ("" at the top),
  * label its label (NULL at the top). */
-static ax_status scan_folder(prep_list *list, const char *path, const char *relative,
-                             const char *label, int depth, prep_warnings *warnings)
+static ax_status scan_folder(prep_list *list, prep_walk *walk, const char *path,
+                             const char *relative, const char *label, int depth,
+                             prep_warnings *warnings)
 {
     DIR *dir = opendir(path);
     if (!dir) {
@@ -421,13 +423,26 @@ static ax_status scan_folder(prep_list *list, const char *path, const char *rela
         }
         struct stat info;
         const char *child_label = label ? label : names[i];
+        char why[1024];
+        bool first = true;
         if (names[i][0] == '.') {
             list->files_ignored++;
+        } else if (lstat(child, &info) == 0 && S_ISLNK(info.st_mode) &&
+                   !prep_walk_link(walk, child, why, sizeof why)) {
+            prep_warn(warnings, "%s: %s", child, why);
+            list->links_skipped++;
         } else if (stat(child, &info) != 0) {
             prep_warn(warnings, "%s: cannot stat, skipped: %s", child, strerror(errno));
         } else if (S_ISDIR(info.st_mode)) {
-            if (depth < 64)
-                status = scan_folder(list, child, child_relative, child_label, depth + 1, warnings);
+            status = prep_walk_enter(walk, &info, &first);
+            if (status == AX_STATUS_OK && !first) {
+                prep_warn(warnings, "%s: a folder listed already (reached again through a link): "
+                          "not listed twice", child);
+                list->links_skipped++;
+            } else if (status == AX_STATUS_OK && depth < 64) {
+                status = scan_folder(list, walk, child, child_relative, child_label, depth + 1,
+                                     warnings);
+            }
         } else if (!S_ISREG(info.st_mode)) {
             list->files_ignored++;
         } else if (has_suffix(names[i], ".tar")) {
@@ -573,9 +588,16 @@ ax_status prep_list_build(const char *input, const char *labels_file, prep_list 
     if (stat(input, &info) != 0)
         return ax_fail(AX_STATUS_BAD_FILE, "%s: %s", input, strerror(errno));
     ax_status status;
-    if (S_ISDIR(info.st_mode))
-        status = scan_folder(list, input, "", NULL, 0, warnings);
-    else
+    if (S_ISDIR(info.st_mode)) {
+        prep_walk walk;
+        bool first = true;
+        status = prep_walk_start(&walk, input);
+        if (status == AX_STATUS_OK)
+            status = prep_walk_enter(&walk, &info, &first);
+        if (status == AX_STATUS_OK)
+            status = scan_folder(list, &walk, input, "", NULL, 0, warnings);
+        prep_walk_free(&walk);
+    } else
         status = scan_tar_file(list, input, base_name(input), NULL, warnings);
     if (status == AX_STATUS_OK)
         status = order_labels(list, labels_file);

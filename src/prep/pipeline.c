@@ -44,9 +44,16 @@
 
 enum { WHY_LENGTH = 200 };
 
+/* The caller's summary holds the warnings pointer (an older, shorter one may not). */
+static bool holds_warnings(const ax_prep_summary *summary)
+{
+    return ax_sized_output_holds(summary, offsetof(ax_prep_summary, warnings) +
+                                              sizeof summary->warnings);
+}
+
 void ax_prep_summary_free(ax_prep_summary *summary)
 {
-    if (!summary)
+    if (!summary || !holds_warnings(summary))
         return;
     for (int64_t i = 0; i < summary->warnings_kept; i++)
         free(summary->warnings[i]);
@@ -573,17 +580,17 @@ static ax_status prep(run *r)
     status = AX_STATUS_OK;
     if (ranks->rank == 0)
         status = prep_metadata_write(o->output, &r->list, o, r->channels, r->label_counts,
-                                     r->batch_counts, r->batches, r->sums, written, r->skipped);
+                                     r->batch_counts, r->batches, r->sums, written,
+                                     r->skipped + r->list.skipped);
     return prep_ranks_agree(ranks, status, false);
 }
 
-ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progress, void *user,
-                      ax_prep_summary *summary)
+/* ax_prep_run into a whole summary of this library's size. */
+static ax_status prep_run(const ax_prep_options *options, ax_prep_progress_fn progress, void *user,
+                          ax_prep_summary *summary)
 {
     run r;
     memset(&r, 0, sizeof r);
-    if (summary)
-        memset(summary, 0, sizeof *summary);
     /* A program built against an older header passes shorter options: the
      * fields it lacks keep their defaults. */
     ax_prep_options full = ax_prep_defaults();
@@ -613,7 +620,11 @@ ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progre
     if (summary) {
         for (int64_t b = 0; r.batch_counts && b < r.batches; b++)
             summary->images_written += r.batch_counts[b];
-        summary->images_skipped = r.skipped;
+        /* Members found unreadable while listing are skipped images too
+         * (every rank lists them: counted once, not summed over ranks). */
+        summary->images_skipped = r.skipped + r.list.skipped;
+        summary->images_found += r.list.skipped;
+        summary->links_skipped = r.list.links_skipped;
         summary->seconds = ax_seconds_now() - r.start;
         summary->warning_count = r.warnings.count;
         summary->warnings_kept = r.warnings.kept;
@@ -639,5 +650,20 @@ ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progre
         free(r.scratch[t].partial);
     }
     free(r.scratch);
+    return status;
+}
+
+ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progress, void *user,
+                      ax_prep_summary *summary)
+{
+    if (summary)
+        AX_TRY(ax_sized_output_check(summary, sizeof *summary, "a prep summary",
+                                     "ax_prep_summary_empty"));
+    ax_prep_summary whole = ax_prep_summary_empty();
+    ax_status status = prep_run(options, progress, user, &whole);
+    if (!summary || !holds_warnings(summary))
+        ax_prep_summary_free(&whole); /* the caller could never free them */
+    if (summary)
+        ax_sized_output_write(summary, &whole, sizeof whole);
     return status;
 }

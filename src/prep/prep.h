@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "axon.h"
 
@@ -36,6 +38,10 @@ typedef struct prep_list {
     int64_t names_length, names_capacity;
     int64_t files_ignored;    /* members that are neither images nor tars */
     int64_t unlabelled;       /* images at the top level (no folder or inner tar) */
+    int64_t skipped;          /* images or tars named but unreadable (a member running past
+                                 its tar's end), each with a warning */
+    int64_t links_skipped;    /* links not followed and folders reached a second time
+                                 (links.c), each with a warning */
 } prep_list;
 
 /* Warnings gathered during a run: all counted, the first few kept. */
@@ -49,6 +55,26 @@ void prep_warn(prep_warnings *warnings, const char *format, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* The walk over a folder input (links.c): its real path, for the links
+ * that lead back into it, and the folders entered, by device and inode. */
+typedef struct prep_folder_id {
+    dev_t device;
+    ino_t inode;
+} prep_folder_id;
+typedef struct prep_walk {
+    char *root;                 /* realpath of the input */
+    prep_folder_id *folders;
+    int64_t folder_count, folder_capacity;
+} prep_walk;
+
+ax_status prep_walk_start(prep_walk *walk, const char *input);
+void prep_walk_free(prep_walk *walk);
+/* Records the folder (stat of it) as entered; *first = false when it was
+ * entered before (a loop, or a second link to it): list it once. */
+ax_status prep_walk_enter(prep_walk *walk, const struct stat *folder, bool *first);
+/* Whether to follow the symbolic link at path; when not, why[] says why. */
+bool prep_walk_link(const prep_walk *walk, const char *link, char *why, size_t why_capacity);
 
 /* Lists input (folder, .tar, tar of tars) into list; labels are then
  * renumbered by name, or by labels_file order when given. */

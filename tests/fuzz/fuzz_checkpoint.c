@@ -35,8 +35,7 @@ static void resume(ax_net *net, ax_train_config *config, int epoch)
     config->checkpoint_every = 0;
     config->checkpoint_prefix = NULL;
     config->progress = NULL;
-    ax_train_summary summary;
-    memset(&summary, 0, sizeof summary);
+    ax_train_summary summary = ax_train_summary_empty();
     ax_status status = ax_train(net, seed_data, NULL, NULL, config, &summary);
     if (status != AX_STATUS_OK && !ax_error_message()[0])
         abort(); /* a refusal says why */

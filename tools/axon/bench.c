@@ -251,7 +251,7 @@ static int bench_replica(void *user, int rank)
         }
     ax_train_config train = run->work->train;
     train.communicator = cli_job_communicator();
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     if (status == AX_STATUS_OK)
         status = train_once(shards[0], shards[1], run->config, &train, &summary);
     ax_dataset_free(shards[0]);
@@ -350,7 +350,7 @@ int command_bench(int argc, char **argv)
         ax_status status = ax_layers_parse(work.layers, &config);
         work.train.seed = (uint64_t)r;
         log.repeat = r;
-        ax_train_summary summary;
+        ax_train_summary summary = ax_train_summary_empty();
         if (status == AX_STATUS_OK && replicas > 1) {
             bench_run run = {.work = &work, .config = &config};
             result = replicas_run(replicas, threads_each, bench_replica, &run);

@@ -151,11 +151,20 @@ int load_model(const char *option, const char *path, ax_precision precision, ax_
     return CLI_EXIT_OK;
 }
 
+/* The output layer's activation. A layout read or loaded ends with a dense
+ * layer (ax_layers_parse and ax_net_create refuse others); the union is read
+ * only for that kind all the same. */
+static ax_activation output_activation(const ax_net_config *config)
+{
+    const ax_layer_spec *last = &config->layers[config->layer_count - 1];
+    return last->kind == AX_LAYER_DENSE ? last->dense.activation : AX_ACT_IDENTITY;
+}
+
 bool output_is_classification(const ax_net_config *config)
 {
     if (config->layer_count < 1)
         return false;
-    ax_activation last = config->layers[config->layer_count - 1].dense.activation;
+    ax_activation last = output_activation(config);
     return last == AX_ACT_SOFTMAX || last == AX_ACT_SIGMOID;
 }
 
@@ -187,7 +196,7 @@ int check_data_fits(const ax_net_config *config, const ax_dataset *data, const c
         return CLI_EXIT_RUNTIME;
     if (config->layer_count < 1)
         return CLI_EXIT_OK;
-    const ax_activation activation = config->layers[config->layer_count - 1].dense.activation;
+    const ax_activation activation = output_activation(config);
     const int64_t width = ax_net_config_output_width(config);
     int64_t classes = ax_dataset_classes(data), targets = ax_dataset_targets(data);
     if (classes > 0 && activation == AX_ACT_SOFTMAX && classes > width) {

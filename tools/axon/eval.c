@@ -178,8 +178,7 @@ int command_eval(int argc, char **argv)
     if (result == CLI_EXIT_OK)
         result = check_data_fits(ax_net_config_get(net), data, model_path);
     if (result == CLI_EXIT_OK) {
-        ax_evaluation evaluation;
-        memset(&evaluation, 0, sizeof evaluation);
+        ax_evaluation evaluation = ax_evaluation_empty();
         ax_status status = ax_net_evaluate(net, data, &evaluation);
         if (status != AX_STATUS_OK) {
             result = report_failure(status, spec);

@@ -136,6 +136,9 @@ static void print_summary(const ax_prep_summary *s, const char *out, int threads
     printf("prep: %lld images written, %lld skipped, %lld other files ignored; %lld labels\n",
            (long long)s->images_written, (long long)s->images_skipped,
            (long long)s->files_ignored, (long long)s->labels);
+    if (s->links_skipped > 0)
+        printf("prep: %lld symbolic link%s not followed (each named in a warning)\n",
+               (long long)s->links_skipped, s->links_skipped == 1 ? "" : "s");
     printf("prep: %lld batches written, %lld kept from an earlier run, in %s\n",
            (long long)s->batches_written, (long long)s->batches_reused, out);
     double processed = (double)(s->images_written + s->images_skipped);
@@ -199,7 +202,7 @@ int command_prep(int argc, char **argv)
                             .lines = !quiet && speaker && processes > 1 &&
                                      !isatty(fileno(stderr)),
                             .last_line = wall_seconds()};
-    ax_prep_summary summary;
+    ax_prep_summary summary = ax_prep_summary_empty();
     progress_catch_interrupt();
     ax_status status = ax_prep_run(&options, on_progress, &display, &summary);
     if (display.shown) {

@@ -122,8 +122,25 @@ static int layer_activations(ax_net *net, const ax_dataset *data, int layer, con
     }
     array->rows = ax_dataset_rows(data);
     array->cols = ax_net_layer_width(net, layer);
-    snprintf(array->label, sizeof array->label, "layer %d (%lld wide, %s) of %s", layer,
-             (long long)array->cols, ax_activation_name(config->layers[layer].dense.activation), model);
+    ax_layer_kind kind = AX_LAYER_DENSE;
+    ax_activation activation = AX_ACT_IDENTITY;
+    int64_t shape[3] = {0, 0, 0};
+    if (ax_net_layer_kind(net, layer, &kind) != AX_STATUS_OK ||
+        ax_net_layer_activation(net, layer, &activation) != AX_STATUS_OK ||
+        ax_net_layer_output_shape(net, layer, shape) != AX_STATUS_OK)
+        return report_failure(AX_STATUS_BAD_ARGUMENT, model);
+    /* Pooling applies no activation: its kind says what the values are. */
+    const char *applied = kind == AX_LAYER_MAX_POOL || kind == AX_LAYER_AVERAGE_POOL
+                              ? "no activation"
+                              : ax_activation_name(activation);
+    if (kind == AX_LAYER_DENSE)
+        snprintf(array->label, sizeof array->label, "layer %d (dense, %lld wide, %s) of %s",
+                 layer, (long long)array->cols, applied, model);
+    else
+        snprintf(array->label, sizeof array->label,
+                 "layer %d (%s, %lldx%lldx%lld = %lld wide, %s) of %s", layer,
+                 ax_layer_kind_name(kind), (long long)shape[0], (long long)shape[1],
+                 (long long)shape[2], (long long)array->cols, applied, model);
     array->name = array->label;
     array->values = malloc((size_t)(array->rows * array->cols) * sizeof(float));
     if (!array->values) {

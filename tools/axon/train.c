@@ -368,7 +368,8 @@ static bool read_request(const cli_args *args, train_request *request)
         cli_error(args, "note: --init-range applies to --init uniform only");
     if (strcmp(request->layers, "auto") != 0 &&
         ax_layers_parse(request->layers, &request->net) != AX_STATUS_OK) {
-        cli_error(args, "--layers %s: %s", request->layers, ax_error_message());
+        /* The message names the layout (shortened when long): not echoed twice. */
+        cli_error(args, "--layers: %s", ax_error_message());
         return false;
     }
     snprintf(request->note, sizeof request->note, "val_split=%.17g", request->val_split);
@@ -736,8 +737,7 @@ static int run_training(const train_request *request, train_data *data)
     train_config.progress_user = &display;
     train_config.communicator = cli_job_communicator();
 
-    ax_train_summary summary;
-    memset(&summary, 0, sizeof summary);
+    ax_train_summary summary = ax_train_summary_empty();
     progress_catch_interrupt();
     status = ax_train(net, data->train, data->validation, data->test, &train_config, &summary);
     char stop_message[512]; /* ax_train's message, kept before other calls replace it */
