@@ -86,7 +86,7 @@ static double *train_on(const char *backend, int index, const ax_dataset *data, 
         ax_train_config training;
         p_ax_train_config_init(&training, sizeof training);
         training.epochs = 2;
-        ax_train_summary summary;
+        ax_train_summary summary = ax_train_summary_empty();
         CHECK_OK(p_ax_train(net, data, NULL, NULL, &training, &summary));
         *count = p_ax_net_parameter_count(net);
         weights = malloc((size_t)*count * sizeof *weights);
