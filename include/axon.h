@@ -71,6 +71,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h> /* memset, for the header-only _empty() initialisers */
 
 #ifdef __cplusplus
 extern "C" {
@@ -686,8 +687,10 @@ typedef struct ax_evaluation {
 void ax_evaluation_init(ax_evaluation *evaluation, size_t size);
 static inline ax_evaluation ax_evaluation_empty(void)
 {
+    /* header-only, so a program that opens libaxon with dlopen can use it */
     ax_evaluation evaluation;
-    ax_evaluation_init(&evaluation, sizeof evaluation);
+    memset(&evaluation, 0, sizeof evaluation);
+    evaluation.size = sizeof evaluation;
     return evaluation;
 }
 /* Loss, accuracy and confusion matrix of the network on a dataset, into the
@@ -874,8 +877,10 @@ typedef struct ax_train_summary {
 void ax_train_summary_init(ax_train_summary *summary, size_t size);
 static inline ax_train_summary ax_train_summary_empty(void)
 {
+    /* header-only, so a program that opens libaxon with dlopen can use it */
     ax_train_summary summary;
-    ax_train_summary_init(&summary, sizeof summary);
+    memset(&summary, 0, sizeof summary);
+    summary.size = sizeof summary;
     return summary;
 }
 
@@ -1343,8 +1348,10 @@ typedef struct ax_prep_summary {
 void ax_prep_summary_init(ax_prep_summary *summary, size_t size);
 static inline ax_prep_summary ax_prep_summary_empty(void)
 {
+    /* header-only, so a program that opens libaxon with dlopen can use it */
     ax_prep_summary summary;
-    ax_prep_summary_init(&summary, sizeof summary);
+    memset(&summary, 0, sizeof summary);
+    summary.size = sizeof summary;
     return summary;
 }
 
