@@ -9,7 +9,7 @@
  * other shapes (200 rows against 1797), and a BLAS may pick its kernels,
  * and so the order of a row's sums, by the shape (OpenBLAS's AVX-512
  * kernels do; its Haswell ones gave equal bits here by chance). Now the
- * chunk depends on the call's row count alone (AX_INFERENCE_ROWS), so both
+ * chunk depends on the layout and the row count alone (ax_net_inference_rows), so both
  * nets make the same calls, in the same order, on the same values (float32
  * weights copied exactly through float64), with the same data layout
  * (every buffer 64-byte aligned, the weights at the same arena offsets) and

@@ -299,10 +299,6 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
     return OPS->status(net->backend);
 }
 
-int64_t ax_net_inference_rows(int64_t rows)
-{
-    return rows < AX_INFERENCE_ROWS ? rows : AX_INFERENCE_ROWS;
-}
 
 ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *outputs)
 {
@@ -311,7 +307,7 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
                        (long long)rows);
     if (rows == 0)
         return AX_STATUS_OK;
-    int64_t chunk = ax_net_inference_rows(rows);
+    int64_t chunk = ax_net_inference_rows(net, rows);
     AX_TRY(ax_net_reserve(net, chunk));
     int64_t width = net->layers[net->layer_count - 1].out;
     for (int64_t first = 0; first < rows; first += chunk) {
@@ -329,7 +325,7 @@ ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
     memset(out, 0, sizeof *out);
     AX_TRY(ax_net_check_data(net, data, "the"));
     int64_t rows = data->rows;
-    int64_t chunk = ax_net_inference_rows(rows);
+    int64_t chunk = ax_net_inference_rows(net, rows);
     AX_TRY(ax_net_reserve(net, chunk));
     const bool streamed = data->stream != NULL;
     int64_t classes = data->labels || streamed ? net->layers[net->layer_count - 1].out : 0;
