@@ -653,7 +653,11 @@ AX_NODISCARD ax_status ax_net_save(const ax_net *net, const char *path);
 AX_NODISCARD ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out);
 
 /* Forward pass in inference mode: inputs (rows, input_width), outputs
- * (rows, output width) as probabilities or values. */
+ * (rows, output width) as probabilities or values. Rows go through in
+ * chunks of 4096 whatever the net did before, so a trained net and its
+ * weights loaded into a new one give the same bits for the same call (a
+ * row's bits may still depend on how many rows the call has: the BLAS's
+ * kernels depend on the shape). */
 AX_NODISCARD ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *outputs);
 
 typedef struct ax_regularization {

@@ -11,6 +11,7 @@
 # Gaussian blobs and checks the model file, the metrics file, `axon eval` and
 # `axon predict`. Prints "N passed, M failed" and exits 1 if any failed.
 set -u
+. "$(dirname "$0")/test_python.sh" # has_python: the JSON checks where Python is there
 
 if [ $# -ne 2 ]; then
     echo "usage: bash tests/cli_errors.sh /path/to/axon WORKDIR" >&2
@@ -345,8 +346,8 @@ for epoch in 1 2 3; do
     grep -qE "^\{\"epoch\":$epoch,\"train_loss\":[-0-9.e+]+,.*\"seconds\":[-0-9.e+]+,\"gflops\":.*\}\$" \
         metrics.jsonl 2> /dev/null || note "no well-formed metrics line for epoch $epoch"
 done
-if [ -x /usr/bin/python3 ]; then
-    /usr/bin/python3 -c 'import json, sys
+if has_python json; then
+    "$PYTHON" -c 'import json, sys
 for line in open(sys.argv[1]):
     record = json.loads(line)
     assert set(record) >= {"epoch", "train_loss", "val_loss", "test_loss", "test_accuracy", "seconds", "gflops"}

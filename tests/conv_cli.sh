@@ -22,8 +22,10 @@ mkdir -p "$work" || exit 1
 cd "$work" || exit 1
 
 fail() { echo "conv_cli: FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/test_python.sh"
+need_python numpy # writes the images
 
-/usr/bin/python3 - <<'EOF' || fail "NumPy could not write the data"
+"$PYTHON" - <<'EOF' || fail "NumPy could not write the data"
 import numpy as np
 rng = np.random.default_rng(5)
 n, h, w, c = 240, 10, 9, 2
@@ -45,7 +47,7 @@ first_last_loss() { # metrics FILE: the first and last training loss
 }
 decreases() { # NAME METRICS
     read -r first last <<<"$(first_last_loss "$2")"
-    /usr/bin/python3 -c "import sys; f, l = float('$first'), float('$last'); sys.exit(0 if l < f and l == l else 1)" ||
+    "$PYTHON" -c "import sys; f, l = float('$first'), float('$last'); sys.exit(0 if l < f and l == l else 1)" ||
         fail "$1: the training loss went from $first to $last"
 }
 
@@ -93,7 +95,7 @@ echo "conv_cli: sgd and lbfgs resumed from a checkpoint give the uninterrupted m
 cmp -s before.csv after.csv || fail "--init-from with learning rate 1e-30 changed the predictions"
 [ "$(wc -l <before.csv)" -eq 241 ] || fail "predict wrote $(wc -l <before.csv) lines, not 241"
 # Images of another shape with as many values per row are refused, not misread.
-/usr/bin/python3 -c "import numpy as np; np.save('transposed.npy', np.ascontiguousarray(np.load('images.npy').transpose(0, 2, 1, 3)))" ||
+"$PYTHON" -c "import numpy as np; np.save('transposed.npy', np.ascontiguousarray(np.load('images.npy').transpose(0, 2, 1, 3)))" ||
     fail "NumPy could not write transposed.npy"
 for command in predict eval; do
     "$axon" $command --model whole-sgd.safetensors --data transposed.npy --labels labels.npy \

@@ -30,9 +30,11 @@
 # usage: mpi_train.sh AXON WORKDIR
 set -u
 tests_dir=$(cd "$(dirname "$0")" && pwd)
+. "$tests_dir/test_python.sh"
 axon=$1
 work=$2
 command -v mpirun >/dev/null || { echo "mpi_train: SKIP: no mpirun on PATH"; exit 77; }
+need_python numpy # tests/compare_models.py
 rm -rf "$work"
 mkdir -p "$work" || exit 1
 cd "$work" || exit 1
@@ -48,10 +50,10 @@ mpi=(timeout 120 mpirun -np 2)
 fail() { echo "mpi_train: FAIL: $*" >&2; exit 1; }
 
 # Largest relative difference of each tensor: max |a - b| / max |b|.
-compare() { /usr/bin/python3 "$tests_dir/compare_models.py" "$@"; } # compare A B TOLERANCE
+compare() { "$PYTHON" "$tests_dir/compare_models.py" "$@"; } # compare A B TOLERANCE
 
 # A classification set: 3 classes by the sign pattern of two features.
-/usr/bin/python3 - <<'EOF' || fail "could not write the CSV"
+"$PYTHON" - <<'EOF' || fail "could not write the CSV"
 import numpy as np
 rng = np.random.default_rng(7)
 x = rng.normal(size=(1501, 6))
@@ -141,7 +143,7 @@ echo "--val-split on 2 ranks: a rank reads only the rows that hold its shards"
 # A NaN in the last row of a .npy file: rank 1's span holds it, rank 0's
 # (about the first half of the rows) does not. When every rank read the whole
 # file to split it, both found the NaN; now rank 1 alone does and ends the job.
-/usr/bin/python3 -c '
+"$PYTHON" -c '
 import numpy as np
 x = np.random.RandomState(1).rand(400, 4).astype(np.float32)
 x[:, 0] = np.arange(400) % 3
@@ -196,7 +198,7 @@ grep -q "rank 0 of 2: checkpoint written to stop.interrupted.safetensors" stoppe
 grep -q "rank 0 of 2: training interrupted in epoch 4 of 4, after batch 35 of 400\$" stopped.log ||
     { cat stopped.log; fail "rank 0 did not say it stopped after batch 35 of epoch 4"; }
 # The checkpoint records the same place.
-/usr/bin/python3 - <<'EOF2' || fail "the interrupted checkpoint does not record epoch 4, batch 35"
+"$PYTHON" - <<'EOF2' || fail "the interrupted checkpoint does not record epoch 4, batch 35"
 import json, struct, sys
 raw = open("stop.interrupted.safetensors", "rb").read()
 n = struct.unpack("<Q", raw[:8])[0]
@@ -224,7 +226,7 @@ echo "a resume with changed data is refused on every rank"
 # Adam on the CSV, checkpointed; then one value in rank 1's shard changes.
 "${mpi[@]}" "$axon" train "${adam[@]}" "${common[@]}" --checkpoint-every 1 --checkpoint csv \
     > csv.log 2>&1 || { cat csv.log; fail "the checkpointed Adam run failed"; }
-/usr/bin/python3 - <<'EOF2' || fail "could not change the CSV"
+"$PYTHON" - <<'EOF2' || fail "could not change the CSV"
 lines = open("classes.csv").read().splitlines()
 values = lines[-3].split(",")
 values[2] = "%.6f" % (float(values[2]) + 0.5)

@@ -35,6 +35,9 @@ if ! grep -q '^  opencl:0 ' <<< "$info"; then
     exit 77
 fi
 
+. "$HERE/test_python.sh"
+need_python numpy # the weights' comparison and the statistics' references
+
 failed=0
 fail() { echo "opencl_cli: $*" >&2; failed=$((failed + 1)); }
 line=$(grep '^  opencl:0 ' <<< "$info")
@@ -51,13 +54,13 @@ train=(train --data synth:linear --layers 16:tanh,8:relu,1 --loss mse --epochs 2
 "$AXON" "${train[@]}" --device opencl --out opencl.safetensors > opencl.txt 2>&1 ||
     fail "the OpenCL run failed: $(tail -3 opencl.txt)"
 grep -q '^  device      opencl:0: ' opencl.txt || fail "axon train does not name its device: $(head -8 opencl.txt)"
-/usr/bin/python3 "$HERE/compare_models.py" opencl.safetensors cpu.safetensors 1e-9 ||
+"$PYTHON" "$HERE/compare_models.py" opencl.safetensors cpu.safetensors 1e-9 ||
     fail "the OpenCL run's weights differ from the CPU's by more than 1e-9"
 
 # A LeNet-style net on a Fashion-MNIST subset, CPU and OpenCL, float64.
 fashion=${AXON_DATASETS:-/usr/share/datasets}/fashion-mnist
 if [ -r "$fashion/t10k-images-idx3-ubyte.gz" ] && [ -r "$fashion/t10k-labels-idx1-ubyte.gz" ]; then
-    /usr/bin/python3 - "$fashion" << 'EOF' || fail "could not write the Fashion-MNIST subset"
+    "$PYTHON" - "$fashion" << 'EOF' || fail "could not write the Fashion-MNIST subset"
 import gzip, sys
 import numpy as np
 folder = sys.argv[1]
@@ -76,7 +79,7 @@ EOF
         fail "the LeNet-style OpenCL run failed: $(tail -3 lenet_opencl.txt)"
     grep -q '^epoch 1/1 .*test_acc' lenet_opencl.txt ||
         fail "the LeNet-style OpenCL run reports no epoch: $(tail -3 lenet_opencl.txt)"
-    /usr/bin/python3 "$HERE/compare_models.py" lenet_opencl.safetensors lenet_cpu.safetensors 1e-9 ||
+    "$PYTHON" "$HERE/compare_models.py" lenet_opencl.safetensors lenet_cpu.safetensors 1e-9 ||
         fail "the LeNet-style OpenCL run's weights differ from the CPU's by more than 1e-9"
 else
     echo "  LeNet-style run not checked: $fashion has no t10k files (apt-get install dataset-fashion-mnist)"
@@ -108,7 +111,7 @@ refuse "a kernel build that fails" "clBuildProgram" "CL_BUILD_PROGRAM_FAILURE" "
 
 # Statistics on the device against the CPU's float64 figures.
 if grep -q '^  stats         yes' <<< "$info"; then
-    /usr/bin/python3 - << 'EOF' || fail "could not write the statistics' inputs"
+    "$PYTHON" - << 'EOF' || fail "could not write the statistics' inputs"
 import numpy as np
 rng = np.random.default_rng(4)
 np.save("x.npy", rng.normal(size=(3001, 37)).astype(np.float32))
@@ -123,7 +126,7 @@ EOF
         fail "tensor-mean on the CPU failed"
     "$AXON" stats tensor-mean --fx a.npy --fy b.npy --fz c.npy --out t_ocl.npy --device opencl \
         > tm_ocl.txt 2>&1 || fail "tensor-mean on OpenCL: $(tail -3 tm_ocl.txt)"
-    /usr/bin/python3 - << 'EOF' || fail "the OpenCL statistics differ from the CPU's by more than 1e-6"
+    "$PYTHON" - << 'EOF' || fail "the OpenCL statistics differ from the CPU's by more than 1e-6"
 import json, sys
 import numpy as np
 bad = 0

@@ -23,6 +23,8 @@
 # usage: replicas_train.sh AXON WORKDIR
 set -u
 tests_dir=$(cd "$(dirname "$0")" && pwd)
+. "$tests_dir/test_python.sh"
+need_python numpy # tests/compare_models.py
 axon=$1
 work=$2
 rm -rf "$work"
@@ -32,10 +34,10 @@ cd "$work" || exit 1
 fail() { echo "replicas_train: FAIL: $*" >&2; exit 1; }
 
 # Largest relative difference of each tensor: max |a - b| / max |b|.
-compare() { /usr/bin/python3 "$tests_dir/compare_models.py" "$@"; } # compare A B TOLERANCE
+compare() { "$PYTHON" "$tests_dir/compare_models.py" "$@"; } # compare A B TOLERANCE
 
 # A classification set: 3 classes by the sign pattern of two features.
-/usr/bin/python3 - <<'EOF' || fail "could not write the CSV"
+"$PYTHON" - <<'EOF' || fail "could not write the CSV"
 import numpy as np
 rng = np.random.default_rng(7)
 x = rng.normal(size=(1501, 6))

@@ -27,6 +27,30 @@
  * if the comparisons, at a device's tolerances, catch it in gemm and in the
  * whole networks, and in no other operation: proof that the test can fail.
  *
+ * Tolerances (u: the unit roundoff, 2^-24 in float32, 2^-53 in float64;
+ * a device may contract a * b + c into one FMA where the CPU rounds twice,
+ * and sums in another order, so neither side is exact and no operation is
+ * compiled with contraction off: each is compared within a bound instead):
+ *   axpy                 derived: 2 sides x 2 roundings x (|a x| + |y|) per
+ *                        element, absolute (the result may cancel)
+ *   scale                derived: axpy's bound scaled, plus one rounding
+ *   dot                  derived: both sum in double: 2 n 2^-53 sum |x z|
+ *   sgd_update (p, v)    derived: the roundings of each step, carried over
+ *                        the steps, from the operands' magnitudes (host)
+ *   gemm, column sums,   relative to max(|result|, 1), 10 x the loose tol
+ *   bias gradients       (2e-4 float32, 1e-11 float64): sums of up to 10^6
+ *                        terms in other orders; "fake_broken" (0.1 % off)
+ *                        shows it still fails
+ *   activations, losses, relative 2e-5 / 1e-12 with a floor of 1e-3: the
+ *   adam_update          libm's and the device's exp/tanh/log/sqrt differ
+ *                        by a few ulps (CUDA: 2, OpenCL: up to 4) magnified
+ *                        by the functions' condition (|x| <= 5 here)
+ *   image sums           relative 1e-5 / 1e-12
+ *   dropout, argmax, copies, gathers, im2col, transpose, max pooling:
+ *                        bit for bit (no arithmetic, or integer hashes)
+ * With the "fake" plugin (the CPU's own code) every comparison is bit for
+ * bit.
+ *
  * For every backend named, with or without a device, asking for a device
  * that is not there is first checked to be refused with a clear message.
  * Without the backend in the build or without a device the test says which
@@ -117,6 +141,7 @@ typedef struct backends {
     ax_backend *cpu, *dev;
     double loose; /* tolerance of float arithmetic differences; 0: bit for bit */
     bool exact;   /* the device runs the CPU's code: every comparison bit for bit */
+    double u;     /* unit roundoff of the precision: 2^-24 (float32), 2^-53 (float64) */
 } backends;
 
 static pair pair_from(const backends *b, const double *values, int64_t count)
@@ -170,6 +195,31 @@ static void compare(const backends *b, const pair *p, double tol, double floor_v
     free(dev);
 }
 
+/* Compares the two buffers element by element within bound[i], an error
+ * bound derived from the operation's roundings and its operands'
+ * magnitudes (see "Tolerances" above); bit for bit when the device runs the
+ * CPU's code. */
+static void compare_bounded(const backends *b, const pair *p, const double *bound,
+                            const char *what)
+{
+    double *cpu = malloc((size_t)p->count * sizeof(double));
+    double *dev = malloc((size_t)p->count * sizeof(double));
+    b->cpu->ops->download_f64(b->cpu, cpu, p->cpu, p->count);
+    b->dev->ops->download_f64(b->dev, dev, p->dev, p->count);
+    tally.compared++;
+    for (int64_t i = 0; i < p->count; i++) {
+        bool same = b->exact ? memcmp(&cpu[i], &dev[i], sizeof(double)) == 0
+                             : fabs(cpu[i] - dev[i]) <= bound[i];
+        if (!same) {
+            differs(false, what, "element %lld: cpu %.17g, device %.17g (bound %.3g)",
+                    (long long)i, cpu[i], dev[i], b->exact ? 0.0 : bound[i]);
+            break;
+        }
+    }
+    free(cpu);
+    free(dev);
+}
+
 static void compare_scalar(double cpu, double dev, double tol, const char *what)
 {
     tally.compared++;
@@ -183,6 +233,34 @@ static void compare_same(bool same, const char *what)
     tally.compared++;
     if (!same)
         differs(false, what, "the device's result differs from the CPU's");
+}
+
+static void compare_scalar_bound(double cpu, double dev, double bound, bool exact,
+                                 const char *what)
+{
+    tally.compared++;
+    if (!(exact ? cpu == dev : fabs(cpu - dev) <= bound))
+        differs(false, what, "cpu %.17g, device %.17g (bound %.3g)", cpu, dev, exact ? 0.0 : bound);
+}
+
+/* x . z of values both sides hold alike: each sums the products in double
+ * (exact products of float32 values; rounded ones of float64) in its own
+ * order, so each is within n u64 sum |x z| of the exact sum (Higham,
+ * Accuracy and Stability, 3.1), and the two within twice that. */
+static void check_dot(const backends *b, int64_t count, const char *what)
+{
+    double *xs = random_values(count, -1, 1), *zs = random_values(count, -1, 1);
+    pair x = pair_from(b, xs, count), z = pair_from(b, zs, count);
+    double magnitude = 0.0;
+    for (int64_t i = 0; i < count; i++)
+        magnitude += fabs(xs[i] * zs[i]);
+    const double cpu = b->cpu->ops->dot(b->cpu, count, x.cpu, z.cpu);
+    const double dev = b->dev->ops->dot(b->dev, count, x.dev, z.dev);
+    compare_scalar_bound(cpu, dev, 2.02 * (double)count * 0x1p-53 * magnitude, b->exact, what);
+    free(xs);
+    free(zs);
+    pair_free(b, &x);
+    pair_free(b, &z);
 }
 
 /* Integer labels in [0, classes) in both backends' memory. */
@@ -422,9 +500,7 @@ static void test_awkward_shapes(const backends *b)
     cpu = b->cpu->ops->squared_error(b->cpu, a.cpu, labels_cpu, NULL, NULL, 1.0, rows, cols);
     dev = b->dev->ops->squared_error(b->dev, a.dev, labels_dev, NULL, NULL, 1.0, rows, cols);
     compare_scalar(cpu, dev, b->loose, "squared_error loss (1000003 rows)");
-    cpu = b->cpu->ops->dot(b->cpu, rows * cols, a.cpu, delta.cpu);
-    dev = b->dev->ops->dot(b->dev, rows * cols, a.dev, delta.dev);
-    compare_scalar(cpu, dev, b->exact ? 0.0 : 1e-10, "dot (3000009 values)");
+    check_dot(b, rows * cols, "dot (3000009 values)");
     int32_t *arg_cpu = malloc((size_t)rows * sizeof(int32_t));
     int32_t *arg_dev = malloc((size_t)rows * sizeof(int32_t));
     b->cpu->ops->argmax_rows(b->cpu, a.cpu, arg_cpu, rows, cols);
@@ -444,16 +520,28 @@ static void test_awkward_shapes(const backends *b)
 static void test_vector_ops(const backends *b)
 {
     const int64_t count = 100003;
-    pair x = pair_random(b, count, -1, 1), y = pair_random(b, count, -1, 1);
-    b->cpu->ops->axpy(b->cpu, count, -0.37, x.cpu, y.cpu);
-    b->dev->ops->axpy(b->dev, count, -0.37, x.dev, y.dev);
-    compare(b, &y, b->loose, 1e-3, "axpy");
-    b->cpu->ops->scale(b->cpu, count, 1.7, y.cpu);
-    b->dev->ops->scale(b->dev, count, 1.7, y.dev);
-    compare(b, &y, b->loose, 1e-3, "scale");
-    double cpu = b->cpu->ops->dot(b->cpu, count, x.cpu, y.cpu);
-    double dev = b->dev->ops->dot(b->dev, count, x.dev, y.dev);
-    compare_scalar(cpu, dev, b->exact ? 0.0 : 1e-10, "dot"); /* both sum the products in double */
+    const double alpha = -0.37, factor = 1.7, u = b->u;
+    double *xs = random_values(count, -1, 1), *ys = random_values(count, -1, 1);
+    double *bound = malloc((size_t)count * sizeof(double));
+    pair x = pair_from(b, xs, count), y = pair_from(b, ys, count);
+    /* y += alpha x: two roundings (one with an FMA) of operands of magnitude
+     * |alpha x| + |y| on each side; the result may cancel to far less, so the
+     * bound is absolute, from the operands, not relative to the result. */
+    for (int64_t i = 0; i < count; i++)
+        bound[i] = 2.02 * 2 * u * (fabs(alpha * xs[i]) + fabs(ys[i]));
+    b->cpu->ops->axpy(b->cpu, count, alpha, x.cpu, y.cpu);
+    b->dev->ops->axpy(b->dev, count, alpha, x.dev, y.dev);
+    compare_bounded(b, &y, bound, "axpy");
+    /* y *= factor: the difference scaled, plus one rounding on each side. */
+    for (int64_t i = 0; i < count; i++)
+        bound[i] = factor * bound[i] + 2.02 * u * factor * (fabs(alpha * xs[i]) + fabs(ys[i]));
+    b->cpu->ops->scale(b->cpu, count, factor, y.cpu);
+    b->dev->ops->scale(b->dev, count, factor, y.dev);
+    compare_bounded(b, &y, bound, "scale");
+    free(xs);
+    free(ys);
+    free(bound);
+    check_dot(b, count, "dot");
     compare_same(b->dev->ops->all_finite(b->dev, count, x.dev), "all_finite (all finite)");
     b->cpu->ops->copy(b->cpu, y.cpu, x.cpu, count);
     b->dev->ops->copy(b->dev, y.dev, x.dev, count);
@@ -473,23 +561,61 @@ static void test_vector_ops(const backends *b)
 static void test_optimizers(const backends *b)
 {
     const int64_t count = 5001;
+    /* SGD: each side's error against exact arithmetic (with the rounded
+     * learning rate and momentum both use), carried from step to step, from
+     * the operands' magnitudes (host, float64), k roundings of a sum of
+     * magnitudes M costing at most k u M; the bound is twice it.
+     *   v = mu v + g             e_v' = mu e_v + 2u (|mu v| + |g|)
+     *   p -= lr v                e_p' = e_p + lr e_v' + 2u (|p| + |lr v'|)
+     *   p -= lr (g + mu v)       e_p' = e_p + lr mu e_v' + 3u (|p| + lr (|g| + |mu v'|))
+     *   p -= lr g (no momentum)  e_p' = e_p + 2u (|p| + |lr g|) */
+    const double u = b->u, lr = 0.05;
+    double *ep = malloc((size_t)count * sizeof(double)), *ev = malloc((size_t)count * sizeof(double));
     for (int mode = 0; mode < 3; mode++) {
-        pair p = pair_random(b, count, -1, 1), v = pair_random(b, count, -0.1, 0.1);
+        const double mu = mode == 0 ? 0.0 : 0.9;
+        double *ps = random_values(count, -1, 1), *vs = random_values(count, -0.1, 0.1);
+        pair p = pair_from(b, ps, count), v = pair_from(b, vs, count);
+        for (int64_t i = 0; i < count; i++)
+            ep[i] = ev[i] = 0.0;
         for (int step = 0; step < 3; step++) {
-            pair g = pair_random(b, count, -1, 1);
-            double momentum = mode == 0 ? 0.0 : 0.9;
-            b->cpu->ops->sgd_update(b->cpu, count, p.cpu, g.cpu, v.cpu, 0.05, momentum, mode == 2);
-            b->dev->ops->sgd_update(b->dev, count, p.dev, g.dev, v.dev, 0.05, momentum, mode == 2);
+            double *gs = random_values(count, -1, 1);
+            pair g = pair_from(b, gs, count);
+            b->cpu->ops->sgd_update(b->cpu, count, p.cpu, g.cpu, v.cpu, lr, mu, mode == 2);
+            b->dev->ops->sgd_update(b->dev, count, p.dev, g.dev, v.dev, lr, mu, mode == 2);
+            for (int64_t i = 0; i < count; i++) {
+                const double gi = gs[i];
+                if (mode == 0) {
+                    ep[i] += 2 * u * (fabs(ps[i]) + fabs(lr * gi));
+                    ps[i] -= lr * gi;
+                    continue;
+                }
+                ev[i] = mu * ev[i] + 2 * u * (fabs(mu * vs[i]) + fabs(gi));
+                vs[i] = mu * vs[i] + gi;
+                if (mode == 1) {
+                    ep[i] += lr * ev[i] + 2 * u * (fabs(ps[i]) + fabs(lr * vs[i]));
+                    ps[i] -= lr * vs[i];
+                } else {
+                    ep[i] += lr * mu * ev[i] + 3 * u * (fabs(ps[i]) + lr * (fabs(gi) + fabs(mu * vs[i])));
+                    ps[i] -= lr * (gi + mu * vs[i]);
+                }
+            }
+            free(gs);
             pair_free(b, &g);
         }
-        compare(b, &p, b->loose, 1e-3, mode == 0   ? "sgd_update"
-                                       : mode == 1 ? "sgd_update momentum"
-                                                   : "sgd_update nesterov");
+        for (int64_t i = 0; i < count; i++)
+            ep[i] *= 2.02, ev[i] *= 2.02;
+        compare_bounded(b, &p, ep, mode == 0   ? "sgd_update"
+                                   : mode == 1 ? "sgd_update momentum"
+                                               : "sgd_update nesterov");
         if (mode > 0)
-            compare(b, &v, b->loose, 1e-3, "sgd_update velocity");
+            compare_bounded(b, &v, ev, "sgd_update velocity");
+        free(ps);
+        free(vs);
         pair_free(b, &p);
         pair_free(b, &v);
     }
+    free(ep);
+    free(ev);
     pair p = pair_random(b, count, -1, 1), m = pair_from(b, NULL, count), v = pair_from(b, NULL, count);
     for (int step = 1; step <= 4; step++) {
         pair g = pair_random(b, count, -1, 1);
@@ -676,7 +802,7 @@ static void test_image_operations(const backends *b)
 static void test_operations(ax_precision precision, ax_device device, bool exact)
 {
     backends b = {.loose = exact ? 0.0 : precision == AX_PRECISION_F64 ? 1e-12 : 2e-5,
-                  .exact = exact};
+                  .exact = exact, .u = precision == AX_PRECISION_F64 ? 0x1p-53 : 0x1p-24};
     CHECK_OK(ax_backend_create(precision, ax_device_cpu(), &b.cpu));
     CHECK_OK(ax_backend_create(precision, device, &b.dev));
     if (b.cpu && b.dev) {

@@ -69,7 +69,10 @@ def test_binary_multilabel_and_regression_weights_predict_the_same_in_sklearn():
     ours = MLPClassifier((16,), max_iter=50, random_state=0).fit(Xm, Ym)
     theirs = load_into_sklearn(sk.MLPClassifier((16,)), ours, Xm, Ym)
     np.testing.assert_allclose(ours.predict_proba(Xm), theirs.predict_proba(Xm), atol=1e-5)
-    assert np.array_equal(ours.predict(Xm), theirs.predict(Xm))
+    # Labels are probabilities above 0.5: float32 and float64 implementations may put one
+    # within the 1e-5 just allowed on either side, so only labels clear of it must agree.
+    clear = np.abs(theirs.predict_proba(Xm) - 0.5) > 1e-5
+    assert np.array_equal(ours.predict(Xm)[clear], theirs.predict(Xm)[clear])
 
     rng = np.random.default_rng(0)
     Xr = rng.normal(size=(400, 6))
@@ -274,6 +277,9 @@ def test_pickle_carries_the_weights():
     model = MLPClassifier((16,), max_iter=10, random_state=0).fit(X, y)
     copy = pickle.loads(pickle.dumps(model))
     assert "_net" not in copy.__dict__  # the library's network is rebuilt from coefs_
+    # Bit for bit: the same kernels on both sides. ax_net_predict's chunk of rows no longer
+    # follows the training batch (issue 25), so the copy and the model make the same GEMM
+    # calls on the same float32 weights (tests/test_predict_history.c, docs/testing.md).
     assert np.array_equal(copy.predict_proba(X), model.predict_proba(X))
     copy.partial_fit(X, y)  # and trains on
     assert copy.n_iter_ == model.n_iter_ + 1

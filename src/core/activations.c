@@ -31,9 +31,7 @@ ax_status ax_net_activations(ax_net *net, const ax_dataset *data, int layer, flo
     if (rows < 1)
         return ax_fail(AX_STATUS_BAD_DATA, "%s has no rows", data->source);
     const int64_t width = net->layers[layer].out;
-    int64_t chunk = net->capacity > 0 ? net->capacity : 4096;
-    if (chunk > rows)
-        chunk = rows;
+    const int64_t chunk = ax_net_inference_rows(net, rows);
     AX_TRY(ax_net_reserve(net, chunk));
     for (int64_t first = 0; first < rows; first += chunk) {
         int64_t count = rows - first < chunk ? rows - first : chunk;

@@ -295,9 +295,32 @@ ax_status ax_net_reserve(ax_net *net, int64_t rows)
     return ax_net_reserve_shuffled(net, rows, false);
 }
 
+/* Bytes of workspace per row, scratch aside (see ax_net_reserve_shuffled). */
+static size_t workspace_row_bytes(const ax_net *net, bool copy_input)
+{
+    size_t real = net->backend->real_size;
+    size_t row_bytes = (size_t)((copy_input ? net->config.input_width : 0) + 2 * net->max_width + 1) * real;
+    for (int l = 0; l < net->layer_count; l++)
+        row_bytes += (size_t)net->layers[l].out * real;
+    return row_bytes;
+}
+
+int64_t ax_net_inference_rows(const ax_net *net, int64_t rows)
+{
+    int64_t chunk = (int64_t)(AX_INFERENCE_BYTES / workspace_row_bytes(net, true));
+    if (chunk > AX_INFERENCE_ROWS)
+        chunk = AX_INFERENCE_ROWS;
+    if (chunk < 1)
+        chunk = 1;
+    return rows < chunk ? rows : chunk;
+}
+
 ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
 {
-    bool copy_input = needs_input_copy(net, shuffled);
+    /* A copy of the input, once made, stays: an evaluation that grows the
+     * workspace in the middle of training (shuffled batches) must not take
+     * away the buffer the next batch is gathered into. */
+    bool copy_input = needs_input_copy(net, shuffled) || net->input != NULL;
     if (rows <= net->capacity && (!copy_input || net->input))
         return AX_STATUS_OK;
     if (rows < net->capacity)
@@ -305,9 +328,7 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
     release_workspace(net);
     ax_backend *backend = net->backend;
     size_t real = backend->real_size;
-    size_t row_bytes = (size_t)((copy_input ? net->config.input_width : 0) + 2 * net->max_width + 1) * real;
-    for (int l = 0; l < net->layer_count; l++)
-        row_bytes += (size_t)net->layers[l].out * real;
+    size_t row_bytes = workspace_row_bytes(net, copy_input);
     /* each layer its own part: a convolution keeps its columns from the
      * forward pass to the backward pass */
     int64_t scratch_reals = 0;

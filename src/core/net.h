@@ -84,6 +84,22 @@ void *ax_layer_bias(const ax_net *net, void *arena, int layer);
 
 /* Makes the workspace hold at least rows rows (allocates only when it
  * grows), for batches of rows taken in order. */
+/* Rows per forward pass of predict, evaluate and layer activations: as
+ * many as keep the workspace's rows within AX_INFERENCE_BYTES, at most
+ * AX_INFERENCE_ROWS and at most `rows`, a function of the layout and `rows`
+ * alone. Not the workspace's capacity (the training batch of a trained net,
+ * 0 for a loaded one): a BLAS may pick its kernels, and so the order of a
+ * row's sums, by the GEMM's shape (OpenBLAS's AVX-512 kernels do:
+ * small-matrix, direct and packed paths chosen by M N K), so a chunk that
+ * followed the net's history gave a trained net and the same weights loaded
+ * afresh different bits for the same rows (issue 25, on a Zen 5). The byte
+ * bound keeps a wide network (a convolution's images) from growing its
+ * training workspace many times over at its first evaluation. */
+#define AX_INFERENCE_ROWS INT64_C(4096)
+#define AX_INFERENCE_BYTES ((size_t)64 << 20)
+int64_t ax_net_inference_rows(const ax_net *net, int64_t rows);
+
+
 ax_status ax_net_reserve(ax_net *net, int64_t rows);
 /* The same, for batches that may be shuffled (an order array). */
 ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled);

@@ -301,12 +301,6 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
     return OPS->status(net->backend);
 }
 
-/* Rows per forward pass when predicting or evaluating. */
-static int64_t chunk_rows(const ax_net *net, int64_t rows)
-{
-    int64_t chunk = net->capacity > 0 ? net->capacity : 4096;
-    return rows < chunk ? rows : chunk;
-}
 
 ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *outputs)
 {
@@ -315,7 +309,7 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
                        (long long)rows);
     if (rows == 0)
         return AX_STATUS_OK;
-    int64_t chunk = chunk_rows(net, rows);
+    int64_t chunk = ax_net_inference_rows(net, rows);
     AX_TRY(ax_net_reserve(net, chunk));
     int64_t width = net->layers[net->layer_count - 1].out;
     for (int64_t first = 0; first < rows; first += chunk) {
@@ -333,7 +327,7 @@ static ax_status evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
 {
     AX_TRY(ax_net_check_data(net, data, "the"));
     int64_t rows = data->rows;
-    int64_t chunk = chunk_rows(net, rows);
+    int64_t chunk = ax_net_inference_rows(net, rows);
     AX_TRY(ax_net_reserve(net, chunk));
     const bool streamed = data->stream != NULL;
     int64_t classes = data->labels || streamed ? net->layers[net->layer_count - 1].out : 0;

@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <CL/cl_ext.h> /* CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV */
+
 #include "backend/opencl/opencl_internal.h"
+#include "backend/opencl/opencl_peak.h"
 #include "base/error.h"
 /* Generated in the build tree (cmake/embed_text.cmake), hence <>: */
 #include <kernels_cl.h> /* ax_opencl_source_kernels, from kernels.cl */
@@ -144,6 +147,15 @@ static void add_device(cl_platform_id platform, cl_device_id id)
                     &d->vector_width_f32, NULL);
     clGetDeviceInfo(id, CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE, sizeof d->vector_width_f64,
                     &d->vector_width_f64, NULL);
+    /* NVIDIA's compute capability, for the lanes per SM (opencl_peak.c). */
+    if (strstr(extensions, "cl_nv_device_attribute_query")) {
+        cl_uint major = 0, minor = 0;
+        if (clGetDeviceInfo(id, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major,
+                            NULL) == CL_SUCCESS &&
+            clGetDeviceInfo(id, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV, sizeof minor, &minor,
+                            NULL) == CL_SUCCESS)
+            d->nv_major = (int)major, d->nv_minor = (int)minor;
+    }
     clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->memory, &d->memory, NULL);
     clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc, NULL);
     clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_group, &d->max_group, NULL);
@@ -201,34 +213,25 @@ ax_status ax_ocl_no_device(int index)
                    "axon info lists them)", index, count, count - 1);
 }
 
-/* The float32 and float64 peaks: FMA lanes (the native vector width) per
- * compute unit at the highest clock, two FLOPs each. An estimate from what
- * the driver reports: GPUs report one lane per compute unit and get their
- * cores from the vendor's figures, which OpenCL does not give, so on a GPU
- * the figure is a lower bound. */
-static void peaks(const ax_ocl_device *d, double *f32, double *f64)
-{
-    const double hz = (double)d->clock_mhz * 1e6, units = (double)d->compute_units;
-    /* PoCL on a CPU: one unit per core, a vector FMA (two pipes on server
-     * cores are not visible: counted as one). */
-    *f32 = 2.0 * units * (double)(d->vector_width_f32 ? d->vector_width_f32 : 1) * hz;
-    *f64 = d->fp64 ? 2.0 * units * (double)(d->vector_width_f64 ? d->vector_width_f64 : 1) * hz
-                   : 0.0;
-}
-
 ax_status ax_ocl_device_info(int index, char *text, size_t capacity)
 {
     const ax_ocl_device *d = ax_ocl_device_get(index);
     if (!d)
         return ax_ocl_no_device(index);
-    double f32, f64;
-    peaks(d, &f32, &f64);
-    char fp64[128];
+    const ax_ocl_peak_facts facts = {
+        .gpu = d->gpu, .fp64 = d->fp64, .vendor = d->vendor,
+        .compute_units = d->compute_units, .clock_mhz = d->clock_mhz,
+        .vector_width_f32 = d->vector_width_f32, .vector_width_f64 = d->vector_width_f64,
+        .nv_major = d->nv_major, .nv_minor = d->nv_minor};
+    ax_ocl_peak peak;
+    ax_ocl_peak_estimate(&facts, &peak);
+    char fp64[320];
     if (d->fp64)
-        snprintf(fp64, sizeof fp64, "fp64, est. peak %.1f GFLOP/s float32, %.1f float64",
-                 f32 / 1e9, f64 / 1e9);
+        snprintf(fp64, sizeof fp64, "fp64, est. peak %.1f GFLOP/s float32, %.1f float64 (%s)",
+                 peak.f32 / 1e9, peak.f64 / 1e9, peak.basis);
     else
-        snprintf(fp64, sizeof fp64, "no fp64, est. peak %.1f GFLOP/s float32", f32 / 1e9);
+        snprintf(fp64, sizeof fp64, "no fp64, est. peak %.1f GFLOP/s float32 (%s)",
+                 peak.f32 / 1e9, peak.basis);
     /* "OpenCL 3.0 PoCL HSTR: ..." -> "OpenCL 3.0" */
     int version_length = 0;
     for (int spaces = 0; d->version[version_length] && spaces < 2; version_length++)

@@ -43,6 +43,7 @@ typedef struct ax_ocl_device {
     char name[256], vendor[128], version[128], platform_name[128], driver[64];
     bool gpu, fp64, unified_memory;
     cl_uint compute_units, clock_mhz, vector_width_f32, vector_width_f64;
+    int nv_major, nv_minor; /* compute capability (cl_nv_device_attribute_query); 0 elsewhere */
     cl_ulong memory, max_alloc;
     size_t max_group;
     /* Created on first use, kept until exit. */
