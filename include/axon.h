@@ -1294,6 +1294,45 @@ AX_NODISCARD ax_status ax_dataset_load_batches_rows(const char *dir, int64_t fir
 /* The images meta.json lists, summed over its batches. */
 AX_NODISCARD ax_status ax_dataset_count_batches(const char *dir, int64_t *rows);
 
+/* ------------------------------------------------------------ output files */
+
+/* How every file axon writes is written (models, checkpoints, .npy arrays,
+ * and through these calls the command line's predictions, profiles and
+ * metrics; docs/cli.md, "Output files"). By what path names:
+ *   nothing, a regular file  the bytes go to "PATH.tmp.PID" in the same
+ *                            folder, synced, then renamed over PATH: a
+ *                            reader sees the old file or the whole new one
+ *   a symbolic link          followed to its final target, which is replaced
+ *                            so (the temporary in the target's folder); the
+ *                            link stays a link
+ *   a character device, FIFO written in place (/dev/null, a terminal, a
+ *                            pipe); never replaced, renamed over or removed
+ *   a folder, block device, socket   refused
+ * After a failure only the temporary this process made is removed. */
+typedef struct ax_output_file ax_output_file;
+
+/* Refuses, without writing anything, a path that ax_output_file_open would
+ * refuse, or whose target's folder is missing or not writable (a device or
+ * FIFO: not writable): for checking every output before hours of work. The
+ * message names path and the folder. */
+AX_NODISCARD ax_status ax_output_check(const char *path);
+/* Opens path for writing as above; *out is the caller's, ended by
+ * ax_output_file_commit or ax_output_file_abandon. */
+AX_NODISCARD ax_status ax_output_file_open(const char *path, ax_output_file **out);
+/* Appends size bytes. After a failure (the message names the file and the
+ * error, e.g. "No space left on device") every later write fails quietly. */
+AX_NODISCARD ax_status ax_output_file_write(ax_output_file *file, const void *data, size_t size);
+/* True when the output is a device or FIFO written in place. */
+bool ax_output_file_in_place(const ax_output_file *file);
+/* The name written: path with its links followed (path itself in place). */
+const char *ax_output_file_target(const ax_output_file *file);
+/* Finishes and frees file: sync, close, rename over the target. A failure
+ * (also one of an earlier write) leaves the target as it was. */
+AX_NODISCARD ax_status ax_output_file_commit(ax_output_file *file);
+/* Frees file, removing its temporary: the target is left as it was. NULL is
+ * accepted. */
+void ax_output_file_abandon(ax_output_file *file);
+
 /* ------------------------------------------------------------ test support */
 
 /* Fault injection for tests only (docs/testing.md): with the environment
