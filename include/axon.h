@@ -237,6 +237,10 @@ int64_t ax_dataset_classes(const ax_dataset *dataset);
 int64_t ax_dataset_targets(const ax_dataset *dataset);
 /* Where the data came from, for messages (a path or "synth:linear"). */
 const char *ax_dataset_source(const ax_dataset *dataset);
+/* Where the labels came from, for messages about them: the labels file of an
+ * IDX pair or of .npy features with a separate labels file, else the same
+ * as ax_dataset_source. */
+const char *ax_dataset_labels_source(const ax_dataset *dataset);
 /* (rows, features), owned by the dataset, writable; NULL for a streamed set. */
 float *ax_dataset_features_data(ax_dataset *dataset);
 /* (rows) class labels, or NULL for a regression set or a streamed set. */

@@ -94,3 +94,32 @@ int output_stream_close(output_stream *output, bool ok)
     }
     return CLI_EXIT_OK;
 }
+
+/* stdout's own state: there is one standard output per process. */
+static output_stream standard_output;
+
+void output_stream_take_stdout(void)
+{
+    output_stream *output = &standard_output;
+    memset(output, 0, sizeof *output);
+    output->name = "standard output";
+    cookie_io_functions_t functions = {.write = write_stream};
+    FILE *stream = fopencookie(output, "w", functions);
+    if (!stream)
+        return; /* stdio's stdout then, with its flag but no cause */
+    setvbuf(stream, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ);
+    fflush(stdout);
+    output->stream = stream;
+    stdout = stream;
+}
+
+int output_stream_finish_stdout(int result)
+{
+    const int flushed = fflush(stdout);
+    const int error = standard_output.stream ? standard_output.error : (flushed ? errno : 0);
+    if (flushed == 0 && !ferror(stdout))
+        return result;
+    fprintf(stderr, "axon: writing to standard output failed%s%s\n", error ? ": " : "",
+            error ? strerror(error) : "");
+    return result == CLI_EXIT_OK ? CLI_EXIT_RUNTIME : result;
+}

@@ -30,4 +30,12 @@ int output_stream_close(output_stream *output, bool ok);
 /* True once a write failed (output_stream_close reports it). */
 bool output_stream_failed(const output_stream *output);
 
+/* Replaces stdout by a stream over file descriptor 1 that keeps the cause
+ * of its first failed write (line-buffered on a terminal, as before), so
+ * that output_stream_finish_stdout can say why. Called once, first thing. */
+void output_stream_take_stdout(void);
+/* Flushes stdout; if any write to it failed, prints "axon: writing to
+ * standard output failed: CAUSE" and turns a success into CLI_EXIT_RUNTIME. */
+int output_stream_finish_stdout(int result);
+
 #endif
