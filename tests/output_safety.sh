@@ -140,6 +140,33 @@ status_is 1; stderr_has "is a file of the training data (--data tiny"
 same_bytes datasets/tiny/train-labels-idx1-ubyte tiny.orig
 finish
 
+begin "stats tensor-mean --out onto --fx"
+python3 - <<'PY' || exit 1
+import struct
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (10, 3), }"
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open("fx.npy", "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+    f.write(struct.pack("<30f", *[(i % 7) / 7 for i in range(30)]))
+PY
+cp fx.npy fx.orig
+run "$AXON" stats tensor-mean --fx fx.npy --fy fx.npy --fz fx.npy --out ./fx.npy
+status_is 1; stderr_has "--out ./fx.npy is an input of the tensor (--fx fx.npy)"; same_bytes fx.npy fx.orig
+finish
+
+if "$AXON" prep --help > /dev/null 2>&1; then
+    begin "prep --out folder holding --labels under a name prep writes"
+    mkdir -p photos batches
+    printf 'cat\ndog\n' > batches/meta.json
+    cp batches/meta.json meta.orig
+    run "$AXON" prep --input photos --out batches --labels batches/meta.json
+    status_is 1; stderr_has "--out batches would write over the label names (--labels batches/meta.json)"
+    same_bytes batches/meta.json meta.orig
+    finish
+else
+    skip "prep: this build has no axon prep"
+fi
+
 # ------------------------------------------------ every output's place first
 
 begin "--checkpoint in a missing folder, refused before training"

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ static void add(file_role *roles, int *count, const char *option, const char *pa
 {
     if (!path || *count >= FILE_ROLES_MAX)
         return;
-    roles[(*count)++] = (file_role){option, path, what, kind};
+    roles[(*count)++] = (file_role){option, path, what, kind, NULL};
 }
 
 void file_roles_input(file_roles *roles, const char *option, const char *path, const char *what)
@@ -46,6 +47,14 @@ void file_roles_output(file_roles *roles, const char *option, const char *path)
 void file_roles_checkpoints(file_roles *roles, const char *option, const char *prefix)
 {
     add(roles->outputs, &roles->output_count, option, prefix, NULL, FILE_ROLE_CHECKPOINTS);
+}
+
+void file_roles_folder(file_roles *roles, const char *option, const char *folder,
+                       const char *const *names)
+{
+    add(roles->outputs, &roles->output_count, option, folder, NULL, FILE_ROLE_FOLDER);
+    if (folder && roles->output_count > 0)
+        roles->outputs[roles->output_count - 1].names = names;
 }
 
 /* Where a data spec's files are, as ax_dataset_open resolves it
@@ -190,11 +199,35 @@ static bool checkpoint_is_input(const file_role *out, const file_role *in)
     return true;
 }
 
+/* An input that an output folder's files may overwrite: in that folder
+ * (by identity) under one of its names. */
+static bool folder_is_input(const file_role *out, const file_role *in)
+{
+    if (in->kind == FILE_ROLE_DATA)
+        return false;
+    char in_folder[4096];
+    const char *in_name;
+    split_path(in->path, in_folder, sizeof in_folder, &in_name);
+    struct stat a, b;
+    if (stat(in->path, &a) != 0 || !S_ISREG(a.st_mode) || stat(out->path, &a) != 0 ||
+        stat(in_folder, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+        return false;
+    for (int i = 0; out->names[i]; i++)
+        if (fnmatch(out->names[i], in_name, 0) == 0) {
+            fprintf(stderr, "axon: %s %s would write over %s (%s %s); give another folder\n",
+                    out->option, out->path, in->what, in->option, in->path);
+            return true;
+        }
+    return false;
+}
+
 /* The place of an output, as ax_output_check sees it; a checkpoint prefix
  * by its first file's name. */
 static bool place_writable(const file_role *out)
 {
     char path[4200];
+    if (out->kind == FILE_ROLE_FOLDER)
+        return true; /* made by the command, which says why it cannot */
     if (out->kind == FILE_ROLE_CHECKPOINTS)
         snprintf(path, sizeof path, "%s.epoch-000001.safetensors", out->path);
     else
@@ -218,6 +251,7 @@ int file_roles_check(const file_roles *roles)
         for (int i = 0; i < roles->input_count; i++) {
             const file_role *in = &roles->inputs[i];
             if (out->kind == FILE_ROLE_CHECKPOINTS ? checkpoint_is_input(out, in)
+                : out->kind == FILE_ROLE_FOLDER    ? folder_is_input(out, in)
                                                    : output_is_input(out, in))
                 return CLI_EXIT_RUNTIME;
         }

@@ -18,6 +18,7 @@ typedef enum file_role_kind {
     FILE_ROLE_DATA,        /* a --data/--test spec (data_source.h) */
     FILE_ROLE_CHECKPOINTS, /* a --checkpoint PREFIX: PREFIX.epoch-NNNNNN.safetensors, .interrupted */
     FILE_ROLE_RESUMED,     /* --resume's checkpoint: a checkpoint may replace it */
+    FILE_ROLE_FOLDER,      /* a folder of outputs named by patterns (axon prep --out) */
 } file_role_kind;
 
 typedef struct file_role {
@@ -25,6 +26,7 @@ typedef struct file_role {
     const char *path;   /* as given */
     const char *what;   /* "the training data" */
     file_role_kind kind;
+    const char *const *names; /* FILE_ROLE_FOLDER: fnmatch patterns of the files written */
 } file_role;
 
 enum { FILE_ROLES_MAX = 16 };
@@ -40,6 +42,11 @@ void file_roles_resumed(file_roles *roles, const char *option, const char *path,
 void file_roles_data(file_roles *roles, const char *option, const char *spec, const char *what);
 void file_roles_output(file_roles *roles, const char *option, const char *path);
 void file_roles_checkpoints(file_roles *roles, const char *option, const char *prefix);
+/* A folder the command writes files into, named by the NULL-ended fnmatch
+ * patterns names (static): an input in that folder with such a name, or
+ * the folder itself given as an input file, is refused. */
+void file_roles_folder(file_roles *roles, const char *option, const char *folder,
+                       const char *const *names);
 
 /* CLI_EXIT_OK, or CLI_EXIT_RUNTIME after printing "axon: ..." for the first
  * problem found (see above). */
