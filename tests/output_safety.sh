@@ -212,6 +212,11 @@ if [ "$devices" = yes ]; then
     status_is 0; kind_is mynull "character special file"
     finish
 
+    begin "train --out onto a full device: the cause, and the node kept"
+    run "$AXON" train --data g.csv --epochs 2 --quiet --out myfull
+    status_is 1; stderr_has "No space left on device"; kind_is myfull "character special file"
+    finish
+
     begin "predict --out onto a full device: the cause, and the node kept"
     run "$AXON" predict --model m.safetensors --data g.csv --out myfull
     status_is 1; stderr_has "No space left on device"; kind_is myfull "character special file"
