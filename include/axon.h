@@ -248,6 +248,10 @@ int64_t ax_dataset_classes(const ax_dataset *dataset);
 int64_t ax_dataset_targets(const ax_dataset *dataset);
 /* Where the data came from, for messages (a path or "synth:linear"). */
 const char *ax_dataset_source(const ax_dataset *dataset);
+/* Where the labels came from, for messages about them: the labels file of an
+ * IDX pair or of .npy features with a separate labels file, else the same
+ * as ax_dataset_source. */
+const char *ax_dataset_labels_source(const ax_dataset *dataset);
 /* (rows, features), owned by the dataset, writable; NULL for a streamed set. */
 float *ax_dataset_features_data(ax_dataset *dataset);
 /* (rows) class labels, or NULL for a regression set or a streamed set. */
@@ -1380,6 +1384,45 @@ AX_NODISCARD ax_status ax_dataset_load_batches_rows(const char *dir, int64_t fir
                                                     int64_t count, ax_dataset **out);
 /* The images meta.json lists, summed over its batches. */
 AX_NODISCARD ax_status ax_dataset_count_batches(const char *dir, int64_t *rows);
+
+/* ------------------------------------------------------------ output files */
+
+/* How every file axon writes is written (models, checkpoints, .npy arrays,
+ * and through these calls the command line's predictions, profiles and
+ * metrics; docs/cli.md, "Output files"). By what path names:
+ *   nothing, a regular file  the bytes go to "PATH.tmp.PID" in the same
+ *                            folder, synced, then renamed over PATH: a
+ *                            reader sees the old file or the whole new one
+ *   a symbolic link          followed to its final target, which is replaced
+ *                            so (the temporary in the target's folder); the
+ *                            link stays a link
+ *   a character device, FIFO written in place (/dev/null, a terminal, a
+ *                            pipe); never replaced, renamed over or removed
+ *   a folder, block device, socket   refused
+ * After a failure only the temporary this process made is removed. */
+typedef struct ax_output_file ax_output_file;
+
+/* Refuses, without writing anything, a path that ax_output_file_open would
+ * refuse, or whose target's folder is missing or not writable (a device or
+ * FIFO: not writable): for checking every output before hours of work. The
+ * message names path and the folder. */
+AX_NODISCARD ax_status ax_output_check(const char *path);
+/* Opens path for writing as above; *out is the caller's, ended by
+ * ax_output_file_commit or ax_output_file_abandon. */
+AX_NODISCARD ax_status ax_output_file_open(const char *path, ax_output_file **out);
+/* Appends size bytes. After a failure (the message names the file and the
+ * error, e.g. "No space left on device") every later write fails quietly. */
+AX_NODISCARD ax_status ax_output_file_write(ax_output_file *file, const void *data, size_t size);
+/* True when the output is a device or FIFO written in place. */
+bool ax_output_file_in_place(const ax_output_file *file);
+/* The name written: path with its links followed (path itself in place). */
+const char *ax_output_file_target(const ax_output_file *file);
+/* Finishes and frees file: sync, close, rename over the target. A failure
+ * (also one of an earlier write) leaves the target as it was. */
+AX_NODISCARD ax_status ax_output_file_commit(ax_output_file *file);
+/* Frees file, removing its temporary: the target is left as it was. NULL is
+ * accepted. */
+void ax_output_file_abandon(ax_output_file *file);
 
 /* ------------------------------------------------------------ test support */
 

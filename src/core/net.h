@@ -134,6 +134,9 @@ double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t
                                     const ax_regularization *regularization, void *accumulator);
 /* Mean data loss only (no gradient, no regularisation) of the last forward pass. */
 double ax_net_data_loss(ax_net *net, int64_t rows);
+/* The L2 penalty l2/2 * (sum of squared weights) of the current weights,
+ * the term the losses above add when regularizing. */
+double ax_net_l2_penalty(ax_net *net, double l2);
 
 /* The forward pass from layer `first` on, whose input (layer first - 1's
  * outputs) is in the workspace already. */

@@ -154,7 +154,7 @@ double ax_net_data_loss(ax_net *net, int64_t rows)
     return output_loss(net, rows, NULL, 1.0) * loss_scale(net, rows);
 }
 
-static double l2_penalty(ax_net *net, double l2)
+double ax_net_l2_penalty(ax_net *net, double l2)
 {
     double sum = 0.0;
     for (int l = 0; l < net->layer_count; l++) {
@@ -181,7 +181,7 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
     AX_PROFILED(net, AX_PROFILE_LOSS, last, with_gradient ? 2.0 * nb * nout : 0.0,
                 loss = output_loss(net, rows, with_gradient ? net->delta[current] : NULL, scale) * scale);
     if (l2 > 0.0)
-        AX_PROFILED(net, AX_PROFILE_L2, -1, 0.0, loss += l2_penalty(net, l2));
+        AX_PROFILED(net, AX_PROFILE_L2, -1, 0.0, loss += ax_net_l2_penalty(net, l2));
     if (!with_gradient)
         return loss;
 
@@ -246,7 +246,7 @@ double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t
     }
     OPS->copy(net->backend, net->gradients, accumulator, net->parameter_count);
     if (l2 > 0.0) {
-        loss += l2_penalty(net, l2);
+        loss += ax_net_l2_penalty(net, l2);
         for (int l = 0; l < net->layer_count; l++)
             OPS->axpy(net->backend, net->layers[l].weight_count, l2,
                       ax_layer_weights(net, net->parameters, l), ax_layer_weights(net, net->gradients, l));

@@ -507,6 +507,16 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         const int64_t passes = t->optimizer->counters.evaluations - evaluations_before;
         if (!isfinite(loss)) {
             AX_TRY(backend_status(t->net));
+            /* Finite weights whose penalty overflows: the cause is the l2
+             * given, and a lower learning rate would not help. */
+            const double l2 = t->config->l2;
+            if (l2 > 0 && !isfinite(ax_net_l2_penalty(t->net, l2)))
+                return ax_fail(AX_STATUS_DIVERGED,
+                               "training diverged in epoch %d, batch %lld: the L2 penalty "
+                               "(l2 %g / 2 times the sum of squared weights) is %s; try a "
+                               "smaller l2",
+                               epoch, (long long)b + 1, l2,
+                               isnan(ax_net_l2_penalty(t->net, l2)) ? "NaN" : "infinite");
             return ax_fail(AX_STATUS_DIVERGED,
                            "training diverged in epoch %d, batch %lld: the loss is %s; "
                            "try a lower learning rate",

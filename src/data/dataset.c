@@ -147,6 +147,11 @@ int64_t ax_dataset_features(const ax_dataset *dataset) { return dataset->feature
 int64_t ax_dataset_classes(const ax_dataset *dataset) { return dataset->classes; }
 int64_t ax_dataset_targets(const ax_dataset *dataset) { return dataset->targets; }
 const char *ax_dataset_source(const ax_dataset *dataset) { return dataset->source; }
+
+const char *ax_dataset_labels_source(const ax_dataset *dataset)
+{
+    return dataset->labels_source[0] ? dataset->labels_source : dataset->source;
+}
 float *ax_dataset_features_data(ax_dataset *dataset) { return dataset->feature_values; }
 int32_t *ax_dataset_labels_data(ax_dataset *dataset) { return dataset->labels; }
 float *ax_dataset_targets_data(ax_dataset *dataset) { return dataset->target_values; }

@@ -16,6 +16,7 @@ struct ax_dataset {
     int32_t *labels;       /* (rows) or NULL */
     float *target_values;  /* (rows, targets) or NULL */
     char source[512];      /* path or description, for messages */
+    char labels_source[512]; /* the labels' own file (IDX, .npy with --labels), else "" */
     /* batches:DIR streamed (stream.c): the rows are read as a pass asks for
      * them; feature_values and labels are NULL, rows counts the rows. */
     struct ax_batch_stream *stream;

@@ -432,8 +432,11 @@ static ax_status load_pair(idx_file *images, idx_file *labels, const int64_t *ra
                                     staging_bytes, scale_pixels, (*out)->feature_values);
     }
     free(raw);
-    if (status == AX_STATUS_OK)
+    if (status == AX_STATUS_OK) {
         status = read_labels(labels, count, first, n, staging, staging_bytes, *out);
+        /* A bad label names its own file, not the images'. */
+        snprintf((*out)->labels_source, sizeof (*out)->labels_source, "%s", labels->path);
+    }
     if (status != AX_STATUS_OK) {
         ax_dataset_free(*out);
         *out = NULL;

@@ -296,6 +296,8 @@ static ax_status load_files(const char *features_path, const char *labels_path, 
                        features_path, scale);
     npy_array features = {.path = features_path}, labels = {.path = labels_path};
     ax_status status = load(&features, &labels, scale, range, out);
+    if (status == AX_STATUS_OK && labels_path) /* a bad label names its own file */
+        snprintf((*out)->labels_source, sizeof (*out)->labels_source, "%s", labels_path);
     ax_npy_close(&features);
     ax_npy_close(&labels);
     return status;

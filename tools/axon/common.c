@@ -203,7 +203,7 @@ int check_data_fits(const ax_net_config *config, const ax_dataset *data, const c
         fprintf(stderr,
                 "axon: %s has labels up to %lld (%lld classes) but the output layer of %s has "
                 "%lld unit%s; the last layer needs one unit per class\n",
-                source, (long long)classes - 1, (long long)classes, model_name,
+                ax_dataset_labels_source(data), (long long)classes - 1, (long long)classes, model_name,
                 (long long)width, width == 1 ? "" : "s");
         return CLI_EXIT_RUNTIME;
     }

@@ -11,6 +11,7 @@
 #include "common.h"
 #include "job.h"
 #include "options.h"
+#include "output_stream.h"
 
 typedef struct command {
     const char *name;
@@ -91,9 +92,16 @@ static int help(int argc, char **argv)
     return target->run(2, help_argv);
 }
 
+/* What a command printed must have arrived: a full disk or a closed pipe
+ * behind standard output fails the command with the cause, whatever it
+ * printed (eval's table, info, train's report), instead of exiting 0 or 1
+ * without a word (output_stream.h). */
+static int finish_stdout(int result) { return output_stream_finish_stdout(result); }
+
 int main(int argc, char **argv)
 {
     cli_release_blas_core_override(argv);
+    output_stream_take_stdout();
     if (argc < 2) {
         print_overview(stderr);
         return CLI_EXIT_USAGE;
@@ -101,10 +109,10 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "--version") == 0) {
         printf("axon %s\n", AX_VERSION);
-        return CLI_EXIT_OK;
+        return finish_stdout(CLI_EXIT_OK);
     }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0)
-        return help(argc, argv);
+        return finish_stdout(help(argc, argv));
     if (name[0] == '-') {
         fprintf(stderr, "axon: unknown option %s; the command comes first, e.g. axon train "
                         "--data ... (see axon --help)\n", name);
@@ -114,10 +122,10 @@ int main(int argc, char **argv)
     if (!target)
         return unknown_command(name);
     if (target->run != command_train)
-        return target->run(argc - 1, argv + 1);
+        return finish_stdout(target->run(argc - 1, argv + 1));
     /* Data-parallel training: one rank of an MPI job when mpirun started us. */
     int result = cli_job_start(&argc, &argv);
     if (result != CLI_EXIT_OK)
         return result;
-    return cli_job_end(target->run(argc - 1, argv + 1));
+    return cli_job_end(finish_stdout(target->run(argc - 1, argv + 1)));
 }

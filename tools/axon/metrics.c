@@ -46,8 +46,12 @@ bool metrics_open(metrics_file *metrics, const char *path)
 {
     metrics->file = NULL;
     metrics->path = path;
+    metrics->reported = false;
     if (!path)
         return true;
+    /* Written in place, not through a temporary: the lines are meant to be
+     * followed as epochs end (tail -f). fopen follows a link to its target
+     * and leaves a device or FIFO what it is. */
     metrics->file = fopen(path, "w");
     if (!metrics->file) {
         fprintf(stderr, "axon: cannot write the metrics file %s: %s\n", path, strerror(errno));
@@ -108,33 +112,49 @@ bool metrics_open_resumed(metrics_file *metrics, const char *path, int epochs_do
     }
     metrics->file = NULL;
     metrics->path = path;
+    metrics->reported = false;
     FILE *old = fopen(path, "r");
     if (!old) {
         fprintf(stderr, "axon: cannot read the metrics file %s: %s\n", path, strerror(errno));
         return false;
     }
-    /* The kept lines go to a new file renamed over the old one, and the
-     * resumed epochs are appended to that same stream. */
-    char temporary[4096];
-    snprintf(temporary, sizeof temporary, "%s.tmp.%ld", path, (long)getpid());
-    FILE *out = fopen(temporary, "w");
-    if (!out) {
-        fprintf(stderr, "axon: cannot write the metrics file %s: %s: %s\n", path, temporary,
-                strerror(errno));
+    /* The kept lines replace the file whole (through a temporary, a link's
+     * target rather than the link), then the resumed epochs are appended. */
+    ax_output_file *rewritten = NULL;
+    if (ax_output_file_open(path, &rewritten) != AX_STATUS_OK) {
+        fprintf(stderr, "axon: cannot rewrite the metrics file: %s\n", ax_error_message());
         fclose(old);
         return false;
     }
+    char target[4096];
+    snprintf(target, sizeof target, "%s", ax_output_file_target(rewritten));
+    char *kept_text = NULL;
+    size_t kept_size = 0;
+    FILE *out = open_memstream(&kept_text, &kept_size);
     int kept = 0;
     bool in_order = true;
-    bool read_ok = copy_kept_lines(old, out, epochs_done, &kept, &in_order);
+    bool read_ok = out && copy_kept_lines(old, out, epochs_done, &kept, &in_order);
     int read_errno = errno;
     fclose(old);
-    bool write_ok = fflush(out) == 0 && !ferror(out) && fsync(fileno(out)) == 0;
-    if (!read_ok || !write_ok || rename(temporary, path) != 0) {
-        fprintf(stderr, "axon: %s the metrics file %s failed: %s\n", read_ok ? "rewriting" : "reading",
-                path, strerror(read_ok ? errno : read_errno));
+    if (out)
         fclose(out);
-        unlink(temporary);
+    ax_status status = AX_STATUS_OK;
+    if (read_ok)
+        status = ax_output_file_write(rewritten, kept_text, kept_size);
+    free(kept_text);
+    if (!read_ok || status != AX_STATUS_OK ||
+        (status = ax_output_file_commit(rewritten), rewritten = NULL, status != AX_STATUS_OK)) {
+        ax_output_file_abandon(rewritten);
+        if (!read_ok)
+            fprintf(stderr, "axon: reading the metrics file %s failed: %s\n", path,
+                    strerror(read_errno));
+        else
+            fprintf(stderr, "axon: rewriting the metrics file failed: %s\n", ax_error_message());
+        return false;
+    }
+    out = fopen(target, "a");
+    if (!out) {
+        fprintf(stderr, "axon: cannot write the metrics file %s: %s\n", path, strerror(errno));
         return false;
     }
     if (kept != epochs_done || !in_order)
@@ -167,8 +187,10 @@ bool metrics_write_epoch(metrics_file *metrics, const ax_progress *progress, boo
     /* Flushed per epoch so that a run can be watched, and a full disk is
      * noticed at the epoch it happens rather than at the end. */
     if (fflush(stream) != 0 || ferror(stream)) {
-        fprintf(stderr, "axon: writing the metrics file %s failed: %s\n", metrics->path,
-                strerror(errno));
+        if (!metrics->reported)
+            fprintf(stderr, "axon: writing the metrics file %s failed: %s\n", metrics->path,
+                    strerror(errno));
+        metrics->reported = true;
         return false;
     }
     return true;
@@ -182,6 +204,8 @@ bool metrics_close(metrics_file *metrics)
     if (fclose(metrics->file) != 0)
         failed = true;
     metrics->file = NULL;
+    if (failed && metrics->reported)
+        return false; /* told at the epoch it happened */
     if (failed) {
         fprintf(stderr, "axon: writing the metrics file %s failed: %s\n", metrics->path,
                 strerror(errno));

@@ -20,6 +20,7 @@ void json_write_number(FILE *stream, double value);
 typedef struct metrics_file {
     FILE *file;        /* NULL when no --metrics was given */
     const char *path;
+    bool reported;     /* a failed write was told already: metrics_close says nothing more */
 } metrics_file;
 
 /* Creates (truncates) the metrics file; prints "axon: ..." and returns false
@@ -28,8 +29,9 @@ bool metrics_open(metrics_file *metrics, const char *path);
 /* For `--resume`: keeps the lines of epochs 1..epochs_done that the
  * interrupted run wrote to path, drops those of later epochs (the resumed run
  * writes them again) and any line cut short by a kill, and appends after
- * them. The file is rewritten atomically (temporary file, rename), so a
- * failure leaves it as it was. A missing file is created; a note on stderr
+ * them. The file is rewritten as every output is (axon.h, "output files":
+ * a link's target replaced through a temporary, a device or FIFO written in
+ * place), so a failure leaves it as it was. A missing file is created; a note on stderr
  * says when the kept lines are not exactly epochs 1..epochs_done. Prints
  * "axon: ..." and returns false when the file cannot be read or written. */
 bool metrics_open_resumed(metrics_file *metrics, const char *path, int epochs_done);

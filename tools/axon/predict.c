@@ -12,6 +12,8 @@
 
 #include "common.h"
 #include "data_source.h"
+#include "file_roles.h"
+#include "output_stream.h"
 #include "options.h"
 
 static const cli_option predict_options[] = {
@@ -81,7 +83,7 @@ static void write_row(FILE *stream, bool classification, const float *outputs, i
     fputc('\n', stream);
 }
 
-static int write_predictions(ax_net *net, ax_dataset *data, FILE *stream, const char *name)
+static int write_predictions(ax_net *net, ax_dataset *data, output_stream *output)
 {
     const ax_net_config *config = ax_net_config_get(net);
     int64_t width = ax_net_layer_width(net, config->layer_count - 1);
@@ -96,6 +98,7 @@ static int write_predictions(ax_net *net, ax_dataset *data, FILE *stream, const 
         return CLI_EXIT_RUNTIME;
     }
     const float *features = ax_dataset_features_data(data);
+    FILE *stream = output->stream;
     write_header(stream, classification, width);
     int result = CLI_EXIT_OK;
     for (int64_t first = 0; first < rows && result == CLI_EXIT_OK; first += chunk) {
@@ -107,10 +110,8 @@ static int write_predictions(ax_net *net, ax_dataset *data, FILE *stream, const 
         }
         for (int64_t row = 0; row < count; row++)
             write_row(stream, classification, outputs + row * width, width);
-        if (ferror(stream)) {
-            fprintf(stderr, "axon: writing %s failed: %s\n", name, strerror(errno));
+        if (output_stream_failed(output)) /* output_stream_close says why */
             result = CLI_EXIT_RUNTIME;
-        }
     }
     free(outputs);
     return result;
@@ -144,6 +145,14 @@ int command_predict(int argc, char **argv)
     result = apply_threads(&args);
     if (result != CLI_EXIT_OK)
         return result;
+    file_roles roles = {0};
+    file_roles_input(&roles, "--model", model_path, "the model");
+    file_roles_data(&roles, "--data", data_spec, "the input data");
+    file_roles_input(&roles, "--labels", settings.labels, "the labels");
+    file_roles_output(&roles, "--out", out_path);
+    result = file_roles_check(&roles);
+    if (result != CLI_EXIT_OK)
+        return result;
 
     ax_net *net = NULL;
     result = load_model_on_device("--model", model_path, precision, device, &net);
@@ -162,21 +171,13 @@ int command_predict(int argc, char **argv)
     if (result == CLI_EXIT_OK)
         result = check_image_shape(config, data, model_path);
     if (result == CLI_EXIT_OK) {
-        FILE *stream = stdout;
-        if (out_path && !(stream = fopen(out_path, "w"))) {
-            fprintf(stderr, "axon: --out %s: %s\n", out_path, strerror(errno));
-            result = CLI_EXIT_RUNTIME;
-        } else {
-            const char *name = out_path ? out_path : "stdout";
-            result = write_predictions(net, data, stream, name);
-            if ((stream == stdout ? fflush(stream) : fclose(stream)) != 0 &&
-                result == CLI_EXIT_OK) {
-                fprintf(stderr, "axon: writing %s failed: %s\n", name, strerror(errno));
-                result = CLI_EXIT_RUNTIME;
-            }
-            /* A half-written prediction file would pass for a whole one. */
-            if (result != CLI_EXIT_OK && out_path)
-                remove(out_path);
+        output_stream output;
+        result = output_stream_open(&output, "--out", out_path);
+        if (result == CLI_EXIT_OK) {
+            result = write_predictions(net, data, &output);
+            int closed = output_stream_close(&output, result == CLI_EXIT_OK);
+            if (result == CLI_EXIT_OK)
+                result = closed;
         }
     }
     ax_dataset_free(data);

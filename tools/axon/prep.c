@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "file_roles.h"
 #include "options.h"
 #include "progress.h"
 
@@ -189,6 +190,17 @@ int command_prep(int argc, char **argv)
     }
     options.seed = (uint64_t)seed;
     result = apply_threads(&args);
+    if (result != CLI_EXIT_OK)
+        return result;
+    /* The files prep writes into --out (docs/prep.md) against its inputs. */
+    static const char *const written[] = {"batch_*.npy", "meta.json", "mean.npy", "plan.json",
+                                          "*.tmp.*", NULL};
+    file_roles roles = {0};
+    file_roles_input(&roles, "--input", options.input, "the input");
+    file_roles_input(&roles, "--labels", options.labels_file, "the label names");
+    file_roles_input(&roles, "--ground-truth", options.ground_truth, "the ground truth");
+    file_roles_folder(&roles, "--out", options.output, written);
+    result = file_roles_check(&roles);
     if (result != CLI_EXIT_OK)
         return result;
     options.threads = ax_threads();

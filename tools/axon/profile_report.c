@@ -10,6 +10,7 @@
 #include "common.h"
 #include "job.h"
 #include "metrics.h"
+#include "output_stream.h"
 
 enum { MAX_ENTRIES = 512 };
 
@@ -74,12 +75,10 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
     }
     if (!json_path)
         return CLI_EXIT_OK;
-    FILE *file = fopen(json_path, "w");
-    if (!file) {
-        fprintf(stderr, "axon: cannot write the profile to %s: ", json_path);
-        perror(NULL);
+    output_stream output; /* as every output: a link's target, a device in place */
+    if (output_stream_open(&output, "--profile-json", json_path) != CLI_EXIT_OK)
         return CLI_EXIT_RUNTIME;
-    }
+    FILE *file = output.stream;
     fprintf(file, "{\"timed_seconds\":%.6f,\"achieved_gflops\":%.3f,\"peak_gflops\":%.3f,"
                   "\"gemm_rate_gflops\":%.3f,\"batch\":%lld,\"gemm_share\":%.6f,\"operations\":[",
             total, achieved, peak_gflops, gemm_rate, (long long)batch,
@@ -94,9 +93,5 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
                 e->gflop, e->is_gemm ? "true" : "false");
     }
     fprintf(file, "]}\n");
-    if (fclose(file) != 0) {
-        fprintf(stderr, "axon: writing the profile to %s failed\n", json_path);
-        return CLI_EXIT_RUNTIME;
-    }
-    return CLI_EXIT_OK;
+    return output_stream_close(&output, true);
 }

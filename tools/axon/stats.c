@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "common.h"
+#include "file_roles.h"
 #include "data_source.h"
 #include "metrics.h"
 #include "options.h"
@@ -345,6 +346,15 @@ static int tensor_mean(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     result = apply_threads(&args);
+    if (result != CLI_EXIT_OK)
+        return result;
+    /* --out against the three inputs and its folder, before the work. */
+    file_roles roles = {0};
+    static const char *const options[] = {"--fx", "--fy", "--fz"};
+    for (int a = 0; a < 3; a++)
+        file_roles_input(&roles, options[a], paths[a], "an input of the tensor");
+    file_roles_output(&roles, "--out", out_path);
+    result = file_roles_check(&roles);
     if (result != CLI_EXIT_OK)
         return result;
 

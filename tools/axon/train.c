@@ -16,6 +16,7 @@
 
 #include "common.h"
 #include "data_source.h"
+#include "file_roles.h"
 #include "job.h"
 #include "metrics.h"
 #include "options.h"
@@ -377,33 +378,25 @@ static bool read_request(const cli_args *args, train_request *request)
     return read_checkpoint_options(args, request);
 }
 
-/* Refuses an --out path that cannot be written before hours of training. */
-static bool output_writable(const char *path)
+/* Every file the run reads against every file it writes, and each
+ * output's place, before hours of loading and training (file_roles.h). */
+static int check_files(const train_request *request)
 {
-    struct stat info;
-    if (stat(path, &info) == 0 && S_ISDIR(info.st_mode)) {
-        fprintf(stderr, "axon: --out %s: is a folder; give a file name such as %s/model.safetensors\n",
-                path, path);
-        return false;
-    }
-    char folder[4096];
-    snprintf(folder, sizeof folder, "%s", path);
-    char *slash = strrchr(folder, '/');
-    if (!slash)
-        snprintf(folder, sizeof folder, ".");
-    else if (slash == folder)
-        folder[1] = '\0';
-    else
-        *slash = '\0';
-    if (stat(folder, &info) != 0 || !S_ISDIR(info.st_mode)) {
-        fprintf(stderr, "axon: --out %s: the folder %s does not exist\n", path, folder);
-        return false;
-    }
-    if (access(folder, W_OK) != 0) {
-        fprintf(stderr, "axon: --out %s: cannot write in %s: %s\n", path, folder, strerror(errno));
-        return false;
-    }
-    return true;
+    const data_settings *settings = &request->data_settings;
+    file_roles roles = {0};
+    file_roles_data(&roles, "--data", request->data, "the training data");
+    file_roles_data(&roles, "--test", request->test, "the test data");
+    file_roles_input(&roles, "--labels", settings->labels, "the training labels");
+    file_roles_input(&roles, "--test-labels", settings->test_labels, "the test labels");
+    file_roles_input(&roles, "--init-from", request->init_from, "the model training starts from");
+    file_roles_resumed(&roles, "--resume", request->resume, "the checkpoint resumed");
+    file_roles_input(&roles, "--mean", settings->mean[0] ? settings->mean : NULL, "the mean image");
+    file_roles_output(&roles, "--out", request->out);
+    file_roles_output(&roles, "--metrics", request->metrics_path);
+    file_roles_output(&roles, "--profile-json", request->profile_json);
+    if (request->train.checkpoint_every > 0 || request->train.checkpoint_prefix)
+        file_roles_checkpoints(&roles, "--checkpoint", request->train.checkpoint_prefix);
+    return file_roles_check(&roles);
 }
 
 /* Fills the layers for --layers auto from the data, in layers (room for 3). */
@@ -754,8 +747,11 @@ static int run_training(const train_request *request, train_data *data)
         cli_job_outcome_shared();
     const bool speaks = !shared || cli_job_rank() == 0;
     if (status != AX_STATUS_OK && !interrupted) {
+        /* No file prefixed: the library names the file at fault (a
+         * checkpoint's, a streamed batch's), and the data are not the cause
+         * of a divergence or of a full disk. */
         if (!display.metrics_failed && speaks)
-            report_failure(status, data->source[0] ? data->source : ax_dataset_source(data->train));
+            report_failure(status, NULL);
         ax_net_free(net);
         return CLI_EXIT_RUNTIME;
     }
@@ -826,8 +822,8 @@ static int train_rank(train_request *request)
         request->out = request->metrics_path = request->profile_json = NULL;
         request->profile = false;
     }
-    if (request->out && !output_writable(request->out))
-        result = CLI_EXIT_RUNTIME;
+    if (cli_job_rank() == 0) /* the rank that writes the files */
+        result = check_files(request);
     if (result == CLI_EXIT_OK && request->init_from)
         result = load_start_model(request);
     train_data data = {0};
