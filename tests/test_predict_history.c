@@ -78,7 +78,7 @@ static void check_precision(ax_dataset *data, ax_precision precision, const char
     settings.batch_size = BATCH;
     settings.epochs = 3;
     settings.learning_rate = 1e-3;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(trained, data, NULL, NULL, &settings, &summary));
     const int64_t count = ax_net_parameter_count(trained);
     double *weights = malloc((size_t)count * sizeof(double));
@@ -97,7 +97,7 @@ static void check_precision(ax_dataset *data, ax_precision precision, const char
             fprintf(stderr, "%s: %zu of %zu outputs of the trained net and its copy differ\n", name,
                     n, outputs);
         CHECK(n == 0);
-        ax_evaluation e1, e2;
+        ax_evaluation e1 = ax_evaluation_empty(), e2 = ax_evaluation_empty();
         CHECK_OK(ax_net_evaluate(trained, data, &e1));
         CHECK_OK(ax_net_evaluate(copy, data, &e2));
         CHECK(memcmp(&e1.loss, &e2.loss, sizeof(double)) == 0 && e1.accuracy == e2.accuracy);
