@@ -549,7 +549,24 @@ static void test_refusals(const ax_dataset *train)
     CHECK_FAILS(ax_train(net, train, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
                 "need a file prefix");
 
-    /* A run that diverges writes and deletes nothing: the old checkpoints stay. */
+    /* A run that diverges writes and deletes nothing: the old checkpoints
+     * stay. The network for it has an unbounded loss (squared error at an
+     * identity output): at a learning rate of 1e30 its weights overflow to
+     * inf whatever the kernels. A softmax's cross-entropy is floored, so
+     * there the divergence hung on an inf - inf somewhere in a GEMM, which
+     * OpenBLAS's Haswell kernels produced and its SkylakeX ones did not
+     * (the run ended with a loss of 35.8). */
+    ax_net_free(net);
+    {
+        ax_net_config unbounded = ax_net_defaults();
+        unbounded.input_width = FEATURES;
+        unbounded.seed = 7;
+        unbounded.loss = AX_LOSS_MSE;
+        CHECK_OK(ax_layers_parse("16:relu,12:tanh,3:identity", &unbounded));
+        net = NULL;
+        CHECK_OK(ax_net_create(&unbounded, &net));
+        ax_net_config_release(&unbounded);
+    }
     struct stat before1, before2, after1, after2;
     char path1[600];
     snprintf(path1, sizeof path1, "%s.epoch-000001.safetensors", prefix);
