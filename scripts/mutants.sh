@@ -10,7 +10,8 @@
 #                      kept for a rerun: give it again to reuse its build)
 #   AXON_MUTANTS_JOBS  build jobs (default: nproc)
 #
-# The copy is HEAD's tree (git archive), so uncommitted edits are not in it.
+# The copy is HEAD's tree (git archive; refreshed file by file on a rerun),
+# so uncommitted edits are not in it.
 # Its build is a release build without CUDA, OpenCL and MPI (the mutants are
 # of CPU code); the tests first run unmutated, and a test that fails there
 # makes every mutant listing it unjudged.
@@ -25,9 +26,17 @@ if [ -z "$scratch" ]; then
 fi
 mkdir -p "$scratch"
 echo "mutants: scratch copy in $scratch (HEAD $(git rev-parse --short HEAD))"
-if [ ! -f "$scratch/CMakeLists.txt" ]; then
-    git archive HEAD | tar -x -C "$scratch"
-fi
+# HEAD's files into the copy; on a rerun only the files that changed are
+# copied (so that they, and only they, are newer than the build's objects).
+rm -rf "$scratch/.head"
+mkdir -p "$scratch/.head"
+git archive HEAD | tar -x -C "$scratch/.head"
+(cd "$scratch/.head" && find . -type f) | while read -r f; do
+    if ! cmp -s "$scratch/.head/$f" "$scratch/$f"; then
+        mkdir -p "$(dirname "$scratch/$f")"
+        cp "$scratch/.head/$f" "$scratch/$f"
+    fi
+done
 cmake -S "$scratch" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release -DAXON_CUDA=OFF \
     -DAXON_OPENCL=OFF -DAXON_MPI=OFF -DAXON_SHARED_DIR="$root/../shared" >/dev/null
 
