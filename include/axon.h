@@ -1278,7 +1278,8 @@ AX_NODISCARD ax_status ax_npy_write_f32(const char *path, const float *data, int
  *
  * In a build without libarchive, libjpeg and libpng (CMake's AXON_PREP;
  * ax_build_info's prep is false) ax_prep_run fails with
- * AX_STATUS_UNSUPPORTED; the batches: loaders below are always built. */
+ * AX_STATUS_UNSUPPORTED, after refusing options of a bad size as every
+ * build does; the batches: loaders below are always built. */
 
 typedef struct ax_prep_options {
     size_t size;              /* sizeof (ax_prep_options), set by ax_prep_defaults() (see

@@ -254,6 +254,94 @@ static void test_fallback_search(double target)
     backend->ops->destroy(backend);
 }
 
+/* L-BFGS's direction is the textbook one (Nocedal and Wright, algorithm
+ * 7.4): from the pairs (s_i, y_i) and the gradient a checkpoint would save
+ * between two iterations of the badly scaled quadratic, the test's own
+ * two-loop recursion (rho_i = 1 / y_i.s_i, H0 = s.y / y.y of the newest
+ * pair) gives d, and the next iteration moves along d: x_{k+1} - x_k =
+ * alpha d with alpha > 0, to 1e-10 relative. */
+static void test_lbfgs_direction(void)
+{
+    enum { N = 12, STEPS = 6 };
+    ax_backend *backend = ax_backend_cpu_create(AX_PRECISION_F64);
+    double *x = backend->ops->alloc(backend, N * sizeof(double));
+    double *g = backend->ops->alloc(backend, N * sizeof(double));
+    for (int i = 0; i < N; i++)
+        x[i] = 0.5 * sin(1.0 + i);
+    problem p = {.kind = QUADRATIC, .n = N, .x = x, .g = g};
+    ax_train_config config = ax_train_defaults();
+    config.optimizer = AX_OPTIMIZER_LBFGS;
+    config.lbfgs_memory = 4; /* fewer than the steps: the oldest pairs drop out */
+    config.gtol = 1e-12;
+    ax_optimizer *optimizer = NULL;
+    CHECK_OK(ax_optimizer_create(&config, backend, x, g, N, &optimizer));
+    ax_objective objective = {.evaluate = evaluate, .context = &p};
+    double loss;
+    for (int step = 0; optimizer && step < STEPS; step++)
+        CHECK_OK(optimizer->kind->step(optimizer, &objective, &loss));
+    ax_optimizer_saved saved = {0};
+    if (optimizer)
+        CHECK_OK(ax_optimizer_save(optimizer, &saved));
+    double pairs = 0.0;
+    const double *gk = ax_optimizer_saved_array(&saved, "g", NULL);
+    const double *sv = ax_optimizer_saved_array(&saved, "s", NULL);
+    const double *yv = ax_optimizer_saved_array(&saved, "y", NULL);
+    CHECK(ax_optimizer_saved_scalar(&saved, "pairs", &pairs) && pairs == 4.0);
+    CHECK(gk && sv && yv && optimizer && !optimizer->converged);
+    if (gk && sv && yv && pairs == 4.0 && optimizer) {
+        double xk[N], d[N], alpha[4], rho[4];
+        memcpy(xk, x, sizeof xk);
+        memcpy(d, gk, sizeof d);
+        for (int k = 3; k >= 0; k--) { /* newest (saved last) first */
+            const double *si = sv + k * N, *yi = yv + k * N;
+            double ys = 0.0, sd = 0.0;
+            for (int i = 0; i < N; i++) {
+                ys += yi[i] * si[i];
+                sd += si[i] * d[i];
+            }
+            CHECK(ys > 0.0); /* the curvature condition of a Wolfe step */
+            rho[k] = 1.0 / ys;
+            alpha[k] = rho[k] * sd;
+            for (int i = 0; i < N; i++)
+                d[i] -= alpha[k] * yi[i];
+        }
+        double sy = 0.0, yy = 0.0;
+        for (int i = 0; i < N; i++) {
+            sy += sv[3 * N + i] * yv[3 * N + i];
+            yy += yv[3 * N + i] * yv[3 * N + i];
+        }
+        for (int i = 0; i < N; i++)
+            d[i] *= sy / yy;
+        for (int k = 0; k < 4; k++) {
+            const double *si = sv + k * N, *yi = yv + k * N;
+            double yd = 0.0;
+            for (int i = 0; i < N; i++)
+                yd += yi[i] * d[i];
+            const double beta = rho[k] * yd;
+            for (int i = 0; i < N; i++)
+                d[i] += (alpha[k] - beta) * si[i];
+        }
+        CHECK_OK(optimizer->kind->step(optimizer, &objective, &loss));
+        /* the step against -d: parallel, the same way */
+        double dd = 0.0, ss = 0.0, sd = 0.0;
+        for (int i = 0; i < N; i++) {
+            const double step = x[i] - xk[i];
+            dd += d[i] * d[i];
+            ss += step * step;
+            sd -= step * d[i];
+        }
+        const double cosine = sd / sqrt(dd * ss);
+        printf("lbfgs direction after %d iterations: cosine with the textbook two-loop's 1 - %.2e\n",
+               STEPS, 1.0 - cosine);
+        CHECK(ss > 0.0 && fabs(1.0 - cosine) <= 1e-10);
+    }
+    ax_optimizer_saved_free(&saved);
+    ax_optimizer_free(optimizer);
+    backend->ops->free(backend, x);
+    backend->ops->free(backend, g);
+    backend->ops->destroy(backend);
+}
+
 static ax_net *small_net(const char *layers, ax_loss loss, int64_t features)
 {
     ax_net_config config = ax_net_defaults();
@@ -518,6 +606,7 @@ int main(void)
     }
     test_fallback_search(3.0);
     test_fallback_search(0.3);
+    test_lbfgs_direction();
     ax_optimizer_kind parsed;
     CHECK_OK(ax_optimizer_parse("cg", &parsed));
     CHECK(parsed == AX_OPTIMIZER_CG);

@@ -6,7 +6,10 @@
  * 2 and 3, labels in column 0, float targets, flattened images; and that it
  * refuses Fortran order, big-endian and unknown dtypes, shape mismatches,
  * truncated or overlong files, NaN/Inf and bad labels, naming the file and
- * the element. Runs without Python. */
+ * the element; and that keys it does not use are skipped, whatever they
+ * hold (tests/data/extra_keys_f4.npy, its header written by NumPy's
+ * np.lib.format._write_array_header with three extra keys). Runs without
+ * Python. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdint.h>
@@ -307,6 +310,57 @@ static void test_bad_files(void)
     CHECK(data == NULL);
 }
 
+/* Keys axon does not use are skipped, whatever their values hold: the
+ * fixture's header, written by NumPy's own writer
+ * (np.lib.format._write_array_header with keys 'author', 'meta' and
+ * 'version' beside the three; tests/data/extra_keys_f4.npy, float32 (3, 2)
+ * 0.5 -1.25 2 3.5 -0.75 8), and headers written here: a nested dict with
+ * its own 'shape' and 'descr' (not the array's), strings holding brackets,
+ * commas, colons and escaped quotes, a string longer than any key, keys in
+ * any order. A header missing a key axon needs is still refused. */
+static void test_extra_keys(void)
+{
+    const float values[6] = {0.5f, -1.25f, 2.0f, 3.5f, -0.75f, 8.0f};
+    const int64_t labels3[3] = {1, 0, 2};
+    const char *labels = write_npy("extra-labels.npy", "<i8", "(3,)", labels3, sizeof labels3);
+    char long_text[700];
+    memset(long_text, 'x', sizeof long_text - 1);
+    long_text[sizeof long_text - 1] = '\0';
+    char dicts[4][1000];
+    snprintf(dicts[0], sizeof dicts[0], "%s", "");
+    snprintf(dicts[1], sizeof dicts[1],
+             "{'extra': {'shape': (99,), 'descr': '>f8', 'fortran_order': True}, 'descr': '<f4', "
+             "'note': 'a, b: (c] }', 'fortran_order': False, 'shape': (3, 2), 'z': None, }");
+    snprintf(dicts[2], sizeof dicts[2],
+             "{'quoted': 'it\\'s \"x\" }', \"other\": \"don't ) stop\", 'descr': '<f4', "
+             "'fortran_order': False, 'shape': (3, 2)}");
+    snprintf(dicts[3], sizeof dicts[3],
+             "{'descr': '<f4', 'long': '%s', 'fortran_order': False, 'shape': (3, 2)}", long_text);
+    for (int i = 0; i < 4; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "extra-%d.npy", i);
+        const char *features = i == 0 ? AXON_TEST_DATA "/extra_keys_f4.npy"
+                                      : write_npy_version(name, 1, dicts[i], values, sizeof values);
+        ax_dataset *data = NULL;
+        CHECK_OK(ax_dataset_load_npy(features, labels, 1.0, &data));
+        if (data) {
+            CHECK(ax_dataset_rows(data) == 3 && ax_dataset_features(data) == 2);
+            CHECK(memcmp(ax_dataset_features_data(data), values, sizeof values) == 0);
+            CHECK(ax_dataset_labels_data(data)[2] == 2);
+        } else {
+            fprintf(stderr, "header %d refused: %s\n", i, i ? dicts[i] : features);
+        }
+        ax_dataset_free(data);
+    }
+    /* the nested 'shape' does not stand in for the array's */
+    const char *path = write_npy_version(
+        "nested-only.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'extra': {'shape': (3, 2)}}",
+        values, sizeof values);
+    ax_dataset *data = NULL;
+    CHECK_FAILS(ax_dataset_load_npy(path, labels, 1.0, &data), AX_STATUS_BAD_FILE,
+                EXPECT("%s: malformed .npy header: no 'shape' key", path));
+}
+
 int main(void)
 {
     if (!test_work_dir_make("axon-test-npy"))
@@ -314,6 +368,7 @@ int main(void)
     test_numpy_files();
     test_dtypes();
     test_bad_files();
+    test_extra_keys();
     test_work_dir_remove();
     return test_finish("test_data_npy");
 }

@@ -324,7 +324,6 @@ def test_ctrl_c_raises_keyboardinterrupt_after_the_step():
     assert child.returncode == 0
 
 
-@pytest.mark.skipif(not axon.build_info()["stats"], reason="built with AXON_STATS=OFF")
 def test_optimizer_state_carries_adam_and_sgd_across_calls():
     """Two Net.train calls of one epoch with an axon.OptimizerState equal one call of two
     epochs, bit for bit (no shuffling); its arrays round-trip through describe, arrays,
@@ -366,6 +365,7 @@ def test_optimizer_state_carries_adam_and_sgd_across_calls():
         axon.OptimizerState().assign("sgd", "f32", 3, 1, [np.zeros(2)])
 
 
+@pytest.mark.skipif(not axon.build_info()["stats"], reason="built with AXON_STATS=OFF")
 def test_stats_against_float64_numpy():
     rng = np.random.default_rng(2)
     x = rng.normal(size=(50, 7))

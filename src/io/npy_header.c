@@ -58,6 +58,19 @@ static bool scan_string(dict_scanner *s, char *text, size_t capacity)
     return true;
 }
 
+/* Skips a quoted string of any length, with Python's backslash escapes (a
+ * key axon does not use may hold 'it\'s', or a long text). */
+static bool skip_string(dict_scanner *s)
+{
+    const char quote = *s->p++;
+    while (s->p < s->end && *s->p != quote)
+        s->p += *s->p == '\\' && s->p + 1 < s->end ? 2 : 1;
+    if (s->p >= s->end)
+        return false;
+    s->p++;
+    return true;
+}
+
 /* Skips any value: a string, a word, or a bracketed group with nesting. */
 static bool skip_value(dict_scanner *s)
 {
@@ -66,8 +79,7 @@ static bool skip_value(dict_scanner *s)
     while (s->p < s->end) {
         char c = *s->p;
         if (c == '\'' || c == '"') {
-            char text[256];
-            if (!scan_string(s, text, sizeof text))
+            if (!skip_string(s))
                 return false;
             continue;
         }

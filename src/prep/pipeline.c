@@ -595,10 +595,7 @@ static ax_status prep_run(const ax_prep_options *options, ax_prep_progress_fn pr
      * fields it lacks keep their defaults. */
     ax_prep_options full = ax_prep_defaults();
     if (options) {
-        AX_TRY(ax_sized_read(options, &full,
-                             offsetof(ax_prep_options, progress_interval) +
-                                 sizeof options->progress_interval,
-                             sizeof full, "prep options", "ax_prep_defaults"));
+        AX_TRY(prep_options_read(options, &full));
         options = &full;
     }
     r.options = options;

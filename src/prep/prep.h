@@ -16,6 +16,14 @@
 
 #include "axon.h"
 
+/* The caller's options in *full: a program built against an older header
+ * passes shorter options, and the fields it lacks keep their defaults; a
+ * size below the first version's or above this header's is refused
+ * (AX_STATUS_BAD_ARGUMENT). options.c, built with or without the pipeline:
+ * ax_prep_run checks it first in every build (src/prep/absent.c too), so a
+ * caller's bug gets the same answer whether or not prep was built. */
+ax_status prep_options_read(const ax_prep_options *options, ax_prep_options *full);
+
 /* One image file: bytes [offset, offset + size) of source file `source`
  * (a folder's file has offset 0; a tar member's range lies inside the tar,
  * at any depth of nesting, so a reader needs no unpacking). */

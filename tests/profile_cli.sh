@@ -1,0 +1,97 @@
+#!/bin/bash
+# profile_cli.sh: `axon train --profile --profile-json` and `axon info --peak
+# [--json]` checked for structure and sanity, never for speed (no verdict
+# depends on how fast or busy the machine is):
+# - the printed table has one row per operation of the JSON, its shares add
+#   up to 100 % (each printed to 0.1 %), the GEMM share line is the sum of
+#   the GEMM rows; in the JSON the shares add up to 1, every operation was
+#   called, exactly the operations named GEMM are marked gemm, and the run's
+#   GFLOP/s, the peak and the GEMM rate are positive and finite;
+# - info --peak --json: every figure positive and finite, float64's peak half
+#   of float32's, float32's lanes x 2 x pipes x clock x cores; the text
+#   form has its theoretical, FMA-loop and four GEMM-rate lines.
+# JSON is read with Python's standard library only (no NumPy).
+#
+# usage: profile_cli.sh AXON WORKDIR DATA.csv
+set -u
+axon=$1
+work=$2
+data=$3
+python=/usr/bin/python3
+[ -x "$python" ] || { echo "SKIPPED: profile_cli needs $python (its json module) to read the reports"; exit 77; }
+rm -rf "$work"
+mkdir -p "$work" || exit 1
+cd "$work" || exit 1
+fail() { echo "profile_cli: FAIL: $*" >&2; exit 1; }
+
+"$axon" train --data "$data" --layers 6:tanh,3:softmax --epochs 3 --batch 8 --seed 3 \
+    --profile --profile-json profile.json > train.out 2>&1 || { cat train.out; fail "axon train --profile failed"; }
+grep -q "^profile (" train.out || fail "no profile table in the output"
+# The table's rows: from the header line to the GEMMs line.
+awk '/^  operation /{on=1; next} /^  GEMMs:/{on=0} on' train.out > table.txt
+[ -s table.txt ] || fail "the profile table has no rows"
+"$python" - profile.json table.txt train.out <<'EOF' || fail "the profile report"
+import json, math, re, sys
+report = json.load(open(sys.argv[1]))
+rows = open(sys.argv[2]).read().splitlines()
+text = open(sys.argv[3]).read()
+ops = report["operations"]
+problems = []
+if len(rows) != len(ops):
+    problems.append("%d table rows, %d operations in the JSON" % (len(rows), len(ops)))
+printed = [float(re.search(r"([0-9.]+)%", row).group(1)) for row in rows]
+if abs(sum(printed) - 100.0) > 0.05 * len(printed) + 1e-9:
+    problems.append("the printed shares add up to %.2f %%" % sum(printed))
+shares = sum(op["share"] for op in ops)
+if abs(shares - 1.0) > 1e-6 * len(ops):
+    problems.append("the JSON shares add up to %.8f" % shares)
+gemm = sum(op["share"] for op in ops if op["gemm"])
+if abs(gemm - report["gemm_share"]) > 1e-6 * len(ops):
+    problems.append("gemm_share %.6f, the GEMM operations' shares %.6f" % (report["gemm_share"], gemm))
+line = re.search(r"GEMMs: ([0-9.]+)% of the time", text)
+if not line or abs(float(line.group(1)) - 100.0 * report["gemm_share"]) > 0.051:
+    problems.append("the GEMMs line does not give gemm_share")
+for op in ops:
+    if op["calls"] < 1 or not op["name"] or op["gemm"] != ("GEMM" in op["name"]):
+        problems.append("operation %r" % op)
+    if not (op["total_seconds"] >= 0 and op["share"] >= 0):
+        problems.append("operation %r" % op)
+for key in ("achieved_gflops", "peak_gflops", "gemm_rate_gflops"):
+    if not (math.isfinite(report[key]) and report[key] > 0):
+        problems.append("%s is %r" % (key, report[key]))
+if report["batch"] != 8:
+    problems.append("batch %r" % report["batch"])
+for p in problems:
+    print("profile_cli:", p, file=sys.stderr)
+print("profile: %d operations, shares add up to 100 %%" % len(ops))
+sys.exit(1 if problems else 0)
+EOF
+
+"$axon" info --peak --json > info.json 2>info.err || { cat info.err; fail "axon info --peak --json failed"; }
+"$python" - info.json <<'EOF' || fail "axon info --peak --json"
+import json, math, sys
+lines = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+peak = [d for d in lines if "peak_f32_gflops" in d]
+if len(peak) != 1:
+    sys.exit("profile_cli: no peak object in axon info --peak --json")
+p = peak[0]
+problems = [k for k, v in p.items() if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0)]
+expected = p["vector_bits"] / 32 * 2 * p["fma_units"] * p["clock_ghz"] * p["cores"]
+# clock_ghz is printed to 0.001 GHz, the peaks to 0.1 GFLOP/s
+if abs(p["peak_f32_gflops"] - expected) > 0.05 + expected * 0.0005 / p["clock_ghz"]:
+    problems.append("peak_f32_gflops %g, lanes x 2 x pipes x clock x cores %g" % (p["peak_f32_gflops"], expected))
+if abs(p["peak_f64_gflops"] - p["peak_f32_gflops"] / 2) > 0.1:
+    problems.append("peak_f64_gflops is not half of float32's")
+if p["vector_bits"] not in (256, 512):
+    problems.append("vector_bits %r" % p["vector_bits"])
+for k in problems:
+    print("profile_cli: info --peak --json:", k, file=sys.stderr)
+print("info --peak: %d figures, all positive and finite" % len(p))
+sys.exit(1 if problems else 0)
+EOF
+
+"$axon" info --peak > info.txt 2>&1 || { cat info.txt; fail "axon info --peak failed"; }
+grep -q "^  theoretical " info.txt || fail "axon info --peak: no theoretical peak line"
+grep -q "^  FMA loop " info.txt || fail "axon info --peak: no FMA loop line"
+[ "$(grep -c '^  GEMM rate ' info.txt)" = 4 ] || fail "axon info --peak: not four GEMM rate lines"
+echo "profile_cli: passed"

@@ -1,0 +1,168 @@
+/* test_perf_reports.c: what the profiler, ax_machine_peak and
+ * ax_net_gemm_rate report, checked for structure and sanity, never for
+ * speed (docs/testing.md: no verdict depends on how fast the machine is).
+ *
+ * - The profile of a training run: one entry per operation and layer that
+ *   ran, longest total first; the shares add up to 1; mean x calls is the
+ *   total; the calls are the run's steps; the GEMMs' FLOP counts are
+ *   exactly TMVA's per-operation counts summed over the run's batches
+ *   (forward and weight-gradient products of every layer, the input
+ *   gradient of every layer but the first, which axon never computes), and
+ *   only GEMMs are marked as such.
+ *   Reset forgets it all; a network without profiling records nothing.
+ * - ax_machine_peak: a vector width of 256 or 512 bits, at least one FMA
+ *   pipe, a clock in (0, 10) GHz, at least one core; the theoretical peaks are
+ *   lanes x 2 x pipes x clock x cores (float64 half of float32), the FMA
+ *   loop's rate and the bf16 peak positive and finite.
+ * - ax_net_gemm_rate: positive and finite in float32 and float64; a batch
+ *   of 0 refused. */
+#include <math.h>
+
+#include "test_util.h"
+#include "test_datasets.h"
+
+enum { ROWS = 90, FEATURES = 5, HIDDEN = 12, CLASSES = 3, BATCH = 16, EPOCHS = 3, ENTRIES = 64 };
+
+static ax_net *make_net(ax_precision precision)
+{
+    ax_net_config config = ax_net_defaults();
+    config.input_width = FEATURES;
+    config.precision = precision;
+    CHECK_OK(ax_layers_parse("12:tanh,3:softmax", &config));
+    ax_net *net = NULL;
+    CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
+    return net;
+}
+
+static const ax_profile_entry *entry_named(const ax_profile_entry *entries, int count,
+                                           const char *name)
+{
+    for (int i = 0; i < count; i++)
+        if (strcmp(entries[i].name, name) == 0)
+            return &entries[i];
+    return NULL;
+}
+
+static void check_profile(void)
+{
+    ax_dataset *data = test_uniform_dataset(ROWS, FEATURES, 4, false);
+    ax_net *net = make_net(AX_PRECISION_F64);
+    if (!data || !net)
+        return;
+    ax_net_profile_enable(net, true);
+    ax_train_config config = ax_train_defaults();
+    config.batch_size = BATCH;
+    config.epochs = EPOCHS;
+    ax_train_summary summary;
+    CHECK_OK(ax_train(net, data, NULL, NULL, &config, &summary));
+    ax_profile_entry entries[ENTRIES];
+    const int count = ax_net_profile_get(net, entries, ENTRIES);
+    CHECK(count > 0 && count <= ENTRIES);
+    double shares = 0.0;
+    for (int i = 0; i < count; i++) {
+        const ax_profile_entry *e = &entries[i];
+        CHECK(e->name[0] != '\0' && e->count > 0);
+        CHECK(isfinite(e->total_seconds) && e->total_seconds >= 0.0);
+        CHECK(e->stddev_seconds >= 0.0 && isfinite(e->stddev_seconds));
+        CHECK(e->share >= 0.0 && e->share <= 1.0);
+        /* the running mean times the calls is the total, to rounding */
+        CHECK(fabs(e->mean_seconds * (double)e->count - e->total_seconds) <=
+              1e-9 * fmax(e->total_seconds, 1e-300));
+        if (i > 0)
+            CHECK(entries[i - 1].total_seconds >= e->total_seconds);
+        CHECK(e->is_gemm == (strstr(e->name, "GEMM") != NULL));
+        CHECK(e->gflop >= 0.0 && (e->is_gemm ? e->gflop > 0.0 : true));
+        shares += e->share;
+    }
+    CHECK(fabs(shares - 1.0) <= 1e-12 * count);
+
+    /* The GEMMs, by name, with TMVA's counts (a dot product of length k is
+     * 2k - 1 FLOPs): over a batch of b rows a layer (in -> out) costs
+     * (2 in - 1) out b forward, (2 b - 1) in out for its weight gradient
+     * and (2 out - 1) in b for its input gradient. Summed over the run:
+     * b adds up to ROWS per epoch, and there are `steps` batches. */
+    const int64_t steps = EPOCHS * ((ROWS + BATCH - 1) / BATCH);
+    const double rows = (double)ROWS * EPOCHS;
+    const int64_t widths[3] = {FEATURES, HIDDEN, CLASSES};
+    for (int layer = 1; layer <= 2; layer++) {
+        const double in = (double)widths[layer - 1], out = (double)widths[layer];
+        const double flops[3] = {(2.0 * in - 1.0) * out * rows,
+                                 (2.0 * rows - (double)steps) * in * out,
+                                 (2.0 * out - 1.0) * in * rows};
+        const char *kinds[3] = {"forward GEMM", "weight-gradient GEMM", "input-gradient GEMM"};
+        for (int k = 0; k < 3; k++) {
+            const double flop = flops[k];
+            char name[64];
+            snprintf(name, sizeof name, "layer %d %s", layer, kinds[k]);
+            const ax_profile_entry *e = entry_named(entries, count, name);
+            if (layer == 1 && k == 2) {
+                CHECK(e == NULL); /* the input's gradient is never needed */
+                continue;
+            }
+            if (!e) {
+                fprintf(stderr, "no profile entry \"%s\"\n", name);
+                test_failures++;
+                continue;
+            }
+            CHECK(e->is_gemm && e->count == steps);
+            CHECK_NEAR(e->gflop, flop * 1e-9, 1e-12);
+        }
+    }
+    printf("profile: %d entries over %lld steps, shares add to 1, GEMM FLOPs as counted\n", count,
+           (long long)steps);
+
+    ax_net_profile_reset(net);
+    CHECK(ax_net_profile_get(net, entries, ENTRIES) == 0);
+    ax_net_profile_enable(net, false);
+    CHECK_OK(ax_train(net, data, NULL, NULL, &config, &summary));
+    CHECK(ax_net_profile_get(net, entries, ENTRIES) == 0);
+    ax_net_free(net);
+    ax_dataset_free(data);
+}
+
+static void check_peak(void)
+{
+    ax_peak peak;
+    CHECK_OK(ax_machine_peak(&peak));
+    CHECK(peak.vector_bits == 256 || peak.vector_bits == 512);
+    /* no upper bound: a clock measured while other processes held the core
+     * makes the pipes look more numerous */
+    CHECK(peak.fma_units >= 1);
+    /* measured under load, so a busy machine lowers it: no lower bound */
+    CHECK(isfinite(peak.clock_ghz) && peak.clock_ghz > 0.0 && peak.clock_ghz < 10.0);
+    CHECK(peak.cores >= 1);
+    const double expected_f32 =
+        (double)(peak.vector_bits / 32) * 2.0 * peak.fma_units * peak.clock_ghz * peak.cores;
+    CHECK_NEAR(peak.f32_gflops, expected_f32, 1e-12);
+    CHECK_NEAR(peak.f64_gflops, expected_f32 / 2.0, 1e-12);
+    CHECK(isfinite(peak.measured_f32_gflops) && peak.measured_f32_gflops > 0.0);
+    const double bf16 = ax_peak_bf16_gflops(&peak);
+    CHECK(isfinite(bf16) && bf16 > 0.0);
+    CHECK(peak.method && peak.method[0]);
+    printf("peak: %d bits, %d FMA pipes, %.2f GHz, %d cores: %.0f GFLOP/s float32 (theory)\n",
+           peak.vector_bits, peak.fma_units, peak.clock_ghz, peak.cores, peak.f32_gflops);
+}
+
+static void check_gemm_rate(void)
+{
+    for (int p = 0; p < 2; p++) {
+        ax_net *net = make_net(p == 0 ? AX_PRECISION_F32 : AX_PRECISION_F64);
+        if (!net)
+            continue;
+        double rate = -1.0;
+        CHECK_OK(ax_net_gemm_rate(net, 64, &rate));
+        CHECK(isfinite(rate) && rate > 0.0);
+        CHECK_FAILS(ax_net_gemm_rate(net, 0, &rate), AX_STATUS_BAD_ARGUMENT, "must be positive");
+        CHECK(rate == 0.0);
+        ax_net_free(net);
+    }
+}
+
+int main(void)
+{
+    check_profile();
+    check_peak();
+    check_gemm_rate();
+    return test_finish("test_perf_reports");
+}
