@@ -59,7 +59,7 @@ static ax_status resume(const char *path, const ax_dataset *data, const char *pr
     config.checkpoint_every = prefix ? 1 : 0;
     config.checkpoint_prefix = prefix;
     config.keep_checkpoints = 0;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     ax_status status = ax_train(net, data, NULL, NULL, &config, &summary);
     if (status == AX_STATUS_OK && ax_net_parameter_count(net) == PARAMETERS)
         ax_net_parameters_get(net, weights);

@@ -54,7 +54,7 @@ static void check_profile(void)
     ax_train_config config = ax_train_defaults();
     config.batch_size = BATCH;
     config.epochs = EPOCHS;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, data, NULL, NULL, &config, &summary));
     ax_profile_entry entries[ENTRIES];
     const int count = ax_net_profile_get(net, entries, ENTRIES);

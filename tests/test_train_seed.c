@@ -48,7 +48,7 @@ static result train_once(const ax_dataset *data, uint64_t seed, bool shuffle, do
     training.shuffle = shuffle;
     training.dropout = dropout;
     training.adapt_threads = false;
-    ax_train_summary summary;
+    ax_train_summary summary = ax_train_summary_empty();
     CHECK_OK(ax_train(net, data, NULL, NULL, &training, &summary));
     r.count = ax_net_parameter_count(net);
     CHECK(r.count <= MAX_PARAMETERS);
