@@ -128,8 +128,8 @@ contains stderr "rank 1 of 2: $work/f2/batch_00001.npy: cannot write: File too l
 [ -z "$(find "$work/f2" -name '*.tmp.*')" ] || fail "a failed write left a temporary file"
 
 mkdir -p "$work/f3/batch_00003.npy"
-expect nonzero "rank 1 cannot rename" -- $mpirun -np 2 "$axon" prep "${common[@]}" --out "$work/f3"
-contains stderr "rank 1 of 2: $work/f3/batch_00003.npy: cannot rename into place"
+expect nonzero "rank 1 cannot write over a folder" -- $mpirun -np 2 "$axon" prep "${common[@]}" --out "$work/f3"
+contains stderr "rank 1 of 2: $work/f3/batch_00003.npy: is a folder; give a file name"
 [ ! -e "$work/f3/meta.json" ] || fail "a failed run wrote meta.json"
 
 if [ "$failures" -ne 0 ]; then

@@ -8,6 +8,9 @@
 #endif
 #include "job.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +91,19 @@ static ssize_t tagged_write(void *cookie, const char *bytes, size_t count)
 }
 
 /* Replaces stderr by the tagging stream. */
+/* Points file descriptor 1 at /dev/null. Not freopen: stdout is then a
+ * stream of output_stream.c (over descriptor 1), which freopen cannot reopen. */
+static bool silence_stdout(void)
+{
+    fflush(stdout);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0)
+        return false;
+    bool done = dup2(null, STDOUT_FILENO) >= 0;
+    close(null);
+    return done;
+}
+
 static void tag_stderr_stream(void)
 {
     cookie_io_functions_t functions = {.write = tagged_write};
@@ -158,8 +174,8 @@ int cli_job_start(int *argc, char ***argv)
     if (job.several) {
         tag_stderr(job.communicator.rank, job.communicator.size);
         /* Rank 0 speaks for the job; the others' figures are the same. */
-        if (job.communicator.rank != 0 && !freopen("/dev/null", "w", stdout))
-            fprintf(stderr, "axon: cannot silence standard output\n");
+        if (job.communicator.rank != 0 && !silence_stdout())
+            fprintf(stderr, "axon: cannot silence standard output: %s\n", strerror(errno));
     }
     return CLI_EXIT_OK;
 }
