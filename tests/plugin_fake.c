@@ -2,17 +2,27 @@
  * - "fake" (tests/test_backend_plugin.c, tests/test_backend_ops.c): two
  *   devices, each the CPU backend (resolved from the test program, which
  *   exports its symbols), so the CPU's own code runs behind the plugin
- *   loader and must equal the CPU bit for bit;
+ *   loader and must equal the CPU bit for bit; with the entries of data
+ *   sets on the device (backend.h, version 4) added, written here over
+ *   host memory, so that training takes the device-data path
+ *   (core/device_data.c) where the CPU gathers from the data set;
  * - "fake_broken" (test_backend_ops --expect-mismatch gemm): one device,
  *   the CPU backend with a wrong gemm (the first element of C off by about
  *   0.1%), which the parity test must catch;
  * - "fake_plain" (test_conv_backend.c): one device, the CPU backend without
  *   the optional image operations, as a backend that has not written them
  *   yet: a network of convolutions or pooling must be refused on it;
- * - tables a loader must refuse: one from an older plugin interface and one
- *   under another name. */
+ * - "fake_newer": the "fake" devices behind a table of a later version
+ *   than this axon's, with entries it does not know at the tail: accepted;
+ * - "fake_v3" (plugin_fake_v3.c): as built against the headers of version
+ *   3, without the version 4 entries: accepted, its missing entries
+ *   refused by name;
+ * - tables a loader must refuse: one from a plugin interface older than the
+ *   oldest it takes, and one under another name. */
 #include "backend/plugin.h"
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/error.h"
 
@@ -26,12 +36,68 @@ static ax_status fake_device_info(int index, char *text, size_t capacity)
     return AX_STATUS_OK;
 }
 
+/* Data sets "on the device": the device is host memory here. */
+static void fake_write_bytes(ax_backend *backend, void *dst, const void *src, size_t bytes)
+{
+    (void)backend;
+    if (bytes > 0)
+        memcpy(dst, src, bytes);
+}
+
+static int64_t order_at(const void *order, int order_bytes, int64_t i)
+{
+    return order_bytes == 4 ? (int64_t)((const int32_t *)order)[i] : ((const int64_t *)order)[i];
+}
+
+static void fake_gather_rows_device(ax_backend *backend, void *dst, const float *block,
+                                    int64_t width, int64_t block_first, int64_t block_rows,
+                                    const void *order, int order_bytes, int64_t first,
+                                    int64_t count)
+{
+    const bool f64 = backend->real_size == sizeof(double);
+    for (int64_t r = 0; r < count; r++) {
+        const int64_t row = order ? order_at(order, order_bytes, first + r) : first + r;
+        if (row < block_first || row >= block_first + block_rows)
+            continue;
+        const float *from = block + (row - block_first) * width;
+        for (int64_t c = 0; c < width; c++) {
+            if (f64)
+                ((double *)dst)[r * width + c] = (double)from[c];
+            else
+                ((float *)dst)[r * width + c] = from[c];
+        }
+    }
+}
+
+static void fake_gather_labels_device(ax_backend *backend, int32_t *dst, const int32_t *labels,
+                                      const void *order, int order_bytes, int64_t first,
+                                      int64_t count)
+{
+    (void)backend;
+    for (int64_t r = 0; r < count; r++)
+        dst[r] = labels[order ? order_at(order, order_bytes, first + r) : first + r];
+}
+
+/* The CPU's tables with the device-data entries, one per precision. */
+static ax_backend_ops fake_ops[2];
+
 static ax_status fake_create(ax_precision precision, int index, ax_backend **out)
 {
     *out = NULL;
     AX_TRY(fake_device_info(index, (char[64]){0}, 64));
-    *out = ax_backend_cpu_create(precision);
-    return *out ? AX_STATUS_OK : ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory");
+    ax_backend *backend = ax_backend_cpu_create(precision);
+    if (!backend)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory");
+    const int slot = backend->real_size == sizeof(double);
+    if (!fake_ops[slot].name) {
+        fake_ops[slot] = *backend->ops;
+        fake_ops[slot].write_bytes = fake_write_bytes;
+        fake_ops[slot].gather_rows_device = fake_gather_rows_device;
+        fake_ops[slot].gather_labels_device = fake_gather_labels_device;
+    }
+    backend->ops = &fake_ops[slot];
+    *out = backend;
+    return AX_STATUS_OK;
 }
 
 const ax_backend_plugin ax_backend_plugin_fake = {
@@ -140,10 +206,45 @@ const ax_backend_plugin ax_backend_plugin_fake_plain = {
     .create = plain_create,
 };
 
-/* As a plugin built against older headers would export it. */
+/* A plugin of a version after this axon's: its table (and the plugin
+ * table) have entries at their tails that this axon does not know. */
+typedef struct newer_ops {
+    ax_backend_ops known;
+    void (*later[2])(void); /* entries of a version to come */
+} newer_ops;
+static newer_ops newer_tables[2];
+
+static ax_status newer_create(ax_precision precision, int index, ax_backend **out)
+{
+    AX_TRY(fake_create(precision, index, out));
+    const int slot = (*out)->real_size == sizeof(double);
+    if (!newer_tables[slot].known.name)
+        newer_tables[slot].known = *(*out)->ops;
+    (*out)->ops = &newer_tables[slot].known;
+    return AX_STATUS_OK;
+}
+
+typedef struct newer_plugin {
+    ax_backend_plugin known;
+    int (*later_entry)(int index); /* an entry of a version to come */
+} newer_plugin;
+
+static int later_entry(int index) { return index; }
+
+const newer_plugin ax_backend_plugin_fake_newer = {
+    .known = {.abi = AX_BACKEND_PLUGIN_ABI + 1,
+              .ops_size = sizeof(newer_ops),
+              .name = "fake_newer",
+              .device_count = fake_device_count,
+              .device_info = fake_device_info,
+              .create = newer_create},
+    .later_entry = later_entry,
+};
+
+/* As a plugin built before the tables could grow would export it. */
 const ax_backend_plugin ax_backend_plugin_stale = {
-    .abi = AX_BACKEND_PLUGIN_ABI - 1,
-    .ops_size = sizeof(ax_backend_ops) - sizeof(void *),
+    .abi = AX_BACKEND_PLUGIN_ABI_OLDEST - 1,
+    .ops_size = offsetof(ax_backend_ops, im2col),
     .name = "stale",
     .device_count = fake_device_count,
     .device_info = fake_device_info,

@@ -555,6 +555,65 @@ static void test_argmax_and_transfers(const backends *b)
         for (int64_t r = 0; r < count; r++)
             same = same && back[r] == labels[o ? o[first + r] : first + r];
         compare_same(same, shuffled ? "gather_labels (shuffled)" : "gather_labels (in order)");
+        /* The same batches gathered on the device (backend.h, version 4)
+         * from the set held in two blocks, by an int32 and an int64 order:
+         * the host gather's bits. */
+        if (ax_backend_supports(b->dev->ops, AX_BACKEND_FEATURE_DEVICE_DATA, NULL, 0)) {
+            const int64_t split = 1234; /* rows of the first block */
+            float *blocks[2] = {
+                b->dev->ops->alloc(b->dev, (size_t)(split * width) * sizeof(float)),
+                b->dev->ops->alloc(b->dev, (size_t)((source_rows - split) * width) * sizeof(float))};
+            int32_t *labels_on = b->dev->ops->alloc(b->dev, (size_t)source_rows * sizeof(int32_t));
+            void *order_on = b->dev->ops->alloc(b->dev, (size_t)source_rows * sizeof(int64_t));
+            int32_t *narrow = malloc((size_t)source_rows * sizeof(int32_t));
+            for (int64_t r = 0; r < source_rows; r++)
+                narrow[r] = (int32_t)order[r];
+            b->dev->ops->write_bytes(b->dev, blocks[0], source, (size_t)(split * width) * sizeof(float));
+            b->dev->ops->write_bytes(b->dev, blocks[1], source + split * width,
+                                     (size_t)((source_rows - split) * width) * sizeof(float));
+            b->dev->ops->write_bytes(b->dev, labels_on, labels, (size_t)source_rows * sizeof(int32_t));
+            for (int order_bytes = 4; order_bytes <= 8; order_bytes += 4) {
+                if (order_bytes == 4)
+                    b->dev->ops->write_bytes(b->dev, order_on, narrow,
+                                             (size_t)source_rows * sizeof(int32_t));
+                else
+                    b->dev->ops->write_bytes(b->dev, order_on, order,
+                                             (size_t)source_rows * sizeof(int64_t));
+                const void *device_order = shuffled ? order_on : NULL;
+                pair on_device = pair_from(b, NULL, count * width);
+                b->cpu->ops->gather_rows(b->cpu, on_device.cpu, source, width, o, first, count);
+                b->dev->ops->gather_rows_device(b->dev, on_device.dev, blocks[0], width, 0, split,
+                                                device_order, order_bytes, first, count);
+                b->dev->ops->gather_rows_device(b->dev, on_device.dev, blocks[1], width, split,
+                                                source_rows - split, device_order, order_bytes,
+                                                first, count);
+                char what[96];
+                snprintf(what, sizeof what, "gather_rows_device (%s, int%d order, 2 blocks)",
+                         shuffled ? "shuffled" : "in order", 8 * order_bytes);
+                compare(b, &on_device, 0.0, 0.0, what);
+                pair_free(b, &on_device);
+                b->dev->ops->gather_labels_device(b->dev, labels_dev, labels_on, device_order,
+                                                  order_bytes, first, count);
+                if (b->dev->real_size == sizeof(float))
+                    b->dev->ops->download_f32(b->dev, (float *)back, labels_dev, reals);
+                else
+                    b->dev->ops->download_f64(b->dev, (double *)back, labels_dev, reals);
+                same = true;
+                for (int64_t r = 0; r < count; r++)
+                    same = same && back[r] == labels[o ? o[first + r] : first + r];
+                snprintf(what, sizeof what, "gather_labels_device (%s, int%d order)",
+                         shuffled ? "shuffled" : "in order", 8 * order_bytes);
+                compare_same(same, what);
+            }
+            free(narrow);
+            b->dev->ops->free(b->dev, blocks[0]);
+            b->dev->ops->free(b->dev, blocks[1]);
+            b->dev->ops->free(b->dev, labels_on);
+            b->dev->ops->free(b->dev, order_on);
+        } else {
+            printf("  gather_rows_device, gather_labels_device: not in this backend (optional: "
+                   "batches are gathered from host memory)\n");
+        }
         free(back);
         b->dev->ops->free(b->dev, labels_dev);
     }

@@ -51,6 +51,12 @@ struct ax_net {
     bool batch_has_labels;           /* the loaded answers are labels, not targets */
     int32_t *predicted;              /* (capacity) host memory */
 
+    /* The training run's data sets in backend memory (core/device_data.h),
+     * while ax_train runs on a backend that can hold them; else NULL. */
+    struct ax_device_data *device_data;
+    int64_t device_batches;          /* batches gathered on the device (for tests) */
+    char data_placement[200];        /* where the last run's data sets were, and why */
+
     ax_profile *profile;             /* NULL unless profiling is on */
     /* Called by the backward pass as soon as layer l's gradient (weights
      * and bias) is complete, last layer first: data-parallel training

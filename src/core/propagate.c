@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/random.h"
+#include "core/device_data.h"
 #include "core/net.h"
 #include "data/dataset.h"
 #include "data/stream.h"
@@ -39,6 +40,18 @@ static bool side_input_holds(ax_net *net, int64_t count)
     return net->side_input != NULL;
 }
 
+/* dst (count, input_width) = the rows, gathered on the device from the
+ * run's copy of the set when there is one (device_data.h), else from
+ * host memory. */
+static void gather_inputs(ax_net *net, void *dst, const float *features, int64_t width,
+                          const int64_t *order, int64_t first, int64_t count)
+{
+    if (ax_device_data_gather_rows(net->device_data, dst, features, width, order, first, count))
+        net->device_batches++;
+    else
+        OPS->gather_rows(net->backend, dst, features, width, order, first, count);
+}
+
 static void load_inputs(ax_net *net, const float *features, const int64_t *order, int64_t first,
                         int64_t count)
 {
@@ -56,11 +69,11 @@ static void load_inputs(ax_net *net, const float *features, const int64_t *order
     }
     if (keeping && side_input_holds(net, count)) {
         /* Other rows in order (an evaluation): the kept batch stays. */
-        OPS->gather_rows(net->backend, net->side_input, features, width, NULL, first, count);
+        gather_inputs(net, net->side_input, features, width, NULL, first, count);
         net->current_input = net->side_input;
         return;
     }
-    OPS->gather_rows(net->backend, net->input, features, width, order, first, count);
+    gather_inputs(net, net->input, features, width, order, first, count);
     net->current_input = net->input;
     /* A shuffled order changes between epochs at the same address: not kept. */
     net->loaded_valid = order == NULL;
@@ -76,12 +89,17 @@ static void load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
     if (!with_answers)
         return;
     net->batch_has_labels = data->labels != NULL;
-    if (data->labels)
-        OPS->gather_labels(net->backend, net->labels, data->labels, batch->order, batch->first,
-                           batch->count);
-    else
+    if (data->labels) {
+        if (!ax_device_data_gather_labels(net->device_data, net->labels, data->labels,
+                                          batch->order, batch->first, batch->count))
+            OPS->gather_labels(net->backend, net->labels, data->labels, batch->order, batch->first,
+                               batch->count);
+    } else if (!ax_device_data_gather_rows(net->device_data, net->targets, data->target_values,
+                                           data->targets, batch->order, batch->first,
+                                           batch->count)) {
         OPS->gather_rows(net->backend, net->targets, data->target_values, data->targets,
                          batch->order, batch->first, batch->count);
+    }
 }
 
 void ax_net_keep_loaded_batch(ax_net *net, bool keep)

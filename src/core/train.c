@@ -17,6 +17,7 @@
 #include "base/memory.h"
 #include "base/random.h"
 #include "core/checkpoint.h"
+#include "core/device_data.h"
 #include "core/net.h"
 #include "core/optimizer_state.h"
 #include "core/reducer.h"
@@ -445,6 +446,11 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     const int64_t first_batch = t->state.batch;
     if (t->order && config->shuffle && first_batch == 0)
         AX_PROFILED(t->net, AX_PROFILE_SHUFFLE, -1, 0.0, ax_rng_permutation(&t->state.rng, t->order, rows));
+    /* The epoch's order (drawn now, or restored from a checkpoint) goes to
+     * the device once, where the batches are gathered by it. */
+    if (t->order && t->net->device_data)
+        AX_PROFILED(t->net, AX_PROFILE_BATCH_COPY, -1, 0.0,
+                    ax_device_data_set_order(t->net->device_data, t->order, rows));
     ax_objective objective = {.evaluate = evaluate_loaded_batch};
     step_context step = {.net = t->net,
                          .chunked_data = t->accumulator ? t->train : NULL,
@@ -784,6 +790,14 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
         if (!t.best_parameters)
             status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the best weights");
     }
+    /* One process: the sets go to the device once for the run, where its
+     * backend can hold them (replicas gather their shards' rows by orders
+     * of their own, from host memory). */
+    if (status == AX_STATUS_OK && !sharded) {
+        const ax_dataset *sets[3] = {train, validation, test};
+        status = ax_device_data_create(net->backend, sets, 3, &net->device_data,
+                                       net->data_placement, sizeof net->data_placement);
+    }
     if (status == AX_STATUS_OK)
         status = ax_reducer_agree_ready(reducer, AX_STATUS_OK);
     /* After the agreement: replicated, the fingerprints are sums over the
@@ -818,6 +832,8 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
         }
     }
     ax_train_state_release_taken(&t.snapshot, t.line_base);
+    ax_device_data_free(net->device_data);
+    net->device_data = NULL;
     free(t.order);
     free(t.best_parameters);
     if (t.accumulator)

@@ -189,6 +189,9 @@ static const ax_backend_ops cuda_ops = {
     .synchronize = cuda_synchronize,
     .status = cuda_status,
     .destroy = cuda_destroy,
+    .write_bytes = ax_cuda_write_bytes,
+    .gather_rows_device = ax_cuda_gather_rows_device,
+    .gather_labels_device = ax_cuda_gather_labels_device,
 };
 
 int ax_backend_cuda_device_count(void)

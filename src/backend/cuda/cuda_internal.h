@@ -143,6 +143,14 @@ void ax_cuda_gather_rows(ax_backend *backend, void *dst, const float *src, int64
 void ax_cuda_gather_labels(ax_backend *backend, int32_t *dst, const int32_t *labels,
                            const int64_t *order, int64_t first, int64_t count);
 void ax_cuda_upload_f64(ax_backend *backend, void *dst, const double *src, int64_t count);
+/* Data sets on the device (backend.h, version 4), also gather.cu. */
+void ax_cuda_write_bytes(ax_backend *backend, void *dst, const void *src, size_t bytes);
+void ax_cuda_gather_rows_device(ax_backend *backend, void *dst, const float *block, int64_t width,
+                                int64_t block_first, int64_t block_rows, const void *order,
+                                int order_bytes, int64_t first, int64_t count);
+void ax_cuda_gather_labels_device(ax_backend *backend, int32_t *dst, const int32_t *labels,
+                                  const void *order, int order_bytes, int64_t first,
+                                  int64_t count);
 void ax_cuda_download_f64(ax_backend *backend, double *dst, const void *src, int64_t count);
 void ax_cuda_download_f32(ax_backend *backend, float *dst, const void *src, int64_t count);
 

@@ -362,3 +362,40 @@ __kernel void ax_argmax(__global const real *outputs_, ulong outputs_offset, __g
         indices[r] = best;
     }
 }
+
+/* Data sets on the device (backend.h, version 4): a batch gathered from a
+ * float32 block of a set's rows by the epoch's order (int32 or int64 a
+ * row), converted to real as the host gather converts. */
+static long order_at(__global const char *order, int order_bytes, long i)
+{
+    return order_bytes == 4 ? (long)((__global const int *)order)[i]
+                            : ((__global const long *)order)[i];
+}
+
+__kernel void ax_gather_rows(__global real *dst_, ulong dst_offset, __global const float *block_,
+                             ulong block_offset, long width, long block_first, long block_rows,
+                             __global const char *order_, ulong order_offset, int has_order,
+                             int order_bytes, long first, long count)
+{
+    __global real *dst = AT(real, dst_, dst_offset);
+    __global const float *block = AT(const float, block_, block_offset);
+    __global const char *order = order_ + order_offset;
+    for (long i = get_global_id(0); i < count * width; i += get_global_size(0)) {
+        const long r = i / width, c = i - r * width;
+        const long row = has_order ? order_at(order, order_bytes, first + r) : first + r;
+        if (row >= block_first && row < block_first + block_rows)
+            dst[i] = (real)block[(row - block_first) * width + c];
+    }
+}
+
+__kernel void ax_gather_labels(__global int *dst_, ulong dst_offset, __global const int *labels_,
+                               ulong labels_offset, __global const char *order_,
+                               ulong order_offset, int has_order, int order_bytes, long first,
+                               long count)
+{
+    __global int *dst = AT(int, dst_, dst_offset);
+    __global const int *labels = AT(const int, labels_, labels_offset);
+    __global const char *order = order_ + order_offset;
+    for (long r = get_global_id(0); r < count; r += get_global_size(0))
+        dst[r] = labels[has_order ? order_at(order, order_bytes, first + r) : first + r];
+}

@@ -45,6 +45,8 @@ static const char *const kernel_names[AX_OCL_KERNEL_COUNT] = {
     [AX_OCL_POOL_FORWARD] = "ax_pool_forward",
     [AX_OCL_POOL_BACKWARD] = "ax_pool_backward",
     [AX_OCL_TRANSPOSE] = "ax_transpose",
+    [AX_OCL_GATHER_ROWS] = "ax_gather_rows",
+    [AX_OCL_GATHER_LABELS] = "ax_gather_labels",
 };
 
 void ax_ocl_fail(ax_ocl_backend *ob, int code, ax_status status, const char *format, ...)
@@ -341,6 +343,11 @@ static void ocl_gather_labels(ax_backend *backend, int32_t *dst, const int32_t *
     }
 }
 
+static void ocl_write_bytes(ax_backend *backend, void *dst, const void *src, size_t bytes)
+{
+    write_bytes(ax_ocl(backend), dst, src, bytes);
+}
+
 /* ------------------------------------------------------------- GEMM */
 
 static void ocl_gemm(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n,
@@ -589,6 +596,9 @@ static const ax_backend_ops ocl_ops = {
     .synchronize = ocl_synchronize,
     .status = ocl_status,
     .destroy = ocl_destroy,
+    .write_bytes = ocl_write_bytes,
+    .gather_rows_device = ax_ocl_gather_rows_device,
+    .gather_labels_device = ax_ocl_gather_labels_device,
 };
 
 static ax_status create(ax_precision precision, int index, ax_backend **out)

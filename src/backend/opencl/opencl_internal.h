@@ -87,6 +87,8 @@ typedef enum ax_ocl_kernel_id {
     AX_OCL_POOL_FORWARD,
     AX_OCL_POOL_BACKWARD,
     AX_OCL_TRANSPOSE,
+    AX_OCL_GATHER_ROWS, /* kernels.cl: data sets on the device */
+    AX_OCL_GATHER_LABELS,
     AX_OCL_KERNEL_COUNT
 } ax_ocl_kernel_id;
 
@@ -199,6 +201,13 @@ void ax_ocl_adam_update(ax_backend *backend, int64_t count, void *params, const 
                         double beta1, double beta2, double epsilon, int64_t step);
 void ax_ocl_argmax_rows(ax_backend *backend, const void *outputs, int32_t *host_indices,
                         int64_t rows, int64_t cols);
+
+/* Data sets on the device (backend.h, version 4; opencl_ops.c). */
+void ax_ocl_gather_rows_device(ax_backend *backend, void *dst, const float *block, int64_t width,
+                               int64_t block_first, int64_t block_rows, const void *order,
+                               int order_bytes, int64_t first, int64_t count);
+void ax_ocl_gather_labels_device(ax_backend *backend, int32_t *dst, const int32_t *labels,
+                                 const void *order, int order_bytes, int64_t first, int64_t count);
 
 /* The optional image operations (opencl_image.c; kernels in image.cl). */
 void ax_ocl_im2col(ax_backend *backend, const ax_window_geometry *geometry, const void *x,

@@ -290,3 +290,42 @@ void ax_ocl_argmax_rows(ax_backend *backend, const void *outputs, int32_t *host_
     if (!ok)
         memset(host_indices, 0, bytes);
 }
+
+/* ------------------------------------------- data sets on the device */
+
+void ax_ocl_gather_rows_device(ax_backend *backend, void *dst, const float *block, int64_t width,
+                               int64_t block_first, int64_t block_rows, const void *order,
+                               int order_bytes, int64_t first, int64_t count)
+{
+    if (count <= 0 || width <= 0 || block_rows <= 0)
+        return;
+    ax_ocl_launch launch = ax_ocl_begin(ax_ocl(backend), AX_OCL_GATHER_ROWS, "gather_rows_device");
+    ax_ocl_arg_array(&launch, dst);
+    ax_ocl_arg_array(&launch, block);
+    ax_ocl_arg_long(&launch, width);
+    ax_ocl_arg_long(&launch, block_first);
+    ax_ocl_arg_long(&launch, block_rows);
+    ax_ocl_arg_array(&launch, order); /* NULL: a dummy, not read */
+    ax_ocl_arg_int(&launch, order != NULL);
+    ax_ocl_arg_int(&launch, order_bytes);
+    ax_ocl_arg_long(&launch, first);
+    ax_ocl_arg_long(&launch, count);
+    ax_ocl_run(&launch, ax_ocl_elementwise_items(count * width), 0);
+}
+
+void ax_ocl_gather_labels_device(ax_backend *backend, int32_t *dst, const int32_t *labels,
+                                 const void *order, int order_bytes, int64_t first, int64_t count)
+{
+    if (count <= 0)
+        return;
+    ax_ocl_launch launch = ax_ocl_begin(ax_ocl(backend), AX_OCL_GATHER_LABELS,
+                                        "gather_labels_device");
+    ax_ocl_arg_array(&launch, dst);
+    ax_ocl_arg_array(&launch, labels);
+    ax_ocl_arg_array(&launch, order);
+    ax_ocl_arg_int(&launch, order != NULL);
+    ax_ocl_arg_int(&launch, order_bytes);
+    ax_ocl_arg_long(&launch, first);
+    ax_ocl_arg_long(&launch, count);
+    ax_ocl_run(&launch, ax_ocl_elementwise_items(count), 0);
+}
