@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "core/net.h"
 #include "data/dataset.h"
 
 enum { MAX_ARRAYS = 9, MAX_BLOCKS = 64 };
@@ -128,8 +129,12 @@ ax_status ax_device_data_create(ax_backend *backend, const ax_dataset *const *se
     char missing[160];
     if (!ax_backend_supports(backend->ops, AX_BACKEND_FEATURE_DEVICE_DATA, missing,
                              sizeof missing)) {
-        snprintf(why, capacity, "data sets in host memory: the %s backend has no %s",
-                 backend->ops->name, missing);
+        if (backend->host_memory)
+            snprintf(why, capacity, "data sets in host memory, where the %s backend reads them",
+                     backend->ops->name);
+        else
+            snprintf(why, capacity, "data sets in host memory: the %s backend has no %s",
+                     backend->ops->name, missing);
         return AX_STATUS_OK;
     }
     ax_device_data *data = calloc(1, sizeof *data);
@@ -259,3 +264,5 @@ bool ax_device_data_gather_labels(ax_device_data *data, int32_t *dst, const int3
                                              data->order_bytes, first, count);
     return true;
 }
+
+const char *ax_net_data_placement(const ax_net *net) { return net->data_placement; }

@@ -797,6 +797,9 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
         const ax_dataset *sets[3] = {train, validation, test};
         status = ax_device_data_create(net->backend, sets, 3, &net->device_data,
                                        net->data_placement, sizeof net->data_placement);
+    } else if (sharded) {
+        snprintf(net->data_placement, sizeof net->data_placement,
+                 "data sets in host memory: each replica gathers its shard's rows there");
     }
     if (status == AX_STATUS_OK)
         status = ax_reducer_agree_ready(reducer, AX_STATUS_OK);
