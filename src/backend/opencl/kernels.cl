@@ -372,6 +372,9 @@ static long order_at(__global const char *order, int order_bytes, long i)
                             : ((__global const long *)order)[i];
 }
 
+/* A work-group per batch row (strided), its work-items along the row's
+ * columns: reads of a row are contiguous (coalesced on a GPU, vectorised
+ * by PoCL), and no division per element. */
 __kernel void ax_gather_rows(__global real *dst_, ulong dst_offset, __global const float *block_,
                              ulong block_offset, long width, long block_first, long block_rows,
                              __global const char *order_, ulong order_offset, int has_order,
@@ -380,11 +383,14 @@ __kernel void ax_gather_rows(__global real *dst_, ulong dst_offset, __global con
     __global real *dst = AT(real, dst_, dst_offset);
     __global const float *block = AT(const float, block_, block_offset);
     __global const char *order = order_ + order_offset;
-    for (long i = get_global_id(0); i < count * width; i += get_global_size(0)) {
-        const long r = i / width, c = i - r * width;
+    for (long r = get_group_id(0); r < count; r += get_num_groups(0)) {
         const long row = has_order ? order_at(order, order_bytes, first + r) : first + r;
-        if (row >= block_first && row < block_first + block_rows)
-            dst[i] = (real)block[(row - block_first) * width + c];
+        if (row < block_first || row >= block_first + block_rows)
+            continue;
+        __global const float *from = block + (row - block_first) * width;
+        __global real *to = dst + r * width;
+        for (long c = get_local_id(0); c < width; c += get_local_size(0))
+            to[c] = (real)from[c];
     }
 }
 

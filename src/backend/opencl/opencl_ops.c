@@ -310,7 +310,10 @@ void ax_ocl_gather_rows_device(ax_backend *backend, void *dst, const float *bloc
     ax_ocl_arg_int(&launch, order_bytes);
     ax_ocl_arg_long(&launch, first);
     ax_ocl_arg_long(&launch, count);
-    ax_ocl_run(&launch, ax_ocl_elementwise_items(count * width), 0);
+    /* A group of up to 64 work-items per row, at most 4096 groups. */
+    const size_t local = ax_ocl(backend)->group < 64 ? ax_ocl(backend)->group : 64;
+    const int64_t groups = count < 4096 ? count : 4096;
+    ax_ocl_run(&launch, (size_t)groups * local, local);
 }
 
 void ax_ocl_gather_labels_device(ax_backend *backend, int32_t *dst, const int32_t *labels,
