@@ -3,9 +3,10 @@
  *   devices, each the CPU backend (resolved from the test program, which
  *   exports its symbols), so the CPU's own code runs behind the plugin
  *   loader and must equal the CPU bit for bit; with the entries of data
- *   sets on the device (backend.h, version 4) added, written here over
- *   host memory, so that training takes the device-data path
- *   (core/device_data.c) where the CPU gathers from the data set;
+ *   sets on the device and of losses kept on the device (backend.h,
+ *   version 4) added, written here over host memory, so that training
+ *   takes the device paths (core/device_data.c, train.c's deferred
+ *   losses) where the CPU gathers from the data set and reads each loss;
  * - "fake_broken" (test_backend_ops --expect-mismatch gemm): one device,
  *   the CPU backend with a wrong gemm (the first element of C off by about
  *   0.1%), which the parity test must catch;
@@ -20,6 +21,7 @@
  * - tables a loader must refuse: one from a plugin interface older than the
  *   oldest it takes, and one under another name. */
 #include "backend/plugin.h"
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,7 +80,106 @@ static void fake_gather_labels_device(ax_backend *backend, int32_t *dst, const i
         dst[r] = labels[order ? order_at(order, order_bytes, first + r) : first + r];
 }
 
-/* The CPU's tables with the device-data entries, one per precision. */
+/* Losses kept "on the device": the CPU's losses, their sums kept here
+ * while deferral is on (one state per backend; the tests train one
+ * network at a time). */
+static const ax_backend_ops *fake_cpu_ops[2];
+static struct fake_loss {
+    ax_backend *backend;
+    bool on;
+    double last, total, bad_value;
+    int64_t first_bad;
+} fake_losses[16];
+
+static struct fake_loss *loss_state(ax_backend *backend)
+{
+    for (int i = 0; i < 16; i++)
+        if (fake_losses[i].backend == backend)
+            return &fake_losses[i];
+    for (int i = 0; i < 16; i++)
+        if (!fake_losses[i].backend) {
+            fake_losses[i] = (struct fake_loss){.backend = backend, .first_bad = -1};
+            return &fake_losses[i];
+        }
+    return &fake_losses[0]; /* more than the tests make */
+}
+
+static double kept(ax_backend *backend, double sum)
+{
+    struct fake_loss *state = loss_state(backend);
+    if (!state->on)
+        return sum;
+    state->last = sum;
+    return 0.0;
+}
+
+#define CPU_OPS_OF(backend) fake_cpu_ops[(backend)->real_size == sizeof(double)]
+
+static double fake_cross_entropy(ax_backend *backend, const void *outputs, const int32_t *labels,
+                                 void *delta, double scale, int64_t rows, int64_t cols)
+{
+    return kept(backend, CPU_OPS_OF(backend)->cross_entropy(backend, outputs, labels, delta, scale,
+                                                             rows, cols));
+}
+
+static double fake_binary_cross_entropy(ax_backend *backend, const void *outputs,
+                                        const int32_t *labels, const void *targets, void *delta,
+                                        double scale, int64_t rows, int64_t cols)
+{
+    return kept(backend, CPU_OPS_OF(backend)->binary_cross_entropy(backend, outputs, labels,
+                                                                    targets, delta, scale, rows,
+                                                                    cols));
+}
+
+static double fake_squared_error(ax_backend *backend, const void *outputs, const int32_t *labels,
+                                 const void *targets, void *delta, double scale, int64_t rows,
+                                 int64_t cols)
+{
+    return kept(backend, CPU_OPS_OF(backend)->squared_error(backend, outputs, labels, targets,
+                                                             delta, scale, rows, cols));
+}
+
+static bool fake_loss_defer(ax_backend *backend, bool on)
+{
+    loss_state(backend)->on = on;
+    return on;
+}
+
+static void fake_loss_accumulate(ax_backend *backend, double scale, double weight, int64_t step)
+{
+    struct fake_loss *state = loss_state(backend);
+    const double v = state->last * scale;
+    state->total += v * weight;
+    if (!isfinite(v) && state->first_bad < 0) {
+        state->first_bad = step;
+        state->bad_value = v;
+    }
+}
+
+static void fake_loss_reset(ax_backend *backend, double start)
+{
+    struct fake_loss *state = loss_state(backend);
+    state->total = start;
+    state->first_bad = -1;
+}
+
+static void fake_loss_read(ax_backend *backend, double *total, int64_t *first_bad,
+                           double *bad_value)
+{
+    const struct fake_loss *state = loss_state(backend);
+    *total = state->total;
+    *first_bad = state->first_bad;
+    *bad_value = state->bad_value;
+}
+
+static void fake_destroy(ax_backend *backend)
+{
+    struct fake_loss *state = loss_state(backend);
+    state->backend = NULL;
+    CPU_OPS_OF(backend)->destroy(backend);
+}
+
+/* The CPU's tables with the version 4 entries, one per precision. */
 static ax_backend_ops fake_ops[2];
 
 static ax_status fake_create(ax_precision precision, int index, ax_backend **out)
@@ -94,6 +195,15 @@ static ax_status fake_create(ax_precision precision, int index, ax_backend **out
         fake_ops[slot].write_bytes = fake_write_bytes;
         fake_ops[slot].gather_rows_device = fake_gather_rows_device;
         fake_ops[slot].gather_labels_device = fake_gather_labels_device;
+        fake_cpu_ops[slot] = backend->ops;
+        fake_ops[slot].cross_entropy = fake_cross_entropy;
+        fake_ops[slot].binary_cross_entropy = fake_binary_cross_entropy;
+        fake_ops[slot].squared_error = fake_squared_error;
+        fake_ops[slot].loss_defer = fake_loss_defer;
+        fake_ops[slot].loss_accumulate = fake_loss_accumulate;
+        fake_ops[slot].loss_reset = fake_loss_reset;
+        fake_ops[slot].loss_read = fake_loss_read;
+        fake_ops[slot].destroy = fake_destroy;
     }
     backend->ops = &fake_ops[slot];
     *out = backend;

@@ -18,7 +18,9 @@
 
 /* Trains a 4-6-3 classifier on device (SGD, batches of 16, shuffled) and
  * returns its weights (malloc'ed) and in *device_batches the batches it
- * gathered on the device. */
+ * gathered on the device; *train_loss the last epoch's loss. */
+static double train_loss;
+static int64_t device_losses; /* steps whose loss stayed on the device */
 static double *train_classifier(ax_device device, int64_t *device_batches)
 {
     ax_dataset *data = test_uniform_dataset(300, 4, 5, false);
@@ -39,14 +41,53 @@ static double *train_classifier(ax_device device, int64_t *device_batches)
         training.batch_size = 16;
         ax_train_summary summary;
         CHECK_OK(ax_train(net, data, NULL, test, &training, &summary));
+        train_loss = summary.final_train_loss;
         weights = malloc((size_t)ax_net_parameter_count(net) * sizeof(double));
         ax_net_parameters_get(net, weights);
         *device_batches = net->device_batches;
+        device_losses = net->device_losses;
     }
     ax_net_free(net);
     ax_dataset_free(data);
     ax_dataset_free(test);
     return weights;
+}
+
+/* A run that diverges (a linear regression, SGD at a learning rate of 1) is stopped naming
+ * the step whose loss was first NaN or infinite: the same message whether
+ * each step's loss is read (the CPU) or the losses stay on the device and
+ * are read at the epoch's end (fake). */
+static void test_divergence_step(void)
+{
+    ax_dataset *data = NULL;
+    CHECK_OK(ax_dataset_synth_linear(300, 4, 9, &data));
+    char messages[2][512] = {"", ""};
+    const ax_device devices[2] = {ax_device_cpu(), {"fake", 0}};
+    for (int d = 0; d < 2 && data; d++) {
+        ax_net_config config = ax_net_defaults();
+        config.input_width = 4;
+        config.device = devices[d];
+        CHECK_OK(ax_layers_parse("6,1", &config));
+        ax_net *net = NULL;
+        CHECK_OK(ax_net_create(&config, &net));
+        ax_net_config_release(&config);
+        if (!net)
+            continue;
+        ax_train_config training = ax_train_defaults();
+        training.epochs = 2;
+        training.batch_size = 16;
+        training.learning_rate = 1.0;
+        ax_train_summary summary;
+        CHECK(ax_train(net, data, NULL, NULL, &training, &summary) == AX_STATUS_DIVERGED);
+        snprintf(messages[d], sizeof messages[d], "%s", ax_error_message());
+        ax_net_free(net);
+    }
+    CHECK(strstr(messages[0], "training diverged in epoch 1, batch ") != NULL);
+    if (strcmp(messages[0], messages[1]) != 0)
+        fprintf(stderr, "cpu:  %s\nfake: %s\n", messages[0], messages[1]);
+    CHECK(strcmp(messages[0], messages[1]) == 0);
+    printf("diverged, on the CPU and with the losses on the fake device: %s\n", messages[1]);
+    ax_dataset_free(data);
 }
 
 /* The tables grow at their tails (plugin.h): a plugin built against the
@@ -90,8 +131,12 @@ static void test_table_versions(void)
     int64_t batches_cpu, batches_v3, batches_fake, batches_blocks, batches_off, batches_newer;
     const int64_t count = 4 * 6 + 6 + 6 * 3 + 3;
     double *cpu = train_classifier(ax_device_cpu(), &batches_cpu);
+    const double cpu_loss = train_loss;
     double *v3 = train_classifier((ax_device){"fake_v3", 0}, &batches_v3);
     double *fake = train_classifier((ax_device){"fake", 0}, &batches_fake);
+    /* its losses kept "on the device" (the fake's version 4 entries): the
+     * same total, bit for bit */
+    CHECK(memcmp(&cpu_loss, &train_loss, sizeof(double)) == 0 && device_losses == 3 * 19);
     setenv("AXON_DEVICE_DATA", "rows:37", 1);
     double *blocks = train_classifier((ax_device){"fake", 0}, &batches_blocks);
     setenv("AXON_DEVICE_DATA", "off", 1);
@@ -116,6 +161,7 @@ static void test_table_versions(void)
     free(blocks);
     free(off);
     free(newer_weights);
+    test_divergence_step();
 }
 
 int main(void)

@@ -20,7 +20,9 @@
  *   uploaded once, held in blocks of rows, and with AXON_DEVICE_DATA=off
  *   (batches packed on the host each step): the same kernels on the same
  *   values, so the final weights and test figures are equal bit for bit,
- *   and the batches were gathered on the device where they should be.
+ *   and the batches were gathered on the device where they should be; the
+ *   runs keep their losses on the device but the last (AXON_DEVICE_LOSS=off
+ *   with it), and the epochs' training losses are the same bits too.
  * Without the OpenCL plugin or an OpenCL device the test says which and
  * exits 77. */
 #include <math.h>
@@ -344,7 +346,7 @@ typedef struct device_run {
     double *weights;
     double test_loss, test_accuracy;
     ax_train_summary summary; /* the last epoch's training loss and test accuracy */
-    int64_t device_batches;
+    int64_t device_batches, device_losses;
 } device_run;
 
 static device_run run_on_device(const char *setting, const char *layers, int64_t width,
@@ -356,6 +358,9 @@ static device_run run_on_device(const char *setting, const char *layers, int64_t
         setenv("AXON_DEVICE_DATA", setting, 1);
     else
         unsetenv("AXON_DEVICE_DATA");
+    /* off: the run as before both, each step's loss read by the host */
+    if (setting && strcmp(setting, "off") == 0)
+        setenv("AXON_DEVICE_LOSS", "off", 1);
     ax_net_config config = ax_net_defaults();
     CHECK_OK(ax_layers_parse(layers, &config));
     config.input_width = width;
@@ -377,6 +382,7 @@ static device_run run_on_device(const char *setting, const char *layers, int64_t
         CHECK_OK(ax_train(net, train, NULL, test, &training, &run.summary));
         run.weights = weights_of(net);
         run.device_batches = net->device_batches;
+        run.device_losses = net->device_losses;
         ax_evaluation evaluation;
         CHECK_OK(ax_net_evaluate(net, test, &evaluation));
         run.test_loss = evaluation.loss;
@@ -384,8 +390,46 @@ static device_run run_on_device(const char *setting, const char *layers, int64_t
         ax_evaluation_free(&evaluation);
     }
     unsetenv("AXON_DEVICE_DATA");
+    unsetenv("AXON_DEVICE_LOSS");
     ax_net_free(net);
     return run;
+}
+
+/* A run that diverges (a linear regression, SGD at a learning rate of 1)
+ * is stopped naming the step whose loss was first infinite, the same
+ * whether each step's loss is read or the losses stay on the device until
+ * the epoch's end. */
+static void test_device_loss_divergence(void)
+{
+    ax_dataset *data = NULL;
+    CHECK_OK(ax_dataset_synth_linear(300, 4, 9, &data));
+    char messages[2][512] = {"", ""};
+    for (int off = 0; off < 2 && data; off++) {
+        if (off)
+            setenv("AXON_DEVICE_LOSS", "off", 1);
+        ax_net_config config = ax_net_defaults();
+        config.input_width = 4;
+        config.device = opencl;
+        CHECK_OK(ax_layers_parse("6,1", &config));
+        ax_net *net = NULL;
+        CHECK_OK(ax_net_create(&config, &net));
+        ax_net_config_release(&config);
+        if (net) {
+            ax_train_config training = ax_train_defaults();
+            training.epochs = 2;
+            training.batch_size = 16;
+            training.learning_rate = 1.0;
+            ax_train_summary summary;
+            CHECK(ax_train(net, data, NULL, NULL, &training, &summary) == AX_STATUS_DIVERGED);
+            snprintf(messages[off], sizeof messages[off], "%s", ax_error_message());
+        }
+        ax_net_free(net);
+        unsetenv("AXON_DEVICE_LOSS");
+    }
+    CHECK(strstr(messages[0], "training diverged in epoch 1, batch ") != NULL);
+    CHECK(strcmp(messages[0], messages[1]) == 0);
+    printf("losses on the device: %s (as when each step's loss is read)\n", messages[0]);
+    ax_dataset_free(data);
 }
 
 static void test_device_data_bits(void)
@@ -413,7 +457,9 @@ static void test_device_data_bits(void)
             /* 3 epochs of 21 (14) batches, and the test set evaluated after each */
             CHECK(whole.device_batches >= 3 * (kind == 0 ? 21 : 14) &&
                   blocks.device_batches == whole.device_batches);
-            CHECK(host.device_batches == 0);
+            CHECK(host.device_batches == 0 && host.device_losses == 0);
+            CHECK(whole.device_losses == 3 * (kind == 0 ? 21 : 14) &&
+                  blocks.device_losses == whole.device_losses);
             if (whole.weights && blocks.weights && host.weights) {
                 const size_t bytes = (size_t)parameters * sizeof(double);
                 CHECK(memcmp(whole.weights, host.weights, bytes) == 0);
@@ -456,6 +502,7 @@ int main(void)
         TEST_SKIP("opencl:0 has no float64 (%s): the runs are compared in float64", info);
     test_refusals();
     test_device_data_bits();
+    test_device_loss_divergence();
     test_minibatch_runs();
     test_conv_runs();
     test_galaxy_runs();

@@ -268,6 +268,8 @@ static const struct {
                                    ENTRY(pool_backward), ENTRY(transpose)},
     [AX_BACKEND_FEATURE_DEVICE_DATA] = {ENTRY(write_bytes), ENTRY(gather_rows_device),
                                         ENTRY(gather_labels_device)},
+    [AX_BACKEND_FEATURE_DEVICE_LOSS] = {ENTRY(loss_defer), ENTRY(loss_accumulate),
+                                        ENTRY(loss_reset), ENTRY(loss_read)},
 };
 #undef ENTRY
 

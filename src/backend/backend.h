@@ -197,6 +197,23 @@ typedef struct ax_backend_ops {
      * without an order); labels, order and dst in backend memory. */
     void (*gather_labels_device)(ax_backend *backend, int32_t *dst, const int32_t *labels,
                                  const void *order, int order_bytes, int64_t first, int64_t count);
+    /* --- losses kept on the device (optional, AX_BACKEND_FEATURE_DEVICE_LOSS;
+     * without them the trainer reads each step's loss; train.c uses them) --- */
+    /* Turns deferral on or off and says whether it is on (a backend may
+     * decline: an OpenCL device without float64). While on, cross_entropy,
+     * binary_cross_entropy and squared_error return 0 at once, without
+     * waiting for the device, and keep their sum there for loss_accumulate. */
+    bool (*loss_defer)(ax_backend *backend, bool on);
+    /* With s the last deferred sum, in float64 on the device: v = s * scale;
+     * total += v * weight; and when v is NaN or infinite and no step is
+     * recorded since loss_reset, records `step` and v. (The host's own
+     * arithmetic, loss_sum += (s * scale) * weight: the same bits.) */
+    void (*loss_accumulate)(ax_backend *backend, double scale, double weight, int64_t step);
+    /* total = start; no step recorded. */
+    void (*loss_reset)(ax_backend *backend, double start);
+    /* Waits for the queued work; *total, *first_bad the recorded step (-1:
+     * none) and *bad_value its v (NaN or infinite). */
+    void (*loss_read)(ax_backend *backend, double *total, int64_t *first_bad, double *bad_value);
     /* ---- entries above are valid for version 4 and later ---- */
 #endif
 } ax_backend_ops;
@@ -205,6 +222,7 @@ typedef struct ax_backend_ops {
 typedef enum ax_backend_feature {
     AX_BACKEND_FEATURE_IMAGES,      /* im2col, col2im, pool_forward, pool_backward, transpose (3) */
     AX_BACKEND_FEATURE_DEVICE_DATA, /* write_bytes, gather_rows_device, gather_labels_device (4) */
+    AX_BACKEND_FEATURE_DEVICE_LOSS, /* loss_defer, loss_accumulate, loss_reset, loss_read (4) */
     AX_BACKEND_FEATURE_COUNT
 } ax_backend_feature;
 

@@ -159,7 +159,7 @@ static double output_loss(ax_net *net, int64_t rows, void *delta, double scale)
 }
 
 /* Losses are means: over rows (cross-entropies) or over all elements (MSE). */
-static double loss_scale(const ax_net *net, int64_t rows)
+double ax_net_loss_scale(const ax_net *net, int64_t rows)
 {
     int64_t cols = net->layers[net->layer_count - 1].out;
     return net->config.loss == AX_LOSS_MSE ? 1.0 / ((double)rows * (double)cols) : 1.0 / (double)rows;
@@ -167,7 +167,7 @@ static double loss_scale(const ax_net *net, int64_t rows)
 
 double ax_net_data_loss(ax_net *net, int64_t rows)
 {
-    return output_loss(net, rows, NULL, 1.0) * loss_scale(net, rows);
+    return output_loss(net, rows, NULL, 1.0) * ax_net_loss_scale(net, rows);
 }
 
 static double l2_penalty(ax_net *net, double l2)
@@ -186,7 +186,7 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
                        bool with_gradient, bool first_weights)
 {
     const int last = net->layer_count - 1;
-    const double scale = loss_scale(net, rows);
+    const double scale = ax_net_loss_scale(net, rows);
     const double l2 = regularization ? regularization->l2 : 0.0;
     int current = 0;
     const ax_layer *output = &net->layers[last];

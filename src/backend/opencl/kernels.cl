@@ -405,3 +405,40 @@ __kernel void ax_gather_labels(__global int *dst_, ulong dst_offset, __global co
     for (long r = get_global_id(0); r < count; r += get_global_size(0))
         dst[r] = labels[has_order ? order_at(order, order_bytes, first + r) : first + r];
 }
+
+#ifdef AX_ACC_F64
+/* Losses kept on the device (backend.h, version 4): state = [the last
+ * deferred sum, the running total, the first bad step or -1, its loss],
+ * float64. The
+ * sum adds the partials in the order the host adds them (ax_ocl_finish_sum),
+ * and the total takes the host's arithmetic: the same bits. */
+__kernel void ax_loss_finish(__global const acc *partials, int groups, __global double *state)
+{
+    if (get_global_id(0) != 0)
+        return;
+    double sum = 0.0;
+    for (int i = 0; i < groups; i++)
+        sum += (double)partials[i];
+    state[0] = sum;
+}
+
+__kernel void ax_loss_accumulate(__global double *state, double scale, double weight, double step)
+{
+    if (get_global_id(0) != 0)
+        return;
+    const double v = state[0] * scale;
+    state[1] += v * weight;
+    if (!isfinite(v) && state[2] < 0.0) {
+        state[2] = step;
+        state[3] = v;
+    }
+}
+
+__kernel void ax_loss_reset(__global double *state, double start)
+{
+    if (get_global_id(0) != 0)
+        return;
+    state[1] = start;
+    state[2] = -1.0;
+}
+#endif

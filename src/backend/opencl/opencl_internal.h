@@ -89,6 +89,9 @@ typedef enum ax_ocl_kernel_id {
     AX_OCL_TRANSPOSE,
     AX_OCL_GATHER_ROWS, /* kernels.cl: data sets on the device */
     AX_OCL_GATHER_LABELS,
+    AX_OCL_LOSS_FINISH, /* kernels.cl: losses kept on the device (float64 devices only) */
+    AX_OCL_LOSS_ACCUMULATE,
+    AX_OCL_LOSS_RESET,
     AX_OCL_KERNEL_COUNT
 } ax_ocl_kernel_id;
 
@@ -119,6 +122,10 @@ typedef struct ax_ocl_backend {
     cl_mem indices;         /* argmax's int32 results (indices_capacity) */
     size_t indices_capacity;
     void *stage;            /* host (AX_OCL_STAGE_BYTES) */
+    /* Losses kept on the device: while defer_losses, the losses leave their
+     * sum in loss_state (4 doubles: last sum, total, first bad step, its loss). */
+    bool defer_losses;
+    cl_mem loss_state;
 
     /* The first OpenCL or CLBlast failure, kept (backend.h's `status`). */
     int error;
@@ -208,6 +215,12 @@ void ax_ocl_gather_rows_device(ax_backend *backend, void *dst, const float *bloc
                                int order_bytes, int64_t first, int64_t count);
 void ax_ocl_gather_labels_device(ax_backend *backend, int32_t *dst, const int32_t *labels,
                                  const void *order, int order_bytes, int64_t first, int64_t count);
+
+/* Losses kept on the device (backend.h, version 4; opencl_ops.c). */
+bool ax_ocl_loss_defer(ax_backend *backend, bool on);
+void ax_ocl_loss_accumulate(ax_backend *backend, double scale, double weight, int64_t step);
+void ax_ocl_loss_reset(ax_backend *backend, double start);
+void ax_ocl_loss_read(ax_backend *backend, double *total, int64_t *first_bad, double *bad_value);
 
 /* The optional image operations (opencl_image.c; kernels in image.cl). */
 void ax_ocl_im2col(ax_backend *backend, const ax_window_geometry *geometry, const void *x,

@@ -119,6 +119,14 @@ static double loss(ax_ocl_backend *ob, ax_ocl_kernel_id id, const char *name, co
     ax_ocl_arg_long(&launch, cols);
     ax_ocl_arg_buffer(&launch, ob->partials);
     ax_ocl_run(&launch, (size_t)groups * ob->group, ob->group);
+    if (ob->defer_losses) { /* the sum stays on the device: no wait */
+        ax_ocl_launch finish = ax_ocl_begin(ob, AX_OCL_LOSS_FINISH, "loss (deferred sum)");
+        ax_ocl_arg_buffer(&finish, ob->partials);
+        ax_ocl_arg_int(&finish, groups);
+        ax_ocl_arg_buffer(&finish, ob->loss_state);
+        ax_ocl_run(&finish, 1, 1);
+        return 0.0;
+    }
     return ax_ocl_finish_sum(ob, groups);
 }
 
@@ -198,6 +206,14 @@ double ax_ocl_dot(ax_backend *backend, int64_t count, const void *x, const void 
     ax_ocl_arg_array(&launch, y);
     ax_ocl_arg_buffer(&launch, ob->partials);
     ax_ocl_run(&launch, (size_t)groups * ob->group, ob->group);
+    if (ob->defer_losses) { /* the sum stays on the device: no wait */
+        ax_ocl_launch finish = ax_ocl_begin(ob, AX_OCL_LOSS_FINISH, "loss (deferred sum)");
+        ax_ocl_arg_buffer(&finish, ob->partials);
+        ax_ocl_arg_int(&finish, groups);
+        ax_ocl_arg_buffer(&finish, ob->loss_state);
+        ax_ocl_run(&finish, 1, 1);
+        return 0.0;
+    }
     return ax_ocl_finish_sum(ob, groups);
 }
 
@@ -331,4 +347,52 @@ void ax_ocl_gather_labels_device(ax_backend *backend, int32_t *dst, const int32_
     ax_ocl_arg_long(&launch, first);
     ax_ocl_arg_long(&launch, count);
     ax_ocl_run(&launch, ax_ocl_elementwise_items(count), 0);
+}
+
+/* --------------------------------------- losses kept on the device */
+
+bool ax_ocl_loss_defer(ax_backend *backend, bool on)
+{
+    ax_ocl_backend *ob = ax_ocl(backend);
+    ob->defer_losses = on && ob->acc_f64 && ob->loss_state;
+    return ob->defer_losses;
+}
+
+void ax_ocl_loss_accumulate(ax_backend *backend, double scale, double weight, int64_t step)
+{
+    ax_ocl_backend *ob = ax_ocl(backend);
+    if (!ob->loss_state)
+        return;
+    ax_ocl_launch launch = ax_ocl_begin(ob, AX_OCL_LOSS_ACCUMULATE, "loss_accumulate");
+    ax_ocl_arg_buffer(&launch, ob->loss_state);
+    ax_ocl_arg_acc(&launch, scale); /* acc is double where loss_state exists */
+    ax_ocl_arg_acc(&launch, weight);
+    ax_ocl_arg_acc(&launch, (double)step);
+    ax_ocl_run(&launch, 1, 1);
+}
+
+void ax_ocl_loss_reset(ax_backend *backend, double start)
+{
+    ax_ocl_backend *ob = ax_ocl(backend);
+    if (!ob->loss_state)
+        return;
+    ax_ocl_launch launch = ax_ocl_begin(ob, AX_OCL_LOSS_RESET, "loss_reset");
+    ax_ocl_arg_buffer(&launch, ob->loss_state);
+    ax_ocl_arg_acc(&launch, start);
+    ax_ocl_run(&launch, 1, 1);
+}
+
+void ax_ocl_loss_read(ax_backend *backend, double *total, int64_t *first_bad, double *bad_value)
+{
+    ax_ocl_backend *ob = ax_ocl(backend);
+    double state[4] = {NAN, NAN, -1.0, NAN};
+    if (!ob->loss_state || ob->error ||
+        AX_OCL_CHECK(ob, clEnqueueReadBuffer(ob->queue, ob->loss_state, CL_TRUE, 0, sizeof state,
+                                             state, 0, NULL, NULL))) {
+        state[1] = NAN; /* the failure is the backend's status, asked before divergence */
+        state[2] = -1.0;
+    }
+    *total = state[1];
+    *first_bad = (int64_t)state[2];
+    *bad_value = state[3];
 }
