@@ -5,8 +5,9 @@
  * converted as they are gathered, as the host gather converts them, so the
  * gathered batch has the same bits either way. A set too large for one
  * allocation (an OpenCL device's largest buffer, say) is held in blocks of
- * rows, each gathered from in turn. When the sets do not fit at all,
- * everything uploaded is freed and the run gathers from host memory. */
+ * rows, each gathered from in turn. When the sets do not fit at all, or
+ * would leave too little memory for the rest of the run, everything
+ * uploaded is freed and the run gathers from host memory. */
 #include "core/device_data.h"
 
 #include <stdio.h>
@@ -175,6 +176,18 @@ ax_status ax_device_data_create(ax_backend *backend, const ax_dataset *const *se
     if (fits && backend->ops->status(backend) != AX_STATUS_OK) { /* a failed copy */
         ax_device_data_free(data);
         return backend->ops->status(backend);
+    }
+    /* Room must be left for what the run allocates later (an evaluation's
+     * side buffer, a backend's scratch): 64 MiB and an eighth of the sets. */
+    if (fits && data->count > 0) {
+        const size_t headroom = ((size_t)64 << 20) + (size_t)(bytes / 8.0);
+        void *spare = backend->ops->alloc(backend, headroom);
+        fits = spare != NULL;
+        backend->ops->free(backend, spare);
+        if (!fits)
+            snprintf(why, capacity, "data sets in host memory: on the device (%.0f MB) they would "
+                     "leave less than %.0f MB of its memory free", bytes / 1e6,
+                     (double)headroom / 1e6);
     }
     if (!fits || data->count == 0) {
         if (fits)
