@@ -296,6 +296,41 @@ static void test_losses(const backends *b)
     compare_scalar(cpu, dev, b->loose, "cross_entropy loss without delta");
     CHECK(cpu > 0.0);
 
+    /* Losses kept on the device (backend.h, version 4): a deferred loss
+     * returns 0 at once, and the total kept there takes the value the
+     * device reads back, with the host's arithmetic, bit for bit; the first
+     * non-finite step is recorded with its value, later ones are not. */
+    if (ax_backend_supports(b->dev->ops, AX_BACKEND_FEATURE_DEVICE_LOSS, NULL, 0) &&
+        b->dev->ops->loss_defer(b->dev, true)) {
+        b->dev->ops->loss_reset(b->dev, 0.5);
+        const double deferred = b->dev->ops->cross_entropy(b->dev, p.dev, labels_dev, NULL, scale,
+                                                           rows, cols);
+        b->dev->ops->loss_accumulate(b->dev, 0.25, 3.0, 7);
+        b->dev->ops->loss_defer(b->dev, false);
+        double total, bad_value, expected = 0.5;
+        int64_t first_bad;
+        b->dev->ops->loss_read(b->dev, &total, &first_bad, &bad_value);
+        expected += (dev * 0.25) * 3.0;
+        compare_same(deferred == 0.0 && memcmp(&total, &expected, sizeof total) == 0 &&
+                         first_bad == -1,
+                     "loss_defer + loss_accumulate (the total kept on the device)");
+        b->dev->ops->loss_defer(b->dev, true);
+        (void)b->dev->ops->cross_entropy(b->dev, p.dev, labels_dev, NULL, scale, rows, cols);
+        b->dev->ops->loss_accumulate(b->dev, INFINITY, 1.0, 9);
+        b->dev->ops->loss_accumulate(b->dev, NAN, 1.0, 10);
+        b->dev->ops->loss_defer(b->dev, false);
+        b->dev->ops->loss_read(b->dev, &total, &first_bad, &bad_value);
+        compare_same(first_bad == 9 && isinf(bad_value) && bad_value > 0 && isnan(total),
+                     "loss_accumulate (the first non-finite step recorded)");
+        /* after reading, the losses are read at once again */
+        const double again = b->dev->ops->cross_entropy(b->dev, p.dev, labels_dev, NULL, scale,
+                                                        rows, cols);
+        compare_same(memcmp(&again, &dev, sizeof again) == 0, "cross_entropy after loss_defer");
+    } else {
+        printf("  loss_defer ... loss_read: not in this backend or declined (optional: each "
+               "step's loss is read)\n");
+    }
+
     /* Sigmoid outputs, against labels and against targets. */
     pair q = pair_random(b, rows * cols, 0.01, 0.99), targets = pair_random(b, rows * cols, 0, 1);
     for (int with_labels = 0; with_labels < 2; with_labels++) {

@@ -195,7 +195,7 @@ ax_status ax_device_data_create(ax_backend *backend, const ax_dataset *const *se
         ax_device_data_free(data);
         return AX_STATUS_OK;
     }
-    snprintf(why, capacity, "data sets on the device: %.1f MB", bytes / 1e6);
+    snprintf(why, capacity, "data sets on the device: %.3g MB", bytes / 1e6);
     *out = data;
     return AX_STATUS_OK;
 }
