@@ -1173,6 +1173,13 @@ void ax_net_profile_reset(ax_net *net);
 /* Copies up to capacity entries with at least one call, longest total
  * first, and returns how many there are in all. */
 int ax_net_profile_get(const ax_net *net, ax_profile_entry *entries, int capacity);
+/* Where the last ax_train on net kept its data sets, and why (static until
+ * the next ax_train; "" before one): "data sets on the device: 220 MB",
+ * uploaded once and gathered there batch by batch, or "data sets in host
+ * memory: ..." (the CPU, a device backend without the entries, sets that
+ * do not fit the device, AXON_DEVICE_DATA=off), gathered on the host each
+ * batch. Owned by net. */
+const char *ax_net_data_placement(const ax_net *net);
 
 /* ---------------------------------------------------- activation statistics */
 

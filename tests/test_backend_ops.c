@@ -374,6 +374,41 @@ static void test_losses(const backends *b)
     compare_scalar(cpu, dev, b->loose, "cross_entropy loss without delta");
     CHECK(cpu > 0.0);
 
+    /* Losses kept on the device (backend.h, version 4): a deferred loss
+     * returns 0 at once, and the total kept there takes the value the
+     * device reads back, with the host's arithmetic, bit for bit; the first
+     * non-finite step is recorded with its value, later ones are not. */
+    if (ax_backend_supports(b->dev->ops, AX_BACKEND_FEATURE_DEVICE_LOSS, NULL, 0) &&
+        b->dev->ops->loss_defer(b->dev, true)) {
+        b->dev->ops->loss_reset(b->dev, 0.5);
+        const double deferred = b->dev->ops->cross_entropy(b->dev, p.dev, labels_dev, NULL, scale,
+                                                           rows, cols);
+        b->dev->ops->loss_accumulate(b->dev, 0.25, 3.0, 7);
+        b->dev->ops->loss_defer(b->dev, false);
+        double total, bad_value, expected = 0.5;
+        int64_t first_bad;
+        b->dev->ops->loss_read(b->dev, &total, &first_bad, &bad_value);
+        expected += (dev * 0.25) * 3.0;
+        compare_same(deferred == 0.0 && memcmp(&total, &expected, sizeof total) == 0 &&
+                         first_bad == -1,
+                     "loss_defer + loss_accumulate (the total kept on the device)");
+        b->dev->ops->loss_defer(b->dev, true);
+        (void)b->dev->ops->cross_entropy(b->dev, p.dev, labels_dev, NULL, scale, rows, cols);
+        b->dev->ops->loss_accumulate(b->dev, INFINITY, 1.0, 9);
+        b->dev->ops->loss_accumulate(b->dev, NAN, 1.0, 10);
+        b->dev->ops->loss_defer(b->dev, false);
+        b->dev->ops->loss_read(b->dev, &total, &first_bad, &bad_value);
+        compare_same(first_bad == 9 && isinf(bad_value) && bad_value > 0 && isnan(total),
+                     "loss_accumulate (the first non-finite step recorded)");
+        /* after reading, the losses are read at once again */
+        const double again = b->dev->ops->cross_entropy(b->dev, p.dev, labels_dev, NULL, scale,
+                                                        rows, cols);
+        compare_same(memcmp(&again, &dev, sizeof again) == 0, "cross_entropy after loss_defer");
+    } else {
+        printf("  loss_defer ... loss_read: not in this backend or declined (optional: each "
+               "step's loss is read)\n");
+    }
+
     /* Sigmoid outputs, against labels and against targets. */
     pair q = pair_random(b, rows * cols, 0.01, 0.99), targets = pair_random(b, rows * cols, 0, 1);
     for (int with_labels = 0; with_labels < 2; with_labels++) {
@@ -681,6 +716,65 @@ static void test_argmax_and_transfers(const backends *b)
         for (int64_t r = 0; r < count; r++)
             same = same && back[r] == labels[o ? o[first + r] : first + r];
         compare_same(same, shuffled ? "gather_labels (shuffled)" : "gather_labels (in order)");
+        /* The same batches gathered on the device (backend.h, version 4)
+         * from the set held in two blocks, by an int32 and an int64 order:
+         * the host gather's bits. */
+        if (ax_backend_supports(b->dev->ops, AX_BACKEND_FEATURE_DEVICE_DATA, NULL, 0)) {
+            const int64_t split = 1234; /* rows of the first block */
+            float *blocks[2] = {
+                b->dev->ops->alloc(b->dev, (size_t)(split * width) * sizeof(float)),
+                b->dev->ops->alloc(b->dev, (size_t)((source_rows - split) * width) * sizeof(float))};
+            int32_t *labels_on = b->dev->ops->alloc(b->dev, (size_t)source_rows * sizeof(int32_t));
+            void *order_on = b->dev->ops->alloc(b->dev, (size_t)source_rows * sizeof(int64_t));
+            int32_t *narrow = malloc((size_t)source_rows * sizeof(int32_t));
+            for (int64_t r = 0; r < source_rows; r++)
+                narrow[r] = (int32_t)order[r];
+            b->dev->ops->write_bytes(b->dev, blocks[0], source, (size_t)(split * width) * sizeof(float));
+            b->dev->ops->write_bytes(b->dev, blocks[1], source + split * width,
+                                     (size_t)((source_rows - split) * width) * sizeof(float));
+            b->dev->ops->write_bytes(b->dev, labels_on, labels, (size_t)source_rows * sizeof(int32_t));
+            for (int order_bytes = 4; order_bytes <= 8; order_bytes += 4) {
+                if (order_bytes == 4)
+                    b->dev->ops->write_bytes(b->dev, order_on, narrow,
+                                             (size_t)source_rows * sizeof(int32_t));
+                else
+                    b->dev->ops->write_bytes(b->dev, order_on, order,
+                                             (size_t)source_rows * sizeof(int64_t));
+                const void *device_order = shuffled ? order_on : NULL;
+                pair on_device = pair_from(b, NULL, count * width);
+                b->cpu->ops->gather_rows(b->cpu, on_device.cpu, source, width, o, first, count);
+                b->dev->ops->gather_rows_device(b->dev, on_device.dev, blocks[0], width, 0, split,
+                                                device_order, order_bytes, first, count);
+                b->dev->ops->gather_rows_device(b->dev, on_device.dev, blocks[1], width, split,
+                                                source_rows - split, device_order, order_bytes,
+                                                first, count);
+                char what[96];
+                snprintf(what, sizeof what, "gather_rows_device (%s, int%d order, 2 blocks)",
+                         shuffled ? "shuffled" : "in order", 8 * order_bytes);
+                compare(b, &on_device, 0.0, 0.0, what);
+                pair_free(b, &on_device);
+                b->dev->ops->gather_labels_device(b->dev, labels_dev, labels_on, device_order,
+                                                  order_bytes, first, count);
+                if (b->dev->real_size == sizeof(float))
+                    b->dev->ops->download_f32(b->dev, (float *)back, labels_dev, reals);
+                else
+                    b->dev->ops->download_f64(b->dev, (double *)back, labels_dev, reals);
+                same = true;
+                for (int64_t r = 0; r < count; r++)
+                    same = same && back[r] == labels[o ? o[first + r] : first + r];
+                snprintf(what, sizeof what, "gather_labels_device (%s, int%d order)",
+                         shuffled ? "shuffled" : "in order", 8 * order_bytes);
+                compare_same(same, what);
+            }
+            free(narrow);
+            b->dev->ops->free(b->dev, blocks[0]);
+            b->dev->ops->free(b->dev, blocks[1]);
+            b->dev->ops->free(b->dev, labels_on);
+            b->dev->ops->free(b->dev, order_on);
+        } else {
+            printf("  gather_rows_device, gather_labels_device: not in this backend (optional: "
+                   "batches are gathered from host memory)\n");
+        }
         free(back);
         b->dev->ops->free(b->dev, labels_dev);
     }

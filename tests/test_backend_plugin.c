@@ -12,7 +12,157 @@
 #include <stdlib.h>
 
 #include "backend/plugin.h"
+#include "core/net.h"
+#include "test_datasets.h"
 #include "test_util.h"
+
+/* Trains a 4-6-3 classifier on device (SGD, batches of 16, shuffled) and
+ * returns its weights (malloc'ed) and in *device_batches the batches it
+ * gathered on the device; *train_loss the last epoch's loss. */
+static double train_loss;
+static int64_t device_losses; /* steps whose loss stayed on the device */
+static double *train_classifier(ax_device device, int64_t *device_batches)
+{
+    ax_dataset *data = test_uniform_dataset(300, 4, 5, false);
+    ax_dataset *test = test_uniform_dataset(90, 4, 6, false);
+    ax_net_config config = ax_net_defaults();
+    config.input_width = 4;
+    config.precision = AX_PRECISION_F64;
+    config.device = device;
+    CHECK_OK(ax_layers_parse("6:tanh,3:softmax", &config));
+    ax_net *net = NULL;
+    CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
+    double *weights = NULL;
+    *device_batches = -1;
+    if (net && data && test) {
+        ax_train_config training = ax_train_defaults();
+        training.epochs = 3;
+        training.batch_size = 16;
+        ax_train_summary summary = ax_train_summary_empty();
+        CHECK_OK(ax_train(net, data, NULL, test, &training, &summary));
+        train_loss = summary.final_train_loss;
+        weights = malloc((size_t)ax_net_parameter_count(net) * sizeof(double));
+        ax_net_parameters_get(net, weights);
+        *device_batches = net->device_batches;
+        device_losses = net->device_losses;
+    }
+    ax_net_free(net);
+    ax_dataset_free(data);
+    ax_dataset_free(test);
+    return weights;
+}
+
+/* A run that diverges (a linear regression, SGD at a learning rate of 1) is stopped naming
+ * the step whose loss was first NaN or infinite: the same message whether
+ * each step's loss is read (the CPU) or the losses stay on the device and
+ * are read at the epoch's end (fake). */
+static void test_divergence_step(void)
+{
+    ax_dataset *data = NULL;
+    CHECK_OK(ax_dataset_synth_linear(300, 4, 9, &data));
+    char messages[2][512] = {"", ""};
+    const ax_device devices[2] = {ax_device_cpu(), {"fake", 0}};
+    for (int d = 0; d < 2 && data; d++) {
+        ax_net_config config = ax_net_defaults();
+        config.input_width = 4;
+        config.device = devices[d];
+        CHECK_OK(ax_layers_parse("6,1", &config));
+        ax_net *net = NULL;
+        CHECK_OK(ax_net_create(&config, &net));
+        ax_net_config_release(&config);
+        if (!net)
+            continue;
+        ax_train_config training = ax_train_defaults();
+        training.epochs = 2;
+        training.batch_size = 16;
+        training.learning_rate = 1.0;
+        ax_train_summary summary = ax_train_summary_empty();
+        CHECK(ax_train(net, data, NULL, NULL, &training, &summary) == AX_STATUS_DIVERGED);
+        snprintf(messages[d], sizeof messages[d], "%s", ax_error_message());
+        ax_net_free(net);
+    }
+    CHECK(strstr(messages[0], "training diverged in epoch 1, batch ") != NULL);
+    if (strcmp(messages[0], messages[1]) != 0)
+        fprintf(stderr, "cpu:  %s\nfake: %s\n", messages[0], messages[1]);
+    CHECK(strcmp(messages[0], messages[1]) == 0);
+    printf("diverged, on the CPU and with the losses on the fake device: %s\n", messages[1]);
+    ax_dataset_free(data);
+}
+
+/* The tables grow at their tails (plugin.h): a plugin built against the
+ * headers of version 4 is taken, its backends lack the version 5 entries
+ * (asked for by name: refused naming each), and it trains, gathering
+ * from host memory; a plugin of a later version is taken too. The "fake"
+ * plugin's data sets on the device (its version 5 entries over host
+ * memory) give the CPU's weights bit for bit, held whole or in blocks of
+ * rows, and so does the run with them turned off. */
+static void test_table_versions(void)
+{
+    const ax_backend_plugin *plugin = NULL;
+    CHECK_OK(ax_backend_plugin_get("fake_v4", &plugin));
+    CHECK(plugin && plugin->abi == 4 && plugin->ops_size < sizeof(ax_backend_ops));
+    CHECK(plugin && ax_backend_plugin_has(plugin, 4) && !ax_backend_plugin_has(plugin, 5));
+    ax_backend *old = NULL;
+    CHECK_OK(ax_backend_create_on("fake_v4", 0, AX_PRECISION_F32, &old));
+    if (old) {
+        char missing[160];
+        CHECK(!ax_backend_supports(old->ops, AX_BACKEND_FEATURE_DEVICE_DATA, missing,
+                                   sizeof missing));
+        CHECK(strcmp(missing, "write_bytes, gather_rows_device and gather_labels_device") == 0);
+        CHECK(old->ops->write_bytes == NULL && old->ops->gather_rows_device == NULL);
+        CHECK(ax_backend_supports(old->ops, AX_BACKEND_FEATURE_IMAGES, missing, sizeof missing));
+        CHECK_FAILS(ax_backend_require(old->ops, AX_BACKEND_FEATURE_DEVICE_DATA,
+                                       "data sets on the device"),
+                    AX_STATUS_UNSUPPORTED,
+                    "data sets on the device: the cpu backend's table has no write_bytes, "
+                    "gather_rows_device and gather_labels_device");
+        old->ops->destroy(old);
+    }
+    ax_backend *newer = NULL;
+    CHECK_OK(ax_backend_plugin_get("fake_newer", &plugin));
+    CHECK(plugin && plugin->abi == AX_BACKEND_PLUGIN_ABI + 1);
+    CHECK_OK(ax_backend_create_on("fake_newer", 1, AX_PRECISION_F64, &newer));
+    if (newer) {
+        CHECK(ax_backend_supports(newer->ops, AX_BACKEND_FEATURE_DEVICE_DATA, NULL, 0));
+        newer->ops->destroy(newer);
+    }
+
+    int64_t batches_cpu, batches_v4, batches_fake, batches_blocks, batches_off, batches_newer;
+    const int64_t count = 4 * 6 + 6 + 6 * 3 + 3;
+    double *cpu = train_classifier(ax_device_cpu(), &batches_cpu);
+    const double cpu_loss = train_loss;
+    double *v4 = train_classifier((ax_device){"fake_v4", 0}, &batches_v4);
+    double *fake = train_classifier((ax_device){"fake", 0}, &batches_fake);
+    /* its losses kept "on the device" (the fake's version 5 entries): the
+     * same total, bit for bit */
+    CHECK(memcmp(&cpu_loss, &train_loss, sizeof(double)) == 0 && device_losses == 3 * 19);
+    setenv("AXON_DEVICE_DATA", "rows:37", 1);
+    double *blocks = train_classifier((ax_device){"fake", 0}, &batches_blocks);
+    setenv("AXON_DEVICE_DATA", "off", 1);
+    double *off = train_classifier((ax_device){"fake", 0}, &batches_off);
+    unsetenv("AXON_DEVICE_DATA");
+    double *newer_weights = train_classifier((ax_device){"fake_newer", 0}, &batches_newer);
+    /* 3 epochs of 19 batches, and the test set evaluated after each */
+    CHECK(batches_cpu == 0 && batches_v4 == 0 && batches_off == 0);
+    CHECK(batches_fake >= 3 * 19 + 3 && batches_blocks == batches_fake &&
+          batches_newer == batches_fake);
+    if (cpu && v4 && fake && blocks && off && newer_weights) {
+        const size_t bytes = (size_t)count * sizeof(double);
+        CHECK(memcmp(cpu, v4, bytes) == 0);
+        CHECK(memcmp(cpu, fake, bytes) == 0);
+        CHECK(memcmp(cpu, blocks, bytes) == 0);
+        CHECK(memcmp(cpu, off, bytes) == 0);
+        CHECK(memcmp(cpu, newer_weights, bytes) == 0);
+    }
+    free(cpu);
+    free(v4);
+    free(fake);
+    free(blocks);
+    free(off);
+    free(newer_weights);
+    test_divergence_step();
+}
 
 int main(void)
 {
@@ -21,6 +171,9 @@ int main(void)
     setenv("AXON_STALE_PLUGIN", AXON_TEST_PLUGIN, 1);
     setenv("AXON_UNNAMED_PLUGIN", AXON_TEST_PLUGIN, 1);
     setenv("AXON_MISSING_PLUGIN", "/nonexistent/libaxon_missing.so", 1);
+    setenv("AXON_FAKE_V4_PLUGIN", AXON_TEST_PLUGIN, 1);
+    setenv("AXON_FAKE_NEWER_PLUGIN", AXON_TEST_PLUGIN, 1);
+    unsetenv("AXON_DEVICE_DATA");
 
     const ax_backend_plugin *plugin = NULL;
     CHECK_OK(ax_backend_plugin_get("fake", &plugin));
@@ -52,7 +205,8 @@ int main(void)
     CHECK_FAILS(ax_backend_plugin_get("unnamed", &plugin), AX_STATUS_UNSUPPORTED,
                 "exports no ax_backend_plugin_unnamed");
     CHECK_FAILS(ax_backend_plugin_get("stale", &plugin), AX_STATUS_UNSUPPORTED,
-                "was built for plugin interface 3 (this axon has 4)");
+                "was built for plugin interface 3 (this axon has 5 and takes plugins of 4 and "
+                "later)");
     CHECK_FAILS(ax_backend_create_on("stale", 0, AX_PRECISION_F32, &backend),
                 AX_STATUS_UNSUPPORTED, "plugin interface");
     CHECK_FAILS(ax_backend_plugin_get("../fake", &plugin), AX_STATUS_BAD_ARGUMENT,
@@ -120,5 +274,6 @@ int main(void)
     ax_net_free(on_cpu);
     ax_net_free(on_fake);
     ax_dataset_free(data);
+    test_table_versions();
     return test_finish("test_backend_plugin");
 }

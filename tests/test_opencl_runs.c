@@ -14,6 +14,15 @@
  *   device allows (the message names the size and the device's memory).
  *   (tests/opencl_cli.sh triggers the others from the command line: no fp64,
  *   a kernel build that fails with its log.)
+ * - Data sets on the device (core/device_data.c): the same fixed-seed run
+ *   (float32 and float64, SGD with dropout, shuffled batches, a test set
+ *   evaluated each epoch; a regression net with targets) with the sets
+ *   uploaded once, held in blocks of rows, and with AXON_DEVICE_DATA=off
+ *   (batches packed on the host each step): the same kernels on the same
+ *   values, so the final weights and test figures are equal bit for bit,
+ *   and the batches were gathered on the device where they should be; the
+ *   runs keep their losses on the device but the last (AXON_DEVICE_LOSS=off
+ *   with it), and the epochs' training losses are the same bits too.
  * Without the OpenCL plugin or an OpenCL device the test says which and
  * exits 77. */
 #include <math.h>
@@ -23,6 +32,7 @@
 #include <unistd.h>
 
 #include "backend/plugin.h"
+#include "core/net.h"
 #include "test_datasets.h"
 #include "test_util.h"
 
@@ -329,6 +339,154 @@ static void test_refusals(void)
     backend->ops->destroy(backend);
 }
 
+/* One fixed-seed run on OpenCL device 0 with AXON_DEVICE_DATA = setting
+ * (NULL: unset): its weights (malloc'ed), test loss and accuracy, and the
+ * batches it gathered on the device. */
+typedef struct device_run {
+    double *weights;
+    double test_loss, test_accuracy;
+    ax_train_summary summary; /* the last epoch's training loss and test accuracy */
+    int64_t device_batches, device_losses;
+} device_run;
+
+static device_run run_on_device(const char *setting, const char *layers, int64_t width,
+                                ax_loss loss, ax_precision precision, const ax_dataset *train,
+                                const ax_dataset *test)
+{
+    device_run run = {.device_batches = -1, .summary = ax_train_summary_empty()};
+    if (setting)
+        setenv("AXON_DEVICE_DATA", setting, 1);
+    else
+        unsetenv("AXON_DEVICE_DATA");
+    /* off: the run as before both, each step's loss read by the host */
+    if (setting && strcmp(setting, "off") == 0)
+        setenv("AXON_DEVICE_LOSS", "off", 1);
+    ax_net_config config = ax_net_defaults();
+    CHECK_OK(ax_layers_parse(layers, &config));
+    config.input_width = width;
+    config.precision = precision;
+    config.loss = loss;
+    config.seed = 23;
+    config.device = opencl;
+    ax_net *net = NULL;
+    CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
+    if (net) {
+        ax_train_config training = ax_train_defaults();
+        training.optimizer = AX_OPTIMIZER_SGD;
+        training.learning_rate = 0.05;
+        training.momentum = 0.9;
+        training.dropout = 0.1;
+        training.batch_size = 50; /* a ragged last batch */
+        training.epochs = 3;
+        CHECK_OK(ax_train(net, train, NULL, test, &training, &run.summary));
+        run.weights = weights_of(net);
+        run.device_batches = net->device_batches;
+        run.device_losses = net->device_losses;
+        ax_evaluation evaluation = ax_evaluation_empty();
+        CHECK_OK(ax_net_evaluate(net, test, &evaluation));
+        run.test_loss = evaluation.loss;
+        run.test_accuracy = evaluation.accuracy;
+        ax_evaluation_free(&evaluation);
+    }
+    unsetenv("AXON_DEVICE_DATA");
+    unsetenv("AXON_DEVICE_LOSS");
+    ax_net_free(net);
+    return run;
+}
+
+/* A run that diverges (a linear regression, SGD at a learning rate of 1)
+ * is stopped naming the step whose loss was first infinite, the same
+ * whether each step's loss is read or the losses stay on the device until
+ * the epoch's end. */
+static void test_device_loss_divergence(void)
+{
+    ax_dataset *data = NULL;
+    CHECK_OK(ax_dataset_synth_linear(300, 4, 9, &data));
+    char messages[2][512] = {"", ""};
+    for (int off = 0; off < 2 && data; off++) {
+        if (off)
+            setenv("AXON_DEVICE_LOSS", "off", 1);
+        ax_net_config config = ax_net_defaults();
+        config.input_width = 4;
+        config.device = opencl;
+        CHECK_OK(ax_layers_parse("6,1", &config));
+        ax_net *net = NULL;
+        CHECK_OK(ax_net_create(&config, &net));
+        ax_net_config_release(&config);
+        if (net) {
+            ax_train_config training = ax_train_defaults();
+            training.epochs = 2;
+            training.batch_size = 16;
+            training.learning_rate = 1.0;
+            ax_train_summary summary = ax_train_summary_empty();
+            CHECK(ax_train(net, data, NULL, NULL, &training, &summary) == AX_STATUS_DIVERGED);
+            snprintf(messages[off], sizeof messages[off], "%s", ax_error_message());
+        }
+        ax_net_free(net);
+        unsetenv("AXON_DEVICE_LOSS");
+    }
+    CHECK(strstr(messages[0], "training diverged in epoch 1, batch ") != NULL);
+    CHECK(strcmp(messages[0], messages[1]) == 0);
+    printf("losses on the device: %s (as when each step's loss is read)\n", messages[0]);
+    ax_dataset_free(data);
+}
+
+static void test_device_data_bits(void)
+{
+    ax_dataset *train = test_uniform_dataset(1030, 24, 8, false);
+    ax_dataset *test = test_uniform_dataset(170, 24, 9, false);
+    ax_dataset *regression = NULL, *regression_test = NULL;
+    CHECK_OK(ax_dataset_synth_linear(700, 12, 4, &regression));
+    CHECK_OK(ax_dataset_synth_linear(130, 12, 5, &regression_test));
+    if (!train || !test || !regression || !regression_test)
+        return;
+    for (int f64 = 0; f64 < 2; f64++) {
+        const ax_precision precision = f64 ? AX_PRECISION_F64 : AX_PRECISION_F32;
+        for (int kind = 0; kind < 2; kind++) {
+            const char *layers = kind == 0 ? "40:relu,30:tanh,3:softmax" : "20:tanh,1";
+            const ax_dataset *a = kind == 0 ? train : regression;
+            const ax_dataset *b = kind == 0 ? test : regression_test;
+            const int64_t width = kind == 0 ? 24 : 12;
+            const ax_loss loss = kind == 0 ? AX_LOSS_CROSS_ENTROPY : AX_LOSS_MSE;
+            device_run whole = run_on_device(NULL, layers, width, loss, precision, a, b);
+            device_run blocks = run_on_device("rows:97", layers, width, loss, precision, a, b);
+            device_run host = run_on_device("off", layers, width, loss, precision, a, b);
+            const int64_t count = 24 * 40 + 40 + 40 * 30 + 30 + 30 * 3 + 3;
+            const int64_t parameters = kind == 0 ? count : 12 * 20 + 20 + 20 + 1;
+            /* 3 epochs of 21 (14) batches, and the test set evaluated after each */
+            CHECK(whole.device_batches >= 3 * (kind == 0 ? 21 : 14) &&
+                  blocks.device_batches == whole.device_batches);
+            CHECK(host.device_batches == 0 && host.device_losses == 0);
+            CHECK(whole.device_losses == 3 * (kind == 0 ? 21 : 14) &&
+                  blocks.device_losses == whole.device_losses);
+            if (whole.weights && blocks.weights && host.weights) {
+                const size_t bytes = (size_t)parameters * sizeof(double);
+                CHECK(memcmp(whole.weights, host.weights, bytes) == 0);
+                CHECK(memcmp(blocks.weights, host.weights, bytes) == 0);
+                CHECK(memcmp(&whole.test_loss, &host.test_loss, sizeof(double)) == 0);
+                CHECK(memcmp(&blocks.test_loss, &host.test_loss, sizeof(double)) == 0);
+                CHECK(kind == 1 || whole.test_accuracy == host.test_accuracy);
+                CHECK(memcmp(&whole.summary.final_train_loss, &host.summary.final_train_loss,
+                             sizeof(double)) == 0);
+                CHECK(kind == 1 || whole.summary.final_test_accuracy ==
+                                       host.summary.final_test_accuracy);
+            }
+            printf("data sets on the device (%s, %s): %lld batches gathered there, weights and "
+                   "test loss %.9g equal bit for bit to the host gather's\n",
+                   f64 ? "f64" : "f32", kind == 0 ? "classifier" : "regression",
+                   (long long)whole.device_batches, host.test_loss);
+            free(whole.weights);
+            free(blocks.weights);
+            free(host.weights);
+        }
+    }
+    ax_dataset_free(train);
+    ax_dataset_free(test);
+    ax_dataset_free(regression);
+    ax_dataset_free(regression_test);
+}
+
 int main(void)
 {
     const ax_backend_plugin *plugin = NULL;
@@ -343,6 +501,8 @@ int main(void)
     if (!strstr(info, ", fp64"))
         TEST_SKIP("opencl:0 has no float64 (%s): the runs are compared in float64", info);
     test_refusals();
+    test_device_data_bits();
+    test_device_loss_divergence();
     test_minibatch_runs();
     test_conv_runs();
     test_galaxy_runs();

@@ -7,6 +7,7 @@
 #include "backend/plugin.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <dlfcn.h> /* dladdr: _GNU_SOURCE, set for every file by CMake */
 #include <pthread.h>
 #include <stdio.h>
@@ -37,6 +38,10 @@ ax_bf16_support ax_bf16_support_get(void)
 }
 
 enum { MAX_PLUGINS = 8, NAME_CAPACITY = 32, FAILURE_CAPACITY = 768 };
+
+/* The size of the oldest table a plugin may have (version 3's): up to its
+ * last entry. */
+#define OPS_SIZE_OLDEST (offsetof(ax_backend_ops, destroy) + sizeof(void (*)(void)))
 
 /* Each plugin is opened once, successfully or not, and kept until exit. */
 static struct {
@@ -156,16 +161,56 @@ static const ax_backend_plugin *open_plugin(const char *name, char *failure, siz
                  "(a plugin built before this axon: rebuild it)", upper_name, opened, symbol);
         return NULL;
     }
-    if (table->abi != AX_BACKEND_PLUGIN_ABI || table->ops_size != sizeof(ax_backend_ops) ||
-        !table->name || strcmp(table->name, name) != 0 || !table->device_count ||
+    /* Older plugins are accepted back to the oldest version whose tables
+     * grow at their tails (plugin.h); newer ones are used through the
+     * entries this version knows. */
+    if (table->abi < AX_BACKEND_PLUGIN_ABI_OLDEST || table->ops_size < OPS_SIZE_OLDEST ||
+        table->ops_size % sizeof(void *) != 0 ||
+        (table->abi == AX_BACKEND_PLUGIN_ABI && table->ops_size != sizeof(ax_backend_ops))) {
+        snprintf(failure, capacity, "the %s backend could not be loaded: %.480s was built for plugin "
+                 "interface %d (this axon has %d and takes plugins of %d and later) with a table of "
+                 "%zu bytes: rebuild it",
+                 upper_name, opened, table->abi, AX_BACKEND_PLUGIN_ABI,
+                 AX_BACKEND_PLUGIN_ABI_OLDEST, table->ops_size);
+        return NULL;
+    }
+    if (!table->name || strcmp(table->name, name) != 0 || !table->device_count ||
         !table->device_info || !table->create || !table->init) {
-        snprintf(failure, capacity, "the %s backend could not be loaded: %.600s was built for plugin "
-                 "interface %d (this axon has %d) or lacks its entry points: rebuild it",
-                 upper_name, opened, table->abi, AX_BACKEND_PLUGIN_ABI);
+        snprintf(failure, capacity, "the %s backend could not be loaded: %.480s names itself "
+                 "'%.40s' or lacks its entry points (device_count, device_info, create, init): rebuild it",
+                 upper_name, opened, table->name ? table->name : "(null)");
         return NULL;
     }
     table->init(&host_services);
     return table;
+}
+
+/* Tables of plugins older than these headers, copied whole with the later
+ * entries NULL (backend.h), one per table a plugin hands out, kept until
+ * exit as the plugins are. */
+static struct {
+    pthread_mutex_t lock;
+    struct padded_ops {
+        const ax_backend_ops *source;
+        ax_backend_ops table;
+        struct padded_ops *next;
+    } *first;
+} padded = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const ax_backend_ops *pad_ops(const ax_backend_ops *source, size_t size)
+{
+    pthread_mutex_lock(&padded.lock);
+    struct padded_ops *p = padded.first;
+    while (p && p->source != source)
+        p = p->next;
+    if (!p && (p = calloc(1, sizeof *p)) != NULL) {
+        p->source = source;
+        memcpy(&p->table, source, size);
+        p->next = padded.first;
+        padded.first = p;
+    }
+    pthread_mutex_unlock(&padded.lock);
+    return p ? &p->table : NULL;
 }
 
 ax_status ax_backend_plugin_get(const char *name, const ax_backend_plugin **out)
@@ -220,7 +265,66 @@ ax_status ax_backend_create_on(const char *name, int index, ax_precision precisi
     }
     const ax_backend_plugin *plugin;
     AX_TRY(ax_backend_plugin_get(name, &plugin));
-    return plugin->create(precision, index, out);
+    AX_TRY(plugin->create(precision, index, out));
+    if (plugin->ops_size < sizeof(ax_backend_ops)) { /* an older plugin: its later entries NULL */
+        const ax_backend_ops *table = pad_ops((*out)->ops, plugin->ops_size);
+        if (!table) {
+            (*out)->ops->destroy(*out);
+            *out = NULL;
+            return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating a %s backend", name);
+        }
+        (*out)->ops = table;
+    }
+    return AX_STATUS_OK;
+}
+
+/* The optional entries of each feature, by name. */
+#define ENTRY(name) {#name, offsetof(ax_backend_ops, name)}
+static const struct {
+    const char *name;
+    size_t offset;
+} feature_entries[AX_BACKEND_FEATURE_COUNT][6] = {
+    [AX_BACKEND_FEATURE_IMAGES] = {ENTRY(im2col), ENTRY(col2im), ENTRY(pool_forward),
+                                   ENTRY(pool_backward), ENTRY(transpose)},
+    [AX_BACKEND_FEATURE_DEVICE_DATA] = {ENTRY(write_bytes), ENTRY(gather_rows_device),
+                                        ENTRY(gather_labels_device)},
+    [AX_BACKEND_FEATURE_DEVICE_LOSS] = {ENTRY(loss_defer), ENTRY(loss_accumulate),
+                                        ENTRY(loss_reset), ENTRY(loss_read)},
+};
+#undef ENTRY
+
+bool ax_backend_supports(const ax_backend_ops *ops, ax_backend_feature feature, char *missing,
+                         size_t capacity)
+{
+    if (missing && capacity > 0)
+        missing[0] = '\0';
+    if ((int)feature < 0 || feature >= AX_BACKEND_FEATURE_COUNT)
+        return false;
+    const char *lacking[6];
+    int count = 0;
+    for (int i = 0; i < 6 && feature_entries[feature][i].name; i++) {
+        void (*entry)(void);
+        memcpy(&entry, (const char *)ops + feature_entries[feature][i].offset, sizeof entry);
+        if (!entry)
+            lacking[count++] = feature_entries[feature][i].name;
+    }
+    for (int i = 0; missing && capacity > 0 && i < count; i++) {
+        const size_t used = strlen(missing);
+        snprintf(missing + used, capacity - used, "%s%s",
+                 i == 0 ? "" : i + 1 == count ? " and " : ", ", lacking[i]);
+    }
+    return count == 0;
+}
+
+ax_status ax_backend_require(const ax_backend_ops *ops, ax_backend_feature feature,
+                             const char *purpose)
+{
+    char missing[160];
+    if (ax_backend_supports(ops, feature, missing, sizeof missing))
+        return AX_STATUS_OK;
+    return ax_fail(AX_STATUS_UNSUPPORTED, "%s: the %s backend's table has no %s (a plugin built "
+                   "before them, or one that has not written them yet)",
+                   purpose, ops->name ? ops->name : "(unnamed)", missing);
 }
 
 int ax_backend_device_count(const char *name)

@@ -29,6 +29,25 @@ typedef struct ax_window_geometry {
     int64_t out_height, out_width;
 } ax_window_geometry;
 
+/* The table grows at its tail, in SQLite's way (sqlite3_io_methods): each
+ * version's entries follow the last version's, under a line saying "valid
+ * for version N", and nothing above such a line ever moves or changes
+ * meaning. A plugin says which version of the headers it was built with
+ * and the size of its table (plugin.h: abi, ops_size); the loader gives a
+ * backend from an older plugin a copy of its table with the later entries
+ * NULL (backend.c), so callers test an optional entry for NULL, or ask
+ * ax_backend_supports, and never read past what the plugin had. A plugin
+ * of a newer version is used through the entries this version knows.
+ *
+ * AX_BACKEND_TABLE_VERSION is the version of these headers. A test plugin
+ * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
+ * version before including them, to be compiled as a plugin of that
+ * version would have been; nothing else does. */
+#define AX_BACKEND_TABLE_VERSION 5
+#ifndef AX_BACKEND_HEADERS_AS_OF
+#define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
+#endif
+
 typedef struct ax_backend_ops {
     const char *name;
 
@@ -155,7 +174,69 @@ typedef struct ax_backend_ops {
      * find a non-finite value ask here before calling it divergence). */
     ax_status (*status)(ax_backend *backend);
     void (*destroy)(ax_backend *backend);
+    /* ---- entries above are valid for version 3 and later ---- */
+    /* (version 4 added nothing here: the plugin table's init, plugin.h) */
+#if AX_BACKEND_HEADERS_AS_OF >= 5
+    /* --- data sets on the device (optional, AX_BACKEND_FEATURE_DEVICE_DATA;
+     * without them batches are gathered from host memory by gather_rows and
+     * gather_labels; core/device_data.c uses them) --- */
+    /* Copies `bytes` bytes from host memory into backend memory at dst as
+     * they are (float32 rows, int32 labels, a row order); src may be reused
+     * as soon as it returns. */
+    void (*write_bytes)(ax_backend *backend, void *dst, const void *src, size_t bytes);
+    /* For each r < count, row = order[first + r] (first + r when order is
+     * NULL): when block_first <= row < block_first + block_rows, dst row r
+     * (dst is (count, width) in the backend's precision) = row
+     * (row - block_first) of block, a float32 (block_rows, width) matrix in
+     * backend memory, converted; other rows of dst are left as they are (a
+     * data set held in several blocks is gathered one block at a time).
+     * order: backend memory, int32 (order_bytes 4) or int64 (8). */
+    void (*gather_rows_device)(ax_backend *backend, void *dst, const float *block, int64_t width,
+                               int64_t block_first, int64_t block_rows, const void *order,
+                               int order_bytes, int64_t first, int64_t count);
+    /* dst (count) int32 = labels[order[first + r]] (labels[first + r]
+     * without an order); labels, order and dst in backend memory. */
+    void (*gather_labels_device)(ax_backend *backend, int32_t *dst, const int32_t *labels,
+                                 const void *order, int order_bytes, int64_t first, int64_t count);
+    /* --- losses kept on the device (optional, AX_BACKEND_FEATURE_DEVICE_LOSS;
+     * without them the trainer reads each step's loss; train.c uses them) --- */
+    /* Turns deferral on or off and says whether it is on (a backend may
+     * decline: an OpenCL device without float64). While on, cross_entropy,
+     * binary_cross_entropy and squared_error return 0 at once, without
+     * waiting for the device, and keep their sum there for loss_accumulate. */
+    bool (*loss_defer)(ax_backend *backend, bool on);
+    /* With s the last deferred sum, in float64 on the device: v = s * scale;
+     * total += v * weight; and when v is NaN or infinite and no step is
+     * recorded since loss_reset, records `step` and v. (The host's own
+     * arithmetic, loss_sum += (s * scale) * weight: the same bits.) */
+    void (*loss_accumulate)(ax_backend *backend, double scale, double weight, int64_t step);
+    /* total = start; no step recorded. */
+    void (*loss_reset)(ax_backend *backend, double start);
+    /* Waits for the queued work; *total, *first_bad the recorded step (-1:
+     * none) and *bad_value its v (NaN or infinite). */
+    void (*loss_read)(ax_backend *backend, double *total, int64_t *first_bad, double *bad_value);
+    /* ---- entries above are valid for version 5 and later ---- */
+#endif
 } ax_backend_ops;
+
+/* Groups of optional entries, asked for together. */
+typedef enum ax_backend_feature {
+    AX_BACKEND_FEATURE_IMAGES,      /* im2col, col2im, pool_forward, pool_backward, transpose (3) */
+    AX_BACKEND_FEATURE_DEVICE_DATA, /* write_bytes, gather_rows_device, gather_labels_device (4) */
+    AX_BACKEND_FEATURE_DEVICE_LOSS, /* loss_defer, loss_accumulate, loss_reset, loss_read (4) */
+    AX_BACKEND_FEATURE_COUNT
+} ax_backend_feature;
+
+/* Whether ops has every entry of feature (ggml's supports_op, for a table
+ * that grows); when it lacks some and missing is not NULL, missing gets
+ * their names ("write_bytes and gather_labels_device"). */
+bool ax_backend_supports(const ax_backend_ops *ops, ax_backend_feature feature, char *missing,
+                         size_t capacity);
+/* AX_STATUS_UNSUPPORTED when ops lacks an entry of feature, with a message
+ * naming the entries, the table and `purpose` ("data sets on the device");
+ * AX_STATUS_OK otherwise. */
+ax_status ax_backend_require(const ax_backend_ops *ops, ax_backend_feature feature,
+                             const char *purpose);
 
 struct ax_backend {
     const ax_backend_ops *ops;

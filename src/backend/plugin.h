@@ -31,9 +31,35 @@
 
 #include "backend/backend.h"
 
-/* Raised whenever ax_backend_plugin or ax_backend_ops change layout or
- * meaning: a plugin built against other headers is refused, not called. */
-#define AX_BACKEND_PLUGIN_ABI 4 /* 3: the optional image operations; 4: init */
+/* Versions (SQLite's iVersion): `abi` is the version of the headers a
+ * plugin was built with, AX_BACKEND_PLUGIN_ABI for the version of these
+ * (backend.h's AX_BACKEND_TABLE_VERSION, or the older one a test plugin
+ * asks for). Both tables, this one and ax_backend_ops, grow only at their
+ * tails, each version's entries under a line "valid for version N". The
+ * loader (backend.c, open_plugin):
+ *   - refuses a plugin older than AX_BACKEND_PLUGIN_ABI_OLDEST, or whose
+ *     ops_size is smaller than the oldest version's table, naming both
+ *     versions (it was built before the tables could grow);
+ *   - accepts an older plugin, reads this table only up to the entries of
+ *     its version (ax_backend_plugin_has), and gives each backend it
+ *     creates a copy of its ax_backend_ops with the later entries NULL, so
+ *     the rest of libaxon finds them missing (ax_backend_supports) and
+ *     refuses, naming the entry, what needs it, or goes without;
+ *   - accepts a newer plugin, using the entries this version knows.
+ * To add an entry (issue 27's device enumeration, say): raise
+ * AX_BACKEND_TABLE_VERSION to N, append the entry at the tail under a new
+ * "valid for version N" line, read it only where
+ * ax_backend_plugin_has(plugin, N) and it is not NULL, and let it be NULL
+ * in plugins that have nothing to offer. Raise AX_BACKEND_PLUGIN_ABI_OLDEST
+ * only when an entry above such a line must change. */
+#define AX_BACKEND_PLUGIN_ABI AX_BACKEND_HEADERS_AS_OF
+/* Versions: 3 brought the optional image operations and tables that can
+ * grow; 4 the plugin's `init` (host services, below): a plugin older than
+ * that resolved libaxon's symbols itself, which fails where libaxon is
+ * loaded privately, so it is refused; 5 data sets and losses on the device
+ * (backend.h). */
+#define AX_BACKEND_PLUGIN_ABI_OLDEST 4
+
 
 /* A plugin's one exported symbol, its table: plugins are built with hidden
  * visibility, so that nothing else of theirs can interpose on the host's
@@ -76,11 +102,21 @@ typedef struct ax_backend_plugin {
                                   int64_t d, double sums[3], ax_stats_timing *timing);
     ax_status (*stats_tensor_mean)(int index, const float *fx, const float *fy, const float *fz,
                                    int64_t n, int64_t d, float *out, ax_stats_timing *timing);
-
+    /* ---- entries above are valid for version 3 and later ---- */
+#if AX_BACKEND_HEADERS_AS_OF >= 4
     /* Called once by the loader, before any other entry: the host's
      * services. Every plugin's is ax_plugin_host_init (below). */
     void (*init)(const ax_backend_host *host);
+    /* ---- entries above are valid for version 4 and later ---- */
+#endif
 } ax_backend_plugin;
+
+/* Whether plugin was built with headers of version `version` or later, so
+ * that the entries of that version are in its table (NULL or not). */
+static inline bool ax_backend_plugin_has(const ax_backend_plugin *plugin, int version)
+{
+    return plugin->abi >= version;
+}
 
 /* Defined in every plugin by src/backend/plugin_host/host_calls.c (never in
  * libaxon): keeps `host` for the ax_fail, ax_fail_context and

@@ -51,6 +51,13 @@ struct ax_net {
     bool batch_has_labels;           /* the loaded answers are labels, not targets */
     int32_t *predicted;              /* (capacity) host memory */
 
+    /* The training run's data sets in backend memory (core/device_data.h),
+     * while ax_train runs on a backend that can hold them; else NULL. */
+    struct ax_device_data *device_data;
+    int64_t device_batches;          /* batches gathered on the device (for tests) */
+    int64_t device_losses;           /* steps whose loss stayed on the device (for tests) */
+    char data_placement[200];        /* where the last run's data sets were, and why */
+
     ax_profile *profile;             /* NULL unless profiling is on */
     /* Called by the backward pass as soon as layer l's gradient (weights
      * and bias) is complete, last layer first: data-parallel training
@@ -132,6 +139,9 @@ double ax_net_backward(ax_net *net, int64_t rows, const ax_regularization *regul
  * array. Equals one forward and backward pass over all rows up to rounding. */
 double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t chunk,
                                     const ax_regularization *regularization, void *accumulator);
+/* The factor that turns the output loss's sum over `rows` rows into the
+ * mean ax_net_backward returns (1/rows, or 1/(rows outputs) for MSE). */
+double ax_net_loss_scale(const ax_net *net, int64_t rows);
 /* Mean data loss only (no gradient, no regularisation) of the last forward pass. */
 double ax_net_data_loss(ax_net *net, int64_t rows);
 /* The L2 penalty l2/2 * (sum of squared weights) of the current weights,

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/memory.h"
 #include "base/random.h"
+#include "core/device_data.h"
 #include "core/net.h"
 #include "data/dataset.h"
 #include "data/stream.h"
@@ -41,6 +42,18 @@ static bool side_input_holds(ax_net *net, int64_t count)
     return net->side_input != NULL;
 }
 
+/* dst (count, input_width) = the rows, gathered on the device from the
+ * run's copy of the set when there is one (device_data.h), else from
+ * host memory. */
+static void gather_inputs(ax_net *net, void *dst, const float *features, int64_t width,
+                          const int64_t *order, int64_t first, int64_t count)
+{
+    if (ax_device_data_gather_rows(net->device_data, dst, features, width, order, first, count))
+        net->device_batches++;
+    else
+        OPS->gather_rows(net->backend, dst, features, width, order, first, count);
+}
+
 static void load_inputs(ax_net *net, const float *features, const int64_t *order, int64_t first,
                         int64_t count)
 {
@@ -58,11 +71,11 @@ static void load_inputs(ax_net *net, const float *features, const int64_t *order
     }
     if (keeping && side_input_holds(net, count)) {
         /* Other rows in order (an evaluation): the kept batch stays. */
-        OPS->gather_rows(net->backend, net->side_input, features, width, NULL, first, count);
+        gather_inputs(net, net->side_input, features, width, NULL, first, count);
         net->current_input = net->side_input;
         return;
     }
-    OPS->gather_rows(net->backend, net->input, features, width, order, first, count);
+    gather_inputs(net, net->input, features, width, order, first, count);
     net->current_input = net->input;
     /* A shuffled order changes between epochs at the same address: not kept. */
     net->loaded_valid = order == NULL;
@@ -78,12 +91,17 @@ static void load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
     if (!with_answers)
         return;
     net->batch_has_labels = data->labels != NULL;
-    if (data->labels)
-        OPS->gather_labels(net->backend, net->labels, data->labels, batch->order, batch->first,
-                           batch->count);
-    else
+    if (data->labels) {
+        if (!ax_device_data_gather_labels(net->device_data, net->labels, data->labels,
+                                          batch->order, batch->first, batch->count))
+            OPS->gather_labels(net->backend, net->labels, data->labels, batch->order, batch->first,
+                               batch->count);
+    } else if (!ax_device_data_gather_rows(net->device_data, net->targets, data->target_values,
+                                           data->targets, batch->order, batch->first,
+                                           batch->count)) {
         OPS->gather_rows(net->backend, net->targets, data->target_values, data->targets,
                          batch->order, batch->first, batch->count);
+    }
 }
 
 void ax_net_keep_loaded_batch(ax_net *net, bool keep)
@@ -143,7 +161,7 @@ static double output_loss(ax_net *net, int64_t rows, void *delta, double scale)
 }
 
 /* Losses are means: over rows (cross-entropies) or over all elements (MSE). */
-static double loss_scale(const ax_net *net, int64_t rows)
+double ax_net_loss_scale(const ax_net *net, int64_t rows)
 {
     int64_t cols = net->layers[net->layer_count - 1].out;
     return net->config.loss == AX_LOSS_MSE ? 1.0 / ((double)rows * (double)cols) : 1.0 / (double)rows;
@@ -151,7 +169,7 @@ static double loss_scale(const ax_net *net, int64_t rows)
 
 double ax_net_data_loss(ax_net *net, int64_t rows)
 {
-    return output_loss(net, rows, NULL, 1.0) * loss_scale(net, rows);
+    return output_loss(net, rows, NULL, 1.0) * ax_net_loss_scale(net, rows);
 }
 
 double ax_net_l2_penalty(ax_net *net, double l2)
@@ -170,7 +188,7 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
                        bool with_gradient, bool first_weights)
 {
     const int last = net->layer_count - 1;
-    const double scale = loss_scale(net, rows);
+    const double scale = ax_net_loss_scale(net, rows);
     const double l2 = regularization ? regularization->l2 : 0.0;
     int current = 0;
     const ax_layer *output = &net->layers[last];

@@ -17,6 +17,7 @@
 #include "base/memory.h"
 #include "base/random.h"
 #include "core/checkpoint.h"
+#include "core/device_data.h"
 #include "core/net.h"
 #include "core/optimizer_state.h"
 #include "core/reducer.h"
@@ -358,6 +359,11 @@ typedef struct trainer {
     ax_train_state snapshot;
     double *line_base;
     ax_thread_governor threads; /* how many of its threads the run uses */
+    /* Losses kept on the device (backend.h, AX_BACKEND_FEATURE_DEVICE_LOSS):
+     * each step's loss is added to a total there, and the host reads it
+     * (and the first non-finite step) at progress time and at the epoch's
+     * end instead of waiting for every step's. */
+    bool deferred_losses;
 } trainer;
 
 /* The trainer's objects a snapshot copies and a restore fills. */
@@ -437,6 +443,25 @@ static ax_status next_streamed(trainer *t, int epoch, int64_t b, int64_t count, 
                    written ? prefix : "", written ? ".interrupted.safetensors" : "");
 }
 
+/* The losses kept on the device so far: t->state.loss_sum becomes their
+ * total; a step whose loss was NaN or infinite is reported as the step it
+ * was, as the per-step check reports it. */
+static ax_status read_deferred_losses(trainer *t, int epoch)
+{
+    ax_backend *backend = t->net->backend;
+    double total, bad_value;
+    int64_t first_bad;
+    backend->ops->loss_read(backend, &total, &first_bad, &bad_value);
+    AX_TRY(backend_status(t->net));
+    t->state.loss_sum = total;
+    if (first_bad >= 0)
+        return ax_fail(AX_STATUS_DIVERGED,
+                       "training diverged in epoch %d, batch %lld: the loss is %s; "
+                       "try a lower learning rate",
+                       epoch, (long long)first_bad, isnan(bad_value) ? "NaN" : "infinite");
+    return AX_STATUS_OK;
+}
+
 static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double *flops_done)
 {
     const ax_train_config *config = t->config;
@@ -445,6 +470,11 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     const int64_t first_batch = t->state.batch;
     if (t->order && config->shuffle && first_batch == 0)
         AX_PROFILED(t->net, AX_PROFILE_SHUFFLE, -1, 0.0, ax_rng_permutation(&t->state.rng, t->order, rows));
+    /* The epoch's order (drawn now, or restored from a checkpoint) goes to
+     * the device once, where the batches are gathered by it. */
+    if (t->order && t->net->device_data)
+        AX_PROFILED(t->net, AX_PROFILE_BATCH_COPY, -1, 0.0,
+                    ax_device_data_set_order(t->net->device_data, t->order, rows));
     ax_objective objective = {.evaluate = evaluate_loaded_batch};
     step_context step = {.net = t->net,
                          .chunked_data = t->accumulator ? t->train : NULL,
@@ -462,6 +492,10 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         objective.line_end = end_along;
     }
 
+    ax_backend *backend = t->net->backend;
+    const bool deferred = t->deferred_losses;
+    if (deferred) /* the total goes on from where the epoch stands (a resumed one: its sum) */
+        backend->ops->loss_reset(backend, t->state.loss_sum);
     double start = ax_seconds_now(), last_report = start;
     ax_batch_stream *stream = t->train->stream;
     if (stream) { /* its rows come in the pass's order, not t->order's */
@@ -490,7 +524,11 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         step.evaluate_seconds = 0.0;
         step.plain_evaluations = 0;
         double step_start = t->net->profile ? ax_seconds_now() : 0.0;
+        if (deferred)
+            backend->ops->loss_defer(backend, true);
         ax_status status = t->optimizer->kind->step(t->optimizer, &objective, &loss);
+        if (deferred)
+            backend->ops->loss_defer(backend, false);
         if (status != AX_STATUS_OK) { /* a line search's "diverged" may be the device's NaN */
             AX_TRY(backend_status(t->net));
             return status;
@@ -505,7 +543,13 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
             last_report = -INFINITY;
         /* A line search evaluates several times per step; SGD and Adam once. */
         const int64_t passes = t->optimizer->counters.evaluations - evaluations_before;
-        if (!isfinite(loss)) {
+        if (deferred) {
+            /* The same arithmetic as below, on the device: loss is the
+             * output loss's sum times its scale (no L2 term: l2 is 0 here). */
+            backend->ops->loss_accumulate(backend, ax_net_loss_scale(t->net, local.count),
+                                          (double)batch.count, b + 1);
+            t->net->device_losses++;
+        } else if (!isfinite(loss)) {
             AX_TRY(backend_status(t->net));
             /* Finite weights whose penalty overflows: the cause is the l2
              * given, and a lower learning rate would not help. */
@@ -521,8 +565,9 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                            "training diverged in epoch %d, batch %lld: the loss is %s; "
                            "try a lower learning rate",
                            epoch, (long long)b + 1, isnan(loss) ? "NaN" : "infinite");
+        } else {
+            t->state.loss_sum += loss * (double)batch.count;
         }
-        t->state.loss_sum += loss * (double)batch.count;
         t->state.batch = b + 1;
         double step_flops;
         if (step.line) /* trial steps along a direction skip the passes over X */
@@ -541,6 +586,8 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         double now = ax_seconds_now();
         if (reports_progress(t) && (now - last_report >= config->progress_interval) && b + 1 < t->batches) {
             last_report = now;
+            if (deferred)
+                AX_TRY(read_deferred_losses(t, epoch));
             double samples = (double)(batch.first + batch.count);
             progress->batch = b + 1;
             progress->train_loss = t->state.loss_sum / samples;
@@ -556,6 +603,8 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     }
     if (stream)
         ax_batch_stream_end(stream);
+    if (deferred)
+        AX_TRY(read_deferred_losses(t, epoch));
     progress->epoch_seconds = ax_seconds_now() - start;
     progress->threads = t->threads.threads;
     progress->fewer_threads_seconds = t->threads.fewer_seconds;
@@ -717,6 +766,22 @@ static ax_status describe_data(trainer *t)
     return ax_reducer_fingerprints(t->reducer, train, validation, &s->train_hash, &s->validation_hash);
 }
 
+/* Whether the run keeps its losses on the device ($AXON_DEVICE_LOSS=off:
+ * never, to compare and for tests). */
+static bool defers_losses(ax_net *net, const ax_train_config *config, bool sharded,
+                          bool full_batch)
+{
+    const char *setting = getenv("AXON_DEVICE_LOSS");
+    ax_backend *backend = net->backend;
+    if ((setting && strcmp(setting, "off") == 0) || sharded || full_batch ||
+        is_full_batch(config) || config->l2 != 0.0 ||
+        !ax_backend_supports(backend->ops, AX_BACKEND_FEATURE_DEVICE_LOSS, NULL, 0))
+        return false;
+    const bool on = backend->ops->loss_defer(backend, true); /* the backend may decline */
+    backend->ops->loss_defer(backend, false);
+    return on;
+}
+
 /* ax_train, for one process or as one rank of several: the reducer says. */
 static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
                                const ax_dataset *test, const ax_train_config *config,
@@ -794,6 +859,22 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
         if (!t.best_parameters)
             status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the best weights");
     }
+    /* One process: the sets go to the device once for the run, where its
+     * backend can hold them (replicas gather their shards' rows by orders
+     * of their own, from host memory). */
+    if (status == AX_STATUS_OK && !sharded) {
+        const ax_dataset *sets[3] = {train, validation, test};
+        status = ax_device_data_create(net->backend, sets, 3, &net->device_data,
+                                       net->data_placement, sizeof net->data_placement);
+    } else if (sharded) {
+        snprintf(net->data_placement, sizeof net->data_placement,
+                 "data sets in host memory: each replica gathers its shard's rows there");
+    }
+    /* SGD and Adam alone, without L2 (whose penalty is a dot product read
+     * back): each step's loss stays on the device (backend.h); a line
+     * search reads its losses, and replicas sum theirs on the host. */
+    if (status == AX_STATUS_OK)
+        t.deferred_losses = defers_losses(net, config, sharded, full_batch);
     if (status == AX_STATUS_OK)
         status = ax_reducer_agree_ready(reducer, AX_STATUS_OK);
     /* After the agreement: replicated, the fingerprints are sums over the
@@ -828,6 +909,8 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
         }
     }
     ax_train_state_release_taken(&t.snapshot, t.line_base);
+    ax_device_data_free(net->device_data);
+    net->device_data = NULL;
     free(t.order);
     free(t.best_parameters);
     if (t.accumulator)

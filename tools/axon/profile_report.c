@@ -53,7 +53,8 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
         snprintf(whose, sizeof whose, "the peak of %d ranks' threads", ranks);
     }
     if (print) {
-        printf("\nprofile (%.3f s timed; GFLOP by TMVA's per-operation FLOP counts)\n", total);
+        printf("\nprofile (%.3f s timed; GFLOP by TMVA's per-operation FLOP counts; %s)\n", total,
+               ax_net_data_placement(net));
         printf("  %-36s %9s %10s %11s %11s %7s %9s\n", "operation", "calls", "total s", "mean ms",
                "sd ms", "share", "GFLOP/s");
         for (int i = 0; i < count; i++) {

@@ -189,6 +189,13 @@ static const ax_backend_ops cuda_ops = {
     .synchronize = cuda_synchronize,
     .status = cuda_status,
     .destroy = cuda_destroy,
+    .write_bytes = ax_cuda_write_bytes,
+    .gather_rows_device = ax_cuda_gather_rows_device,
+    .gather_labels_device = ax_cuda_gather_labels_device,
+    .loss_defer = ax_cuda_loss_defer,
+    .loss_accumulate = ax_cuda_loss_accumulate,
+    .loss_reset = ax_cuda_loss_reset,
+    .loss_read = ax_cuda_loss_read,
 };
 
 int ax_backend_cuda_device_count(void)
@@ -231,10 +238,10 @@ ax_status ax_backend_cuda_create(ax_precision precision, int device, ax_backend 
               !AX_CUBLAS_CHECK(cb, cublasSetStream(cb->blas, cb->stream)) &&
               !AX_CUDA_CHECK(cb, cudaMalloc((void **)&cb->partials,
                                             AX_CUDA_REDUCE_BLOCKS * sizeof(double))) &&
-              !AX_CUDA_CHECK(cb, cudaMalloc((void **)&cb->result, 4 * sizeof(double))) &&
+              !AX_CUDA_CHECK(cb, cudaMalloc((void **)&cb->result, AX_CUDA_RESULTS * sizeof(double))) &&
               !AX_CUDA_CHECK(cb, cudaMalloc((void **)&cb->column_partials,
                                             AX_CUDA_COLUMN_PARTIALS * sizeof(double))) &&
-              !AX_CUDA_CHECK(cb, cudaMallocHost((void **)&cb->host_result, 4 * sizeof(double)));
+              !AX_CUDA_CHECK(cb, cudaMallocHost((void **)&cb->host_result, AX_CUDA_RESULTS * sizeof(double)));
     for (int i = 0; i < 2 && ok; i++)
         ok = !AX_CUDA_CHECK(cb, cudaMallocHost(&cb->host_stage[i], AX_CUDA_STAGE_BYTES)) &&
              !AX_CUDA_CHECK(cb, cudaMalloc(&cb->device_stage[i], AX_CUDA_STAGE_BYTES)) &&

@@ -35,6 +35,8 @@ extern "C" {
 #define AX_CUDA_COLUMN_CHUNK_ROWS 128
 /* Reals of column-sum partials kept on the device (8 MiB of doubles). */
 #define AX_CUDA_COLUMN_PARTIALS (1 << 20)
+/* Doubles of the reductions' result slots (cb->result). */
+#define AX_CUDA_RESULTS 5
 /* Bytes of each of the two host<->device staging buffers. */
 #define AX_CUDA_STAGE_BYTES ((size_t)8 << 20)
 
@@ -47,8 +49,11 @@ typedef struct ax_cuda_backend {
     /* Reductions: per-block partial sums, the final values, and a pinned
      * host copy they are read back into. */
     double *partials;        /* device (AX_CUDA_REDUCE_BLOCKS) */
-    double *result;          /* device (4) */
-    double *host_result;     /* pinned (4) */
+    double *result;          /* device (AX_CUDA_RESULTS): [0] reductions read back;
+                                losses kept on the device: [1] the last deferred
+                                sum, [2] the running total, [3] the first bad step
+                                or -1, [4] its loss */
+    double *host_result;     /* pinned (AX_CUDA_RESULTS) */
     double *column_partials; /* device (AX_CUDA_COLUMN_PARTIALS) */
 
     /* Transfers go through two pinned host buffers in turn, each with a
@@ -67,6 +72,9 @@ typedef struct ax_cuda_backend {
      * asks before it calls a NaN divergence. */
     int error;
     char error_text[256];
+
+    /* While set, the losses leave their sum in result[1] (losses.cu). */
+    bool defer_losses;
 } ax_cuda_backend;
 
 static inline ax_cuda_backend *ax_cuda(ax_backend *backend) { return (ax_cuda_backend *)backend; }
@@ -143,6 +151,20 @@ void ax_cuda_gather_rows(ax_backend *backend, void *dst, const float *src, int64
 void ax_cuda_gather_labels(ax_backend *backend, int32_t *dst, const int32_t *labels,
                            const int64_t *order, int64_t first, int64_t count);
 void ax_cuda_upload_f64(ax_backend *backend, void *dst, const double *src, int64_t count);
+/* Losses kept on the device (backend.h, version 4; losses.cu). */
+bool ax_cuda_loss_defer(ax_backend *backend, bool on);
+void ax_cuda_loss_accumulate(ax_backend *backend, double scale, double weight, int64_t step);
+void ax_cuda_loss_reset(ax_backend *backend, double start);
+void ax_cuda_loss_read(ax_backend *backend, double *total, int64_t *first_bad,
+                       double *bad_value);
+/* Data sets on the device (backend.h, version 4), also gather.cu. */
+void ax_cuda_write_bytes(ax_backend *backend, void *dst, const void *src, size_t bytes);
+void ax_cuda_gather_rows_device(ax_backend *backend, void *dst, const float *block, int64_t width,
+                                int64_t block_first, int64_t block_rows, const void *order,
+                                int order_bytes, int64_t first, int64_t count);
+void ax_cuda_gather_labels_device(ax_backend *backend, int32_t *dst, const int32_t *labels,
+                                  const void *order, int order_bytes, int64_t first,
+                                  int64_t count);
 void ax_cuda_download_f64(ax_backend *backend, double *dst, const void *src, int64_t count);
 void ax_cuda_download_f32(ax_backend *backend, float *dst, const void *src, int64_t count);
 

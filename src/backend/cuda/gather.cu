@@ -6,10 +6,17 @@
  * float64 network, widens it on the device: half the bytes of a float64
  * copy, and the host never waits for the device while packing except to
  * reuse a buffer whose copy is still in flight (the two buffers alternate,
- * so packing one chunk overlaps the copy of the previous one). Data sets
- * therefore stay in host memory and cost one pass over the bus per epoch;
- * keeping a whole training set on the device (one upload, then a device-side
- * gather by an uploaded order) is the next step, described in docs/cuda.md.
+ * so packing one chunk overlaps the copy of the previous one). A piece of
+ * whole rows is one contiguous run of bytes in the buffer and on the device,
+ * so it goes up as one 1-D copy; only a piece of part of a row (a row wider
+ * than the buffer) needs the 2-D copy's row pitch.
+ *
+ * Data sets on the device (backend.h, version 4; core/device_data.c): the
+ * sets go up once per run by write_bytes (through the same pinned buffers),
+ * the epoch's order once per epoch, and gather_rows_device and
+ * gather_labels_device gather each batch on the device, the same
+ * conversion as here (OpenCL's kernels.cl does the same, and is what runs
+ * in the tests without a GPU).
  *
  * Uploads of parameters convert on the host into the pinned buffer; the
  * downloads copy into it, wait, and convert on the host. */
@@ -52,7 +59,12 @@ extern "C" void ax_cuda_gather_rows(ax_backend *backend, void *dst, const float 
                 memcpy(packed + r * cols, src + row * width + c0, (size_t)cols * sizeof(float));
             }
             char *target = (char *)dst + ((size_t)r0 * (size_t)width + (size_t)c0) * real_size;
-            if (backend->precision == AX_PRECISION_F32) {
+            if (backend->precision == AX_PRECISION_F32 && cols == width) {
+                /* Whole rows: contiguous on both sides. */
+                AX_CUDA_CHECK(cb, cudaMemcpyAsync(target, packed,
+                                                  (size_t)(rows * cols) * sizeof(float),
+                                                  cudaMemcpyHostToDevice, cb->stream));
+            } else if (backend->precision == AX_PRECISION_F32) {
                 AX_CUDA_CHECK(cb, cudaMemcpy2DAsync(target, (size_t)width * sizeof(float), packed,
                                                     (size_t)cols * sizeof(float),
                                                     (size_t)cols * sizeof(float), (size_t)rows,
@@ -88,6 +100,83 @@ extern "C" void ax_cuda_gather_labels(ax_backend *backend, int32_t *dst, const i
                                           cudaMemcpyHostToDevice, cb->stream));
         ax_cuda_stage_release(cb, stage);
     }
+}
+
+/* ------------------------------------------- data sets on the device */
+
+extern "C" void ax_cuda_write_bytes(ax_backend *backend, void *dst, const void *src, size_t bytes)
+{
+    ax_cuda_backend *cb = ax_cuda(backend);
+    cudaSetDevice(cb->device);
+    for (size_t i0 = 0; i0 < bytes; i0 += AX_CUDA_STAGE_BYTES) {
+        const size_t n = bytes - i0 < AX_CUDA_STAGE_BYTES ? bytes - i0 : AX_CUDA_STAGE_BYTES;
+        int stage = ax_cuda_stage_acquire(cb);
+        memcpy(cb->host_stage[stage], (const char *)src + i0, n);
+        AX_CUDA_CHECK(cb, cudaMemcpyAsync((char *)dst + i0, cb->host_stage[stage], n,
+                                          cudaMemcpyHostToDevice, cb->stream));
+        ax_cuda_stage_release(cb, stage);
+    }
+}
+
+static __device__ __forceinline__ int64_t order_at(const void *order, int order_bytes, int64_t i)
+{
+    return order_bytes == 4 ? (int64_t)((const int32_t *)order)[i] : ((const int64_t *)order)[i];
+}
+
+/* One block row of threads per batch row (blockIdx.y, strided), 32 columns
+ * a block: rows outside [block_first, block_first + block_rows) are left. */
+template <typename real>
+__global__ void gather_rows_kernel(real *dst, const float *block, int64_t width,
+                                   int64_t block_first, int64_t block_rows, const void *order,
+                                   int order_bytes, int64_t first, int64_t count)
+{
+    int64_t c = (int64_t)blockIdx.x * 32 + threadIdx.x;
+    if (c >= width)
+        return;
+    for (int64_t r = (int64_t)blockIdx.y * AX_CUDA_TILE_ROWS + threadIdx.y; r < count;
+         r += (int64_t)gridDim.y * AX_CUDA_TILE_ROWS) {
+        int64_t row = order ? order_at(order, order_bytes, first + r) : first + r;
+        if (row >= block_first && row < block_first + block_rows)
+            dst[r * width + c] = (real)block[(row - block_first) * width + c];
+    }
+}
+
+__global__ void gather_labels_kernel(int32_t *dst, const int32_t *labels, const void *order,
+                                     int order_bytes, int64_t first, int64_t count)
+{
+    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < count;
+         r += (int64_t)gridDim.x * blockDim.x)
+        dst[r] = labels[order ? order_at(order, order_bytes, first + r) : first + r];
+}
+
+extern "C" void ax_cuda_gather_rows_device(ax_backend *backend, void *dst, const float *block,
+                                           int64_t width, int64_t block_first,
+                                           int64_t block_rows, const void *order, int order_bytes,
+                                           int64_t first, int64_t count)
+{
+    ax_cuda_backend *cb = ax_cuda(backend);
+    if (count <= 0 || width <= 0 || block_rows <= 0)
+        return;
+    cudaSetDevice(cb->device);
+    AX_CUDA_DISPATCH(backend, gather_rows_kernel<real><<<ax_cuda_tile_grid(count, width),
+                                                          dim3(32, AX_CUDA_TILE_ROWS), 0,
+                                                          cb->stream>>>(
+                                  (real *)dst, block, width, block_first, block_rows, order,
+                                  order_bytes, first, count));
+    AX_CUDA_LAUNCHED(cb, "gather_rows_device");
+}
+
+extern "C" void ax_cuda_gather_labels_device(ax_backend *backend, int32_t *dst,
+                                             const int32_t *labels, const void *order,
+                                             int order_bytes, int64_t first, int64_t count)
+{
+    ax_cuda_backend *cb = ax_cuda(backend);
+    if (count <= 0)
+        return;
+    cudaSetDevice(cb->device);
+    gather_labels_kernel<<<ax_cuda_elementwise_blocks(count), AX_CUDA_THREADS, 0, cb->stream>>>(
+        dst, labels, order, order_bytes, first, count);
+    AX_CUDA_LAUNCHED(cb, "gather_labels_device");
 }
 
 extern "C" void ax_cuda_upload_f64(ax_backend *backend, void *dst, const double *src,

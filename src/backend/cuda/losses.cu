@@ -96,7 +96,8 @@ extern "C" double ax_cuda_cross_entropy(ax_backend *backend, const void *outputs
                          (const real *)outputs, labels, (real *)delta, scale, rows, cols,
                          cb->partials));
     AX_CUDA_LAUNCHED(cb, "cross_entropy");
-    return ax_cuda_finish_sum(cb, blocks, 0, true);
+    /* Deferred: the sum stays in result[1], and the host does not wait. */
+    return ax_cuda_finish_sum(cb, blocks, cb->defer_losses ? 1 : 0, !cb->defer_losses);
 }
 
 extern "C" double ax_cuda_binary_cross_entropy(ax_backend *backend, const void *outputs,
@@ -112,7 +113,8 @@ extern "C" double ax_cuda_binary_cross_entropy(ax_backend *backend, const void *
                                   (const real *)outputs, labels, (const real *)targets,
                                   (real *)delta, scale, rows, cols, cb->partials));
     AX_CUDA_LAUNCHED(cb, "binary_cross_entropy");
-    return ax_cuda_finish_sum(cb, blocks, 0, true);
+    /* Deferred: the sum stays in result[1], and the host does not wait. */
+    return ax_cuda_finish_sum(cb, blocks, cb->defer_losses ? 1 : 0, !cb->defer_losses);
 }
 
 extern "C" double ax_cuda_squared_error(ax_backend *backend, const void *outputs,
@@ -127,5 +129,62 @@ extern "C" double ax_cuda_squared_error(ax_backend *backend, const void *outputs
                          (const real *)outputs, labels, (const real *)targets, (real *)delta,
                          scale, rows, cols, cb->partials));
     AX_CUDA_LAUNCHED(cb, "squared_error");
-    return ax_cuda_finish_sum(cb, blocks, 0, true);
+    /* Deferred: the sum stays in result[1], and the host does not wait. */
+    return ax_cuda_finish_sum(cb, blocks, cb->defer_losses ? 1 : 0, !cb->defer_losses);
+}
+
+/* ------------------------------------------ losses kept on the device */
+
+/* The host's arithmetic (train.c: loss_sum += (sum * scale) * weight) in
+ * float64, one thread: the same bits as a loss read back each step. */
+__global__ void loss_accumulate_kernel(double *result, double scale, double weight, double step)
+{
+    const double v = result[1] * scale;
+    result[2] += v * weight;
+    if (!isfinite(v) && result[3] < 0.0) {
+        result[3] = step;
+        result[4] = v;
+    }
+}
+
+__global__ void loss_reset_kernel(double *result, double start)
+{
+    result[2] = start;
+    result[3] = -1.0;
+}
+
+extern "C" bool ax_cuda_loss_defer(ax_backend *backend, bool on)
+{
+    ax_cuda(backend)->defer_losses = on;
+    return on;
+}
+
+extern "C" void ax_cuda_loss_accumulate(ax_backend *backend, double scale, double weight,
+                                        int64_t step)
+{
+    ax_cuda_backend *cb = ax_cuda(backend);
+    cudaSetDevice(cb->device);
+    loss_accumulate_kernel<<<1, 1, 0, cb->stream>>>(cb->result, scale, weight, (double)step);
+    AX_CUDA_LAUNCHED(cb, "loss_accumulate");
+}
+
+extern "C" void ax_cuda_loss_reset(ax_backend *backend, double start)
+{
+    ax_cuda_backend *cb = ax_cuda(backend);
+    cudaSetDevice(cb->device);
+    loss_reset_kernel<<<1, 1, 0, cb->stream>>>(cb->result, start);
+    AX_CUDA_LAUNCHED(cb, "loss_reset");
+}
+
+extern "C" void ax_cuda_loss_read(ax_backend *backend, double *total, int64_t *first_bad,
+                                  double *bad_value)
+{
+    ax_cuda_backend *cb = ax_cuda(backend);
+    cudaSetDevice(cb->device);
+    AX_CUDA_CHECK(cb, cudaMemcpyAsync(cb->host_result + 2, cb->result + 2, 3 * sizeof(double),
+                                      cudaMemcpyDeviceToHost, cb->stream));
+    AX_CUDA_CHECK(cb, cudaStreamSynchronize(cb->stream));
+    *total = cb->error ? NAN : cb->host_result[2];
+    *first_bad = cb->error ? -1 : (int64_t)cb->host_result[3];
+    *bad_value = cb->host_result[4];
 }

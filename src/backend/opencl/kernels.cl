@@ -362,3 +362,83 @@ __kernel void ax_argmax(__global const real *outputs_, ulong outputs_offset, __g
         indices[r] = best;
     }
 }
+
+/* Data sets on the device (backend.h, version 4): a batch gathered from a
+ * float32 block of a set's rows by the epoch's order (int32 or int64 a
+ * row), converted to real as the host gather converts. */
+static long order_at(__global const char *order, int order_bytes, long i)
+{
+    return order_bytes == 4 ? (long)((__global const int *)order)[i]
+                            : ((__global const long *)order)[i];
+}
+
+/* A work-group per batch row (strided), its work-items along the row's
+ * columns: reads of a row are contiguous (coalesced on a GPU, vectorised
+ * by PoCL), and no division per element. */
+__kernel void ax_gather_rows(__global real *dst_, ulong dst_offset, __global const float *block_,
+                             ulong block_offset, long width, long block_first, long block_rows,
+                             __global const char *order_, ulong order_offset, int has_order,
+                             int order_bytes, long first, long count)
+{
+    __global real *dst = AT(real, dst_, dst_offset);
+    __global const float *block = AT(const float, block_, block_offset);
+    __global const char *order = order_ + order_offset;
+    for (long r = get_group_id(0); r < count; r += get_num_groups(0)) {
+        const long row = has_order ? order_at(order, order_bytes, first + r) : first + r;
+        if (row < block_first || row >= block_first + block_rows)
+            continue;
+        __global const float *from = block + (row - block_first) * width;
+        __global real *to = dst + r * width;
+        for (long c = get_local_id(0); c < width; c += get_local_size(0))
+            to[c] = (real)from[c];
+    }
+}
+
+__kernel void ax_gather_labels(__global int *dst_, ulong dst_offset, __global const int *labels_,
+                               ulong labels_offset, __global const char *order_,
+                               ulong order_offset, int has_order, int order_bytes, long first,
+                               long count)
+{
+    __global int *dst = AT(int, dst_, dst_offset);
+    __global const int *labels = AT(const int, labels_, labels_offset);
+    __global const char *order = order_ + order_offset;
+    for (long r = get_global_id(0); r < count; r += get_global_size(0))
+        dst[r] = labels[has_order ? order_at(order, order_bytes, first + r) : first + r];
+}
+
+#ifdef AX_ACC_F64
+/* Losses kept on the device (backend.h, version 4): state = [the last
+ * deferred sum, the running total, the first bad step or -1, its loss],
+ * float64. The
+ * sum adds the partials in the order the host adds them (ax_ocl_finish_sum),
+ * and the total takes the host's arithmetic: the same bits. */
+__kernel void ax_loss_finish(__global const acc *partials, int groups, __global double *state)
+{
+    if (get_global_id(0) != 0)
+        return;
+    double sum = 0.0;
+    for (int i = 0; i < groups; i++)
+        sum += (double)partials[i];
+    state[0] = sum;
+}
+
+__kernel void ax_loss_accumulate(__global double *state, double scale, double weight, double step)
+{
+    if (get_global_id(0) != 0)
+        return;
+    const double v = state[0] * scale;
+    state[1] += v * weight;
+    if (!isfinite(v) && state[2] < 0.0) {
+        state[2] = step;
+        state[3] = v;
+    }
+}
+
+__kernel void ax_loss_reset(__global double *state, double start)
+{
+    if (get_global_id(0) != 0)
+        return;
+    state[1] = start;
+    state[2] = -1.0;
+}
+#endif

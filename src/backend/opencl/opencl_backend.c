@@ -45,6 +45,11 @@ static const char *const kernel_names[AX_OCL_KERNEL_COUNT] = {
     [AX_OCL_POOL_FORWARD] = "ax_pool_forward",
     [AX_OCL_POOL_BACKWARD] = "ax_pool_backward",
     [AX_OCL_TRANSPOSE] = "ax_transpose",
+    [AX_OCL_GATHER_ROWS] = "ax_gather_rows",
+    [AX_OCL_GATHER_LABELS] = "ax_gather_labels",
+    [AX_OCL_LOSS_FINISH] = "ax_loss_finish",
+    [AX_OCL_LOSS_ACCUMULATE] = "ax_loss_accumulate",
+    [AX_OCL_LOSS_RESET] = "ax_loss_reset",
 };
 
 void ax_ocl_fail(ax_ocl_backend *ob, int code, ax_status status, const char *format, ...)
@@ -341,6 +346,11 @@ static void ocl_gather_labels(ax_backend *backend, int32_t *dst, const int32_t *
     }
 }
 
+static void ocl_write_bytes(ax_backend *backend, void *dst, const void *src, size_t bytes)
+{
+    write_bytes(ax_ocl(backend), dst, src, bytes);
+}
+
 /* ------------------------------------------------------------- GEMM */
 
 static void ocl_gemm(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n,
@@ -547,6 +557,8 @@ static void ocl_destroy(ax_backend *backend)
         clReleaseMemObject(ob->column_partials);
     if (ob->indices)
         clReleaseMemObject(ob->indices);
+    if (ob->loss_state)
+        clReleaseMemObject(ob->loss_state);
     for (int i = 0; i < AX_OCL_KERNEL_COUNT; i++)
         if (ob->kernels[i])
             clReleaseKernel(ob->kernels[i]);
@@ -589,6 +601,13 @@ static const ax_backend_ops ocl_ops = {
     .synchronize = ocl_synchronize,
     .status = ocl_status,
     .destroy = ocl_destroy,
+    .write_bytes = ocl_write_bytes,
+    .gather_rows_device = ax_ocl_gather_rows_device,
+    .gather_labels_device = ax_ocl_gather_labels_device,
+    .loss_defer = ax_ocl_loss_defer,
+    .loss_accumulate = ax_ocl_loss_accumulate,
+    .loss_reset = ax_ocl_loss_reset,
+    .loss_read = ax_ocl_loss_read,
 };
 
 static ax_status create(ax_precision precision, int index, ax_backend **out)
@@ -629,6 +648,9 @@ static ax_status create(ax_precision precision, int index, ax_backend **out)
         ok = !AX_OCL_CHECK(ob, code);
     }
     for (int i = 0; i < AX_OCL_KERNEL_COUNT && ok; i++) {
+        if (!ob->acc_f64 && (i == AX_OCL_LOSS_FINISH || i == AX_OCL_LOSS_ACCUMULATE ||
+                             i == AX_OCL_LOSS_RESET))
+            continue; /* float64 only (kernels.cl); loss_defer declines there */
         ob->kernels[i] = clCreateKernel(program, kernel_names[i], &code);
         if (code != CL_SUCCESS) {
             ax_ocl_fail(ob, code, AX_STATUS_DEVICE, "clCreateKernel (%s) failed: %s (%d)",
@@ -645,6 +667,10 @@ static ax_status create(ax_precision precision, int index, ax_backend **out)
     if (ok) {
         ob->column_partials = clCreateBuffer(context, CL_MEM_READ_WRITE,
                                              AX_OCL_COLUMN_PARTIALS * acc_size, NULL, &code);
+        ok = !AX_OCL_CHECK(ob, code);
+    }
+    if (ok && ob->acc_f64) {
+        ob->loss_state = clCreateBuffer(context, CL_MEM_READ_WRITE, 4 * sizeof(double), NULL, &code);
         ok = !AX_OCL_CHECK(ob, code);
     }
     if (!ok) {

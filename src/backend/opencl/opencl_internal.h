@@ -88,6 +88,11 @@ typedef enum ax_ocl_kernel_id {
     AX_OCL_POOL_FORWARD,
     AX_OCL_POOL_BACKWARD,
     AX_OCL_TRANSPOSE,
+    AX_OCL_GATHER_ROWS, /* kernels.cl: data sets on the device */
+    AX_OCL_GATHER_LABELS,
+    AX_OCL_LOSS_FINISH, /* kernels.cl: losses kept on the device (float64 devices only) */
+    AX_OCL_LOSS_ACCUMULATE,
+    AX_OCL_LOSS_RESET,
     AX_OCL_KERNEL_COUNT
 } ax_ocl_kernel_id;
 
@@ -118,6 +123,10 @@ typedef struct ax_ocl_backend {
     cl_mem indices;         /* argmax's int32 results (indices_capacity) */
     size_t indices_capacity;
     void *stage;            /* host (AX_OCL_STAGE_BYTES) */
+    /* Losses kept on the device: while defer_losses, the losses leave their
+     * sum in loss_state (4 doubles: last sum, total, first bad step, its loss). */
+    bool defer_losses;
+    cl_mem loss_state;
 
     /* The first OpenCL or CLBlast failure, kept (backend.h's `status`). */
     int error;
@@ -200,6 +209,19 @@ void ax_ocl_adam_update(ax_backend *backend, int64_t count, void *params, const 
                         double beta1, double beta2, double epsilon, int64_t step);
 void ax_ocl_argmax_rows(ax_backend *backend, const void *outputs, int32_t *host_indices,
                         int64_t rows, int64_t cols);
+
+/* Data sets on the device (backend.h, version 4; opencl_ops.c). */
+void ax_ocl_gather_rows_device(ax_backend *backend, void *dst, const float *block, int64_t width,
+                               int64_t block_first, int64_t block_rows, const void *order,
+                               int order_bytes, int64_t first, int64_t count);
+void ax_ocl_gather_labels_device(ax_backend *backend, int32_t *dst, const int32_t *labels,
+                                 const void *order, int order_bytes, int64_t first, int64_t count);
+
+/* Losses kept on the device (backend.h, version 4; opencl_ops.c). */
+bool ax_ocl_loss_defer(ax_backend *backend, bool on);
+void ax_ocl_loss_accumulate(ax_backend *backend, double scale, double weight, int64_t step);
+void ax_ocl_loss_reset(ax_backend *backend, double start);
+void ax_ocl_loss_read(ax_backend *backend, double *total, int64_t *first_bad, double *bad_value);
 
 /* The optional image operations (opencl_image.c; kernels in image.cl). */
 void ax_ocl_im2col(ax_backend *backend, const ax_window_geometry *geometry, const void *x,

@@ -119,6 +119,14 @@ static double loss(ax_ocl_backend *ob, ax_ocl_kernel_id id, const char *name, co
     ax_ocl_arg_long(&launch, cols);
     ax_ocl_arg_buffer(&launch, ob->partials);
     ax_ocl_run(&launch, (size_t)groups * ob->group, ob->group);
+    if (ob->defer_losses) { /* the sum stays on the device: no wait */
+        ax_ocl_launch finish = ax_ocl_begin(ob, AX_OCL_LOSS_FINISH, "loss (deferred sum)");
+        ax_ocl_arg_buffer(&finish, ob->partials);
+        ax_ocl_arg_int(&finish, groups);
+        ax_ocl_arg_buffer(&finish, ob->loss_state);
+        ax_ocl_run(&finish, 1, 1);
+        return 0.0;
+    }
     return ax_ocl_finish_sum(ob, groups);
 }
 
@@ -198,6 +206,14 @@ double ax_ocl_dot(ax_backend *backend, int64_t count, const void *x, const void 
     ax_ocl_arg_array(&launch, y);
     ax_ocl_arg_buffer(&launch, ob->partials);
     ax_ocl_run(&launch, (size_t)groups * ob->group, ob->group);
+    if (ob->defer_losses) { /* the sum stays on the device: no wait */
+        ax_ocl_launch finish = ax_ocl_begin(ob, AX_OCL_LOSS_FINISH, "loss (deferred sum)");
+        ax_ocl_arg_buffer(&finish, ob->partials);
+        ax_ocl_arg_int(&finish, groups);
+        ax_ocl_arg_buffer(&finish, ob->loss_state);
+        ax_ocl_run(&finish, 1, 1);
+        return 0.0;
+    }
     return ax_ocl_finish_sum(ob, groups);
 }
 
@@ -289,4 +305,94 @@ void ax_ocl_argmax_rows(ax_backend *backend, const void *outputs, int32_t *host_
     }
     if (!ok)
         memset(host_indices, 0, bytes);
+}
+
+/* ------------------------------------------- data sets on the device */
+
+void ax_ocl_gather_rows_device(ax_backend *backend, void *dst, const float *block, int64_t width,
+                               int64_t block_first, int64_t block_rows, const void *order,
+                               int order_bytes, int64_t first, int64_t count)
+{
+    if (count <= 0 || width <= 0 || block_rows <= 0)
+        return;
+    ax_ocl_launch launch = ax_ocl_begin(ax_ocl(backend), AX_OCL_GATHER_ROWS, "gather_rows_device");
+    ax_ocl_arg_array(&launch, dst);
+    ax_ocl_arg_array(&launch, block);
+    ax_ocl_arg_long(&launch, width);
+    ax_ocl_arg_long(&launch, block_first);
+    ax_ocl_arg_long(&launch, block_rows);
+    ax_ocl_arg_array(&launch, order); /* NULL: a dummy, not read */
+    ax_ocl_arg_int(&launch, order != NULL);
+    ax_ocl_arg_int(&launch, order_bytes);
+    ax_ocl_arg_long(&launch, first);
+    ax_ocl_arg_long(&launch, count);
+    /* A group of up to 64 work-items per row, at most 4096 groups. */
+    const size_t local = ax_ocl(backend)->group < 64 ? ax_ocl(backend)->group : 64;
+    const int64_t groups = count < 4096 ? count : 4096;
+    ax_ocl_run(&launch, (size_t)groups * local, local);
+}
+
+void ax_ocl_gather_labels_device(ax_backend *backend, int32_t *dst, const int32_t *labels,
+                                 const void *order, int order_bytes, int64_t first, int64_t count)
+{
+    if (count <= 0)
+        return;
+    ax_ocl_launch launch = ax_ocl_begin(ax_ocl(backend), AX_OCL_GATHER_LABELS,
+                                        "gather_labels_device");
+    ax_ocl_arg_array(&launch, dst);
+    ax_ocl_arg_array(&launch, labels);
+    ax_ocl_arg_array(&launch, order);
+    ax_ocl_arg_int(&launch, order != NULL);
+    ax_ocl_arg_int(&launch, order_bytes);
+    ax_ocl_arg_long(&launch, first);
+    ax_ocl_arg_long(&launch, count);
+    ax_ocl_run(&launch, ax_ocl_elementwise_items(count), 0);
+}
+
+/* --------------------------------------- losses kept on the device */
+
+bool ax_ocl_loss_defer(ax_backend *backend, bool on)
+{
+    ax_ocl_backend *ob = ax_ocl(backend);
+    ob->defer_losses = on && ob->acc_f64 && ob->loss_state;
+    return ob->defer_losses;
+}
+
+void ax_ocl_loss_accumulate(ax_backend *backend, double scale, double weight, int64_t step)
+{
+    ax_ocl_backend *ob = ax_ocl(backend);
+    if (!ob->loss_state)
+        return;
+    ax_ocl_launch launch = ax_ocl_begin(ob, AX_OCL_LOSS_ACCUMULATE, "loss_accumulate");
+    ax_ocl_arg_buffer(&launch, ob->loss_state);
+    ax_ocl_arg_acc(&launch, scale); /* acc is double where loss_state exists */
+    ax_ocl_arg_acc(&launch, weight);
+    ax_ocl_arg_acc(&launch, (double)step);
+    ax_ocl_run(&launch, 1, 1);
+}
+
+void ax_ocl_loss_reset(ax_backend *backend, double start)
+{
+    ax_ocl_backend *ob = ax_ocl(backend);
+    if (!ob->loss_state)
+        return;
+    ax_ocl_launch launch = ax_ocl_begin(ob, AX_OCL_LOSS_RESET, "loss_reset");
+    ax_ocl_arg_buffer(&launch, ob->loss_state);
+    ax_ocl_arg_acc(&launch, start);
+    ax_ocl_run(&launch, 1, 1);
+}
+
+void ax_ocl_loss_read(ax_backend *backend, double *total, int64_t *first_bad, double *bad_value)
+{
+    ax_ocl_backend *ob = ax_ocl(backend);
+    double state[4] = {NAN, NAN, -1.0, NAN};
+    if (!ob->loss_state || ob->error ||
+        AX_OCL_CHECK(ob, clEnqueueReadBuffer(ob->queue, ob->loss_state, CL_TRUE, 0, sizeof state,
+                                             state, 0, NULL, NULL))) {
+        state[1] = NAN; /* the failure is the backend's status, asked before divergence */
+        state[2] = -1.0;
+    }
+    *total = state[1];
+    *first_bad = (int64_t)state[2];
+    *bad_value = state[3];
 }
