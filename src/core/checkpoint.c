@@ -178,10 +178,10 @@ static void net_json(const ax_net_config *c, ax_json_writer *w)
                                   : c->precision == AX_PRECISION_BF16 ? "bf16"
                                                                       : "f32");
     append_u64(w, "seed", c->seed);
-    /* The CPU and CUDA devices as the integers of the files written before
-     * ax_device (-1, N); a device of another backend as its text. */
-    if (ax_device_is_cpu(c->device) || strcmp(c->device.backend, "cuda") == 0) {
-        append_int(w, "device", ax_device_is_cpu(c->device) ? -1 : c->device.index);
+    /* The CPU as the integer of the files written before ax_device (-1);
+     * any other device as its text (checkpoint_load.c reads both). */
+    if (ax_device_is_cpu(c->device)) {
+        append_int(w, "device", -1);
     } else {
         char device[AX_DEVICE_NAME_CAPACITY + 16];
         ax_device_format(c->device, device, sizeof device);

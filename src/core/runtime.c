@@ -105,15 +105,15 @@ ax_build_info ax_build_info_get(void)
     info.blas_kernels = "unknown";
 #endif
     info.cpu_features = cpu_features();
-#if defined(AXON_CUDA) && defined(AXON_OPENCL)
-    info.backends = "cpu cuda (CUDA " AXON_CUDA_VERSION ") opencl";
-#elif defined(AXON_CUDA)
-    info.backends = "cpu cuda (CUDA " AXON_CUDA_VERSION ")";
-#elif defined(AXON_OPENCL)
-    info.backends = "cpu opencl";
-#else
-    info.backends = "cpu";
-#endif
+    /* The backends the loader found (their plugins not opened: a CPU run
+     * does not pay for a GPU runtime; axon info names each runtime). */
+    static char backends[256];
+    backends[0] = '\0';
+    for (int i = 0; i < ax_backend_count(); i++) {
+        const size_t used = strlen(backends);
+        snprintf(backends + used, sizeof backends - used, "%s%s", i ? " " : "", ax_backend_name(i));
+    }
+    info.backends = backends;
     info.compiler = AXON_COMPILER;
     info.openmp = true;
     /* The optional components (CMake's AXON_PREP and AXON_STATS): without
