@@ -20,7 +20,7 @@ import sys
 # The layers of src/, lowest first: a file may include headers of its own
 # folder and of the layers below it, never above. The order is the one the
 # includes had when the check came (base below everything, the network in
-# core on the backend, the optimizers and the data, dist on the network).
+# core on the backend, the optimizers and the data, parallel on the network).
 LAYERS = [
     ["base"],     # errors, memory, random numbers, the clock, atomic writes
     ["io"],       # file formats: json, safetensors, npy
@@ -29,15 +29,15 @@ LAYERS = [
     ["optim"],    # optimizers over flat arrays, through the backend
     ["perf"],     # timers of operations, the machine's peak
     ["core"],     # the network, its passes, files, checkpoints, the training loop
-    ["dist"],     # replicas and communicators over ranks and threads
+    ["parallel"], # replicas and communicators over ranks and threads
     ["prep", "stats"],  # leaves: nothing in src/ includes them, nor they each other
 ]
 
 # Includes left as they are, each with its reason. An entry that no longer
 # matches an include fails the check, so the list cannot go stale.
 # None today: the training loop reaches the replicas through core/reducer.h,
-# which dist/replicas_reducer.c implements. An entry is a pair such as
-# ("src/core/file.c", "dist/header.h") under a comment saying why.
+# which parallel/replicas_reducer.c implements. An entry is a pair such as
+# ("src/core/file.c", "parallel/header.h") under a comment saying why.
 EXCEPTIONS = set()
 
 RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
