@@ -25,6 +25,7 @@
 
 #include "axon.h"
 #include "perf/cpu_load.h"
+#include "perf/threads.h"
 
 typedef struct ax_thread_governor {
     bool enabled;
@@ -38,9 +39,6 @@ typedef struct ax_thread_governor {
     double fewer_seconds; /* step time this epoch on fewer threads than `most` */
 } ax_thread_governor;
 
-/* Runs OpenMP loops (the calling thread's) and the BLAS on n threads,
- * leaving ax_threads(), the run's own count, as it is (runtime.c). */
-void ax_threads_run_on(int n);
 
 /* True when the CPU backend's GEMMs in precision give the same bits on
  * 1 thread as on `threads` for a set of awkward shapes (thread_invariance.c;

@@ -360,9 +360,11 @@ static void ocl_gemm(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
     ax_ocl_backend *ob = ax_ocl(backend);
     if (m <= 0 || n <= 0)
         return;
-    if (k <= 0) { /* C = beta C: CLBlast refuses k = 0 */
+    if (k <= 0) { /* C = beta C: CLBlast refuses k = 0. Through the table, so
+                   * that this file calls nothing of opencl_ops.c, which
+                   * launches its kernels through this one. */
         for (int64_t r = 0; r < m; r++)
-            ax_ocl_scale(backend, n, beta, (char *)c + (size_t)(r * ldc) * backend->real_size);
+            backend->ops->scale(backend, n, beta, (char *)c + (size_t)(r * ldc) * backend->real_size);
         return;
     }
     size_t a_offset, b_offset, c_offset;
