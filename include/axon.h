@@ -1,7 +1,8 @@
 /* axon.h: the one public header of libaxon, and its manual.
  *
- * axon trains dense (fully connected) neural networks on the CPU (and, where
- * built, the GPU) and reports how fast: every run counts its FLOPs with the
+ * axon trains neural networks of dense (fully connected), convolution and
+ * pooling layers on the CPU (and, where built, a GPU or another device of a
+ * backend plugin) and reports how fast: every run counts its FLOPs with the
  * performance model from the analysis of ROOT/TMVA's deep-learning backend
  * on CPU, CUDA and OpenCL ("TMVA's FLOP count": ax_net_train_flops).
  *
@@ -190,6 +191,9 @@ AX_NODISCARD ax_status ax_set_threads(int n);
  * fewer of them while other processes hold the cores
  * (ax_train_config.adapt_threads; ax_progress.threads says how many). */
 int ax_threads(void);
+/* Seconds on axon's one monotonic clock, the one training, evaluation and
+ * the benchmarks are timed with; only differences mean anything. */
+double ax_seconds_now(void);
 /* Tasks of other processes running or waiting for a core now, or -1 where
  * that cannot be told (not Linux, or the process may not run on every CPU of
  * the machine). The CLI chooses OpenMP's spin count from it. */
@@ -884,9 +888,9 @@ typedef struct ax_train_config {
      * float32, 2.2e-308 in float64) are flushed to zero, as results and as
      * operands (x86's FTZ and DAZ, on the calling thread and OpenMP's, each
      * given its own mode back at the end). They appear once training has
-     * run a while and cost a microcode assist each: B1(a) took 0.37-0.40 s
-     * per epoch from its third on with them and 0.24-0.27 s without, to the
-     * same accuracy. true keeps IEEE's gradual underflow. */
+     * run a while and cost a microcode assist each, which slows every
+     * later epoch (docs/notes/threads.md); flushed, the accuracy is the
+     * same. true keeps IEEE's gradual underflow. */
     bool keep_subnormals;
 } ax_train_config;
 

@@ -3,9 +3,8 @@
  *
  * On an idle machine all of them are fastest. When other processes hold
  * the cores, OpenMP's and the BLAS's barriers wait for whichever thread the
- * kernel has descheduled, and fewer threads are faster: beside two busy
- * loops on 2 cores, B1(a) took 0.48-8.8 s per epoch on 2 threads and
- * 0.37-0.50 s on 1 (docs/notes/threads.md). The governor reads what the kernel counts
+ * kernel has descheduled, and fewer threads are faster (docs/notes/threads.md
+ * has the measurements). The governor reads what the kernel counts
  * (perf/cpu_load.h) every WINDOW_SECONDS of steps: when the run's threads
  * waited for a core, other processes hold them, and it uses fewer threads;
  * when the cores it leaves unused stay idle, it takes them back. Nothing is

@@ -59,13 +59,6 @@ bool bench_stats_handles(const char *name)
     return strcmp(name, "entropy-mi") == 0 || strcmp(name, "tensor-mean") == 0;
 }
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Roughly standard normal values (a sum of four uniforms from a fixed
  * LCG): logits and features of the scale the peers draw, the same on every
  * run. NULL when out of memory. */
@@ -144,13 +137,13 @@ static ax_status sample(stats_case *k, double min_time, double *seconds, ax_stat
 {
     int calls = 0;
     k->spent = (ax_stats_timing){0.0, 0.0, 0.0};
-    double start = now_seconds(), elapsed;
+    double start = ax_seconds_now(), elapsed;
     do {
         ax_status status = run_once(k);
         if (status != AX_STATUS_OK)
             return status;
         calls++;
-        elapsed = now_seconds() - start;
+        elapsed = ax_seconds_now() - start;
     } while (elapsed < min_time);
     *seconds = elapsed / calls;
     per_call->upload_seconds = k->spent.upload_seconds / calls;

@@ -18,13 +18,6 @@
 #include "metrics.h"
 #include "options.h"
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* "cpu" or "NAME:N". */
 static const char *device_name(ax_device device, char *text, size_t capacity)
 {
@@ -253,10 +246,10 @@ static int entropy_mi(int argc, char **argv)
     if (result == CLI_EXIT_OK) {
         double entropy = 0.0, mi = 0.0;
         ax_stats_timing timing;
-        double start = now_seconds();
+        double start = ax_seconds_now();
         ax_status status = ax_stats_entropy_mi_on(device, x.values, y.values, x.rows, x.cols,
                                                   &entropy, &mi, &timing);
-        double seconds = now_seconds() - start;
+        double seconds = ax_seconds_now() - start;
         if (status != AX_STATUS_OK) {
             result = report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(device)
                                                 ? "--device"
@@ -382,10 +375,10 @@ static int tensor_mean(int argc, char **argv)
     double seconds = 0.0;
     ax_stats_timing timing = {0.0, 0.0, 0.0};
     if (result == CLI_EXIT_OK) {
-        double start = now_seconds();
+        double start = ax_seconds_now();
         ax_status status = ax_stats_tensor_mean_on(device, f[0].values, f[1].values, f[2].values,
                                                    n, d, tensor, &timing);
-        seconds = now_seconds() - start;
+        seconds = ax_seconds_now() - start;
         if (status != AX_STATUS_OK)
             result = report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(device)
                                                 ? "--device"

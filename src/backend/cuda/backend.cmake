@@ -38,6 +38,12 @@ if(AXON_CUDA_ENABLED)
   set_target_properties(axon_cuda PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
   target_compile_options(axon_cuda PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wno-unused-parameter>)
+  # CI builds with AXON_WERROR: nvcc's own warnings and its host compiler's
+  # are errors there too, as the C sources' are.
+  if(AXON_WERROR)
+    target_compile_options(axon_cuda PRIVATE
+      $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
+  endif()
   target_link_libraries(axon_cuda PRIVATE CUDA::cudart CUDA::cublas)
   target_compile_definitions(axon_cuda PRIVATE AXON_CUDA_VERSION="${CUDAToolkit_VERSION}")
 endif()

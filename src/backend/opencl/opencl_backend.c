@@ -4,9 +4,8 @@
  * launcher and the sticky error. The kernels are kernels.cl, launched from
  * opencl_ops.c; the devices and programs are opencl_devices.c.
  *
- * Seed 001 built the third backend of its network code on OpenCL; this is
- * that backend for axon, run in every test run on PoCL (the CPU as an
- * OpenCL device) and unchanged on GPUs through their vendors' drivers. */
+ * It runs in every test run on PoCL (the CPU as an OpenCL device) and
+ * unchanged on GPUs through their vendors' drivers. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
