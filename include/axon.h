@@ -1,7 +1,8 @@
 /* axon.h: the one public header of libaxon, and its manual.
  *
- * axon trains dense (fully connected) neural networks on the CPU (and, where
- * built, the GPU) and reports how fast: every run counts its FLOPs with the
+ * axon trains neural networks of dense (fully connected), convolution and
+ * pooling layers on the CPU (and, where built, a GPU or another device of a
+ * backend plugin) and reports how fast: every run counts its FLOPs with the
  * performance model from the analysis of ROOT/TMVA's deep-learning backend
  * on CPU, CUDA and OpenCL ("TMVA's FLOP count": ax_net_train_flops).
  *
@@ -190,6 +191,9 @@ AX_NODISCARD ax_status ax_set_threads(int n);
  * fewer of them while other processes hold the cores
  * (ax_train_config.adapt_threads; ax_progress.threads says how many). */
 int ax_threads(void);
+/* Seconds on axon's one monotonic clock, the one training, evaluation and
+ * the benchmarks are timed with; only differences mean anything. */
+double ax_seconds_now(void);
 /* Tasks of other processes running or waiting for a core now, or -1 where
  * that cannot be told (not Linux, or the process may not run on every CPU of
  * the machine). The CLI chooses OpenMP's spin count from it. */
@@ -218,7 +222,7 @@ typedef struct ax_build_info {
     const char *blas;          /* BLAS library linked, e.g. "BLIS 0.9.0" */
     const char *blas_kernels;  /* kernel set it runs, e.g. "skx" or "Haswell" */
     const char *cpu_features;  /* e.g. "avx2 fma avx512f" */
-    const char *backends;      /* e.g. "cpu" or "cpu cuda" */
+    const char *backends;      /* the backends found, ax_backend_name's, separated by spaces */
     const char *compiler;      /* compiler and flags summary */
     bool openmp;               /* built with OpenMP */
     bool prep;                 /* image preparation built (AXON_PREP): else ax_prep_run refuses */
@@ -372,14 +376,14 @@ AX_NODISCARD ax_status ax_dataset_check_finite(const ax_dataset *dataset);
 
 /* ----------------------------------------------------------------- devices */
 /* Where a network or a statistic computes: a backend's name and a device
- * number within it. "cpu" is the CPU (index 0); "cuda" N is CUDA device N.
- * Every backend but the CPU is a plugin, libaxon_<name>.so, loaded the first
- * time one of its devices is used (docs/design.md). A zeroed ax_device is
- * the CPU. */
+ * number within it. "cpu" is the CPU (index 0); every other backend is a
+ * plugin, libaxon_<name>.so, found in the plugin folders and loaded the
+ * first time one of its devices is used (docs/design.md), so that
+ * {"<name>", N} is device N of that plugin. A zeroed ax_device is the CPU. */
 #define AX_DEVICE_NAME_CAPACITY 16
 
 typedef struct ax_device {
-    char backend[AX_DEVICE_NAME_CAPACITY]; /* "cpu", "cuda", ...; "" is the CPU too */
+    char backend[AX_DEVICE_NAME_CAPACITY]; /* "cpu" or a plugin's name; "" is the CPU too */
     int index;                             /* the backend's device number, from 0 */
 } ax_device;
 
@@ -387,19 +391,78 @@ typedef struct ax_device {
 ax_device ax_device_cpu(void);
 /* True when device is the CPU ("cpu" or ""). */
 bool ax_device_is_cpu(ax_device device);
-/* Parses "cpu", "NAME" (device 0 of backend NAME, e.g. "cuda") or "NAME:N"
- * (N from 0 to 1023; NAME letters, digits and '_') into out; fails with
+/* Parses "cpu", "NAME" (device 0 of backend NAME) or "NAME:N" (N from 0
+ * to 1023; NAME letters, digits and '_') into out; fails with
  * AX_STATUS_BAD_ARGUMENT naming the text otherwise. Whether the backend and
  * the device exist is checked where the device is used. */
 AX_NODISCARD ax_status ax_device_parse(const char *text, ax_device *out);
-/* Writes "cpu" or "NAME:N" (e.g. "cuda:1") into text. */
+/* Writes "cpu" or "NAME:N" into text. */
 void ax_device_format(ax_device device, char *text, size_t capacity);
 /* Devices of a backend this process can use: 1 for "cpu"; 0 when the
  * backend is not built, its plugin cannot be loaded or it finds none. */
 int ax_device_count(const char *backend);
-/* One line describing a device into text (for CUDA: see ax_cuda_device_info).
- * AX_STATUS_UNSUPPORTED without the backend or the device. */
+/* One line describing a device into text (its plugin's words: name,
+ * memory, peak). AX_STATUS_UNSUPPORTED without the backend or the device. */
 AX_NODISCARD ax_status ax_device_info(ax_device device, char *text, size_t capacity);
+
+/* The backends of this process (ggml's backend registry): "cpu" first,
+ * then each plugin found in the plugin folders (libaxon_<name>.so beside
+ * the program or libaxon.so, in the build folder and in the install
+ * folder), in the order of their names. Finding them opens no plugin. */
+int ax_backend_count(void);
+/* Backend `index`'s name ("cpu", or a plugin's), static; NULL out of range. */
+const char *ax_backend_name(int index);
+/* The runtime a backend was built against, one line, e.g. the GPU
+ * toolkit's name and version (static; "" where the plugin says none);
+ * loads the plugin. NULL when the backend cannot be loaded
+ * (ax_error_message says why). */
+const char *ax_backend_runtime(const char *backend);
+
+/* Whether `name` is a backend of axon: "cpu", a backend of its sources
+ * (built here or not: its devices are then refused where used, saying
+ * how to build it) or a plugin found. */
+bool ax_backend_known(const char *name);
+/* The backends of axon's sources but "cpu", built here or not, separated
+ * by spaces (static): for messages listing what a device may name. */
+const char *ax_backend_source_list(void);
+
+/* What a device is. */
+typedef enum ax_device_kind {
+    AX_DEVICE_KIND_CPU,         /* the host's processors */
+    AX_DEVICE_KIND_GPU,         /* a graphics processor */
+    AX_DEVICE_KIND_ACCELERATOR, /* anything else a plugin drives (an OpenCL CPU device, say) */
+} ax_device_kind;
+
+/* What a device can do beyond the operations every backend has
+ * (ax_device_properties.capabilities, bits). */
+enum {
+    AX_DEVICE_CAPABILITY_F64 = 1 << 0,         /* float64 networks (AX_PRECISION_F64) */
+    AX_DEVICE_CAPABILITY_BF16 = 1 << 1,        /* bf16 GEMM operands (AX_PRECISION_BF16) */
+    AX_DEVICE_CAPABILITY_IMAGES = 1 << 2,      /* convolution and pooling layers */
+    AX_DEVICE_CAPABILITY_DEVICE_DATA = 1 << 3, /* data sets held in device memory */
+    AX_DEVICE_CAPABILITY_DEVICE_LOSS = 1 << 4, /* losses summed on the device */
+    AX_DEVICE_CAPABILITY_STATS = 1 << 5,       /* ax_stats_entropy_mi_on, ax_stats_tensor_mean_on */
+};
+
+/* Structured facts about a device (ggml's device properties); 0 or "" for
+ * what its backend does not say. */
+typedef struct ax_device_properties {
+    ax_device device;         /* which */
+    ax_device_kind kind;
+    char name[128];           /* the device's own name, e.g. the CPU's or GPU's model */
+    char description[512];    /* one line, as ax_device_info writes it */
+    int64_t memory_bytes;     /* memory the device computes in (the CPU: the host's RAM) */
+    int compute_units;        /* multiprocessors, OpenCL compute units, or CPU cores */
+    double clock_ghz;         /* the compute units' clock */
+    double peak_f32_gflops;   /* float32 peak by the device's datasheet rules (no tensor cores) */
+    double peak_f64_gflops;   /* float64 peak likewise; 0 without float64 */
+    unsigned capabilities;    /* AX_DEVICE_CAPABILITY_* */
+} ax_device_properties;
+
+/* The properties of a device into *out (zeroed first). The CPU's peak is
+ * left 0 here: measuring it takes a second (ax_machine_peak).
+ * AX_STATUS_UNSUPPORTED without the backend or the device. */
+AX_NODISCARD ax_status ax_device_properties_get(ax_device device, ax_device_properties *out);
 
 /* -------------------------------------------------------------- data specs */
 
@@ -557,8 +620,8 @@ typedef struct ax_net_config {
     double init_range;        /* r of AX_INIT_UNIFORM */
     ax_precision precision;
     uint64_t seed;            /* initial weights */
-    ax_device device;         /* where it computes: the CPU (default), {"cuda", N} CUDA
-                                 device N (see "devices" above and "cuda" below) */
+    ax_device device;         /* where it computes: the CPU (default) or {"NAME", N},
+                                 device N of backend NAME (see "devices" above) */
     int64_t input_shape[3];   /* the input as an image (height, width, channels), pixels in
                                  (row, column, channel) order, whose product is input_width;
                                  zeros (default) when it is not one. Convolution and pooling
@@ -707,21 +770,6 @@ AX_NODISCARD ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_e
 /* Frees the confusion matrix (where out->size holds it); accepts NULL. */
 void ax_evaluation_free(ax_evaluation *evaluation);
 
-/* -------------------------------------------------------------------- cuda */
-/* A network computes on CUDA device N when its config's device is
- * {"cuda", N} (see ax_net_config); ax_net_create fails with
- * AX_STATUS_UNSUPPORTED when this build has no CUDA backend or there is no
- * device N. Data sets stay in host
- * memory and batches are copied to the device as they are used. */
-
-/* Number of CUDA devices this process can use; 0 when there are none, the
- * driver is missing, or this build has no CUDA backend (ax_device_count("cuda")). */
-int ax_cuda_device_count(void);
-/* One line describing device N (name, compute capability, memory,
- * multiprocessors, clock, peak float32/float64 FLOP/s) into text.
- * AX_STATUS_UNSUPPORTED without a CUDA backend or device N. */
-AX_NODISCARD ax_status ax_cuda_device_info(int device, char *text, size_t capacity);
-
 /* ---------------------------------------------------------------- training */
 
 typedef struct ax_progress {
@@ -840,9 +888,9 @@ typedef struct ax_train_config {
      * float32, 2.2e-308 in float64) are flushed to zero, as results and as
      * operands (x86's FTZ and DAZ, on the calling thread and OpenMP's, each
      * given its own mode back at the end). They appear once training has
-     * run a while and cost a microcode assist each: B1(a) took 0.37-0.40 s
-     * per epoch from its third on with them and 0.24-0.27 s without, to the
-     * same accuracy. true keeps IEEE's gradual underflow. */
+     * run a while and cost a microcode assist each, which slows every
+     * later epoch (docs/notes/threads.md); flushed, the accuracy is the
+     * same. true keeps IEEE's gradual underflow. */
     bool keep_subnormals;
 } ax_train_config;
 
@@ -1213,18 +1261,18 @@ AX_NODISCARD ax_status ax_stats_tensor_mean(const float *fx, const float *fy, co
                                             int64_t n, int64_t d, float *out);
 
 /* The two statistics on a chosen device, for inputs and outputs in host
- * memory: the CPU (the functions above) or a backend's device, e.g.
- * {"cuda", N} (as ax_net_config.device and `--device cuda:N`). On a CUDA device the
- * inputs are copied over in blocks of rows, computed there (entropy-mi:
- * one warp per row, float64 sums; tensor-mean: Khatri-Rao blocks and
- * cuBLAS SGEMM, full float32, no TF32) and the result copied back; results
- * are to agree with the CPU's within 1e-5 relative (tests/test_cuda_stats.c;
- * the benchmarks of the statistics ask for 1e-3 against float64). The
- * first call on a device creates its CUDA context and work buffers, which
- * are kept for later calls until the process exits. Besides the errors
- * above: AX_STATUS_UNSUPPORTED when this build has no CUDA backend or there
- * is no device N, AX_STATUS_OUT_OF_MEMORY when the device's buffers do not
- * fit. timing may be NULL; otherwise it gets where the time went (for
+ * memory: the CPU (the functions above) or a backend's device {"NAME", N}
+ * (as ax_net_config.device and `--device NAME:N`) whose properties have
+ * AX_DEVICE_CAPABILITY_STATS. On a device the inputs are copied over in
+ * blocks of rows, computed there in float64 sums (entropy-mi) and float32
+ * GEMMs (tensor-mean; no reduced-precision tensor modes) and the result
+ * copied back; results are to agree with the CPU's within 1e-5 relative
+ * (tests/test_cuda_stats.c; the benchmarks of the statistics ask for 1e-3
+ * against float64). The first call on a device creates its context and
+ * work buffers, which are kept for later calls until the process exits.
+ * Besides the errors above: AX_STATUS_UNSUPPORTED when this build has no
+ * such backend, device N, or statistics in its plugin,
+ * AX_STATUS_OUT_OF_MEMORY when the device's buffers do not fit. timing may be NULL; otherwise it gets where the time went (for
  * benchmarks). */
 typedef struct ax_stats_timing {
     double upload_seconds;   /* host to device copies (0 on the CPU) */

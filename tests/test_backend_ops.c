@@ -1117,16 +1117,22 @@ static void check_refusals(const char *name, bool loaded, int devices, const cha
     CHECK(net == NULL);
     ax_net_config_release(&config);
     CHECK(ax_device_info(device_of(name, missing), text, sizeof text) == AX_STATUS_UNSUPPORTED);
-    if (strcmp(name, "cuda") == 0) { /* the public shorthand of ax_device_count("cuda") */
-        CHECK(ax_cuda_device_count() == devices);
-        CHECK(ax_cuda_device_info(missing, text, sizeof text) == AX_STATUS_UNSUPPORTED);
-    }
+    ax_device_properties properties;
+    CHECK(ax_device_properties_get(device_of(name, missing), &properties) == AX_STATUS_UNSUPPORTED);
 }
 
 /* Every check on device `index` of backend `name`, both precisions. */
 static void test_device(const char *name, int index, bool exact)
 {
     const ax_device device = device_of(name, index);
+    /* The enumeration's structured facts agree with the line of
+     * ax_device_info and name the device they describe. */
+    ax_device_properties properties;
+    char line[512];
+    CHECK_OK(ax_device_properties_get(device, &properties));
+    CHECK_OK(ax_device_info(device, line, sizeof line));
+    CHECK(strcmp(properties.description, line) == 0);
+    CHECK(strcmp(properties.device.backend, name) == 0 && properties.device.index == index);
     char info[256] = "";
     CHECK_OK(ax_device_info(device, info, sizeof info));
     ax_device_format(device, tally.device, sizeof tally.device);

@@ -111,6 +111,13 @@ static void test_table_versions(void)
                                    sizeof missing));
         CHECK(strcmp(missing, "write_bytes, gather_rows_device and gather_labels_device") == 0);
         CHECK(old->ops->write_bytes == NULL && old->ops->gather_rows_device == NULL);
+        /* alloc and synchronize with a status, over version 4's entries. */
+        CHECK(old->ops->alloc_status == NULL && old->ops->synchronize_status == NULL);
+        void *memory = NULL;
+        CHECK_OK(ax_backend_alloc(old, 64, "a test buffer", &memory));
+        CHECK(memory != NULL);
+        old->ops->free(old, memory);
+        CHECK_OK(ax_backend_synchronize(old));
         CHECK(ax_backend_supports(old->ops, AX_BACKEND_FEATURE_IMAGES, missing, sizeof missing));
         CHECK_FAILS(ax_backend_require(old->ops, AX_BACKEND_FEATURE_DEVICE_DATA,
                                        "data sets on the device"),
@@ -197,7 +204,7 @@ int main(void)
     CHECK(again == plugin);
 
     CHECK_FAILS(ax_backend_plugin_get("nosuch", &plugin), AX_STATUS_UNSUPPORTED,
-                "this build has no NOSUCH backend (libaxon_nosuch.so)");
+                "this build has no NOSUCH backend (libaxon_nosuch.so is in none");
     CHECK(plugin == NULL);
     CHECK(ax_backend_device_count("nosuch") == 0);
     CHECK_FAILS(ax_backend_plugin_get("missing", &plugin), AX_STATUS_UNSUPPORTED,
@@ -205,7 +212,7 @@ int main(void)
     CHECK_FAILS(ax_backend_plugin_get("unnamed", &plugin), AX_STATUS_UNSUPPORTED,
                 "exports no ax_backend_plugin_unnamed");
     CHECK_FAILS(ax_backend_plugin_get("stale", &plugin), AX_STATUS_UNSUPPORTED,
-                "was built for plugin interface 3 (this axon has 5 and takes plugins of 4 and "
+                "was built for plugin interface 3 (this axon has 6 and takes plugins of 4 and "
                 "later)");
     CHECK_FAILS(ax_backend_create_on("stale", 0, AX_PRECISION_F32, &backend),
                 AX_STATUS_UNSUPPORTED, "plugin interface");
@@ -236,6 +243,28 @@ int main(void)
           ax_device_count("nosuch") == 0);
     CHECK_OK(ax_device_info((ax_device){"fake", 0}, text, sizeof text));
     CHECK(strcmp(text, "fake device 0 (the CPU)") == 0);
+
+    /* The enumeration: the CPU first, its properties structured; a plugin
+     * without device_properties (the fake one) described by its line; the
+     * statistics reached by name, absent from plugins that have none. */
+    CHECK(ax_backend_count() >= 1 && strcmp(ax_backend_name(0), "cpu") == 0);
+    CHECK(ax_backend_name(ax_backend_count()) == NULL && ax_backend_name(-1) == NULL);
+    CHECK(ax_backend_known("cpu") && !ax_backend_known("gpu"));
+    ax_device_properties properties;
+    CHECK_OK(ax_device_properties_get(ax_device_cpu(), &properties));
+    CHECK(properties.kind == AX_DEVICE_KIND_CPU && properties.compute_units >= 1 &&
+          properties.memory_bytes > 0 && (properties.capabilities & AX_DEVICE_CAPABILITY_F64) &&
+          properties.description[0] != '\0');
+    CHECK_OK(ax_device_properties_get((ax_device){"fake", 1}, &properties));
+    CHECK(strcmp(properties.description, "fake device 1 (the CPU)") == 0 &&
+          strcmp(properties.device.backend, "fake") == 0 && properties.device.index == 1 &&
+          !(properties.capabilities & AX_DEVICE_CAPABILITY_STATS));
+    CHECK_FAILS(ax_device_properties_get((ax_device){"fake", 2}, &properties),
+                AX_STATUS_UNSUPPORTED, "no fake device 2");
+    CHECK(strcmp(ax_backend_runtime("fake"), "") == 0 && strcmp(ax_backend_runtime("cpu"), "") == 0);
+    const ax_backend_plugin *fake_table = NULL;
+    CHECK_OK(ax_backend_plugin_get("fake", &fake_table));
+    CHECK(fake_table && !ax_backend_plugin_extension(fake_table, AX_BACKEND_EXTENSION_STATS_ENTROPY_MI));
 
     /* A network on a plugin's device, through axon.h only. */
     ax_dataset *data = NULL;

@@ -1,12 +1,13 @@
-/* backend.c: picks the backend a network computes on, the CPU or a device
- * of a backend plugin (libaxon_<name>.so, plugin.h), and answers the public
- * questions about devices. The loader knows no backend by name: a plugin
- * is found by its file name and used through the one table it exports.
- * Devices are {backend name, index} (ax_device); only
- * ax_cuda_device_count/info name "cuda". */
+/* backend.c: the loader. Picks the backend a network computes on, the CPU
+ * or a device of a backend plugin (libaxon_<name>.so, plugin.h), finds the
+ * plugins by scanning the plugin folders, opens each once, and checks and
+ * pads the tables of older plugins. It knows no backend by name but "cpu":
+ * a plugin is found by its file name and used through the one table it
+ * exports. The public questions about devices are devices.c's. */
 #include "backend/plugin.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <stddef.h>
 #include <dlfcn.h> /* dladdr: _GNU_SOURCE, set for every file by CMake */
 #include <pthread.h>
@@ -15,12 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/cpu/bf16_gemm.h"
 #include "base/error.h"
 
-/* The plugins this build made (CMake's AXON_BACKEND_PLUGINS, e.g. "cuda"). */
-#ifndef AXON_BACKEND_PLUGINS
-#define AXON_BACKEND_PLUGINS ""
+/* The backends of axon's sources, built here or not (CMake: the folders
+ * of src/backend/ with a backend.cmake), separated by spaces. */
+#ifndef AXON_SOURCE_BACKENDS
+#define AXON_SOURCE_BACKENDS ""
 #endif
 #ifndef AXON_PLUGIN_BUILD_DIR
 #define AXON_PLUGIN_BUILD_DIR ""
@@ -29,15 +30,7 @@
 #define AXON_PLUGIN_INSTALL_DIR ""
 #endif
 
-bool ax_bf16_native(void) { return ax_bf16_cpu_native(); }
-
-ax_bf16_support ax_bf16_support_get(void)
-{
-    ax_bf16_choice choice = ax_bf16_cpu_choice();
-    return (ax_bf16_support){choice.instructions, choice.native, choice.speed_ratio, choice.reason};
-}
-
-enum { MAX_PLUGINS = 8, NAME_CAPACITY = 32, FAILURE_CAPACITY = 768 };
+enum { MAX_PLUGINS = 8, NAME_CAPACITY = 32, FAILURE_CAPACITY = 768, PATH_CAPACITY = 4096 + 64 };
 
 /* The size of the oldest table a plugin may have (version 3's): up to its
  * last entry. */
@@ -50,9 +43,21 @@ static struct {
     struct {
         char name[NAME_CAPACITY];
         const ax_backend_plugin *table; /* NULL when it could not be loaded */
+        bool absent;                    /* no file of it was found */
         char failure[FAILURE_CAPACITY];
     } entries[MAX_PLUGINS];
 } plugins = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The plugins found in the plugin folders, once per process: names in
+ * order, each with the first folder's file. */
+static struct {
+    pthread_once_t once;
+    int count;
+    char names[MAX_PLUGINS][NAME_CAPACITY];
+    char paths[MAX_PLUGINS][PATH_CAPACITY];
+    char folders[3][PATH_CAPACITY]; /* the folders scanned, for messages */
+    int folder_count;
+} found = {.once = PTHREAD_ONCE_INIT};
 
 /* "cuda" -> "CUDA", for messages and the override variable's name. */
 static void upper(const char *name, char *out, size_t capacity)
@@ -63,14 +68,12 @@ static void upper(const char *name, char *out, size_t capacity)
     out[i] = '\0';
 }
 
-static bool built_here(const char *name)
+static bool valid_name(const char *name, size_t length)
 {
-    const char *list = AXON_BACKEND_PLUGINS;
-    const size_t length = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)) != NULL; p += length)
-        if ((p == list || p[-1] == ' ') && (p[length] == '\0' || p[length] == ' '))
-            return true;
-    return false;
+    bool valid = length > 0 && length < NAME_CAPACITY;
+    for (size_t i = 0; valid && i < length; i++)
+        valid = isalnum((unsigned char)name[i]) || name[i] == '_';
+    return valid;
 }
 
 /* The folder of the object (program or libaxon.so) this code is in. */
@@ -82,6 +85,92 @@ static bool own_folder(char *folder, size_t capacity)
     snprintf(folder, capacity, "%s", info.dli_fname);
     *strrchr(folder, '/') = '\0';
     return true;
+}
+
+static void scan_folder(const char *folder)
+{
+    DIR *dir = opendir(folder);
+    if (!dir)
+        return;
+    static const char prefix[] = "libaxon_", suffix[] = ".so";
+    const size_t prefix_length = sizeof prefix - 1, suffix_length = sizeof suffix - 1;
+    for (struct dirent *entry; (entry = readdir(dir)) != NULL;) {
+        const char *file = entry->d_name;
+        const size_t length = strlen(file);
+        if (length <= prefix_length + suffix_length || strncmp(file, prefix, prefix_length) != 0 ||
+            strcmp(file + length - suffix_length, suffix) != 0)
+            continue;
+        const char *name = file + prefix_length;
+        const size_t name_length = length - prefix_length - suffix_length;
+        if (!valid_name(name, name_length))
+            continue;
+        bool known = false;
+        for (int i = 0; i < found.count && !known; i++)
+            known = strlen(found.names[i]) == name_length &&
+                    strncmp(found.names[i], name, name_length) == 0;
+        if (known || found.count == MAX_PLUGINS)
+            continue;
+        /* Kept in the order of their names, so that listings are stable. */
+        char this_name[NAME_CAPACITY];
+        snprintf(this_name, sizeof this_name, "%.*s", (int)name_length, name);
+        int at = found.count++;
+        while (at > 0 && strcmp(found.names[at - 1], this_name) > 0) {
+            memcpy(found.names[at], found.names[at - 1], sizeof found.names[0]);
+            memcpy(found.paths[at], found.paths[at - 1], sizeof found.paths[0]);
+            at--;
+        }
+        snprintf(found.names[at], NAME_CAPACITY, "%s", this_name);
+        snprintf(found.paths[at], PATH_CAPACITY, "%.4095s/%s", folder, file);
+    }
+    closedir(dir);
+}
+
+/* The plugin folders, in the order of plugin.h: the loader's own, the
+ * build folder, the install folder. */
+static void scan_plugins(void)
+{
+    char here[4096];
+    const char *folders[3] = {own_folder(here, sizeof here) ? here : "", AXON_PLUGIN_BUILD_DIR,
+                              AXON_PLUGIN_INSTALL_DIR};
+    for (int i = 0; i < 3; i++) {
+        bool seen = !folders[i][0];
+        for (int j = 0; j < found.folder_count && !seen; j++)
+            seen = strcmp(found.folders[j], folders[i]) == 0;
+        if (seen)
+            continue;
+        snprintf(found.folders[found.folder_count++], PATH_CAPACITY, "%s", folders[i]);
+        scan_folder(folders[i]);
+    }
+}
+
+int ax_backend_found_count(void)
+{
+    pthread_once(&found.once, scan_plugins);
+    return found.count;
+}
+
+const char *ax_backend_found_name(int index)
+{
+    return index >= 0 && index < ax_backend_found_count() ? found.names[index] : NULL;
+}
+
+const char *ax_backend_source_names(void) { return AXON_SOURCE_BACKENDS; }
+
+bool ax_backend_known(const char *name)
+{
+    if (!name)
+        return false;
+    if (strcmp(name, "cpu") == 0)
+        return true;
+    for (int i = 0; i < ax_backend_found_count(); i++)
+        if (strcmp(found.names[i], name) == 0)
+            return true;
+    const char *list = AXON_SOURCE_BACKENDS;
+    const size_t length = strlen(name);
+    for (const char *p = list; length > 0 && (p = strstr(p, name)) != NULL; p += length)
+        if ((p == list || p[-1] == ' ') && (p[length] == '\0' || p[length] == ' '))
+            return true;
+    return false;
 }
 
 /* The host's side of ax_backend_host: messages already formatted by the
@@ -105,52 +194,40 @@ static const ax_backend_host host_services = {
 
 /* Opens libaxon_<name>.so and checks its table; the failure names why
  * (paths cut at 600 characters there). */
-static const ax_backend_plugin *open_plugin(const char *name, char *failure, size_t capacity)
+static const ax_backend_plugin *open_plugin(const char *name, char *failure, size_t capacity,
+                                            bool *absent)
 {
     char upper_name[NAME_CAPACITY], variable[NAME_CAPACITY + 16], file[NAME_CAPACITY + 16];
     upper(name, upper_name, sizeof upper_name);
     snprintf(variable, sizeof variable, "AXON_%s_PLUGIN", upper_name);
     snprintf(file, sizeof file, "libaxon_%s.so", name);
     const char *override = getenv(variable);
-    if (!built_here(name) && !(override && override[0])) {
-        snprintf(failure, capacity, "this build has no %s backend (%s); rebuild with -DAXON_%s=ON "
-                 "where its compiler is installed, or name a plugin in $%s", upper_name, file,
-                 upper_name, variable);
+    const char *opened = override && override[0] ? override : NULL;
+    for (int i = 0; i < ax_backend_found_count() && !opened; i++)
+        if (strcmp(found.names[i], name) == 0)
+            opened = found.paths[i];
+    if (!opened) {
+        char folders[3 * 200] = "";
+        for (int i = 0; i < found.folder_count; i++) {
+            const size_t used = strlen(folders);
+            snprintf(folders + used, sizeof folders - used, "%s%.190s", i ? ", " : "",
+                     found.folders[i]);
+        }
+        *absent = true;
+        snprintf(failure, capacity, "this build has no %s backend (%s is in none of its plugin "
+                 "folders: %s); build its plugin (src/backend/%s, -DAXON_%s=ON where its compiler "
+                 "and libraries are installed), or name one in $%s",
+                 upper_name, file, folders[0] ? folders : "none", name, upper_name, variable);
         return NULL;
     }
-    char here[4096] = "", candidates[5][4096 + 64];
-    int count = 0;
-    if (override && override[0])
-        snprintf(candidates[count++], sizeof candidates[0], "%s", override);
-    else {
-        if (own_folder(here, sizeof here))
-            snprintf(candidates[count++], sizeof candidates[0], "%s/%s", here, file);
-        if (AXON_PLUGIN_BUILD_DIR[0])
-            snprintf(candidates[count++], sizeof candidates[0], "%s/%s", AXON_PLUGIN_BUILD_DIR, file);
-        if (AXON_PLUGIN_INSTALL_DIR[0])
-            snprintf(candidates[count++], sizeof candidates[0], "%s/%s", AXON_PLUGIN_INSTALL_DIR, file);
-        snprintf(candidates[count++], sizeof candidates[0], "%s", file);
+    if (strchr(opened, '/') && access(opened, F_OK) != 0) {
+        snprintf(failure, capacity, "the %s backend could not be loaded: %.600s: no such file",
+                 upper_name, opened);
+        return NULL;
     }
-    /* The first candidate that exists and fails to load (a missing
-     * dependency, a wrong architecture) is the failure worth reporting. */
-    void *handle = NULL;
-    const char *opened = NULL;
-    bool kept = false;
-    for (int i = 0; i < count && !handle; i++) {
-        opened = candidates[i];
-        if (strchr(opened, '/') && access(opened, F_OK) != 0) {
-            if (!kept)
-                snprintf(failure, capacity, "the %s backend could not be loaded: %.600s: no such file",
-                         upper_name, opened);
-            continue;
-        }
-        handle = dlopen(opened, RTLD_NOW | RTLD_LOCAL);
-        if (!handle && !kept) {
-            snprintf(failure, capacity, "the %s backend could not be loaded: %s", upper_name,
-                     dlerror());
-            kept = true;
-        }
-    }
+    void *handle = dlopen(opened, RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+        snprintf(failure, capacity, "the %s backend could not be loaded: %s", upper_name, dlerror());
     if (!handle)
         return NULL;
     char symbol[NAME_CAPACITY + 32];
@@ -216,33 +293,52 @@ static const ax_backend_ops *pad_ops(const ax_backend_ops *source, size_t size)
 ax_status ax_backend_plugin_get(const char *name, const ax_backend_plugin **out)
 {
     *out = NULL;
-    size_t length = name ? strlen(name) : 0;
-    bool valid = length > 0 && length < NAME_CAPACITY;
-    for (size_t i = 0; valid && i < length; i++)
-        valid = isalnum((unsigned char)name[i]) || name[i] == '_';
-    if (!valid)
+    if (!name || !valid_name(name, strlen(name)))
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "'%s' is not a backend name (letters, digits, _)",
                        name ? name : "(null)");
     pthread_mutex_lock(&plugins.lock);
-    int found = -1;
-    for (int i = 0; i < plugins.count && found < 0; i++)
+    int at = -1;
+    for (int i = 0; i < plugins.count && at < 0; i++)
         if (strcmp(plugins.entries[i].name, name) == 0)
-            found = i;
-    if (found < 0 && plugins.count < MAX_PLUGINS) {
-        found = plugins.count++;
-        snprintf(plugins.entries[found].name, NAME_CAPACITY, "%s", name);
-        plugins.entries[found].table = open_plugin(name, plugins.entries[found].failure,
-                                                   FAILURE_CAPACITY);
+            at = i;
+    if (at < 0 && plugins.count < MAX_PLUGINS) {
+        at = plugins.count++;
+        snprintf(plugins.entries[at].name, NAME_CAPACITY, "%s", name);
+        plugins.entries[at].table = open_plugin(name, plugins.entries[at].failure,
+                                                   FAILURE_CAPACITY, &plugins.entries[at].absent);
     }
-    const ax_backend_plugin *table = found >= 0 ? plugins.entries[found].table : NULL;
+    const ax_backend_plugin *table = at >= 0 ? plugins.entries[at].table : NULL;
     char failure[FAILURE_CAPACITY];
     snprintf(failure, sizeof failure, "%s",
-             found >= 0 ? plugins.entries[found].failure : "too many backend plugins asked for");
+             at >= 0 ? plugins.entries[at].failure : "too many backend plugins asked for");
     pthread_mutex_unlock(&plugins.lock);
     if (!table)
         return ax_fail(AX_STATUS_UNSUPPORTED, "%s", failure);
     *out = table;
     return AX_STATUS_OK;
+}
+
+bool ax_backend_plugin_absent(const char *name)
+{
+    bool absent = false;
+    pthread_mutex_lock(&plugins.lock);
+    for (int i = 0; i < plugins.count && i < MAX_PLUGINS; i++)
+        if (strcmp(plugins.entries[i].name, name) == 0)
+            absent = plugins.entries[i].absent;
+    pthread_mutex_unlock(&plugins.lock);
+    return absent;
+}
+
+ax_backend_proc ax_backend_plugin_extension(const ax_backend_plugin *plugin, const char *name)
+{
+    if (ax_backend_plugin_has(plugin, 6))
+        return plugin->get_proc_address ? plugin->get_proc_address(name) : NULL;
+    /* Plugins of versions 3 to 5 had the statistics as fixed entries. */
+    if (strcmp(name, AX_BACKEND_EXTENSION_STATS_ENTROPY_MI) == 0)
+        return (ax_backend_proc)plugin->stats_entropy_mi;
+    if (strcmp(name, AX_BACKEND_EXTENSION_STATS_TENSOR_MEAN) == 0)
+        return (ax_backend_proc)plugin->stats_tensor_mean;
+    return NULL;
 }
 
 ax_status ax_backend_create_on(const char *name, int index, ax_precision precision,
@@ -335,137 +431,25 @@ int ax_backend_device_count(const char *name)
     return ax_backend_plugin_get(name, &plugin) == AX_STATUS_OK ? plugin->device_count() : 0;
 }
 
-ax_device ax_device_cpu(void) { return (ax_device){.backend = "cpu", .index = 0}; }
-
-bool ax_device_is_cpu(ax_device device)
+ax_status ax_backend_alloc(ax_backend *backend, size_t bytes, const char *what, void **memory)
 {
-    return device.backend[0] == '\0' || strcmp(device.backend, "cpu") == 0;
-}
-
-ax_status ax_device_parse(const char *text, ax_device *out)
-{
-    *out = ax_device_cpu();
-    const char *colon = text ? strchr(text, ':') : NULL;
-    const size_t length = text ? (colon ? (size_t)(colon - text) : strlen(text)) : 0;
-    bool valid = length > 0 && length < AX_DEVICE_NAME_CAPACITY;
-    for (size_t i = 0; valid && i < length; i++)
-        valid = isalnum((unsigned char)text[i]) || text[i] == '_';
-    long index = 0;
-    if (valid && colon) {
-        char *end = NULL;
-        valid = colon[1] >= '0' && colon[1] <= '9';
-        index = valid ? strtol(colon + 1, &end, 10) : 0;
-        valid = valid && *end == '\0' && index <= 1023;
+    const ax_backend_ops *ops = backend->ops;
+    if (ops->alloc_status) {
+        ax_status status = ops->alloc_status(backend, bytes, memory);
+        return status == AX_STATUS_OK ? status : ax_fail_context(status, "%s", what);
     }
-    if (!valid)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "'%s' is not a device: expected cpu, NAME or "
-                       "NAME:N (a backend's name, e.g. cuda, and a device number)",
-                       text ? text : "(null)");
-    ax_device device = {.index = (int)index};
-    memcpy(device.backend, text, length);
-    if (ax_device_is_cpu(device) && index != 0)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "'%s' is not a device: there is one CPU, cpu", text);
-    *out = device;
-    return AX_STATUS_OK;
-}
-
-void ax_device_format(ax_device device, char *text, size_t capacity)
-{
-    if (ax_device_is_cpu(device))
-        snprintf(text, capacity, "cpu");
-    else
-        snprintf(text, capacity, "%.*s:%d", AX_DEVICE_NAME_CAPACITY, device.backend, device.index);
-}
-
-/* A device's backend name, checked: set by hand, it may lack its '\0'.
- * *name points into *device (or is "cpu"). */
-static ax_status device_name(const ax_device *device, const char **name)
-{
-    *name = "cpu";
-    if (ax_device_is_cpu(*device))
-        return device->index == 0 ? AX_STATUS_OK
-                                  : ax_fail(AX_STATUS_BAD_ARGUMENT, "CPU device %d is not a device: "
-                                            "there is one CPU (index 0)", device->index);
-    if (strnlen(device->backend, AX_DEVICE_NAME_CAPACITY) == AX_DEVICE_NAME_CAPACITY)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "a device's backend name has no end within %d "
-                       "characters", AX_DEVICE_NAME_CAPACITY);
-    if (device->index < 0)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "device %s:%d is not a device: device numbers "
-                       "start at 0", device->backend, device->index);
-    *name = device->backend;
-    return AX_STATUS_OK;
-}
-
-ax_status ax_backend_create(ax_precision precision, ax_device device, ax_backend **out)
-{
-    *out = NULL;
-    const char *name;
-    AX_TRY(device_name(&device, &name));
-    ax_status status = ax_backend_create_on(name, device.index, precision, out);
-    if (status != AX_STATUS_OK && strstr(ax_error_message(), "this build has no")) {
-        char upper_name[NAME_CAPACITY];
-        upper(name, upper_name, sizeof upper_name);
-        return ax_fail_context(status, "%s device %d was asked for", upper_name, device.index);
-    }
-    return status;
-}
-
-int ax_device_count(const char *backend) { return ax_backend_device_count(backend); }
-
-ax_status ax_device_info(ax_device device, char *text, size_t capacity)
-{
-    if (text && capacity > 0)
-        text[0] = '\0';
-    if (!text || capacity == 0)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "ax_device_info needs a text buffer");
-    const char *name;
-    AX_TRY(device_name(&device, &name));
-    if (ax_device_is_cpu(device)) {
-        snprintf(text, capacity, "the CPU");
+    *memory = ops->alloc(backend, bytes);
+    if (*memory)
         return AX_STATUS_OK;
-    }
-    const ax_backend_plugin *plugin;
-    AX_TRY(ax_backend_plugin_get(name, &plugin));
-    return plugin->device_info(device.index, text, capacity);
+    return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of %s memory for %zu bytes", what,
+                   ops->name ? ops->name : "backend", bytes);
 }
 
-int ax_cuda_device_count(void) { return ax_backend_device_count("cuda"); }
-
-ax_status ax_cuda_device_info(int device, char *text, size_t capacity)
+ax_status ax_backend_synchronize(ax_backend *backend)
 {
-    return ax_device_info((ax_device){.backend = "cuda", .index = device}, text, capacity);
-}
-
-/* The statistics need the plugin and entries in it; a plugin without them
- * still trains. */
-static ax_status stats_plugin(const char *statistic, const char *name, int index,
-                              const ax_backend_plugin **plugin)
-{
-    ax_status status = ax_backend_plugin_get(name, plugin);
-    char upper_name[NAME_CAPACITY];
-    upper(name, upper_name, sizeof upper_name);
-    if (status != AX_STATUS_OK) /* "entropy-mi on CUDA device 3: ..." */
-        return ax_fail_context(status, "%s on %s device %d", statistic, upper_name, index);
-    if (!(*plugin)->stats_entropy_mi || !(*plugin)->stats_tensor_mean)
-        return ax_fail(AX_STATUS_UNSUPPORTED, "%s on %s device %d: libaxon_%s.so has no "
-                       "statistics kernels", statistic, name, index, name);
-    return AX_STATUS_OK;
-}
-
-ax_status ax_backend_stats_entropy_mi(const char *name, int index, const float *x,
-                                      const float *y, int64_t rows, int64_t d, double sums[3],
-                                      ax_stats_timing *timing)
-{
-    const ax_backend_plugin *plugin;
-    AX_TRY(stats_plugin("entropy-mi", name, index, &plugin));
-    return plugin->stats_entropy_mi(index, x, y, rows, d, sums, timing);
-}
-
-ax_status ax_backend_stats_tensor_mean(const char *name, int index, const float *fx,
-                                       const float *fy, const float *fz, int64_t n, int64_t d,
-                                       float *out, ax_stats_timing *timing)
-{
-    const ax_backend_plugin *plugin;
-    AX_TRY(stats_plugin("tensor-mean", name, index, &plugin));
-    return plugin->stats_tensor_mean(index, fx, fy, fz, n, d, out, timing);
+    const ax_backend_ops *ops = backend->ops;
+    if (ops->synchronize_status)
+        return ops->synchronize_status(backend);
+    ops->synchronize(backend);
+    return ops->status(backend);
 }

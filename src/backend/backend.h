@@ -43,7 +43,7 @@ typedef struct ax_window_geometry {
  * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
  * version before including them, to be compiled as a plugin of that
  * version would have been; nothing else does. */
-#define AX_BACKEND_TABLE_VERSION 5
+#define AX_BACKEND_TABLE_VERSION 6
 #ifndef AX_BACKEND_HEADERS_AS_OF
 #define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
 #endif
@@ -217,6 +217,18 @@ typedef struct ax_backend_ops {
     void (*loss_read)(ax_backend *backend, double *total, int64_t *first_bad, double *bad_value);
     /* ---- entries above are valid for version 5 and later ---- */
 #endif
+#if AX_BACKEND_HEADERS_AS_OF >= 6
+    /* alloc and synchronize with a status (SQLite's rule: every method
+     * returns rc). alloc_status: *memory = zeroed, 64-byte aligned memory
+     * of `bytes`, or NULL with AX_STATUS_OUT_OF_MEMORY and a message naming
+     * the device and the size. synchronize_status: waits as synchronize
+     * does, then answers status. Callers use ax_backend_alloc and
+     * ax_backend_synchronize (below), which fall back on alloc and
+     * synchronize for plugins of versions 3 to 5. */
+    ax_status (*alloc_status)(ax_backend *backend, size_t bytes, void **memory);
+    ax_status (*synchronize_status)(ax_backend *backend);
+    /* ---- entries above are valid for version 6 and later ---- */
+#endif
 } ax_backend_ops;
 
 /* Groups of optional entries, asked for together. */
@@ -247,6 +259,21 @@ struct ax_backend {
 
 /* The CPU backend for a precision; NULL when out of memory. */
 ax_backend *ax_backend_cpu_create(ax_precision precision);
+
+/* Memory of `bytes` from backend (alloc_status, or alloc for an older
+ * plugin's table): AX_STATUS_OUT_OF_MEMORY naming `what` when it does not
+ * fit. */
+ax_status ax_backend_alloc(ax_backend *backend, size_t bytes, const char *what, void **memory);
+/* Waits for the queued work and answers the backend's status
+ * (synchronize_status, or synchronize then status). */
+ax_status ax_backend_synchronize(ax_backend *backend);
+
+/* The device of an integer in files written before ax_device had a name
+ * (checkpoints): -1 the CPU, N device N of the one GPU backend of then. */
+ax_device ax_device_from_number(int number);
+
+/* The CPU's device properties (src/backend/cpu/cpu_device.c). */
+void ax_backend_cpu_properties(ax_device_properties *out);
 
 /* The backend for a precision on a device: the CPU or a plugin's device
  * (AX_STATUS_UNSUPPORTED, with a message, when this build has no such

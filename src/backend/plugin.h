@@ -5,13 +5,17 @@
  * devices is asked for, so that a CPU run never loads a GPU runtime. The
  * plugin exports one symbol, `ax_backend_plugin_<name>`: a const
  * ax_backend_plugin (below) describing its devices and creating a backend
- * (the table of backend.h) on one of them. backend.c looks for the file,
- * in order:
- *   1. $AXON_<NAME>_PLUGIN (AXON_CUDA_PLUGIN): a path to the .so;
+ * (the table of backend.h) on one of them. The loader (backend.c) knows
+ * no backend by name: it finds the plugins by scanning the plugin folders
+ * for libaxon_<name>.so (ax_backend_count lists what it found, opening
+ * nothing), and opens backend <name> from, in order:
+ *   1. $AXON_<NAME>_PLUGIN: a path to the .so (a plugin outside the
+ *      folders, as the tests' fake one);
  *   2. the folder of the program or libaxon.so holding this loader;
  *   3. the build folder (tests run from build/tests/);
- *   4. the install folder (CMAKE_INSTALL_FULL_LIBDIR);
- *   5. the dynamic loader's search path.
+ *   4. the install folder (CMAKE_INSTALL_FULL_LIBDIR).
+ * Adding a backend is its folder src/backend/<name>/ and one CMake line
+ * (axon_add_backend_plugin); nothing in libaxon or the tools names it.
  *
  * A plugin resolves no symbol of libaxon: the few library functions it
  * calls (ax_fail, ax_fail_context, the CPU backend) reach it as a table of
@@ -46,7 +50,7 @@
  *     the rest of libaxon finds them missing (ax_backend_supports) and
  *     refuses, naming the entry, what needs it, or goes without;
  *   - accepts a newer plugin, using the entries this version knows.
- * To add an entry (issue 27's device enumeration, say): raise
+ * To add an entry: raise
  * AX_BACKEND_TABLE_VERSION to N, append the entry at the tail under a new
  * "valid for version N" line, read it only where
  * ax_backend_plugin_has(plugin, N) and it is not NULL, and let it be NULL
@@ -57,7 +61,8 @@
  * grow; 4 the plugin's `init` (host services, below): a plugin older than
  * that resolved libaxon's symbols itself, which fails where libaxon is
  * loaded privately, so it is refused; 5 data sets and losses on the device
- * (backend.h). */
+ * (backend.h); 6 structured device properties, extensions by name and the
+ * runtime's line here, alloc and synchronize with a status (backend.h). */
 #define AX_BACKEND_PLUGIN_ABI_OLDEST 4
 
 
@@ -80,6 +85,20 @@ typedef struct ax_backend_host {
     ax_backend *(*cpu_create)(ax_precision precision);
 } ax_backend_host;
 
+/* The extensions a plugin may offer by name (get_proc_address, below),
+ * with their types. Statistics: on device `index`, inputs and outputs in
+ * host memory, arguments already checked by src/stats/device.c (see
+ * ax_backend_stats_entropy_mi below). */
+typedef void (*ax_backend_proc)(void);
+#define AX_BACKEND_EXTENSION_STATS_ENTROPY_MI "stats_entropy_mi"
+typedef ax_status (*ax_backend_stats_entropy_mi_fn)(int index, const float *x, const float *y,
+                                                     int64_t rows, int64_t d, double sums[3],
+                                                     ax_stats_timing *timing);
+#define AX_BACKEND_EXTENSION_STATS_TENSOR_MEAN "stats_tensor_mean"
+typedef ax_status (*ax_backend_stats_tensor_mean_fn)(int index, const float *fx, const float *fy,
+                                                      const float *fz, int64_t n, int64_t d,
+                                                      float *out, ax_stats_timing *timing);
+
 typedef struct ax_backend_plugin {
     int abi;           /* AX_BACKEND_PLUGIN_ABI of the headers it was built with */
     size_t ops_size;   /* sizeof(ax_backend_ops) it was built with */
@@ -96,8 +115,9 @@ typedef struct ax_backend_plugin {
      * when its buffers do not fit. */
     ax_status (*create)(ax_precision precision, int index, ax_backend **out);
 
-    /* Optional (NULL when the plugin has none): the activation statistics, as
-     * ax_backend_stats_entropy_mi and ax_backend_stats_tensor_mean below. */
+    /* Read only from plugins of versions 3 to 5 (NULL when one had none):
+     * the activation statistics, which later plugins offer through
+     * get_proc_address (AX_BACKEND_EXTENSION_STATS_*) and leave NULL here. */
     ax_status (*stats_entropy_mi)(int index, const float *x, const float *y, int64_t rows,
                                   int64_t d, double sums[3], ax_stats_timing *timing);
     ax_status (*stats_tensor_mean)(int index, const float *fx, const float *fy, const float *fz,
@@ -108,6 +128,24 @@ typedef struct ax_backend_plugin {
      * services. Every plugin's is ax_plugin_host_init (below). */
     void (*init)(const ax_backend_host *host);
     /* ---- entries above are valid for version 4 and later ---- */
+#endif
+#if AX_BACKEND_HEADERS_AS_OF >= 6
+    /* Structured facts about device `index` into *out, which the loader
+     * zeroes and whose size it passes (its sizeof(ax_device_properties)):
+     * the plugin writes no further than `size` bytes, so that the struct
+     * can grow at its tail (fill a local one and copy the first `size`
+     * bytes). The loader sets out->device and, where the plugin leaves it
+     * empty, the description from device_info. AX_STATUS_UNSUPPORTED when
+     * there is no such device. NULL: only the description is known. */
+    ax_status (*device_properties)(int index, ax_device_properties *out, size_t size);
+    /* An extension by name (ggml's get_proc_address): the function, to be
+     * cast to the type that goes with its name (above), or NULL where the
+     * plugin has none. NULL: no extensions. */
+    ax_backend_proc (*get_proc_address)(const char *name);
+    /* The runtime the plugin was built against, one line (the GPU
+     * toolkit's name and version), or NULL. */
+    const char *runtime;
+    /* ---- entries above are valid for version 6 and later ---- */
 #endif
 } ax_backend_plugin;
 
@@ -128,6 +166,26 @@ void ax_plugin_host_init(const ax_backend_host *host);
  * has no such backend or its file cannot be found or used. */
 ax_status ax_backend_plugin_get(const char *name, const ax_backend_plugin **out);
 
+/* The plugins found in the plugin folders (libaxon_<name>.so), in the
+ * order of their names; found by scanning once per process, opening none.
+ * The name is static; NULL out of range. */
+int ax_backend_found_count(void);
+const char *ax_backend_found_name(int index);
+
+/* The backends of axon's sources, built here or not, separated by spaces
+ * (static). */
+const char *ax_backend_source_names(void);
+
+/* Whether ax_backend_plugin_get(name) fails because no file of that
+ * plugin was found (this build has no such backend), rather than because
+ * one was found and could not be used. */
+bool ax_backend_plugin_absent(const char *name);
+
+/* Extension `name` of a plugin (AX_BACKEND_EXTENSION_*), or NULL where it
+ * has none: through get_proc_address from version 6, from the fixed
+ * statistics entries before. */
+ax_backend_proc ax_backend_plugin_extension(const ax_backend_plugin *plugin, const char *name);
+
 /* A backend on device `index` of backend `name`: "cpu" (index 0 or -1) or
  * a plugin's. */
 ax_status ax_backend_create_on(const char *name, int index, ax_precision precision,
@@ -137,8 +195,8 @@ ax_status ax_backend_create_on(const char *name, int index, ax_precision precisi
 int ax_backend_device_count(const char *name);
 
 /* The activation statistics (entropy and mutual information, tensor mean)
- * on device `index` of plugin `name` (for CUDA:
- * src/backend/cuda/stats.cu), inputs and outputs in host memory, arguments
+ * on device `index` of plugin `name` (its extensions of those names),
+ * inputs and outputs in host memory, arguments
  * already checked by src/stats/device.c. entropy_mi gets sums[0] = sum over
  * rows of sum_i P_i^2, sums[1] = sum over rows of (sum P_i^2)(sum Q_j^2) and
  * sums[2] = the number of rows holding NaN or Inf; tensor_mean writes the

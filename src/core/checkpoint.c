@@ -90,30 +90,6 @@ uint64_t ax_dataset_fingerprint(const ax_dataset *data)
                                          data->features);
 }
 
-void ax_train_state_free(ax_train_state *state)
-{
-    if (!state)
-        return;
-    free(state->prefix);
-    free(state->note);
-    free(state->order);
-    free(state->parameters);
-    free(state->optimizer_state[0]);
-    free(state->optimizer_state[1]);
-    free(state->best_parameters);
-    ax_optimizer_saved_free(&state->optimizer_saved);
-    free(state->line_base);
-    ax_net_config_release(&state->net_config); /* parsed by ax_checkpoint_load; else the net's */
-    free(state);
-}
-
-int ax_train_state_epochs_done(const ax_train_state *state) { return state->trainer.epoch; }
-
-const char *ax_train_state_note(const ax_train_state *state)
-{
-    return state->note ? state->note : "";
-}
-
 /* ------------------------------------------------------------------ writing */
 
 static void append_double(ax_json_writer *w, const char *key, double value)
@@ -178,10 +154,10 @@ static void net_json(const ax_net_config *c, ax_json_writer *w)
                                   : c->precision == AX_PRECISION_BF16 ? "bf16"
                                                                       : "f32");
     append_u64(w, "seed", c->seed);
-    /* The CPU and CUDA devices as the integers of the files written before
-     * ax_device (-1, N); a device of another backend as its text. */
-    if (ax_device_is_cpu(c->device) || strcmp(c->device.backend, "cuda") == 0) {
-        append_int(w, "device", ax_device_is_cpu(c->device) ? -1 : c->device.index);
+    /* The CPU as the integer of the files written before ax_device (-1);
+     * any other device as its text (checkpoint_load.c reads both). */
+    if (ax_device_is_cpu(c->device)) {
+        append_int(w, "device", -1);
     } else {
         char device[AX_DEVICE_NAME_CAPACITY + 16];
         ax_device_format(c->device, device, sizeof device);

@@ -131,7 +131,8 @@ static ax_status read_net(reader *r, ax_net_config *c)
     c->init_range = get_double(r, "init_range");
     const char *precision = get_string(r, "precision");
     c->seed = get_u64(r, "seed");
-    /* -1 the CPU and N CUDA device N (checkpoint.c), or a device's text. */
+    /* A device's text, or the integer of files written before ax_device
+     * (ax_device_from_number: -1 the CPU). */
     const ax_json *device = ax_json_object_get(r->object, "device");
     if (device && ax_json_type_of(device) == AX_JSON_STRING) {
         AX_TRY(r->status);
@@ -140,7 +141,7 @@ static ax_status read_net(reader *r, ax_net_config *c)
                            "not a device", r->path, ax_json_string(device));
     } else {
         const int index = (int)get_int(r, "device", -1, 1023);
-        c->device = index < 0 ? ax_device_cpu() : (ax_device){.backend = "cuda", .index = index};
+        c->device = ax_device_from_number(index);
     }
     AX_TRY(r->status);
     /* only images have it (checkpoints before images: none) */

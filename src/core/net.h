@@ -62,7 +62,7 @@ struct ax_net {
     /* Called by the backward pass as soon as layer l's gradient (weights
      * and bias) is complete, last layer first: data-parallel training
      * starts summing it over the ranks while the pass goes on
-     * (src/dist/replicas.c). NULL = none. */
+     * (src/parallel/replicas.c). NULL = none. */
     void (*gradient_ready)(void *user, int layer);
     void *gradient_ready_user;
 };

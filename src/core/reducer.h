@@ -6,9 +6,9 @@
  * the dropout key, a check that the replicas agree, and the fingerprints of
  * the whole data sets. train.c calls it unconditionally. Alone,
  * ax_reducer_single's operations do nothing or hand their input back; the
- * replicated reducer (src/dist/replicas_reducer.c, over ranks or threads)
- * wraps dist/replicas.c, and defines ax_train, which picks the one to use.
- * The interface is here, in core, so that core needs nothing of dist. */
+ * replicated reducer (src/parallel/replicas_reducer.c, over ranks or threads)
+ * wraps parallel/replicas.c, and gives ax_train (train.c) the one to use.
+ * The interface is here, in core, so that core includes nothing of parallel. */
 #ifndef AX_CORE_REDUCER_H
 #define AX_CORE_REDUCER_H
 
@@ -65,6 +65,18 @@ struct ax_reducer {
 /* The reducer of a process training alone: every operation does nothing or
  * returns its input (vote_stop: stop now). */
 ax_reducer ax_reducer_single(const ax_dataset *train, const ax_dataset *validation);
+
+/* The reducer ax_train trains with: of one of several replicas when the
+ * communicator has several ranks (after every rank learnt the others' row
+ * counts), else ax_reducer_single. ax_reducer_finish ends it: a rank that
+ * failed before training tells the others (the status it returns is the
+ * agreed one), and *communication_seconds gets the replicas' time (left
+ * as it is alone). Both are defined in src/parallel/replicas_reducer.c: the
+ * one call that runs up the layers, from train.c's ax_train. */
+ax_status ax_reducer_create(const ax_communicator *communicator, const ax_net *net,
+                            const ax_dataset *train, const ax_dataset *validation,
+                            const ax_dataset *test, ax_reducer *out);
+ax_status ax_reducer_finish(ax_reducer *reducer, ax_status status, double *communication_seconds);
 
 /* ax_train's loop (train.c) with the given reducer; summary as ax_train's,
  * zeroed (final_test_accuracy NAN) by the caller. */

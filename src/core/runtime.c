@@ -1,5 +1,5 @@
-/* runtime.c: threads (OpenMP loops and the BLAS together) and the facts
- * `axon info` reports about the build and the machine. */
+/* runtime.c: the facts `axon info` reports about the build and the
+ * machine (the threads are perf/threads.c's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,10 +8,8 @@
 #include <omp.h>
 
 #include "base/error.h"
-#include "core/thread_governor.h"
 
 #if defined(AXON_BLAS_OPENBLAS)
-void openblas_set_num_threads(int threads);
 char *openblas_get_corename(void);
 char *openblas_get_config(void);
 #elif defined(AXON_BLAS_BLIS)
@@ -22,42 +20,6 @@ char *openblas_get_config(void);
 #define AXON_COMPILER "unknown compiler"
 #endif
 
-static int threads_in_use;
-
-static int default_threads(void)
-{
-    const char *text = getenv("OMP_NUM_THREADS");
-    if (text && atoi(text) > 0)
-        return atoi(text);
-    /* The CPUs this process may run on (a container's or taskset's), not
-     * every CPU online. */
-    return ax_cpu_load_cores();
-}
-
-int ax_others_running(void) { return ax_cpu_load_others_running(); }
-
-void ax_threads_run_on(int n)
-{
-    omp_set_num_threads(n);
-#if defined(AXON_BLAS_OPENBLAS)
-    openblas_set_num_threads(n);
-#elif defined(AXON_BLAS_BLIS)
-    bli_thread_set_num_threads(n);
-#endif
-}
-
-ax_status ax_set_threads(int n)
-{
-    if (n > 4096)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d threads is more than this machine can use", n);
-    if (n <= 0)
-        n = default_threads();
-    ax_threads_run_on(n);
-    threads_in_use = n;
-    return AX_STATUS_OK;
-}
-
-int ax_threads(void) { return threads_in_use > 0 ? threads_in_use : default_threads(); }
 
 static const char *cpu_features(void)
 {
@@ -105,15 +67,15 @@ ax_build_info ax_build_info_get(void)
     info.blas_kernels = "unknown";
 #endif
     info.cpu_features = cpu_features();
-#if defined(AXON_CUDA) && defined(AXON_OPENCL)
-    info.backends = "cpu cuda (CUDA " AXON_CUDA_VERSION ") opencl";
-#elif defined(AXON_CUDA)
-    info.backends = "cpu cuda (CUDA " AXON_CUDA_VERSION ")";
-#elif defined(AXON_OPENCL)
-    info.backends = "cpu opencl";
-#else
-    info.backends = "cpu";
-#endif
+    /* The backends the loader found (their plugins not opened: a CPU run
+     * does not pay for a GPU runtime; axon info names each runtime). */
+    static char backends[256];
+    backends[0] = '\0';
+    for (int i = 0; i < ax_backend_count(); i++) {
+        const size_t used = strlen(backends);
+        snprintf(backends + used, sizeof backends - used, "%s%s", i ? " " : "", ax_backend_name(i));
+    }
+    info.backends = backends;
     info.compiler = AXON_COMPILER;
     info.openmp = true;
     /* The optional components (CMake's AXON_PREP and AXON_STATS): without

@@ -2,10 +2,9 @@
  *
  * Once a network has trained a while, some gradients, momenta and deltas
  * fall below float32's smallest normal number (1.2e-38), and on x86 every
- * operation that reads or makes such a number takes a microcode assist:
- * B1(a) went from 0.25 s per epoch in its first two epochs to 0.37-0.40 s in
- * every later one, and stayed at 0.24-0.27 s with them flushed, to the
- * same test accuracy (docs/notes/threads.md, "Subnormals"). So ax_train
+ * operation that reads or makes such a number takes a microcode assist,
+ * which slows every later epoch; flushed, they cost nothing and the test
+ * accuracy is the same (docs/notes/threads.md, "Subnormals"). So ax_train
  * flushes them unless ax_train_config.keep_subnormals is set: it sets the
  * SSE control register's FTZ (results) and DAZ (operands) bits on the
  * calling thread and on OpenMP's threads (the BLAS's too, where it runs on

@@ -6,19 +6,17 @@
 
 #include "axon.h"
 
-/* Long enough that a window holds several steps of B1(a) (each about
- * 1 ms) and several clock ticks of /proc/stat's idle time, short enough
+/* Long enough that a window holds several steps of a small network (each
+ * about 1 ms) and several clock ticks of /proc/stat's idle time, short enough
  * that a window on too many threads costs little. */
 #define WINDOW_SECONDS 0.05
 /* Fewer threads when the run's threads waited this long per second of the
- * window, in all: 0.3 of a thread. Measured on B1(a), 2 threads: idle
- * 0.01-0.09 (the spread includes a watcher reading these files); beside
- * two busy loops 1.05-1.31. */
+ * window, in all: 0.3 of a thread, between what an idle machine and one
+ * beside busy loops show (docs/notes/threads.md has the measurements). */
 #define WAITING_TO_LEAVE 0.3
 /* More threads when the unused CPUs idled this much per second (a core's
  * worth, less the ticks' coarseness: at 50 ms a tick is 0.2 of a core)
- * over a span of IDLE_SPAN seconds. Measured on B1(a),
- * 1 thread on an idle machine: 0.8-1.2 cores idle. */
+ * over a span of IDLE_SPAN seconds (docs/notes/threads.md). */
 #define IDLE_TO_RETURN 0.8
 #define IDLE_SPAN 0.2
 

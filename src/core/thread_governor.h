@@ -3,9 +3,8 @@
  *
  * On an idle machine all of them are fastest. When other processes hold
  * the cores, OpenMP's and the BLAS's barriers wait for whichever thread the
- * kernel has descheduled, and fewer threads are faster: beside two busy
- * loops on 2 cores, B1(a) took 0.48-8.8 s per epoch on 2 threads and
- * 0.37-0.50 s on 1 (docs/notes/threads.md). The governor reads what the kernel counts
+ * kernel has descheduled, and fewer threads are faster (docs/notes/threads.md
+ * has the measurements). The governor reads what the kernel counts
  * (perf/cpu_load.h) every WINDOW_SECONDS of steps: when the run's threads
  * waited for a core, other processes hold them, and it uses fewer threads;
  * when the cores it leaves unused stay idle, it takes them back. Nothing is
@@ -25,6 +24,7 @@
 
 #include "axon.h"
 #include "perf/cpu_load.h"
+#include "perf/threads.h"
 
 typedef struct ax_thread_governor {
     bool enabled;
@@ -38,9 +38,6 @@ typedef struct ax_thread_governor {
     double fewer_seconds; /* step time this epoch on fewer threads than `most` */
 } ax_thread_governor;
 
-/* Runs OpenMP loops (the calling thread's) and the BLAS on n threads,
- * leaving ax_threads(), the run's own count, as it is (runtime.c). */
-void ax_threads_run_on(int n);
 
 /* True when the CPU backend's GEMMs in precision give the same bits on
  * 1 thread as on `threads` for a set of awkward shapes (thread_invariance.c;

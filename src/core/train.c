@@ -931,3 +931,36 @@ ax_status ax_train_reduced(ax_net *net, const ax_dataset *train, const ax_datase
     ax_net_keep_loaded_batch(net, false);
     return status;
 }
+
+/* ax_train with the caller's config read and a whole summary. */
+static ax_status train_sized(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
+                             const ax_dataset *test, const ax_train_config *config,
+                             ax_train_summary *summary)
+{
+    /* A program built against an older header passes a shorter config:
+     * the fields it lacks keep their defaults. */
+    ax_train_config full = ax_train_defaults();
+    AX_TRY(ax_sized_read(config, &full,
+                         offsetof(ax_train_config, check_replicas) + sizeof config->check_replicas,
+                         sizeof full, "a training config", "ax_train_defaults"));
+    config = &full;
+    ax_reducer reducer;
+    AX_TRY(ax_reducer_create(config->communicator, net, train, validation, test, &reducer));
+    ax_status status = ax_train_reduced(net, train, validation, test, config, summary, &reducer);
+    return ax_reducer_finish(&reducer, status, &summary->communication_seconds);
+}
+
+ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
+                   const ax_dataset *test, const ax_train_config *config,
+                   ax_train_summary *caller_summary)
+{
+    /* The caller's summary may be shorter than ours (an older header): the
+     * run fills a whole one, and only the caller's size is copied out. */
+    AX_TRY(ax_sized_output_check(caller_summary, sizeof(ax_train_summary), "a training summary",
+                                 "ax_train_summary_empty"));
+    ax_train_summary summary = ax_train_summary_empty();
+    summary.final_test_accuracy = NAN;
+    ax_status status = train_sized(net, train, validation, test, config, &summary);
+    ax_sized_output_write(caller_summary, &summary, sizeof summary);
+    return status;
+}

@@ -112,3 +112,27 @@ ax_status ax_train_state_restore(const ax_train_state *s, const ax_trainer_parts
     optimizer->counters = trainer->optimizer;
     return AX_STATUS_OK;
 }
+
+void ax_train_state_free(ax_train_state *state)
+{
+    if (!state)
+        return;
+    free(state->prefix);
+    free(state->note);
+    free(state->order);
+    free(state->parameters);
+    free(state->optimizer_state[0]);
+    free(state->optimizer_state[1]);
+    free(state->best_parameters);
+    ax_optimizer_saved_free(&state->optimizer_saved);
+    free(state->line_base);
+    ax_net_config_release(&state->net_config); /* parsed by ax_checkpoint_load; else the net's */
+    free(state);
+}
+
+int ax_train_state_epochs_done(const ax_train_state *state) { return state->trainer.epoch; }
+
+const char *ax_train_state_note(const ax_train_state *state)
+{
+    return state->note ? state->note : "";
+}

@@ -138,7 +138,7 @@ void ax_dataset_free(ax_dataset *dataset)
     free(dataset->labels);
     free(dataset->target_values);
     if (dataset->stream)
-        ax_batch_stream_free(dataset->stream);
+        dataset->stream_free(dataset->stream);
     free(dataset);
 }
 

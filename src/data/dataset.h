@@ -20,6 +20,9 @@ struct ax_dataset {
     /* batches:DIR streamed (stream.c): the rows are read as a pass asks for
      * them; feature_values and labels are NULL, rows counts the rows. */
     struct ax_batch_stream *stream;
+    /* Frees stream: set with it by stream.c, so that ax_dataset_free
+     * (dataset.c) calls nothing of stream.c (no loop between the two). */
+    void (*stream_free)(struct ax_batch_stream *stream);
     bool borrowed;         /* the arrays are the caller's (ax_dataset_wrap): not freed */
     int64_t image_shape[3]; /* (height, width, channels) when rows are images, else zeros */
 };

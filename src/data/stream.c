@@ -392,6 +392,7 @@ ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const
     data->classes = s->meta.classes;
     snprintf(data->source, sizeof data->source, "%s", dir);
     data->stream = s;
+    data->stream_free = ax_batch_stream_free;
     *out = data;
     return AX_STATUS_OK;
 }

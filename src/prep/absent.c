@@ -4,7 +4,7 @@
  * axon.h still exist and programs need no #ifdef: ax_prep_run refuses with
  * AX_STATUS_UNSUPPORTED and says how to rebuild (after the same check of
  * the options' size as the pipeline's), as
- * src/dist/mpi_communicator.c does for MPI (the options' defaults stay:
+ * src/parallel/mpi_communicator.c does for MPI (the options' defaults stay:
  * options.c is built either way). batches:DIR data (prep's output,
  * src/data/batches.c) needs none of these libraries and is always built. */
 #include <string.h>

@@ -2,7 +2,7 @@
  * (AXON_STATS=OFF). CMake compiles this file instead of the rest of
  * src/stats, so the public functions of axon.h still exist and programs need
  * no #ifdef: each refuses with AX_STATUS_UNSUPPORTED and says how to
- * rebuild, as src/dist/mpi_communicator.c does for MPI. The statistics need
+ * rebuild, as src/parallel/mpi_communicator.c does for MPI. The statistics need
  * no library of their own (the BLAS and OpenMP are libaxon's). */
 #include "base/error.h"
 

@@ -1,7 +1,7 @@
 /* device.c: the statistics on a chosen device (ax_stats_entropy_mi_on,
  * ax_stats_tensor_mean_on): the CPU runs the kernels of entropy.c and
- * tensor_mean.c, another device its plugin's (for CUDA
- * src/backend/cuda/stats.cu) through the plugin table (backend/plugin.h). The input checks and the
+ * tensor_mean.c, another device its plugin's extensions of those names
+ * (backend/plugin.h). The input checks and the
  * error messages are the CPU's for every device: shapes are checked here
  * before anything is copied, and NaN/Inf, which the device only flags
  * (entropy-mi: rows holding one; tensor-mean: a non-finite result), are

@@ -11,9 +11,9 @@
  * batch = B or N, width = D, repeat = the sample, epoch empty: a whole
  * run), which bench/compare_stats.sh puts beside NumPy and PyTorch.
  *
- * With --device cuda[:N] or opencl[:N], every size runs on the CPU and then on the
+ * With --device NAME[:N], every size runs on the CPU and then on the
  * device: the device's time per call with the copies (the wall clock of
- * the whole call) and without them (the kernels, by CUDA events), and the
+ * the whole call) and without them (the kernels, by the device's events), and the
  * crossover: the smallest size from which the device is faster at every
  * larger size swept, with and without the copies (the case study asked
  * where a GPU starts to pay). */
@@ -44,12 +44,12 @@ static const cli_option stats_bench_options[] = {
 
 static const char stats_bench_usage[] =
     "axon bench entropy-mi|tensor-mean [--sizes LIST] [--d D] [--repeat N] [--threads N] "
-    "[--csv FILE] [--device cuda[:N]|opencl[:N]]";
+    "[--csv FILE] [--device NAME[:N]]";
 static const char stats_bench_description[] =
     "Times the activation statistics of axon stats (docs/stats.md) at five sizes\n"
     "each: seconds per call as mean and sd over samples, GB/s (entropy-mi) or\n"
     "GFLOP/s (tensor-mean). bench/compare_stats.sh runs NumPy and PyTorch beside it.\n"
-    "--device cuda[:N] or opencl[:N]: the CPU and the device at each size, the device's time\n"
+    "--device NAME[:N] (a device axon info lists): the CPU and the device at each size, the device's time\n"
     "with and without the copies, and the size from which the device wins.";
 
 enum { MAX_SIZES = 32 };
@@ -57,13 +57,6 @@ enum { MAX_SIZES = 32 };
 bool bench_stats_handles(const char *name)
 {
     return strcmp(name, "entropy-mi") == 0 || strcmp(name, "tensor-mean") == 0;
-}
-
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* Roughly standard normal values (a sum of four uniforms from a fixed
@@ -144,13 +137,13 @@ static ax_status sample(stats_case *k, double min_time, double *seconds, ax_stat
 {
     int calls = 0;
     k->spent = (ax_stats_timing){0.0, 0.0, 0.0};
-    double start = now_seconds(), elapsed;
+    double start = ax_seconds_now(), elapsed;
     do {
         ax_status status = run_once(k);
         if (status != AX_STATUS_OK)
             return status;
         calls++;
-        elapsed = now_seconds() - start;
+        elapsed = ax_seconds_now() - start;
     } while (elapsed < min_time);
     *seconds = elapsed / calls;
     per_call->upload_seconds = k->spent.upload_seconds / calls;
@@ -199,7 +192,7 @@ static int bench_size(const char *workload, bool entropy, ax_device device, cons
         device_sum.download_seconds += per_call.download_seconds;
         if (csv && ax_device_is_cpu(device)) {
             csv_row(csv, workload, "axon", entropy, k.rows, k.d, r, seconds);
-        } else if (csv) { /* "axon-cuda", "axon-opencl" */
+        } else if (csv) { /* "axon-NAME" */
             char system[AX_DEVICE_NAME_CAPACITY + 16], kernels[AX_DEVICE_NAME_CAPACITY + 24];
             snprintf(system, sizeof system, "axon-%.*s", AX_DEVICE_NAME_CAPACITY, device.backend);
             snprintf(kernels, sizeof kernels, "%s-kernels", system);
@@ -395,8 +388,8 @@ int command_bench_stats(int argc, char **argv)
         case_free(&k);
     }
     if (result == CLI_EXIT_OK && on_device) {
-        printf("  (GPU ms: the whole call, copies included; kernel ms: by CUDA events, or on\n"
-               "   OpenCL the host clock around the finished kernels; speedup:\n"
+        printf("  (GPU ms: the whole call, copies included; kernel ms: by the device's own\n"
+               "   events, or the host clock around the finished kernels; speedup:\n"
                "   CPU ms / GPU ms; kernels: CPU ms / kernel ms)\n");
         for (int only = 0; only < 2; only++) {
             int64_t from = crossover(sizes, cpu, gpu, size_count, only == 1);

@@ -35,9 +35,9 @@
 #include "axon.h"
 #include "common.h"
 
-/* B1(a) idle, 2 threads, 10 runs each (docs/notes/threads.md): 0.369-0.421
- * s per epoch with 1000 rounds, 0.322-0.341 with 10000, 0.324-0.369 with
- * 30000, 0.335-0.430 with 300000 (libgomp's own); the least of the fast. */
+/* The spin counts of libgomp's waits: on an idle machine the least of those
+ * that gave the fastest small-network epochs, beside other processes a
+ * short one (docs/notes/threads.md has the runs). */
 #define SPIN_IDLE "10000"
 #define SPIN_BUSY "1000"
 

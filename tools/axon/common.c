@@ -75,25 +75,30 @@ bool read_precision(const cli_args *args, ax_precision *precision)
     return true;
 }
 
-/* The backends --device offers; a backend added as a plugin is added here
- * (and to DEVICE_OPTION's help). */
-static const char *const device_backends[] = {"cpu", "cuda", "opencl"};
-
 bool read_device(const cli_args *args, ax_device *device)
 {
     const char *text = cli_text(args, "device");
     *device = ax_device_cpu();
     if (!text)
         return true;
+    /* The backends --device offers are the library's (ax_backend_known): a
+     * backend added to axon is offered here; one this build lacks is
+     * refused where its device is used, saying how to build it. */
     ax_device parsed;
-    if (ax_device_parse(text, &parsed) == AX_STATUS_OK)
-        for (size_t i = 0; i < sizeof device_backends / sizeof *device_backends; i++)
-            if (strcmp(parsed.backend, device_backends[i]) == 0) {
-                *device = parsed;
-                return true;
-            }
-    cli_error(args, "--device: expected cpu, cuda, cuda:N, opencl or opencl:N (N a device number), "
-              "got '%s'", text);
+    if (ax_device_parse(text, &parsed) == AX_STATUS_OK &&
+        ax_backend_known(ax_device_is_cpu(parsed) ? "cpu" : parsed.backend)) {
+        *device = parsed;
+        return true;
+    }
+    char offered[256] = "";
+    const char *list = ax_backend_source_list();
+    for (const char *p = list; *p;) {
+        const size_t length = strcspn(p, " "), used = strlen(offered);
+        snprintf(offered + used, sizeof offered - used, ", %.*s, %.*s:N", (int)length, p,
+                 (int)length, p);
+        p += length + (p[length] == ' ');
+    }
+    cli_error(args, "--device: expected cpu%s (N a device number), got '%s'", offered, text);
     return false;
 }
 

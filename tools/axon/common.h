@@ -53,9 +53,8 @@ int cli_refuse_unbuilt(const char *command, cli_component component);
      "sums and everything else; CPU only)"}
 #define DEVICE_OPTION                                                 \
     {"device", CLI_STRING, "D", "cpu",                                \
-     "where to compute: cpu, cuda (CUDA device 0), cuda:N (device N),\n" \
-     "opencl (the first OpenCL GPU, else the first OpenCL device) or\n"  \
-     "opencl:N (device N of axon info's list)"}
+     "where to compute: cpu, NAME (device 0 of backend NAME) or NAME:N\n" \
+     "(device N), for the backends and devices axon info lists"}
 
 /* Reads --threads and applies it with ax_set_threads; returns an exit
  * status (usage error for a bad value). */
@@ -67,13 +66,13 @@ bool threads_left_to_axon(const cli_args *args);
 /* Reads --precision; false after printing a usage message. */
 bool read_precision(const cli_args *args, ax_precision *precision);
 const char *precision_name(ax_precision precision);
-/* Reads --device: cpu, cuda (CUDA device 0) or cuda:N, as ax_device_parse
- * reads them, for the backends this command line offers; false after
- * printing a usage message. */
+/* Reads --device: cpu, NAME or NAME:N, as ax_device_parse reads them, for
+ * the backends the library found (ax_backend_name); false after printing a
+ * usage message. */
 bool read_device(const cli_args *args, ax_device *device);
 /* Moves a loaded network onto device (nothing to do for the CPU): a copy is
  * created there with the same weights and the original freed. Names the
- * device in a failure (no CUDA backend, no such device). */
+ * device in a failure (no such backend, no such device). */
 int move_to_device(ax_net **net, ax_device device);
 
 /* Loads a model file (ax_net_load), naming the option and the file in any

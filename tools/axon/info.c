@@ -98,56 +98,141 @@ static int print_peak(bool json)
     return CLI_EXIT_OK;
 }
 
-/* The devices of a device backend (cuda, opencl): "not built" without its
- * plugin, "no device" without one, else one line per device as its plugin
- * describes it (name, memory, peak; for OpenCL also the platform, version,
- * compute units and fp64), through the public ax_device_count/info. */
-static void print_devices(const ax_build_info *build, const char *backend, const char *how,
-                          bool json)
+/* The names of every backend but the CPU, once: those of axon's sources
+ * (built here or not) and any other plugin the library found. */
+static int device_backend_names(char names[][AX_DEVICE_NAME_CAPACITY], int capacity)
 {
-    bool built = false;
-    const size_t length = strlen(backend);
-    for (const char *p = build->backends; p && (p = strstr(p, backend)) != NULL; p += length)
-        if ((p == build->backends || p[-1] == ' ') && (p[length] == '\0' || p[length] == ' '))
-            built = true;
-    int count = built ? ax_device_count(backend) : 0;
-    char text[512];
-    ax_device device = {.index = 0};
-    snprintf(device.backend, sizeof device.backend, "%s", backend);
+    int count = 0;
+    for (const char *p = ax_backend_source_list(); *p && count < capacity;) {
+        const size_t length = strcspn(p, " ");
+        snprintf(names[count++], AX_DEVICE_NAME_CAPACITY, "%.*s", (int)length, p);
+        p += length + (p[length] == ' ');
+    }
+    for (int i = 1; i < ax_backend_count() && count < capacity; i++) {
+        bool listed = false;
+        for (int j = 0; j < count && !listed; j++)
+            listed = strcmp(names[j], ax_backend_name(i)) == 0;
+        if (!listed)
+            snprintf(names[count++], AX_DEVICE_NAME_CAPACITY, "%s", ax_backend_name(i));
+    }
+    return count;
+}
+
+static ax_device device_of(const char *backend, int index)
+{
+    ax_device device = {.index = index};
+    memcpy(device.backend, backend, strnlen(backend, AX_DEVICE_NAME_CAPACITY - 1));
+    return device;
+}
+
+static bool found_here(const char *backend)
+{
+    for (int i = 1; i < ax_backend_count(); i++)
+        if (strcmp(ax_backend_name(i), backend) == 0)
+            return true;
+    return false;
+}
+
+static const char *kind_name(ax_device_kind kind)
+{
+    return kind == AX_DEVICE_KIND_CPU ? "cpu" : kind == AX_DEVICE_KIND_GPU ? "gpu" : "accelerator";
+}
+
+/* One device's properties as a JSON object. */
+static void print_device_json(const ax_device_properties *p)
+{
+    static const char *const capabilities[] = {"f64", "bf16", "images", "device_data",
+                                               "device_loss", "stats"};
+    char name[AX_DEVICE_NAME_CAPACITY + 16];
+    ax_device_format(p->device, name, sizeof name);
+    printf("{\"device\":");
+    json_write_string(stdout, name);
+    printf(",\"kind\":\"%s\",\"name\":", kind_name(p->kind));
+    json_write_string(stdout, p->name);
+    printf(",\"description\":");
+    json_write_string(stdout, p->description);
+    printf(",\"memory_bytes\":%lld,\"compute_units\":%d,\"clock_ghz\":%.3f,"
+           "\"peak_f32_gflops\":%.1f,\"peak_f64_gflops\":%.1f,\"capabilities\":[",
+           (long long)p->memory_bytes, p->compute_units, p->clock_ghz, p->peak_f32_gflops,
+           p->peak_f64_gflops);
+    for (int c = 0, printed = 0; c < (int)(sizeof capabilities / sizeof *capabilities); c++)
+        if (p->capabilities & (1u << c))
+            printf("%s\"%s\"", printed++ ? "," : "", capabilities[c]);
+    printf("]}");
+}
+
+/* The devices of every backend, from the library's enumeration
+ * (ax_backend_count, ax_device_count, ax_device_properties_get): "not
+ * built" for a backend of the sources without its plugin, "no device"
+ * without one, else a line per device as its plugin describes it. JSON
+ * keeps, per backend, "NAME_built" and "NAME_devices" (the lines), and adds
+ * "devices", every device's properties (the CPU's first). */
+static void print_devices(bool json)
+{
+    char names[16][AX_DEVICE_NAME_CAPACITY];
+    const int backends = device_backend_names(names, 16);
+    ax_device_properties properties;
     if (json) {
-        printf(",\"%s_built\":%s,\"%s_devices\":[", backend, built ? "true" : "false", backend);
-        for (int d = 0; d < count; d++) {
-            device.index = d;
-            if (d > 0)
-                printf(",");
-            json_write_string(stdout, ax_device_info(device, text, sizeof text) == AX_STATUS_OK
-                                          ? text : ax_error_message());
+        for (int b = 0; b < backends; b++) {
+            const bool built = found_here(names[b]);
+            const int count = built ? ax_device_count(names[b]) : 0;
+            printf(",\"%s_built\":%s,\"%s_devices\":[", names[b], built ? "true" : "false",
+                   names[b]);
+            for (int d = 0; d < count; d++) {
+                const ax_device device = device_of(names[b], d);
+                if (d > 0)
+                    printf(",");
+                json_write_string(stdout, ax_device_properties_get(device, &properties) == AX_STATUS_OK
+                                              ? properties.description : ax_error_message());
+            }
+            printf("]");
         }
+        printf(",\"devices\":[");
+        bool first = true;
+        if (ax_device_properties_get(ax_device_cpu(), &properties) == AX_STATUS_OK) {
+            print_device_json(&properties);
+            first = false;
+        }
+        for (int b = 0; b < backends; b++)
+            for (int d = 0; found_here(names[b]) && d < ax_device_count(names[b]); d++) {
+                const ax_device device = device_of(names[b], d);
+                if (ax_device_properties_get(device, &properties) != AX_STATUS_OK)
+                    continue;
+                printf("%s", first ? "" : ",");
+                print_device_json(&properties);
+                first = false;
+            }
         printf("]");
         return;
     }
-    if (!built) {
-        printf("  %-12s  not built (%s)\n", backend, how);
-        return;
+    if (ax_device_properties_get(ax_device_cpu(), &properties) == AX_STATUS_OK)
+        printf("  %-12s  %s\n", "cpu", properties.description);
+    for (int b = 0; b < backends; b++) {
+        const char *backend = names[b];
+        if (!found_here(backend)) {
+            char upper[AX_DEVICE_NAME_CAPACITY];
+            for (size_t i = 0; i < sizeof upper; i++)
+                upper[i] = (char)(backend[i] >= 'a' && backend[i] <= 'z' ? backend[i] - 32 : backend[i]);
+            printf("  %-12s  not built (configure with -DAXON_%s=ON where its compiler and "
+                   "libraries are installed: docs/%s.md)\n", backend, upper, backend);
+            continue;
+        }
+        const char *runtime = ax_backend_runtime(backend);
+        const int count = ax_device_count(backend);
+        if (!runtime)
+            printf("  %-12s  %s\n", backend, ax_error_message());
+        else if (count == 0)
+            printf("  %-12s  no device%s%s%s\n", backend, runtime[0] ? " (" : "", runtime,
+                   runtime[0] ? ")" : "");
+        for (int d = 0; runtime && d < count; d++) {
+            const ax_device device = device_of(backend, d);
+            char name[48];
+            ax_device_format(device, name, sizeof name);
+            printf("  %-12s  %s\n", name,
+                   ax_device_properties_get(device, &properties) == AX_STATUS_OK
+                       ? properties.description : ax_error_message());
+        }
     }
-    if (count == 0) {
-        printf("  %-12s  no device\n", backend);
-        return;
-    }
-    for (int d = 0; d < count; d++) {
-        device.index = d;
-        char name[48];
-        snprintf(name, sizeof name, "%s:%d", backend, d);
-        printf("  %-12s  %s\n", name,
-               ax_device_info(device, text, sizeof text) == AX_STATUS_OK ? text : ax_error_message());
-    }
-}
-
-static void print_device_backends(const ax_build_info *build, bool json)
-{
-    print_devices(build, "cuda", "configure with -DAXON_CUDA=ON where nvcc is installed", json);
-    print_devices(build, "opencl", "configure with -DAXON_OPENCL=ON where ocl-icd-opencl-dev, "
-                  "opencl-c-headers and libclblast-dev are installed", json);
 }
 
 int command_info(int argc, char **argv)
@@ -183,7 +268,7 @@ int command_info(int argc, char **argv)
         json_write_string(stdout, or_unknown(build.backends));
         printf(",\"compiler\":");
         json_write_string(stdout, or_unknown(build.compiler));
-        print_device_backends(&build, true);
+        print_devices(true);
         printf(",\"mpi\":");
         if (ax_mpi_library())
             json_write_string(stdout, ax_mpi_library());
@@ -212,7 +297,7 @@ int command_info(int argc, char **argv)
         printf("  cpu features  %s\n", build.cpu_features && build.cpu_features[0]
                                            ? build.cpu_features : "(none detected)");
         printf("  backends      %s\n", or_unknown(build.backends));
-        print_device_backends(&build, false);
+        print_devices(false);
         printf("  compiler      %s\n", or_unknown(build.compiler));
         printf("  openmp        %s\n", build.openmp ? "yes" : "no");
         const ax_bf16_support bf16 = ax_bf16_support_get();

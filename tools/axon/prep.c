@@ -70,20 +70,13 @@ typedef struct prep_display {
     double last_line;
 } prep_display;
 
-static double wall_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static bool on_progress(const ax_prep_progress *progress, void *user)
 {
     prep_display *display = user;
     bool finished = progress->images_done == progress->images_total;
     if (display->live ||
         (display->lines && !display->finished_shown &&
-         (finished || wall_seconds() - display->last_line >= 5.0))) {
+         (finished || ax_seconds_now() - display->last_line >= 5.0))) {
         display->finished_shown = finished;
         char eta[32];
         format_duration(progress->eta_seconds, eta, sizeof eta);
@@ -95,7 +88,7 @@ static bool on_progress(const ax_prep_progress *progress, void *user)
                 (long long)progress->images_skipped, eta, display->live ? "\033[K" : "\n");
         fflush(stderr);
         display->shown = display->live;
-        display->last_line = wall_seconds();
+        display->last_line = ax_seconds_now();
     }
     return !progress_interrupted();
 }
@@ -213,7 +206,7 @@ int command_prep(int argc, char **argv)
     prep_display display = {.live = !quiet && speaker && isatty(fileno(stderr)),
                             .lines = !quiet && speaker && processes > 1 &&
                                      !isatty(fileno(stderr)),
-                            .last_line = wall_seconds()};
+                            .last_line = ax_seconds_now()};
     ax_prep_summary summary = ax_prep_summary_empty();
     progress_catch_interrupt();
     ax_status status = ax_prep_run(&options, on_progress, &display, &summary);

@@ -3,7 +3,7 @@
  * third-order tensor mean; docs/stats.md) on float arrays given as
  * .npy files, or on the activations of chosen layers of a saved model over a
  * data set (what did a hidden layer learn?). Output as a table or JSON.
- * --device cuda[:N] computes the statistic on a CUDA device (the arrays are
+ * --device NAME[:N] computes the statistic on a device (the arrays are
  * read, and a model's activations computed, on the CPU). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -18,14 +18,7 @@
 #include "metrics.h"
 #include "options.h"
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* "cpu" or "cuda:N". */
+/* "cpu" or "NAME:N". */
 static const char *device_name(ax_device device, char *text, size_t capacity)
 {
     ax_device_format(device, text, capacity);
@@ -81,14 +74,14 @@ static const cli_option entropy_options[] = {
 };
 
 static const char entropy_usage[] =
-    "axon stats entropy-mi --x X.npy --y Y.npy [--device cuda[:N]] [--json]\n"
+    "axon stats entropy-mi --x X.npy --y Y.npy [--device NAME[:N]] [--json]\n"
     "       axon stats entropy-mi --model M.safetensors --data D --layer L [--layer-y L2]";
 static const char entropy_description[] =
     "Entropy and mutual information of softmax outputs:\n"
     "P = softmax(X), Q = softmax(Y) row by row,\n"
     "  H  = -mean over rows of sum_i P_i^2\n"
     "  MI =  mean over rows of sum_{i,j} (P_i Q_j)^2 = mean of (sum P_i^2)(sum Q_j^2).\n"
-    "--device cuda[:N] computes them on a CUDA device.\n"
+    "--device NAME[:N] computes them on device N of backend NAME (axon info lists them).\n"
     "With --model, X and Y are the activated outputs of layers of a saved model over\n"
     "the rows of --data (hidden layers after ReLU/tanh: the softmax applies to those).\n"
     "\nexample:\n  axon stats entropy-mi --model fmnist.safetensors --data fashion-mnist "
@@ -253,10 +246,10 @@ static int entropy_mi(int argc, char **argv)
     if (result == CLI_EXIT_OK) {
         double entropy = 0.0, mi = 0.0;
         ax_stats_timing timing;
-        double start = now_seconds();
+        double start = ax_seconds_now();
         ax_status status = ax_stats_entropy_mi_on(device, x.values, y.values, x.rows, x.cols,
                                                   &entropy, &mi, &timing);
-        double seconds = now_seconds() - start;
+        double seconds = ax_seconds_now() - start;
         if (status != AX_STATUS_OK) {
             result = report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(device)
                                                 ? "--device"
@@ -305,12 +298,12 @@ static const cli_option tensor_options[] = {
 };
 
 static const char tensor_usage[] =
-    "axon stats tensor-mean --fx A.npy --fy B.npy --fz C.npy [--out T.npy] [--device cuda[:N]] "
+    "axon stats tensor-mean --fx A.npy --fy B.npy --fz C.npy [--out T.npy] [--device NAME[:N]] "
     "[--json]";
 static const char tensor_description[] =
     "Third-order tensor mean: A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k],\n"
     "computed as one GEMM of the row-wise Khatri-Rao product of fx and fy with fz\n"
-    "(--device cuda[:N]: on a CUDA device, with cuBLAS).\n"
+    "(--device NAME[:N]: on a device, with its BLAS).\n"
     "Prints a summary of A; --out saves it whole.";
 
 /* Largest d whose tensor is listed in --json. */
@@ -382,10 +375,10 @@ static int tensor_mean(int argc, char **argv)
     double seconds = 0.0;
     ax_stats_timing timing = {0.0, 0.0, 0.0};
     if (result == CLI_EXIT_OK) {
-        double start = now_seconds();
+        double start = ax_seconds_now();
         ax_status status = ax_stats_tensor_mean_on(device, f[0].values, f[1].values, f[2].values,
                                                    n, d, tensor, &timing);
-        seconds = now_seconds() - start;
+        seconds = ax_seconds_now() - start;
         if (status != AX_STATUS_OK)
             result = report_failure(status, status == AX_STATUS_UNSUPPORTED && !ax_device_is_cpu(device)
                                                 ? "--device"

@@ -14,6 +14,7 @@
  *                              ((j / 32) * pairs + p) * 32 + j % 32
  * An odd k is padded with a zero, and columns past n with zeros. */
 #include "backend/cpu/bf16_gemm.h"
+#include "base/clock.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -145,13 +146,6 @@ static void gemm_emulated(ax_bf16_workspace *workspace, ax_bf16_sgemm sgemm, boo
 
 #define BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512bf16")))
 
-static double probe_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* 12 independent chains, enough to cover either instruction's latency:
  * throughput in multiply-adds per second. */
 #define PROBE_CHAINS 12
@@ -166,13 +160,13 @@ static double probe_seconds(void)
         for (int i = 0; i < PROBE_CHAINS; i++)                                       \
             sums[i] = _mm512_set1_ps((float)i);                                      \
         TYPE x = (X), y = (Y);                                                       \
-        double start = probe_seconds();                                              \
+        double start = ax_seconds_now();                                              \
         for (int r = 0; r < PROBE_ROUNDS; r++) {                                     \
             _Pragma("GCC unroll 12") for (int i = 0; i < PROBE_CHAINS; i++)          \
                 sums[i] = STEP(sums[i], x, y);                                       \
             __asm__ volatile("" : "+v"(x));                                          \
         }                                                                            \
-        double elapsed = probe_seconds() - start;                                    \
+        double elapsed = ax_seconds_now() - start;                                    \
         __m512 total = sums[0];                                                      \
         for (int i = 1; i < PROBE_CHAINS; i++)                                       \
             total = _mm512_add_ps(total, sums[i]);                                   \

@@ -13,6 +13,7 @@
 #include "backend/cpu/cpu_image.h"
 #include "backend/cpu/skinny_gemm.h"
 #include "backend/cpu/tiny_gemm.h"
+#include "base/error.h"
 #include "base/memory.h"
 #include "base/random.h"
 
@@ -38,6 +39,16 @@ static void cpu_synchronize(ax_backend *backend) {}
 
 /* CPU operations cannot fail once their memory is allocated. */
 static ax_status cpu_status(ax_backend *backend) { return AX_STATUS_OK; }
+
+static ax_status cpu_alloc_status(ax_backend *backend, size_t bytes, void **memory)
+{
+    *memory = ax_allocate_zeroed(bytes);
+    return *memory ? AX_STATUS_OK
+                   : ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for %zu bytes on the CPU",
+                             bytes);
+}
+
+static ax_status cpu_synchronize_status(ax_backend *backend) { return AX_STATUS_OK; }
 
 static void cpu_destroy(ax_backend *backend) { free(backend); }
 
@@ -219,6 +230,8 @@ static void cpu_bf16_destroy(ax_backend *backend)
         .synchronize = cpu_synchronize,                     \
         .status = cpu_status,                               \
         .destroy = destroy_function,                        \
+        .alloc_status = cpu_alloc_status,                   \
+        .synchronize_status = cpu_synchronize_status,       \
     }
 
 static const ax_backend_ops cpu_ops_f32 = CPU_OPS(f32, f32, cpu_destroy);

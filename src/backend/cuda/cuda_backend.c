@@ -131,6 +131,28 @@ static ax_status cuda_status(ax_backend *backend)
                    cb->device, cb->error_text);
 }
 
+static ax_status cuda_alloc_status(ax_backend *backend, size_t bytes, void **memory)
+{
+    *memory = cuda_alloc(backend, bytes);
+    if (*memory)
+        return AX_STATUS_OK;
+    const ax_cuda_backend *cb = ax_cuda(backend);
+    if (cb->error)
+        return cuda_status(backend);
+    size_t free_bytes = 0, total_bytes = 0;
+    (void)cudaMemGetInfo(&free_bytes, &total_bytes);
+    (void)cudaGetLastError();
+    return ax_fail(AX_STATUS_OUT_OF_MEMORY, "CUDA device %d: no room for %zu bytes (%.2f of its "
+                   "%.2f GiB free)", cb->device, bytes, (double)free_bytes / 1073741824.0,
+                   (double)total_bytes / 1073741824.0);
+}
+
+static ax_status cuda_synchronize_status(ax_backend *backend)
+{
+    cuda_synchronize(backend);
+    return cuda_status(backend);
+}
+
 static void cuda_destroy(ax_backend *backend)
 {
     if (!backend)
@@ -196,6 +218,8 @@ static const ax_backend_ops cuda_ops = {
     .loss_accumulate = ax_cuda_loss_accumulate,
     .loss_reset = ax_cuda_loss_reset,
     .loss_read = ax_cuda_loss_read,
+    .alloc_status = cuda_alloc_status,
+    .synchronize_status = cuda_synchronize_status,
 };
 
 int ax_backend_cuda_device_count(void)
@@ -283,7 +307,8 @@ static void lanes_per_sm(int major, int minor, int *fp32, int *fp64)
     }
 }
 
-ax_status ax_backend_cuda_device_info(int device, char *text, size_t capacity)
+/* The facts of device `device` into *out (ax_device_properties, axon.h). */
+static ax_status cuda_properties(int device, ax_device_properties *out)
 {
     if (device < 0 || device >= ax_backend_cuda_device_count())
         return no_device(device);
@@ -297,15 +322,50 @@ ax_status ax_backend_cuda_device_info(int device, char *text, size_t capacity)
     int fp32, fp64;
     lanes_per_sm(prop.major, prop.minor, &fp32, &fp64);
     /* One fused multiply-add = 2 FLOPs per lane per clock. */
-    double hz = (double)clock_khz * 1e3;
-    double peak32 = 2.0 * fp32 * prop.multiProcessorCount * hz;
-    double peak64 = 2.0 * fp64 * prop.multiProcessorCount * hz;
-    snprintf(text, capacity,
+    const double hz = (double)clock_khz * 1e3;
+    out->kind = AX_DEVICE_KIND_GPU;
+    snprintf(out->name, sizeof out->name, "%.*s", (int)sizeof out->name - 1, prop.name);
+    out->memory_bytes = (int64_t)prop.totalGlobalMem;
+    out->compute_units = prop.multiProcessorCount;
+    out->clock_ghz = hz / 1e9;
+    out->peak_f32_gflops = 2.0 * fp32 * prop.multiProcessorCount * hz / 1e9;
+    out->peak_f64_gflops = 2.0 * fp64 * prop.multiProcessorCount * hz / 1e9;
+    out->capabilities = AX_DEVICE_CAPABILITY_F64 | AX_DEVICE_CAPABILITY_IMAGES |
+                        AX_DEVICE_CAPABILITY_DEVICE_DATA | AX_DEVICE_CAPABILITY_DEVICE_LOSS;
+    snprintf(out->description, sizeof out->description,
              "%s, compute %d.%d, %.1f GiB, %d multiprocessors at %.2f GHz, "
              "peak %.1f TFLOP/s float32, %.1f TFLOP/s float64 (without tensor cores)",
              prop.name, prop.major, prop.minor, (double)prop.totalGlobalMem / 1073741824.0,
-             prop.multiProcessorCount, hz / 1e9, peak32 / 1e12, peak64 / 1e12);
+             prop.multiProcessorCount, hz / 1e9, out->peak_f32_gflops / 1e3,
+             out->peak_f64_gflops / 1e3);
     return AX_STATUS_OK;
+}
+
+ax_status ax_backend_cuda_device_info(int device, char *text, size_t capacity)
+{
+    ax_device_properties properties;
+    memset(&properties, 0, sizeof properties);
+    AX_TRY(cuda_properties(device, &properties));
+    snprintf(text, capacity, "%s", properties.description);
+    return AX_STATUS_OK;
+}
+
+static ax_status cuda_device_properties(int device, ax_device_properties *out, size_t size)
+{
+    ax_device_properties properties;
+    memset(&properties, 0, sizeof properties);
+    AX_TRY(cuda_properties(device, &properties));
+    memcpy(out, &properties, size < sizeof properties ? size : sizeof properties);
+    return AX_STATUS_OK;
+}
+
+static ax_backend_proc cuda_get_proc_address(const char *name)
+{
+    if (strcmp(name, AX_BACKEND_EXTENSION_STATS_ENTROPY_MI) == 0)
+        return (ax_backend_proc)ax_cuda_stats_entropy_mi;
+    if (strcmp(name, AX_BACKEND_EXTENSION_STATS_TENSOR_MEAN) == 0)
+        return (ax_backend_proc)ax_cuda_stats_tensor_mean;
+    return NULL;
 }
 
 AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_cuda = {
@@ -315,7 +375,10 @@ AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_cuda = {
     .device_count = ax_backend_cuda_device_count,
     .device_info = ax_backend_cuda_device_info,
     .create = ax_backend_cuda_create,
-    .stats_entropy_mi = ax_cuda_stats_entropy_mi,
-    .stats_tensor_mean = ax_cuda_stats_tensor_mean,
     .init = ax_plugin_host_init,
+    .device_properties = cuda_device_properties,
+    .get_proc_address = cuda_get_proc_address,
+#ifdef AXON_CUDA_VERSION
+    .runtime = "CUDA " AXON_CUDA_VERSION,
+#endif
 };

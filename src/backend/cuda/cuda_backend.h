@@ -19,11 +19,11 @@ extern const ax_backend_plugin ax_backend_plugin_cuda;
 ax_status ax_backend_cuda_create(ax_precision precision, int device, ax_backend **out);
 /* Devices visible to this process; 0 when the driver or devices are missing. */
 int ax_backend_cuda_device_count(void);
-/* See ax_cuda_device_info in axon.h. */
+/* One line describing device `device` (the plugin's device_info). */
 ax_status ax_backend_cuda_device_info(int device, char *text, size_t capacity);
 
-/* The activation statistics (stats.cu), the plugin table's stats_entropy_mi
- * and stats_tensor_mean (plugin.h). */
+/* The activation statistics (stats.cu), the plugin's extensions
+ * AX_BACKEND_EXTENSION_STATS_* (plugin.h). */
 ax_status ax_cuda_stats_entropy_mi(int device, const float *x, const float *y, int64_t rows,
                                    int64_t d, double sums[3], ax_stats_timing *timing);
 ax_status ax_cuda_stats_tensor_mean(int device, const float *fx, const float *fy, const float *fz,

@@ -4,9 +4,8 @@
  * launcher and the sticky error. The kernels are kernels.cl, launched from
  * opencl_ops.c; the devices and programs are opencl_devices.c.
  *
- * Seed 001 built the third backend of its network code on OpenCL; this is
- * that backend for axon, run in every test run on PoCL (the CPU as an
- * OpenCL device) and unchanged on GPUs through their vendors' drivers. */
+ * It runs in every test run on PoCL (the CPU as an OpenCL device) and
+ * unchanged on GPUs through their vendors' drivers. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -360,9 +359,11 @@ static void ocl_gemm(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
     ax_ocl_backend *ob = ax_ocl(backend);
     if (m <= 0 || n <= 0)
         return;
-    if (k <= 0) { /* C = beta C: CLBlast refuses k = 0 */
+    if (k <= 0) { /* C = beta C: CLBlast refuses k = 0. Through the table, so
+                   * that this file calls nothing of opencl_ops.c, which
+                   * launches its kernels through this one. */
         for (int64_t r = 0; r < m; r++)
-            ax_ocl_scale(backend, n, beta, (char *)c + (size_t)(r * ldc) * backend->real_size);
+            backend->ops->scale(backend, n, beta, (char *)c + (size_t)(r * ldc) * backend->real_size);
         return;
     }
     size_t a_offset, b_offset, c_offset;
@@ -541,6 +542,27 @@ static ax_status ocl_status(ax_backend *backend)
                    ob->device->name, ob->error_text);
 }
 
+static ax_status ocl_alloc_status(ax_backend *backend, size_t bytes, void **memory)
+{
+    const ax_ocl_backend *ob = ax_ocl(backend);
+    *memory = ocl_alloc(backend, bytes);
+    if (*memory)
+        return AX_STATUS_OK;
+    if (ob->error)
+        return ocl_status(backend);
+    if ((bytes ? bytes : 1) > ob->device->max_alloc)
+        return AX_STATUS_OUT_OF_MEMORY; /* ocl_alloc said why */
+    return ax_fail(AX_STATUS_OUT_OF_MEMORY, "OpenCL device %d (%s): no room for %zu bytes of its "
+                   "%.2f GiB", ob->index, ob->device->name, bytes,
+                   (double)ob->device->memory / 1073741824.0);
+}
+
+static ax_status ocl_synchronize_status(ax_backend *backend)
+{
+    ocl_synchronize(backend);
+    return ocl_status(backend);
+}
+
 static void ocl_destroy(ax_backend *backend)
 {
     if (!backend)
@@ -608,6 +630,8 @@ static const ax_backend_ops ocl_ops = {
     .loss_accumulate = ax_ocl_loss_accumulate,
     .loss_reset = ax_ocl_loss_reset,
     .loss_read = ax_ocl_loss_read,
+    .alloc_status = ocl_alloc_status,
+    .synchronize_status = ocl_synchronize_status,
 };
 
 static ax_status create(ax_precision precision, int index, ax_backend **out)
@@ -687,6 +711,15 @@ static ax_status create(ax_precision precision, int index, ax_backend **out)
 
 static int device_count(void) { return ax_ocl_device_count(); }
 
+static ax_backend_proc get_proc_address(const char *name)
+{
+    if (strcmp(name, AX_BACKEND_EXTENSION_STATS_ENTROPY_MI) == 0)
+        return (ax_backend_proc)ax_ocl_stats_entropy_mi;
+    if (strcmp(name, AX_BACKEND_EXTENSION_STATS_TENSOR_MEAN) == 0)
+        return (ax_backend_proc)ax_ocl_stats_tensor_mean;
+    return NULL;
+}
+
 AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_opencl = {
     .abi = AX_BACKEND_PLUGIN_ABI,
     .ops_size = sizeof(ax_backend_ops),
@@ -694,7 +727,8 @@ AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_opencl = {
     .device_count = device_count,
     .device_info = ax_ocl_device_info,
     .create = create,
-    .stats_entropy_mi = ax_ocl_stats_entropy_mi,
-    .stats_tensor_mean = ax_ocl_stats_tensor_mean,
     .init = ax_plugin_host_init,
+    .device_properties = ax_ocl_device_properties,
+    .get_proc_address = get_proc_address,
+    .runtime = "OpenCL 1.2 (CLBlast)",
 };

@@ -213,6 +213,41 @@ ax_status ax_ocl_no_device(int index)
                    "axon info lists them)", index, count, count - 1);
 }
 
+static void estimate_peak(const ax_ocl_device *d, ax_ocl_peak *peak)
+{
+    const ax_ocl_peak_facts facts = {
+        .gpu = d->gpu, .fp64 = d->fp64, .vendor = d->vendor,
+        .compute_units = d->compute_units, .clock_mhz = d->clock_mhz,
+        .vector_width_f32 = d->vector_width_f32, .vector_width_f64 = d->vector_width_f64,
+        .nv_major = d->nv_major, .nv_minor = d->nv_minor};
+    ax_ocl_peak_estimate(&facts, peak);
+}
+
+ax_status ax_ocl_device_properties(int index, ax_device_properties *out, size_t size)
+{
+    const ax_ocl_device *d = ax_ocl_device_get(index);
+    if (!d)
+        return ax_ocl_no_device(index);
+    ax_device_properties p;
+    memset(&p, 0, sizeof p);
+    ax_ocl_peak peak;
+    estimate_peak(d, &peak);
+    p.kind = d->gpu ? AX_DEVICE_KIND_GPU : AX_DEVICE_KIND_ACCELERATOR;
+    snprintf(p.name, sizeof p.name, "%.*s", (int)sizeof p.name - 1, d->name);
+    p.memory_bytes = (int64_t)d->memory;
+    p.compute_units = (int)d->compute_units;
+    p.clock_ghz = d->clock_mhz / 1e3;
+    p.peak_f32_gflops = peak.f32 / 1e9;
+    p.peak_f64_gflops = d->fp64 ? peak.f64 / 1e9 : 0.0;
+    /* Losses kept on the device need float64 there (loss_defer declines
+     * without it). */
+    p.capabilities = AX_DEVICE_CAPABILITY_IMAGES | AX_DEVICE_CAPABILITY_DEVICE_DATA |
+                     (d->fp64 ? AX_DEVICE_CAPABILITY_F64 | AX_DEVICE_CAPABILITY_DEVICE_LOSS : 0u);
+    AX_TRY(ax_ocl_device_info(index, p.description, sizeof p.description));
+    memcpy(out, &p, size < sizeof p ? size : sizeof p);
+    return AX_STATUS_OK;
+}
+
 ax_status ax_ocl_device_info(int index, char *text, size_t capacity)
 {
     const ax_ocl_device *d = ax_ocl_device_get(index);

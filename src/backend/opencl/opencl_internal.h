@@ -63,6 +63,8 @@ ax_status ax_ocl_device_prepare(int index, ax_precision precision, cl_context *c
 const char *ax_ocl_error_name(int code);
 /* The plugin's device_info (axon.h: ax_device_info). */
 ax_status ax_ocl_device_info(int index, char *text, size_t capacity);
+/* The plugin's device_properties (plugin.h; axon.h: ax_device_properties). */
+ax_status ax_ocl_device_properties(int index, ax_device_properties *out, size_t size);
 /* "no OpenCL device N: ..." */
 ax_status ax_ocl_no_device(int index);
 

@@ -1,4 +1,4 @@
-/* opencl_stats.c: seed 004's activation statistics on an OpenCL device, the
+/* opencl_stats.c: the activation statistics on an OpenCL device, the
  * plugin table's stats_entropy_mi and stats_tensor_mean (plugin.h), as the
  * CUDA plugin's stats.cu: inputs go over in blocks of rows, so device memory
  * does not bound the number of rows; entropy-mi reduces per group in a fixed
@@ -17,6 +17,7 @@
 #include <clblast_c.h>
 
 #include "backend/opencl/opencl_internal.h"
+#include "base/clock.h"
 #include "base/error.h"
 
 /* Floats per array per block of rows copied over (64 MiB). */
@@ -36,13 +37,6 @@ typedef struct session {
     cl_mem buffers[5];
     ax_status status;
 } session;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Records the first failing call (named with its code); true on failure. */
 static bool failed(session *s, cl_int code, const char *call)
@@ -150,14 +144,14 @@ static ax_status entropy_mi(int index, const float *x, const float *y, int64_t r
     for (int64_t first = 0; ok && first < rows; first += block_rows) {
         const int64_t count = rows - first < block_rows ? rows - first : block_rows;
         const size_t block_bytes = (size_t)(count * d) * sizeof(float);
-        double start = now();
+        double start = ax_seconds_now();
         ok = !failed(&s, clEnqueueWriteBuffer(s.queue, s.buffers[0], CL_FALSE, 0, block_bytes,
                                               x + first * d, 0, NULL, NULL), "clEnqueueWriteBuffer") &&
              !failed(&s, clEnqueueWriteBuffer(s.queue, s.buffers[1], CL_FALSE, 0, block_bytes,
                                               y + first * d, 0, NULL, NULL), "clEnqueueWriteBuffer") &&
              !failed(&s, clFinish(s.queue), "clFinish");
-        upload += now() - start;
-        start = now();
+        upload += ax_seconds_now() - start;
+        start = ax_seconds_now();
         const cl_long count_arg = count, d_arg = d;
         const cl_int accumulate = first > 0;
         const size_t sizes[] = {sizeof(cl_mem), sizeof(cl_mem), sizeof count_arg, sizeof d_arg,
@@ -169,10 +163,10 @@ static ax_status entropy_mi(int index, const float *x, const float *y, int64_t r
              !failed(&s, clEnqueueNDRangeKernel(s.queue, s.kernel, 1, NULL, &global, &group, 0,
                                                 NULL, NULL), "clEnqueueNDRangeKernel (ax_entropy_rows)") &&
              !failed(&s, clFinish(s.queue), "clFinish");
-        compute += now() - start;
+        compute += ax_seconds_now() - start;
     }
     if (ok) {
-        const double start = now();
+        const double start = ax_seconds_now();
         void *partials = malloc((size_t)(3 * groups) * acc_size);
         ok = partials && !failed(&s, clEnqueueReadBuffer(s.queue, s.buffers[2], CL_TRUE, 0,
                                                          (size_t)(3 * groups) * acc_size, partials,
@@ -186,7 +180,7 @@ static ax_status entropy_mi(int index, const float *x, const float *y, int64_t r
         if (!partials && s.status == AX_STATUS_OK)
             s.status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "entropy-mi: out of host memory");
         free(partials);
-        download += now() - start;
+        download += ax_seconds_now() - start;
     }
     end(&s);
     if (ok && timing)
@@ -219,14 +213,14 @@ static ax_status tensor_mean(int index, const float *fx, const float *fy, const 
     for (int64_t first = 0; ok && first < n; first += block_rows) {
         const int64_t count = n - first < block_rows ? n - first : block_rows;
         const size_t block_bytes = (size_t)(count * d) * sizeof(float);
-        double start = now();
+        double start = ax_seconds_now();
         for (int a = 0; a < 3 && ok; a++)
             ok = !failed(&s, clEnqueueWriteBuffer(s.queue, s.buffers[a], CL_FALSE, 0, block_bytes,
                                                   host[a] + first * d, 0, NULL, NULL),
                          "clEnqueueWriteBuffer");
         ok = ok && !failed(&s, clFinish(s.queue), "clFinish");
-        upload += now() - start;
-        start = now();
+        upload += ax_seconds_now() - start;
+        start = ax_seconds_now();
         const cl_long count_arg = count, d_arg = d;
         const size_t sizes[] = {sizeof(cl_mem), sizeof(cl_mem), sizeof count_arg, sizeof d_arg,
                                 sizeof(cl_mem)};
@@ -250,14 +244,14 @@ static ax_status tensor_mean(int index, const float *fx, const float *fy, const 
             }
         }
         ok = ok && !failed(&s, clFinish(s.queue), "clFinish");
-        compute += now() - start;
+        compute += ax_seconds_now() - start;
     }
     if (ok) {
-        const double start = now();
+        const double start = ax_seconds_now();
         ok = !failed(&s, clEnqueueReadBuffer(s.queue, s.buffers[4], CL_TRUE, 0,
                                              (size_t)d3 * sizeof(float), out, 0, NULL, NULL),
                      "clEnqueueReadBuffer");
-        download += now() - start;
+        download += ax_seconds_now() - start;
     }
     end(&s);
     if (ok && timing)

@@ -1,4 +1,4 @@
-/* stats.cl: seed 004's activation statistics on an OpenCL device (the CPU
+/* stats.cl: the activation statistics on an OpenCL device (the CPU
  * versions are src/stats/entropy.c and tensor_mean.c; the host side is
  * opencl_stats.c). Built in one program after kernels.cl, whose helpers
  * (acc, group_sum) it uses; float inputs whatever the program's `real`. */

@@ -13,7 +13,7 @@
 #include "base/random.h"
 #include "core/checkpoint.h"
 #include "data/dataset.h"
-#include "dist/replicas.h"
+#include "parallel/replicas.h"
 
 /* Every sum goes through here, to be timed. */
 static ax_status sum(ax_replicas *replicas, void *values, int64_t count, ax_precision precision)

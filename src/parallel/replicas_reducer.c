@@ -1,8 +1,8 @@
 /* replicas_reducer.c: the reducer (core/reducer.h) of one of several
  * replicas, ranks under mpirun or threads of --replicas, each operation a
- * call of replicas.c; and ax_train, which learns from the communicator
- * whether there are several, and trains with this reducer or the one of a
- * process alone. */
+ * call of replicas.c; and ax_reducer_create, which learns from the
+ * communicator whether there are several, and gives ax_train (core/train.c)
+ * this reducer or the one of a process alone. */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 #include "base/error.h"
 #include "base/memory.h"
 #include "core/reducer.h"
-#include "dist/replicas.h"
+#include "parallel/replicas.h"
 
 static ax_replicas *replicas_of(const ax_reducer *self) { return self->context; }
 
@@ -105,43 +105,27 @@ static ax_reducer replicated_reducer(ax_replicas *replicas)
                         .validation_rows = replicas->validation_rows};
 }
 
-/* ax_train with the caller's config read and a whole summary. */
-static ax_status train_sized(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
-                             const ax_dataset *test, const ax_train_config *config,
-                             ax_train_summary *summary)
+ax_status ax_reducer_create(const ax_communicator *communicator, const ax_net *net,
+                            const ax_dataset *train, const ax_dataset *validation,
+                            const ax_dataset *test, ax_reducer *out)
 {
-    /* A program built against an older header passes a shorter config:
-     * the fields it lacks keep their defaults. */
-    ax_train_config full = ax_train_defaults();
-    AX_TRY(ax_sized_read(config, &full,
-                         offsetof(ax_train_config, check_replicas) + sizeof config->check_replicas,
-                         sizeof full, "a training config", "ax_train_defaults"));
-    config = &full;
     /* With several ranks, every one learns the others' row counts first. */
     ax_replicas *replicas = NULL;
-    AX_TRY(ax_replicas_create(config->communicator, net, train, validation, test, &replicas));
-    ax_reducer reducer = replicas ? replicated_reducer(replicas) : ax_reducer_single(train, validation);
-    ax_status status = ax_train_reduced(net, train, validation, test, config, summary, &reducer);
-    /* A rank that failed before training tells the others, which wait for it. */
-    if (replicas && !replicas->ready_agreed)
-        status = ax_replicas_agree_ready(replicas, status);
-    if (replicas)
-        summary->communication_seconds = replicas->seconds;
-    ax_replicas_free(replicas);
-    return status;
+    AX_TRY(ax_replicas_create(communicator, net, train, validation, test, &replicas));
+    *out = replicas ? replicated_reducer(replicas) : ax_reducer_single(train, validation);
+    return AX_STATUS_OK;
 }
 
-ax_status ax_train(ax_net *net, const ax_dataset *train, const ax_dataset *validation,
-                   const ax_dataset *test, const ax_train_config *config,
-                   ax_train_summary *caller_summary)
+ax_status ax_reducer_finish(ax_reducer *reducer, ax_status status, double *communication_seconds)
 {
-    /* The caller's summary may be shorter than ours (an older header): the
-     * run fills a whole one, and only the caller's size is copied out. */
-    AX_TRY(ax_sized_output_check(caller_summary, sizeof(ax_train_summary), "a training summary",
-                                 "ax_train_summary_empty"));
-    ax_train_summary summary = ax_train_summary_empty();
-    summary.final_test_accuracy = NAN;
-    ax_status status = train_sized(net, train, validation, test, config, &summary);
-    ax_sized_output_write(caller_summary, &summary, sizeof summary);
+    if (reducer->ops != &replicated_ops)
+        return status;
+    ax_replicas *replicas = replicas_of(reducer);
+    /* A rank that failed before training tells the others, which wait for it. */
+    if (!replicas->ready_agreed)
+        status = ax_replicas_agree_ready(replicas, status);
+    *communication_seconds = replicas->seconds;
+    ax_replicas_free(replicas);
+    reducer->context = NULL;
     return status;
 }
