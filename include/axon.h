@@ -145,6 +145,7 @@ typedef enum ax_optimizer_kind {
     AX_OPTIMIZER_ADAM,
     AX_OPTIMIZER_CG,      /* full-batch Polak-Ribiere nonlinear CG (scipy.optimize.fmin_cg) */
     AX_OPTIMIZER_LBFGS,   /* full-batch L-BFGS with the same strong-Wolfe line search */
+    AX_OPTIMIZER_ADAMW,   /* Adam with decoupled weight decay (torch.optim.AdamW) */
 } ax_optimizer_kind;
 
 /* The options of ax_train_config an optimizer kind reads beyond those every
@@ -156,6 +157,7 @@ typedef enum ax_optimizer_setting {
     AX_OPTIMIZER_SETTING_LINE_SEARCH = 1 << 3,   /* gtol, line_search_max_evaluations; its
                                                     summary counts evaluations */
     AX_OPTIMIZER_SETTING_LBFGS_MEMORY = 1 << 4,  /* lbfgs_memory */
+    AX_OPTIMIZER_SETTING_WEIGHT_DECAY = 1 << 5,  /* weight_decay (AdamW's decoupled decay) */
 } ax_optimizer_setting;
 
 const char *ax_activation_name(ax_activation activation);
@@ -670,6 +672,10 @@ typedef struct ax_regularization {
     uint64_t dropout_key; /* selects the mask; the same key gives the same mask */
     int64_t dropout_first_row; /* the mask's row index of the first row passed (0 usually;
                                   a batch computed in parts gives each part its offset) */
+    /* Appended by issue 30 (this struct has no size field: a program built
+     * against an older header must be rebuilt before it passes one). */
+    double l1;            /* loss += l1 * sum of |weights| (not biases); its gradient is the
+                             subgradient l1 sign(w), 0 at w = 0 */
 } ax_regularization;
 
 /* Loss and gradient over rows [first, first + rows) of data, in float64
@@ -844,6 +850,30 @@ typedef struct ax_train_config {
      * per epoch from its third on with them and 0.24-0.27 s without, to the
      * same accuracy. true keeps IEEE's gradual underflow. */
     bool keep_subnormals;
+    /* L1 penalty, per mean loss as l2 is: loss += l1 * sum of |weights|
+     * (not biases), in every optimizer. |w| has no derivative at 0: the
+     * gradient uses the subgradient l1 sign(w) with sign(0) = 0 (what
+     * PyTorch's autograd gives for abs), so SGD and Adam move weights
+     * through 0 rather than onto it, and CG and L-BFGS minimise the
+     * non-smooth cost with it (their line searches then evaluate plainly,
+     * without the first layer's cached products). Default 0. */
+    double l1;
+    /* AdamW (AX_OPTIMIZER_ADAMW) only: decoupled weight decay as
+     * torch.optim.AdamW applies it: before each Adam step, every weight
+     * (not the biases: torch's AdamW with the biases in a group of
+     * weight_decay 0) is multiplied by 1 - learning_rate * weight_decay.
+     * Default 0.01, torch's. */
+    double weight_decay;
+    /* Gradient clipping (SGD, Adam, AdamW; CG and L-BFGS refuse it: a line
+     * search needs the true gradient), after the gradient of the whole
+     * batch (penalties included) is complete and before the step.
+     * clip_value first clamps every component to [-clip_value, clip_value]
+     * (torch.nn.utils.clip_grad_value_); clip_norm then scales the whole
+     * gradient by clip_norm / (norm + 1e-6) when that is below 1, norm
+     * being the Euclidean norm of all parameters' gradient at once
+     * (torch.nn.utils.clip_grad_norm_). 0 = off (the defaults). */
+    double clip_norm;
+    double clip_value;
 } ax_train_config;
 
 /* Fills the first size bytes of *config with the defaults (SGD, lr 0.1,

@@ -94,6 +94,10 @@ int main(void)
     FIELD(ax_train_config, optimizer_state);
     FIELD(ax_train_config, epsilon_before_correction);
     FIELD(ax_train_config, keep_subnormals);
+    FIELD(ax_train_config, l1);
+    FIELD(ax_train_config, weight_decay);
+    FIELD(ax_train_config, clip_norm);
+    FIELD(ax_train_config, clip_value);
     SIZE(ax_train_summary);
     FIELD(ax_train_summary, size);
     FIELD(ax_train_summary, epochs_run);
@@ -189,5 +193,6 @@ int main(void)
     FIELD(ax_regularization, dropout);
     FIELD(ax_regularization, dropout_key);
     FIELD(ax_regularization, dropout_first_row);
+    FIELD(ax_regularization, l1);
     return 0;
 }

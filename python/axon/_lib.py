@@ -132,7 +132,8 @@ class TrainConfig(Structure):
                 ("resume", c_void_p), ("communicator", c_void_p), ("check_replicas", c_bool),
                 ("adapt_threads", c_bool), ("optimizer_state", c_void_p),
                 ("epsilon_before_correction", c_bool),
-                ("keep_subnormals", c_bool)]
+                ("keep_subnormals", c_bool), ("l1", c_double), ("weight_decay", c_double),
+                ("clip_norm", c_double), ("clip_value", c_double)]
 
 
 class TrainSummary(Structure):
@@ -196,7 +197,7 @@ class PrepSummary(Structure):
 
 class Regularization(Structure):
     _fields_ = [("l2", c_double), ("dropout", c_double), ("dropout_key", c_uint64),
-                ("dropout_first_row", c_int64)]
+                ("dropout_first_row", c_int64), ("l1", c_double)]
 
 
 # Every struct the layout test compares with the C compiler's (tests/abi_layout.c).

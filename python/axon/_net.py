@@ -357,7 +357,7 @@ class Net:
               epochs=10, gtol=1e-5, lbfgs_memory=10, l2=0.0, dropout=0.0, early_stop=0,
               keep_best=None, seed=1, shuffle=True, progress=None, progress_interval=0.2,
               verbose=False, optimizer_state=None, epsilon_before_correction=False,
-              keep_subnormals=False):
+              keep_subnormals=False, l1=0.0, weight_decay=0.01, clip_norm=0.0, clip_value=0.0):
         """Trains on (X, y) (or X a data spec / Dataset, y None) with the CLI's options.
 
         validation, test: (X, y) pairs, specs or Datasets. batch: rows per step, 0 or
@@ -372,6 +372,9 @@ class Net:
         epsilon_before_correction: Adam adds epsilon as scikit-learn does (axon.h).
         keep_subnormals: keep IEEE subnormal numbers instead of flushing them to zero
         while training, which is faster (axon.h, ax_train_config.keep_subnormals).
+        l1: L1 penalty per mean loss (weights only); weight_decay: AdamW's decoupled
+        decay (optimizer="adamw"); clip_norm, clip_value: gradient clipping (sgd, adam,
+        adamw; 0 = off), as axon.h's ax_train_config says.
         """
         if y is None and isinstance(X, np.ndarray):
             raise TypeError("axon: Net.train(X, y): y (labels or targets) is missing")
@@ -392,6 +395,10 @@ class Net:
         config.gtol = gtol
         config.lbfgs_memory = int(lbfgs_memory)
         config.l2 = l2
+        config.l1 = l1
+        config.weight_decay = weight_decay
+        config.clip_norm = clip_norm
+        config.clip_value = clip_value
         config.dropout = dropout
         config.early_stop = int(early_stop)
         try:

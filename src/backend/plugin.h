@@ -57,7 +57,7 @@
  * grow; 4 the plugin's `init` (host services, below): a plugin older than
  * that resolved libaxon's symbols itself, which fails where libaxon is
  * loaded privately, so it is refused; 5 data sets and losses on the device
- * (backend.h). */
+ * (backend.h); 6 the training strategies' l1_penalty and clamp. */
 #define AX_BACKEND_PLUGIN_ABI_OLDEST 4
 
 

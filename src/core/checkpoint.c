@@ -206,6 +206,7 @@ static void train_json(const ax_train_config *c, ax_json_writer *w)
 #define WRITE_INT64(w, key, value) append_int(w, key, value)
 #define WRITE_BOOL(w, key, value) append_int(w, key, value)
 #define WRITE_ADDED_BOOL(w, key, value) append_int(w, key, value)
+#define WRITE_ADDED_DOUBLE(w, key, value) append_double(w, key, value)
 #define WRITE_U64(w, key, value) append_u64(w, key, value)
 #define WRITE_OPTIMIZER(w, key, value) append_string(w, key, ax_optimizer_name(value))
 #define WRITE_KEEP_BEST(w, key, value) append_string(w, key, keep_best_name(value))
@@ -219,6 +220,7 @@ static void train_json(const ax_train_config *c, ax_json_writer *w)
 #undef WRITE_INT64
 #undef WRITE_BOOL
 #undef WRITE_ADDED_BOOL
+#undef WRITE_ADDED_DOUBLE
 #undef WRITE_U64
 #undef WRITE_OPTIMIZER
 #undef WRITE_KEEP_BEST

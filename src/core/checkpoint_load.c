@@ -178,6 +178,9 @@ static ax_status read_train(reader *r, ax_train_state *s)
 #define READ_ADDED_BOOL(field, key, low, high) \
     if (ax_json_object_get(r->object, key))    \
         c->field = get_int(r, key, low, high) != 0
+#define READ_ADDED_DOUBLE(field, key, low, high) \
+    if (ax_json_object_get(r->object, key))      \
+        c->field = get_double(r, key)
 #define READ_U64(field, key, low, high) c->field = get_u64(r, key)
 #define READ_OPTIMIZER(field, key, low, high) optimizer = get_string(r, key)
     /* Absent in checkpoints written before keep_best was recorded. */
@@ -193,6 +196,7 @@ static ax_status read_train(reader *r, ax_train_state *s)
 #undef READ_INT64
 #undef READ_BOOL
 #undef READ_ADDED_BOOL
+#undef READ_ADDED_DOUBLE
 #undef READ_U64
 #undef READ_OPTIMIZER
 #undef READ_KEEP_BEST

@@ -147,6 +147,12 @@ double ax_net_data_loss(ax_net *net, int64_t rows);
 /* The L2 penalty l2/2 * (sum of squared weights) of the current weights,
  * the term the losses above add when regularizing. */
 double ax_net_l2_penalty(ax_net *net, double l2);
+/* The L1 penalty l1 * (sum of absolute weights) of the current weights
+ * (the backend's l1_penalty: AX_BACKEND_FEATURE_STRATEGIES). */
+double ax_net_l1_penalty(ax_net *net, double l1);
+/* AX_STATUS_UNSUPPORTED, naming the entries, when l1 > 0 and the backend
+ * lacks l1_penalty. */
+ax_status ax_net_check_l1(const ax_net *net, double l1);
 
 /* The forward pass from layer `first` on, whose input (layer first - 1's
  * outputs) is in the workspace already. */

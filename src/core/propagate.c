@@ -182,6 +182,23 @@ double ax_net_l2_penalty(ax_net *net, double l2)
     return 0.5 * l2 * sum;
 }
 
+double ax_net_l1_penalty(ax_net *net, double l1)
+{
+    double sum = 0.0;
+    for (int l = 0; l < net->layer_count; l++)
+        sum += OPS->l1_penalty(net->backend, net->layers[l].weight_count,
+                               ax_layer_weights(net, net->parameters, l), 0.0, NULL);
+    return l1 * sum;
+}
+
+/* Layer l's L1 subgradient, l1 sign(W), added to its weight gradient. */
+static void add_l1_gradient(ax_net *net, int l, double l1)
+{
+    OPS->l1_penalty(net->backend, net->layers[l].weight_count,
+                    ax_layer_weights(net, net->parameters, l), l1,
+                    ax_layer_weights(net, net->gradients, l));
+}
+
 /* first_weights false leaves out the first layer's weight gradient, the
  * one pass over the inputs a backward pass makes (see ax_net_backward_along). */
 static double backward(ax_net *net, int64_t rows, const ax_regularization *regularization,
@@ -190,6 +207,7 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
     const int last = net->layer_count - 1;
     const double scale = ax_net_loss_scale(net, rows);
     const double l2 = regularization ? regularization->l2 : 0.0;
+    const double l1 = regularization ? regularization->l1 : 0.0;
     int current = 0;
     const ax_layer *output = &net->layers[last];
     const double nb = (double)rows, nout = (double)output->out;
@@ -200,6 +218,8 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
                 loss = output_loss(net, rows, with_gradient ? net->delta[current] : NULL, scale) * scale);
     if (l2 > 0.0)
         AX_PROFILED(net, AX_PROFILE_L2, -1, 0.0, loss += ax_net_l2_penalty(net, l2));
+    if (l1 > 0.0)
+        AX_PROFILED(net, AX_PROFILE_L2, -1, 0.0, loss += ax_net_l1_penalty(net, l1));
     if (!with_gradient)
         return loss;
 
@@ -215,6 +235,8 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
         if (l == 0 && !first_weights)
             break;
         layer->ops->backward_weights(net, l, net->delta[current], x, l2, rows);
+        if (l1 > 0.0)
+            AX_PROFILED(net, AX_PROFILE_L2, l, 0.0, add_l1_gradient(net, l, l1));
         if (net->gradient_ready)
             net->gradient_ready(net->gradient_ready_user, l);
         if (l == 0)
@@ -242,8 +264,8 @@ double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t
     ax_regularization per_chunk = {0};
     if (regularization)
         per_chunk = *regularization;
-    const double l2 = per_chunk.l2;
-    per_chunk.l2 = 0.0; /* added once below, not once per chunk */
+    const double l2 = per_chunk.l2, l1 = per_chunk.l1;
+    per_chunk.l2 = per_chunk.l1 = 0.0; /* added once below, not once per chunk */
     double loss = 0.0;
     for (int64_t first = 0; first < rows; first += chunk) {
         const int64_t count = rows - first < chunk ? rows - first : chunk;
@@ -269,6 +291,11 @@ double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t
             OPS->axpy(net->backend, net->layers[l].weight_count, l2,
                       ax_layer_weights(net, net->parameters, l), ax_layer_weights(net, net->gradients, l));
     }
+    if (l1 > 0.0) {
+        loss += ax_net_l1_penalty(net, l1);
+        for (int l = 0; l < net->layer_count; l++)
+            add_l1_gradient(net, l, l1);
+    }
     return loss;
 }
 
@@ -293,6 +320,17 @@ static ax_status check_regularization(const ax_regularization *regularization)
     if (!(regularization->dropout >= 0.0 && regularization->dropout < 1.0))
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "dropout must be in [0, 1), not %g",
                        regularization->dropout);
+    if (!(regularization->l1 >= 0.0 && isfinite(regularization->l1)))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "l1 must be a finite number >= 0, not %g",
+                       regularization->l1);
+    return AX_STATUS_OK;
+}
+
+ax_status ax_net_check_l1(const ax_net *net, double l1)
+{
+    if (l1 > 0.0)
+        return ax_backend_require(net->backend->ops, AX_BACKEND_FEATURE_STRATEGIES,
+                                  "an L1 penalty");
     return AX_STATUS_OK;
 }
 
@@ -304,6 +342,8 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
         return ax_fail(AX_STATUS_UNSUPPORTED, "%s is streamed: its rows are not in memory for "
                        "ax_net_loss_gradient (open it whole)", data->source);
     AX_TRY(check_regularization(regularization));
+    if (regularization)
+        AX_TRY(ax_net_check_l1(net, regularization->l1));
     AX_TRY(ax_net_check_data(net, data, "the"));
     if (first < 0 || rows < 1 || first + rows > data->rows)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "rows %lld to %lld are outside %s (%lld rows)",

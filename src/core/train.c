@@ -61,7 +61,26 @@ typedef struct step_context {
     bool overlap;            /* mini-batches: the backward pass may begin the sums */
     ax_line_cache *line;     /* CG and L-BFGS on one unchunked full batch: trial steps along
                                 a direction reuse X W^T and X D^T (propagate_along.c); else NULL */
+    double clip_norm, clip_value; /* gradient clipping (SGD, Adam, AdamW); 0 = off */
 } step_context;
+
+/* torch.nn.utils.clip_grad_value_, then clip_grad_norm_ (its 1e-6 and all),
+ * on the whole batch's gradient: every replica holds the same sum by now,
+ * so every one clips alike. */
+static void clip_gradient(const step_context *step)
+{
+    ax_net *net = step->net;
+    const ax_backend_ops *ops = net->backend->ops;
+    if (step->clip_value > 0.0)
+        ops->clamp(net->backend, net->parameter_count, step->clip_value, net->gradients);
+    if (step->clip_norm > 0.0) {
+        const double norm = sqrt(ops->dot(net->backend, net->parameter_count, net->gradients,
+                                          net->gradients));
+        const double coefficient = step->clip_norm / (norm + 1e-6);
+        if (coefficient < 1.0)
+            ops->scale(net->backend, net->parameter_count, coefficient, net->gradients);
+    }
+}
 
 /* The objective the optimizer evaluates: the loaded batch at the current weights. */
 static ax_status evaluate_loaded_batch(void *context, double *loss)
@@ -85,6 +104,8 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
             ax_reducer_arm(step->reducer, step->net, 0);
     }
     AX_TRY(ax_reducer_reduce(step->reducer, step->net, step->rows, loss));
+    if (step->clip_norm > 0.0 || step->clip_value > 0.0)
+        clip_gradient(step);
     if (step->net->profile)
         step->evaluate_seconds += ax_seconds_now() - start;
     return AX_STATUS_OK;
@@ -138,6 +159,7 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
         return ax_fail(AX_STATUS_BAD_ARGUMENT, message, value);
 #define NO_CHECK
 #define CHECK_DOUBLE(field, check) CHECK_VALUE(SETTING_VALUE_DOUBLE, field, check)
+#define CHECK_ADDED_DOUBLE(field, check) CHECK_VALUE(SETTING_VALUE_DOUBLE, field, check)
 #define CHECK_INT(field, check) CHECK_VALUE(SETTING_VALUE_INT, field, check)
 #define CHECK_INT64(field, check) CHECK_VALUE(SETTING_VALUE_INT64, field, check)
 #define CHECK_VALUE(type, field, check)           \
@@ -158,6 +180,7 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
 #undef AX_TRAIN_SETTING
 #undef CHECK_VALUE
 #undef CHECK_DOUBLE
+#undef CHECK_ADDED_DOUBLE
 #undef CHECK_INT
 #undef CHECK_INT64
 #undef CHECK_BOOL
@@ -193,6 +216,15 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
                            "noise; use f32 (or f64), or sgd/adam for bf16",
                            ax_optimizer_name(config->optimizer));
     }
+    if (is_full_batch(config) && (config->clip_norm > 0.0 || config->clip_value > 0.0))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s needs the true gradient for its line search: gradient clipping "
+                       "(clip_norm, clip_value) applies to sgd, adam and adamw",
+                       ax_optimizer_name(config->optimizer));
+    AX_TRY(ax_net_check_l1(net, config->l1));
+    if (config->clip_value > 0.0)
+        AX_TRY(ax_backend_require(net->backend->ops, AX_BACKEND_FEATURE_STRATEGIES,
+                                  "clipping gradients by value"));
     if (config->checkpoint_every < 0 || config->keep_checkpoints < 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "checkpoint_every and keep_checkpoints must be >= 0, not %d and %d",
@@ -479,7 +511,10 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     step_context step = {.net = t->net,
                          .chunked_data = t->accumulator ? t->train : NULL,
                          .accumulator = t->accumulator,
-                         .regularization = {.l2 = config->l2, .dropout = config->dropout},
+                         .regularization = {.l2 = config->l2, .dropout = config->dropout,
+                                            .l1 = config->l1},
+                         .clip_norm = config->clip_norm,
+                         .clip_value = config->clip_value,
                          .reducer = t->reducer,
                          /* The same on every rank: mini-batches (a full batch may
                           * be chunked on some ranks only) */
@@ -774,12 +809,25 @@ static bool defers_losses(ax_net *net, const ax_train_config *config, bool shard
     const char *setting = getenv("AXON_DEVICE_LOSS");
     ax_backend *backend = net->backend;
     if ((setting && strcmp(setting, "off") == 0) || sharded || full_batch ||
-        is_full_batch(config) || config->l2 != 0.0 ||
+        is_full_batch(config) || config->l2 != 0.0 || config->l1 != 0.0 ||
         !ax_backend_supports(backend->ops, AX_BACKEND_FEATURE_DEVICE_LOSS, NULL, 0))
         return false;
     const bool on = backend->ops->loss_defer(backend, true); /* the backend may decline */
     backend->ops->loss_defer(backend, false);
     return on;
+}
+
+/* The optimizer's weight spans (AdamW decays them, not the biases). */
+static void name_weights(const ax_net *net, ax_optimizer *optimizer)
+{
+    optimizer->weight_spans = 0;
+    for (int l = 0; l < net->layer_count && l < AX_MAX_LAYERS; l++) {
+        if (net->layers[l].weight_count == 0)
+            continue;
+        optimizer->weight_offset[optimizer->weight_spans] = net->layers[l].weight_offset;
+        optimizer->weight_length[optimizer->weight_spans] = net->layers[l].weight_count;
+        optimizer->weight_spans++;
+    }
 }
 
 /* ax_train, for one process or as one rank of several: the reducer says. */
@@ -840,9 +888,12 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
                                      net->parameter_count, &t.optimizer);
     if (status == AX_STATUS_OK)
+        name_weights(net, t.optimizer);
+    if (status == AX_STATUS_OK)
         status = ax_optimizer_state_start(config->optimizer_state, t.optimizer, net->config.precision);
+    /* |w| is not linear along a direction: with L1 the searches evaluate plainly. */
     if (status == AX_STATUS_OK && ax_optimizer_uses(config->optimizer, AX_OPTIMIZER_SETTING_LINE_SEARCH) &&
-        full_batch && !chunked && !sharded && ax_net_line_cache_fits(net))
+        full_batch && !chunked && !sharded && config->l1 == 0.0 && ax_net_line_cache_fits(net))
         status = ax_line_cache_create(net, local_batch, &t.line);
     /* A full batch is a sum over all rows: order does not matter, so rows are
      * used where they lie. */

@@ -39,9 +39,10 @@ static const cli_option train_options[] = {
      "(docs/cli.md, \"Images\")"},
     {"loss", CLI_STRING, "L", "auto", "auto, cross-entropy, binary-cross-entropy or mse"},
     {"optimizer", CLI_STRING, "O", "sgd",
-     "sgd, adam, cg (full-batch Polak-Ribiere conjugate gradient, as scipy's\n"
-     "fmin_cg) or lbfgs (full-batch L-BFGS)"},
-    {"lr", CLI_NUMBER, "X", "auto", "learning rate; auto = 0.1 for sgd, 0.001 for adam"},
+     "sgd, adam, adamw (Adam with decoupled weight decay), cg (full-batch\n"
+     "Polak-Ribiere conjugate gradient, as scipy's fmin_cg) or lbfgs (full-batch\n"
+     "L-BFGS)"},
+    {"lr", CLI_NUMBER, "X", "auto", "learning rate; auto = 0.1 for sgd, 0.001 for adam and adamw"},
     {"momentum", CLI_NUMBER, "X", "0.9", "SGD momentum, in [0, 1)"},
     {"nesterov", CLI_FLAG, NULL, NULL, "SGD: Nesterov momentum"},
     {"batch", CLI_INT, "N", "128", "rows per step; 0 or full = full batch (one step per epoch)"},
@@ -53,6 +54,18 @@ static const cli_option train_options[] = {
      "cg, lbfgs: stop when no gradient component exceeds X in magnitude"},
     {"lbfgs-memory", CLI_INT, "M", "10", "lbfgs: correction pairs kept"},
     {"l2", CLI_NUMBER, "X", "0", "L2 penalty: loss += X/2 * sum of squared weights"},
+    {"l1", CLI_NUMBER, "X", "0",
+     "L1 penalty: loss += X * sum of absolute weights (its subgradient X sign(w)\n"
+     "in every optimizer, CG and L-BFGS included)"},
+    {"weight-decay", CLI_NUMBER, "X", "0.01",
+     "adamw: decoupled weight decay, weights *= 1 - lr * X before each step\n"
+     "(torch.optim.AdamW; biases are not decayed)"},
+    {"clip-norm", CLI_NUMBER, "X", "0",
+     "sgd, adam, adamw: scale the gradient to Euclidean norm X when above it\n"
+     "(torch.nn.utils.clip_grad_norm_); 0 = off"},
+    {"clip-value", CLI_NUMBER, "X", "0",
+     "sgd, adam, adamw: clamp every gradient component to [-X, X] (before\n"
+     "--clip-norm; torch.nn.utils.clip_grad_value_); 0 = off"},
     {"dropout", CLI_NUMBER, "P", "0", "probability of dropping a hidden unit, in [0, 1)"},
     {"init", CLI_STRING, "I", "auto",
      "initial weights: auto (He for ReLU layers, else Xavier), he, xavier, uniform"},
@@ -150,7 +163,8 @@ typedef struct train_data {
 static const char *const recorded_options[] = {
     "layers", "loss", "optimizer", "lr", "momentum", "nesterov", "batch", "max-iter", "gtol",
     "lbfgs-memory", "l2", "dropout", "init", "init-range", "seed", "precision", "device",
-    "val-split", "early-stop", "keep-best", "no-shuffle", "init-from", "keep-subnormals", NULL};
+    "val-split", "early-stop", "keep-best", "no-shuffle", "init-from", "keep-subnormals", "l1",
+    "weight-decay", "clip-norm", "clip-value", NULL};
 
 /* --checkpoint-every, --checkpoint, --keep-checkpoints into request->train;
  * on --resume, an option not given keeps the recorded value. */
@@ -267,6 +281,12 @@ static bool read_request(const cli_args *args, train_request *request)
               cli_get_int(args, "lbfgs-memory", 1, 1000, &request->train.lbfgs_memory) &&
               cli_get_double(args, "l2", 0.0, INFINITY, CLI_CLOSED, &request->train.l2) &&
               cli_get_double(args, "dropout", 0.0, 1.0, CLI_MAX_OPEN, &request->train.dropout) &&
+              cli_get_double(args, "l1", 0.0, INFINITY, CLI_CLOSED, &request->train.l1) &&
+              cli_get_double(args, "weight-decay", 0.0, INFINITY, CLI_CLOSED,
+                             &request->train.weight_decay) &&
+              cli_get_double(args, "clip-norm", 0.0, INFINITY, CLI_CLOSED, &request->train.clip_norm) &&
+              cli_get_double(args, "clip-value", 0.0, INFINITY, CLI_CLOSED,
+                             &request->train.clip_value) &&
               cli_get_double(args, "init-range", 0.0, INFINITY, CLI_MIN_OPEN,
                              &request->net.init_range) &&
               cli_get_int64(args, "seed", 0, INT64_MAX, &seed) &&
@@ -337,6 +357,17 @@ static bool read_request(const cli_args *args, train_request *request)
         ax_optimizer_names_using(AX_OPTIMIZER_SETTING_LINE_SEARCH, kinds, sizeof kinds);
         cli_error(args, "note: --max-iter and --gtol apply to %s; %s uses --epochs", kinds,
                   request->optimizer_name);
+    }
+    if (!ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_WEIGHT_DECAY) && cli_given(args, "weight-decay")) {
+        ax_optimizer_names_using(AX_OPTIMIZER_SETTING_WEIGHT_DECAY, kinds, sizeof kinds);
+        cli_error(args, "note: --weight-decay applies to %s only (for %s, --l2 is the penalty)",
+                  kinds, request->optimizer_name);
+    }
+    if (ax_optimizer_is_full_batch(kind) && (cli_given(args, "clip-norm") || cli_given(args, "clip-value"))) {
+        cli_error(args, "--clip-norm and --clip-value apply to sgd, adam and adamw: %s's line "
+                        "search needs the true gradient",
+                  request->optimizer_name);
+        return false;
     }
     if (!ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_LBFGS_MEMORY) && cli_given(args, "lbfgs-memory")) {
         ax_optimizer_names_using(AX_OPTIMIZER_SETTING_LBFGS_MEMORY, kinds, sizeof kinds);
@@ -466,6 +497,14 @@ static void print_header(const train_request *request, const ax_net *net, const 
         printf(", l2 %g", train_config->l2);
     if (train_config->dropout > 0)
         printf(", dropout %g", train_config->dropout);
+    if (train_config->l1 > 0)
+        printf(", l1 %g", train_config->l1);
+    if (ax_optimizer_uses(train_config->optimizer, AX_OPTIMIZER_SETTING_WEIGHT_DECAY))
+        printf(", weight decay %g", train_config->weight_decay);
+    if (train_config->clip_value > 0)
+        printf(", gradients clipped to +-%g", train_config->clip_value);
+    if (train_config->clip_norm > 0)
+        printf(", gradient norm clipped to %g", train_config->clip_norm);
     if (train_config->early_stop > 0)
         printf(", early stop after %d", train_config->early_stop);
     printf("\n");

@@ -219,6 +219,8 @@ static void cpu_bf16_destroy(ax_backend *backend)
         .synchronize = cpu_synchronize,                     \
         .status = cpu_status,                               \
         .destroy = destroy_function,                        \
+        .l1_penalty = l1_penalty_##suffix,                  \
+        .clamp = clamp_##suffix,                            \
     }
 
 static const ax_backend_ops cpu_ops_f32 = CPU_OPS(f32, f32, cpu_destroy);

@@ -196,6 +196,8 @@ static const ax_backend_ops cuda_ops = {
     .loss_accumulate = ax_cuda_loss_accumulate,
     .loss_reset = ax_cuda_loss_reset,
     .loss_read = ax_cuda_loss_read,
+    .l1_penalty = ax_cuda_l1_penalty,
+    .clamp = ax_cuda_clamp,
 };
 
 int ax_backend_cuda_device_count(void)
