@@ -676,6 +676,11 @@ typedef struct ax_regularization {
      * against an older header must be rebuilt before it passes one). */
     double l1;            /* loss += l1 * sum of |weights| (not biases); its gradient is the
                              subgradient l1 sign(w), 0 at w = 0 */
+    /* Dropout per layer (NULL: `dropout` on every hidden layer's output):
+     * dropout_layers[l] is the probability of dropping each input of
+     * layer l, [0] the network's inputs, [l > 0] layer l - 1's outputs;
+     * layer_count values, each in [0, 1). */
+    const double *dropout_layers;
 } ax_regularization;
 
 /* Loss and gradient over rows [first, first + rows) of data, in float64
@@ -874,6 +879,13 @@ typedef struct ax_train_config {
      * (torch.nn.utils.clip_grad_norm_). 0 = off (the defaults). */
     double clip_norm;
     double clip_value;
+    /* Dropout per layer, as TMVA's DropConfig (inputs first):
+     * dropout_layers[l] drops each input of layer l with that probability,
+     * [0] the network's inputs, [l > 0] layer l - 1's outputs, for
+     * l < layer_count; each in [0, 1). All zero (the default): `dropout`
+     * alone, on every hidden layer's output, as before. Set both and the
+     * run is refused. */
+    double dropout_layers[AX_MAX_LAYERS];
 } ax_train_config;
 
 /* Fills the first size bytes of *config with the defaults (SGD, lr 0.1,

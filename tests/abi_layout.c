@@ -98,6 +98,7 @@ int main(void)
     FIELD(ax_train_config, weight_decay);
     FIELD(ax_train_config, clip_norm);
     FIELD(ax_train_config, clip_value);
+    FIELD(ax_train_config, dropout_layers);
     SIZE(ax_train_summary);
     FIELD(ax_train_summary, size);
     FIELD(ax_train_summary, epochs_run);
@@ -194,5 +195,6 @@ int main(void)
     FIELD(ax_regularization, dropout_key);
     FIELD(ax_regularization, dropout_first_row);
     FIELD(ax_regularization, l1);
+    FIELD(ax_regularization, dropout_layers);
     return 0;
 }

@@ -6,7 +6,10 @@
  * - 10 full-batch steps of AdamW (torch.optim.AdamW, weight decay on the
  *   weights only) and of SGD with momentum, L1, clip_value and clip_norm,
  *   every step's parameters to 1e-10 (float64);
- * - the refusals: clipping with a line-search optimizer. */
+ * - the refusals: clipping with a line-search optimizer;
+ * - dropout per layer: {0, p} gives the bits of the one number p (today's
+ *   meaning), inputs dropped change the run, and the gradient with input
+ *   and hidden dropout (a fixed mask) equals central differences. */
 #include <errno.h>
 #include <stdint.h>
 
@@ -199,6 +202,61 @@ int main(void)
     CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &penalty, &after, NULL));
     CHECK(after < before);
     CHECK_NEAR(summary.final_train_loss, after, 1e-9);
+    ax_net_free(net);
+
+    /* Dropout per layer. */
+    double one_number[PARAMS], per_layer[PARAMS], with_inputs[PARAMS];
+    for (int variant = 0; variant < 3; variant++) {
+        net = make_net();
+        config = ax_train_defaults();
+        config.batch_size = 2;
+        config.epochs = 3;
+        config.adapt_threads = false;
+        if (variant == 0)
+            config.dropout = 0.3;
+        else
+            config.dropout_layers[1] = 0.3;
+        if (variant == 2)
+            config.dropout_layers[0] = 0.2;
+        CHECK_OK(ax_train(net, data, NULL, NULL, &config, &summary));
+        ax_net_parameters_get(net, variant == 0 ? one_number : variant == 1 ? per_layer : with_inputs);
+        ax_net_free(net);
+    }
+    CHECK(memcmp(one_number, per_layer, sizeof per_layer) == 0);
+    CHECK(max_relative(with_inputs, per_layer, PARAMS) > 1e-3);
+    config.dropout = 0.3;
+    net = make_net();
+    CHECK_FAILS(ax_train(net, data, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
+                "not both");
+    config.dropout = 0.0;
+    config.dropout_layers[2] = 0.5;
+    CHECK_FAILS(ax_train(net, data, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
+                "the network has 2 layers");
+
+    const double rates[2] = {0.4, 0.3};
+    ax_regularization dropped = {.dropout_layers = rates, .dropout_key = 0x5eedULL};
+    double analytic[PARAMS], params[PARAMS];
+    ax_net_parameters_get(net, params);
+    CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &dropped, &loss, analytic));
+    double worst = 0.0, scale = 0.0;
+    for (int i = 0; i < PARAMS; i++) {
+        const double h = 1e-6, saved = params[i];
+        double up, down;
+        params[i] = saved + h;
+        ax_net_parameters_set(net, params);
+        CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &dropped, &up, NULL));
+        params[i] = saved - h;
+        ax_net_parameters_set(net, params);
+        CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &dropped, &down, NULL));
+        params[i] = saved;
+        worst = fmax(worst, fabs((up - down) / (2 * h) - analytic[i]));
+        scale = fmax(scale, fabs(analytic[i]));
+    }
+    ax_net_parameters_set(net, params);
+    CHECK(worst <= 1e-7 * scale);
+    double undropped;
+    CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, NULL, &undropped, NULL));
+    CHECK(fabs(undropped - loss) > 1e-6); /* the masks did act */
     ax_net_free(net);
 
     ax_dataset_free(data);

@@ -133,7 +133,8 @@ class TrainConfig(Structure):
                 ("adapt_threads", c_bool), ("optimizer_state", c_void_p),
                 ("epsilon_before_correction", c_bool),
                 ("keep_subnormals", c_bool), ("l1", c_double), ("weight_decay", c_double),
-                ("clip_norm", c_double), ("clip_value", c_double)]
+                ("clip_norm", c_double), ("clip_value", c_double),
+                ("dropout_layers", c_double * 64)]  # AX_MAX_LAYERS
 
 
 class TrainSummary(Structure):
@@ -197,7 +198,8 @@ class PrepSummary(Structure):
 
 class Regularization(Structure):
     _fields_ = [("l2", c_double), ("dropout", c_double), ("dropout_key", c_uint64),
-                ("dropout_first_row", c_int64), ("l1", c_double)]
+                ("dropout_first_row", c_int64), ("l1", c_double),
+                ("dropout_layers", c_void_p)]
 
 
 # Every struct the layout test compares with the C compiler's (tests/abi_layout.c).

@@ -225,6 +225,18 @@ static void train_json(const ax_train_config *c, ax_json_writer *w)
 #undef WRITE_OPTIMIZER
 #undef WRITE_KEEP_BEST
 #undef WRITE_PATH
+    /* Dropout per layer (issue 30): "" for none, else every rate up to the
+     * last nonzero one, comma-separated, each %.17g (exact). */
+    char rates[AX_MAX_LAYERS * 26] = "";
+    int last = -1;
+    for (int l = 0; l < AX_MAX_LAYERS; l++)
+        if (c->dropout_layers[l] != 0.0)
+            last = l;
+    for (int l = 0; l <= last; l++) {
+        const size_t used = strlen(rates);
+        snprintf(rates + used, sizeof rates - used, "%s%.17g", l ? "," : "", c->dropout_layers[l]);
+    }
+    append_string(w, "dropout_layers", rates);
     close_object(w);
 }
 

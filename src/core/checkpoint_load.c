@@ -220,6 +220,23 @@ static ax_status read_train(reader *r, ax_train_state *s)
         strcpy(s->prefix, prefix);
     }
     c->checkpoint_prefix = s->prefix;
+    /* Absent in checkpoints written before dropout per layer: none. */
+    if (ax_json_object_get(r->object, "dropout_layers")) {
+        const char *text = get_string(r, "dropout_layers");
+        AX_TRY(r->status);
+        for (int l = 0; *text; l++) {
+            char *end = NULL;
+            const double rate = strtod(text, &end);
+            if (l >= AX_MAX_LAYERS || end == text || !(rate >= 0.0 && rate < 1.0) ||
+                (*end != ',' && *end != '\0'))
+                return ax_fail(AX_STATUS_BAD_FILE,
+                               "%s: checkpoint metadata \"train\": dropout_layers is not a list of "
+                               "at most %d probabilities in [0, 1)",
+                               r->path, AX_MAX_LAYERS);
+            c->dropout_layers[l] = rate;
+            text = *end == ',' ? end + 1 : end;
+        }
+    }
     return AX_STATUS_OK;
 }
 

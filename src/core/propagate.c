@@ -25,9 +25,14 @@ static uint64_t layer_key(const ax_regularization *regularization, int layer)
     return ax_hash64(regularization->dropout_key ^ ((uint64_t)(layer + 1) << 56));
 }
 
-static bool dropout_on(const ax_regularization *regularization)
+/* The probability of dropping each input of layer l (l == layer_count: none). */
+static double dropout_before(const ax_net *net, const ax_regularization *regularization, int l)
 {
-    return regularization && regularization->dropout > 0.0;
+    if (!regularization || l >= net->layer_count)
+        return 0.0;
+    if (regularization->dropout_layers)
+        return regularization->dropout_layers[l];
+    return l > 0 ? regularization->dropout : 0.0;
 }
 
 /* Whether net->side_input has room for count rows, growing it if not. */
@@ -128,16 +133,29 @@ void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regulari
 void ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *regularization,
                          int first)
 {
+    const double input_rate = first == 0 ? dropout_before(net, regularization, 0) : 0.0;
+    if (input_rate > 0.0 && side_input_holds(net, rows)) {
+        /* The inputs' dropout on a copy: the rows may be the data set's own
+         * (a float32 batch in order) or a batch kept for the next step. */
+        OPS->copy(net->backend, net->side_input, net->current_input,
+                  rows * net->config.input_width);
+        AX_PROFILED(net, AX_PROFILE_DROPOUT, -1, 0.0,
+                    OPS->dropout(net->backend, net->side_input, input_rate,
+                                 layer_key(regularization, -1), regularization->dropout_first_row,
+                                 rows, net->config.input_width));
+        net->current_input = net->side_input;
+        net->loaded_valid = false;
+    }
     const void *x = first > 0 ? net->outputs[first - 1] : net->current_input;
     for (int l = first; l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
         void *z = net->outputs[l];
         layer->ops->forward(net, l, x, z, rows);
-        if (dropout_on(regularization) && l < net->layer_count - 1)
+        const double rate = dropout_before(net, regularization, l + 1);
+        if (rate > 0.0)
             AX_PROFILED(net, AX_PROFILE_DROPOUT, l, 0.0,
-                        OPS->dropout(net->backend, z, regularization->dropout,
-                                     layer_key(regularization, l), regularization->dropout_first_row,
-                                     rows, layer->out));
+                        OPS->dropout(net->backend, z, rate, layer_key(regularization, l),
+                                     regularization->dropout_first_row, rows, layer->out));
         x = z;
     }
 }
@@ -244,12 +262,12 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
         void *previous = net->delta[1 - current];
         layer->ops->backward_input(net, l, net->delta[current], previous, rows);
         double kept_scale = 1.0;
-        if (dropout_on(regularization)) {
+        const double rate = dropout_before(net, regularization, l);
+        if (rate > 0.0) {
             AX_PROFILED(net, AX_PROFILE_DROPOUT, l - 1, 0.0,
-                        OPS->dropout(net->backend, previous, regularization->dropout,
-                                     layer_key(regularization, l - 1),
+                        OPS->dropout(net->backend, previous, rate, layer_key(regularization, l - 1),
                                      regularization->dropout_first_row, rows, layer->in));
-            kept_scale = 1.0 - regularization->dropout;
+            kept_scale = 1.0 - rate;
         }
         net->layers[l - 1].ops->backward_activation(net, l - 1, previous, kept_scale, false, rows);
         current = 1 - current;
@@ -344,6 +362,11 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
     AX_TRY(check_regularization(regularization));
     if (regularization)
         AX_TRY(ax_net_check_l1(net, regularization->l1));
+    for (int l = 0; regularization && regularization->dropout_layers && l < net->layer_count; l++)
+        if (!(regularization->dropout_layers[l] >= 0.0 && regularization->dropout_layers[l] < 1.0))
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "dropout_layers[%d] must be in [0, 1), not %g", l,
+                           regularization->dropout_layers[l]);
     AX_TRY(ax_net_check_data(net, data, "the"));
     if (first < 0 || rows < 1 || first + rows > data->rows)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "rows %lld to %lld are outside %s (%lld rows)",

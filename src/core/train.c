@@ -141,6 +141,15 @@ static void end_along(void *context, double alpha)
     ax_net_line_end(step->net, step->line, alpha);
 }
 
+/* Whether the run drops per layer (config->dropout_layers not all zero). */
+static bool drops_per_layer(const ax_train_config *config)
+{
+    for (int l = 0; l < AX_MAX_LAYERS; l++)
+        if (config->dropout_layers[l] != 0.0)
+            return true;
+    return false;
+}
+
 /* CG and L-BFGS: one epoch is one iteration (of a line search). */
 static bool is_full_batch(const ax_train_config *config)
 {
@@ -192,6 +201,23 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
 #undef NO_CHECK
 #undef VALID
     /* The checks that involve other settings, the network or the data. */
+    for (int l = 0; l < AX_MAX_LAYERS; l++) {
+        const double rate = config->dropout_layers[l];
+        if (!(rate >= 0.0 && rate < 1.0))
+            return ax_fail(AX_STATUS_BAD_ARGUMENT, "dropout_layers[%d] must be in [0, 1), not %g",
+                           l, rate);
+        if (rate > 0.0 && l >= net->layer_count)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "dropout_layers[%d] is %g, but the network has %d layers: one rate per "
+                           "layer's input, the network's inputs first",
+                           l, rate, net->layer_count);
+    }
+    if (drops_per_layer(config) && config->dropout > 0.0)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "give dropout (every hidden layer) or dropout_layers (per layer), not both");
+    if (drops_per_layer(config) && is_full_batch(config))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s needs a deterministic cost: dropout must be 0",
+                       ax_optimizer_name(config->optimizer));
     if (config->dropout > 0.0 && net->layer_count < 2)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "dropout applies to hidden layers; this network has none");
     if (config->early_stop > 0 && !validation)
@@ -279,6 +305,8 @@ static ax_status check_resume_config(const ax_train_config *c, const ax_train_st
         changed = (resume);
 #include "core/train_settings.def"
 #undef AX_TRAIN_SETTING
+    if (!changed && memcmp(c->dropout_layers, r->dropout_layers, sizeof c->dropout_layers) != 0)
+        changed = "dropout per layer";
     if (changed)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "%s differs from the checkpoint's; a resumed run must keep the recorded options",
@@ -512,7 +540,10 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                          .chunked_data = t->accumulator ? t->train : NULL,
                          .accumulator = t->accumulator,
                          .regularization = {.l2 = config->l2, .dropout = config->dropout,
-                                            .l1 = config->l1},
+                                            .l1 = config->l1,
+                                            .dropout_layers = drops_per_layer(config)
+                                                                  ? config->dropout_layers
+                                                                  : NULL},
                          .clip_norm = config->clip_norm,
                          .clip_value = config->clip_value,
                          .reducer = t->reducer,

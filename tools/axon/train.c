@@ -66,7 +66,10 @@ static const cli_option train_options[] = {
     {"clip-value", CLI_NUMBER, "X", "0",
      "sgd, adam, adamw: clamp every gradient component to [-X, X] (before\n"
      "--clip-norm; torch.nn.utils.clip_grad_value_); 0 = off"},
-    {"dropout", CLI_NUMBER, "P", "0", "probability of dropping a hidden unit, in [0, 1)"},
+    {"dropout", CLI_STRING, "P", "0",
+     "probability of dropping a hidden unit, in [0, 1); or one per layer's\n"
+     "input, the network's inputs first (TMVA's DropConfig), e.g. 0.2,0.5,0.5;\n"
+     "or a layer's suffix in --layers: 128:relu:drop0.5 drops its outputs"},
     {"init", CLI_STRING, "I", "auto",
      "initial weights: auto (He for ReLU layers, else Xavier), he, xavier, uniform"},
     {"init-range", CLI_NUMBER, "R", "0.2", "uniform init: weights in [-R, R]"},
@@ -247,6 +250,68 @@ static bool read_resume_request(const cli_args *args, train_request *request)
     return read_checkpoint_options(args, request);
 }
 
+/* --dropout P (every hidden layer) or P0,P1,... (per layer's input, inputs first). */
+static bool read_dropout(const cli_args *args, ax_train_config *train)
+{
+    const char *text = cli_text(args, "dropout");
+    if (!strchr(text, ','))
+        return cli_get_double(args, "dropout", 0.0, 1.0, CLI_MAX_OPEN, &train->dropout);
+    for (int l = 0; *text; l++) {
+        char *end = NULL;
+        const double rate = strtod(text, &end);
+        if (l >= AX_MAX_LAYERS || end == text || !(rate >= 0.0 && rate < 1.0) ||
+            (*end != ',' && *end != '\0')) {
+            cli_error(args, "--dropout: '%s' is not a probability in [0, 1) or a list of at most %d "
+                            "of them (one per layer's input, the inputs first, e.g. 0.2,0.5,0.5)",
+                      cli_text(args, "dropout"), AX_MAX_LAYERS);
+            return false;
+        }
+        train->dropout_layers[l] = rate;
+        text = *end == ',' ? end + 1 : end;
+    }
+    return true;
+}
+
+/* --layers items ending in :dropP (the layer's outputs dropped with
+ * probability P): the suffixes are taken out into dropout_layers[l + 1]. */
+static bool take_layer_dropout(const cli_args *args, train_request *request)
+{
+    if (!strstr(request->layers, ":drop"))
+        return true;
+    if (cli_given(args, "dropout")) {
+        cli_error(args, "--dropout: give the dropout in --dropout or as :dropP suffixes in --layers, "
+                        "not both");
+        return false;
+    }
+    static char stripped[4096];
+    stripped[0] = '\0';
+    int layer = 0;
+    for (const char *item = request->layers; *item; layer++) {
+        const char *comma = strchr(item, ',');
+        const size_t length = comma ? (size_t)(comma - item) : strlen(item);
+        char part[256];
+        snprintf(part, sizeof part, "%.*s", (int)(length < 255 ? length : 255), item);
+        char *drop = strstr(part, ":drop");
+        if (drop) {
+            char *end = NULL;
+            const double rate = strtod(drop + 5, &end);
+            if (end == drop + 5 || *end || !(rate >= 0.0 && rate < 1.0) || layer + 1 >= AX_MAX_LAYERS) {
+                cli_error(args, "--layers: '%s': :drop takes a probability in [0, 1), e.g. "
+                                "128:relu:drop0.5",
+                          part);
+                return false;
+            }
+            request->train.dropout_layers[layer + 1] = rate;
+            *drop = '\0';
+        }
+        const size_t used = strlen(stripped);
+        snprintf(stripped + used, sizeof stripped - used, "%s%s", layer ? "," : "", part);
+        item = comma ? comma + 1 : item + length;
+    }
+    request->layers = stripped;
+    return true;
+}
+
 static bool read_request(const cli_args *args, train_request *request)
 {
     memset(request, 0, sizeof *request);
@@ -280,7 +345,7 @@ static bool read_request(const cli_args *args, train_request *request)
               cli_get_double(args, "gtol", 0.0, INFINITY, CLI_CLOSED, &request->train.gtol) &&
               cli_get_int(args, "lbfgs-memory", 1, 1000, &request->train.lbfgs_memory) &&
               cli_get_double(args, "l2", 0.0, INFINITY, CLI_CLOSED, &request->train.l2) &&
-              cli_get_double(args, "dropout", 0.0, 1.0, CLI_MAX_OPEN, &request->train.dropout) &&
+              read_dropout(args, &request->train) &&
               cli_get_double(args, "l1", 0.0, INFINITY, CLI_CLOSED, &request->train.l1) &&
               cli_get_double(args, "weight-decay", 0.0, INFINITY, CLI_CLOSED,
                              &request->train.weight_decay) &&
@@ -398,6 +463,8 @@ static bool read_request(const cli_args *args, train_request *request)
     }
     if (request->net.init != AX_INIT_UNIFORM && cli_given(args, "init-range"))
         cli_error(args, "note: --init-range applies to --init uniform only");
+    if (!take_layer_dropout(args, request))
+        return false;
     if (strcmp(request->layers, "auto") != 0 &&
         ax_layers_parse(request->layers, &request->net) != AX_STATUS_OK) {
         /* The message names the layout (shortened when long): not echoed twice. */
@@ -497,6 +564,12 @@ static void print_header(const train_request *request, const ax_net *net, const 
         printf(", l2 %g", train_config->l2);
     if (train_config->dropout > 0)
         printf(", dropout %g", train_config->dropout);
+    int dropped = -1;
+    for (int l = 0; l < AX_MAX_LAYERS; l++)
+        if (train_config->dropout_layers[l] > 0)
+            dropped = l;
+    for (int l = 0; l <= dropped; l++)
+        printf("%s%g", l == 0 ? ", dropout per layer " : ",", train_config->dropout_layers[l]);
     if (train_config->l1 > 0)
         printf(", l1 %g", train_config->l1);
     if (ax_optimizer_uses(train_config->optimizer, AX_OPTIMIZER_SETTING_WEIGHT_DECAY))
