@@ -471,7 +471,9 @@ static ax_status net_evaluate(void *context, double *loss)
     net_problem *p = context;
     if (p->cache)
         ax_line_cache_invalidate(p->cache);
-    ax_net_forward(p->net, p->rows, &p->regularization);
+    const ax_status status = ax_net_forward(p->net, p->rows, &p->regularization);
+    if (status != AX_STATUS_OK)
+        return status;
     *loss = ax_net_backward(p->net, p->rows, &p->regularization, true);
     return AX_STATUS_OK;
 }

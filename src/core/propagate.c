@@ -35,16 +35,21 @@ static double dropout_before(const ax_net *net, const ax_regularization *regular
     return l > 0 ? regularization->dropout : 0.0;
 }
 
-/* Whether net->side_input has room for count rows, growing it if not. */
+/* Whether net->side_input has room for count rows, growing it if not. A
+ * buffer that cannot grow stays as it was (what an evaluation could not
+ * have, the next training step's input dropout still has). */
 static bool side_input_holds(ax_net *net, int64_t count)
 {
     if (count <= net->side_rows)
         return true;
+    void *grown = OPS->alloc(net->backend, (size_t)count * (size_t)net->config.input_width *
+                                               net->backend->real_size);
+    if (!grown)
+        return false;
     OPS->free(net->backend, net->side_input);
-    net->side_input = OPS->alloc(net->backend, (size_t)count * (size_t)net->config.input_width *
-                                                   net->backend->real_size);
-    net->side_rows = net->side_input ? count : 0;
-    return net->side_input != NULL;
+    net->side_input = grown;
+    net->side_rows = count;
+    return true;
 }
 
 /* dst (count, input_width) = the rows, gathered on the device from the
@@ -125,16 +130,23 @@ void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
     AX_PROFILED(net, AX_PROFILE_BATCH_COPY, -1, 0.0, load_batch(net, batch, with_answers));
 }
 
-void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization)
+ax_status ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization)
 {
-    ax_net_forward_from(net, rows, regularization, 0);
+    return ax_net_forward_from(net, rows, regularization, 0);
 }
 
-void ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *regularization,
-                         int first)
+ax_status ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *regularization,
+                              int first)
 {
     const double input_rate = first == 0 ? dropout_before(net, regularization, 0) : 0.0;
-    if (input_rate > 0.0 && side_input_holds(net, rows)) {
+    if (input_rate > 0.0) {
+        /* Without the copy the inputs would go through undropped: a
+         * different model, trained without a word. */
+        if (!side_input_holds(net, rows))
+            return ax_fail(AX_STATUS_OUT_OF_MEMORY,
+                           "out of memory for the copy of %lld input rows (%lld values each) "
+                           "that input dropout (%g) drops",
+                           (long long)rows, (long long)net->config.input_width, input_rate);
         /* The inputs' dropout on a copy: the rows may be the data set's own
          * (a float32 batch in order) or a batch kept for the next step. */
         OPS->copy(net->backend, net->side_input, net->current_input,
@@ -158,6 +170,7 @@ void ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *reg
                                      regularization->dropout_first_row, rows, layer->out));
         x = z;
     }
+    return AX_STATUS_OK;
 }
 
 /* Summed loss over rows; with delta, writes the gradient of loss * scale at
@@ -290,7 +303,7 @@ double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t
         ax_batch batch = {.data = data, .order = NULL, .first = first, .count = count};
         ax_net_load_batch(net, &batch, true);
         per_chunk.dropout_first_row = first;
-        ax_net_forward(net, count, &per_chunk);
+        (void)ax_net_forward(net, count, &per_chunk); /* full batch: no dropout, no copy */
         /* Each chunk's loss and gradient are means over its rows: weighted by
          * its share of the rows, they sum to the means over all rows. */
         const double weight = (double)count / (double)rows;
@@ -375,7 +388,7 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
     AX_TRY(ax_net_reserve(net, rows));
     ax_batch batch = {.data = data, .order = NULL, .first = first, .count = rows};
     ax_net_load_batch(net, &batch, true);
-    ax_net_forward(net, rows, regularization);
+    AX_TRY(ax_net_forward(net, rows, regularization));
     *loss = ax_net_backward(net, rows, regularization, gradient != NULL);
     if (gradient)
         OPS->download_f64(net->backend, gradient, net->gradients, net->parameter_count);
@@ -396,7 +409,7 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
     for (int64_t first = 0; first < rows; first += chunk) {
         int64_t count = rows - first < chunk ? rows - first : chunk;
         load_inputs(net, inputs, NULL, first, count);
-        ax_net_forward(net, count, NULL);
+        (void)ax_net_forward(net, count, NULL); /* no dropout: cannot fail */
         OPS->download_f32(net->backend, outputs + first * width, net->outputs[net->layer_count - 1],
                           count * width);
     }
@@ -434,7 +447,7 @@ static ax_status evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
             net->loaded_valid = false; /* new rows where the last ones were */
         }
         ax_net_load_batch(net, &batch, true);
-        ax_net_forward(net, count, NULL);
+        (void)ax_net_forward(net, count, NULL); /* no dropout: cannot fail */
         loss_sum += ax_net_data_loss(net, count) * (double)count;
         if (classes > 0) {
             OPS->argmax_rows(net->backend, net->outputs[net->layer_count - 1], net->predicted,

@@ -96,7 +96,7 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
     } else if (step->rows > 0) {
         if (step->overlap)
             ax_reducer_arm(step->reducer, step->net, step->rows);
-        ax_net_forward(step->net, step->rows, &step->regularization);
+        AX_TRY(ax_net_forward(step->net, step->rows, &step->regularization));
         *loss = ax_net_backward(step->net, step->rows, &step->regularization, true);
     } else {
         *loss = 0.0; /* a rank without rows in this batch adds nothing to the sums */
