@@ -16,9 +16,9 @@
  *   returned by accessors are owned by the object they came from.
  * - Dimensions are int64_t, sizes in bytes are size_t.
  *
- * Versioned structs. ax_net_config, ax_train_config, ax_data_options and
- * ax_prep_options grow at their end as the library gains settings; their
- * first member, size, is sizeof the struct in the header the program was
+ * Versioned structs. ax_net_config, ax_train_config, ax_data_options,
+ * ax_prep_options and ax_regularization grow at their end as the library
+ * gains settings; their first member, size, is sizeof the struct in the header the program was
  * built against. Start every one from its _defaults() function (inline
  * here: it asks the library to fill sizeof bytes, so a newer library never
  * writes past an older program's struct); the library copies size bytes
@@ -667,13 +667,15 @@ AX_NODISCARD ax_status ax_net_load(const char *path, ax_precision precision, ax_
 AX_NODISCARD ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *outputs);
 
 typedef struct ax_regularization {
+    size_t size;          /* sizeof (ax_regularization), set by ax_regularization_defaults()
+                             (see "versioned structs" above; the first version with it is
+                             this one, l1 and dropout_layers included: a program built
+                             against an older header must be rebuilt) */
     double l2;            /* loss += l2/2 * sum of squared weights (not biases) */
     double dropout;       /* probability of dropping a hidden unit, 0 = off */
     uint64_t dropout_key; /* selects the mask; the same key gives the same mask */
     int64_t dropout_first_row; /* the mask's row index of the first row passed (0 usually;
                                   a batch computed in parts gives each part its offset) */
-    /* Appended by issue 30 (this struct has no size field: a program built
-     * against an older header must be rebuilt before it passes one). */
     double l1;            /* loss += l1 * sum of |weights| (not biases); its gradient is the
                              subgradient l1 sign(w), 0 at w = 0 */
     /* Dropout per layer (NULL: `dropout` on every hidden layer's output):
@@ -683,9 +685,23 @@ typedef struct ax_regularization {
     const double *dropout_layers;
 } ax_regularization;
 
+/* Fills the first size bytes of *regularization with the defaults (no
+ * penalty, no dropout, key 0, first row 0) and sets regularization->size =
+ * size. */
+void ax_regularization_init(ax_regularization *regularization, size_t size);
+/* The defaults, with size set: start every ax_regularization here. */
+static inline ax_regularization ax_regularization_defaults(void)
+{
+    ax_regularization regularization;
+    ax_regularization_init(&regularization, sizeof regularization);
+    return regularization;
+}
+
 /* Loss and gradient over rows [first, first + rows) of data, in float64
  * outside the network's own precision: gradient (nullable) gets
- * ax_net_parameter_count() values in the layout of ax_net_parameters_get. */
+ * ax_net_parameter_count() values in the layout of ax_net_parameters_get.
+ * regularization may be NULL (none); its size is checked as a config's
+ * (AX_STATUS_BAD_ARGUMENT naming ax_regularization_defaults()). */
 AX_NODISCARD ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t first,
                                             int64_t rows, const ax_regularization *regularization,
                                             double *loss, double *gradient);

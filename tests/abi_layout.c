@@ -190,6 +190,7 @@ int main(void)
     FIELD(ax_prep_summary, warnings);
     FIELD(ax_prep_summary, links_skipped);
     SIZE(ax_regularization);
+    FIELD(ax_regularization, size);
     FIELD(ax_regularization, l2);
     FIELD(ax_regularization, dropout);
     FIELD(ax_regularization, dropout_key);

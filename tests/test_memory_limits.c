@@ -202,7 +202,7 @@ static void test_input_dropout_copy(void)
     }
     const size_t copy_bytes = (size_t)ROWS * WIDTH * sizeof(float);
     const double rates[2] = {0.5, 0.0};
-    const ax_regularization dropping = {
+    const ax_regularization dropping = {.size = sizeof(ax_regularization),
                                         .dropout_layers = rates, .dropout_key = 3};
 
     /* ax_net_loss_gradient: its workspace fits, the copy does not. */

@@ -148,7 +148,7 @@ int main(void)
 
     /* L1: loss + l1 sum |W| and its subgradient, biases untouched. */
     ax_net *net = make_net();
-    ax_regularization l1 = {.l1 = 0.01};
+    ax_regularization l1 = {.size = sizeof(ax_regularization), .l1 = 0.01};
     double loss = 0.0, gradient[PARAMS];
     CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &l1, &loss, gradient));
     CHECK_NEAR(loss, find("l1_loss0", 1)[0], 1e-12);
@@ -196,7 +196,7 @@ int main(void)
     config.l1 = 0.01;
     config.epochs = 20;
     double before = 0.0, after = 0.0;
-    ax_regularization penalty = {.l1 = 0.01};
+    ax_regularization penalty = {.size = sizeof(ax_regularization), .l1 = 0.01};
     CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &penalty, &before, NULL));
     CHECK_OK(ax_train(net, data, NULL, NULL, &config, &summary));
     CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &penalty, &after, NULL));
@@ -234,7 +234,8 @@ int main(void)
                 "the network has 2 layers");
 
     const double rates[2] = {0.4, 0.3};
-    ax_regularization dropped = {.dropout_layers = rates, .dropout_key = 0x5eedULL};
+    ax_regularization dropped = {.size = sizeof(ax_regularization), .dropout_layers = rates,
+                                 .dropout_key = 0x5eedULL};
     double analytic[PARAMS], params[PARAMS];
     ax_net_parameters_get(net, params);
     CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &dropped, &loss, analytic));

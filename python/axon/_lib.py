@@ -197,7 +197,7 @@ class PrepSummary(Structure):
 
 
 class Regularization(Structure):
-    _fields_ = [("l2", c_double), ("dropout", c_double), ("dropout_key", c_uint64),
+    _fields_ = [("size", c_size_t), ("l2", c_double), ("dropout", c_double), ("dropout_key", c_uint64),
                 ("dropout_first_row", c_int64), ("l1", c_double),
                 ("dropout_layers", c_void_p)]
 
@@ -392,6 +392,7 @@ _declare("ax_prep_options_init", None, POINTER(PrepOptions), c_size_t)
 _declare("ax_train_summary_init", None, POINTER(TrainSummary), c_size_t)
 _declare("ax_evaluation_init", None, POINTER(Evaluation), c_size_t)
 _declare("ax_prep_summary_init", None, POINTER(PrepSummary), c_size_t)
+_declare("ax_regularization_init", None, POINTER(Regularization), c_size_t)
 _declare("ax_layers_parse", c_int, c_char_p, POINTER(NetConfig))
 _declare("ax_net_config_release", None, POINTER(NetConfig))
 _declare("ax_layers_format", None, POINTER(NetConfig), c_char_p, c_size_t)
@@ -478,6 +479,10 @@ def data_options():
 
 def prep_options():
     return _sized(PrepOptions, lib.ax_prep_options_init)
+
+
+def regularization():
+    return _sized(Regularization, lib.ax_regularization_init)
 
 
 # The results the library writes, sized the same way: it writes no byte past ctypes' size.

@@ -292,7 +292,7 @@ double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t
                                     const ax_regularization *regularization, void *accumulator)
 {
     const int64_t rows = data->rows;
-    ax_regularization per_chunk = {0};
+    ax_regularization per_chunk = {.size = sizeof per_chunk};
     if (regularization)
         per_chunk = *regularization;
     const double l2 = per_chunk.l2, l1 = per_chunk.l1;
@@ -341,6 +341,12 @@ double ax_net_backward_along(ax_net *net, int64_t rows, const ax_regularization 
     return backward(net, rows, regularization, true, false);
 }
 
+void ax_regularization_init(ax_regularization *regularization, size_t size)
+{
+    const ax_regularization defaults = {.size = sizeof defaults};
+    ax_sized_fill(regularization, size, &defaults, sizeof defaults);
+}
+
 static ax_status check_regularization(const ax_regularization *regularization)
 {
     if (!regularization)
@@ -372,6 +378,15 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
     if (data && data->stream)
         return ax_fail(AX_STATUS_UNSUPPORTED, "%s is streamed: its rows are not in memory for "
                        "ax_net_loss_gradient (open it whole)", data->source);
+    /* The caller's bytes over the defaults: fields an older caller lacks stay
+     * at theirs (ax_sized_read). */
+    ax_regularization given;
+    if (regularization) {
+        ax_regularization_init(&given, sizeof given);
+        AX_TRY(ax_sized_read(regularization, &given, sizeof given, sizeof given, "regularization",
+                             "ax_regularization_defaults"));
+        regularization = &given;
+    }
     AX_TRY(check_regularization(regularization));
     if (regularization)
         AX_TRY(ax_net_check_l1(net, regularization->l1));

@@ -539,7 +539,8 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     step_context step = {.net = t->net,
                          .chunked_data = t->accumulator ? t->train : NULL,
                          .accumulator = t->accumulator,
-                         .regularization = {.l2 = config->l2, .dropout = config->dropout,
+                         .regularization = {.size = sizeof(ax_regularization),
+                                            .l2 = config->l2, .dropout = config->dropout,
                                             .l1 = config->l1,
                                             .dropout_layers = drops_per_layer(config)
                                                                   ? config->dropout_layers
