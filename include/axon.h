@@ -148,6 +148,27 @@ typedef enum ax_optimizer_kind {
     AX_OPTIMIZER_ADAMW,   /* Adam with decoupled weight decay (torch.optim.AdamW) */
 } ax_optimizer_kind;
 
+/* Learning-rate schedules (ax_train_config.lr_schedule): the rate of each
+ * epoch, e = 0, 1, ... the epochs before it, from ax_train_config's
+ * learning_rate (lr0) as PyTorch's schedulers compute it, stepped once per
+ * epoch (their recursive forms, so the same rounding). */
+typedef enum ax_lr_schedule {
+    AX_LR_SCHEDULE_CONSTANT = 0, /* lr0 every epoch (the default) */
+    AX_LR_SCHEDULE_STEP,         /* times lr_gamma every lr_step_every epochs (StepLR) */
+    AX_LR_SCHEDULE_EXP,          /* times lr_gamma every epoch (ExponentialLR) */
+    AX_LR_SCHEDULE_COSINE,       /* CosineAnnealingLR(T_max = epochs, eta_min = lr_min) */
+    AX_LR_SCHEDULE_PLATEAU,      /* ReduceLROnPlateau on the validation loss (mode min,
+                                    relative threshold 1e-4, cooldown 0, min_lr 0, eps 1e-8):
+                                    times lr_gamma after more than lr_patience epochs without
+                                    improvement; needs a validation set */
+    AX_LR_SCHEDULE_INVSCALING,   /* scikit-learn's: lr0 / (rows seen + 1)^lr_power after each
+                                    epoch (SGD only) */
+    AX_LR_SCHEDULE_ADAPTIVE,     /* scikit-learn's: divided by 5 once the training loss has
+                                    not fallen by lr_tol for more than lr_patience epochs;
+                                    training stops when the rate is already 1e-6 or less
+                                    (SGD only) */
+} ax_lr_schedule;
+
 /* The options of ax_train_config an optimizer kind reads beyond those every
  * kind reads (ax_optimizer_uses); bits, so that a kind's set is one value. */
 typedef enum ax_optimizer_setting {
@@ -771,6 +792,10 @@ typedef struct ax_progress {
     double fewer_threads_seconds; /* of epoch_seconds, the time on fewer threads than
                                      ax_threads() because that measured faster (its
                                      short probes of other counts aside) */
+    /* Appended by issue 30 (the library fills this struct; a callback built
+     * against an older header reads the fields it knows). */
+    double learning_rate;      /* the epoch's scheduled rate (ax_train_config.lr_schedule;
+                                  warmup aside: the last step's rate is lr times its factor) */
 } ax_progress;
 
 /* Called during training; returning false stops training (AX_STATUS_INTERRUPTED). */
@@ -902,6 +927,29 @@ typedef struct ax_train_config {
      * alone, on every hidden layer's output, as before. Set both and the
      * run is refused. */
     double dropout_layers[AX_MAX_LAYERS];
+    /* Learning-rate schedule (issue 30; ax_lr_schedule above): sgd, adam and
+     * adamw (cg and lbfgs choose their own steps). The epoch's rate is in
+     * ax_progress.learning_rate. lr_gamma is StepLR's and ExponentialLR's
+     * gamma and ReduceLROnPlateau's factor (in (0, 1]); lr_step_every
+     * StepLR's step_size (>= 1); lr_min CosineAnnealingLR's eta_min (>= 0);
+     * lr_patience the epochs without improvement ReduceLROnPlateau and
+     * scikit-learn's adaptive wait (>= 0); lr_power scikit-learn's power_t;
+     * lr_tol scikit-learn's tol (adaptive). With invscaling and adaptive,
+     * SGD's velocity is rescaled by old / new rate at each change, so that it
+     * holds steps as scikit-learn's does (its updates equal theirs); the
+     * other schedules leave it as torch.optim.SGD does. */
+    ax_lr_schedule lr_schedule;
+    double lr_gamma;      /* default 0.1 */
+    int lr_step_every;    /* default 1 */
+    double lr_min;        /* default 0 */
+    int lr_patience;      /* default 10 */
+    double lr_power;      /* default 0.5 */
+    double lr_tol;        /* default 1e-4 */
+    /* Linear warmup over the first warmup_steps optimizer steps of the run:
+     * step s (0-based) uses the epoch's rate times (s + 1) / warmup_steps,
+     * as torch's LinearLR(start_factor = 1 / N, total_iters = N - 1) stepped
+     * after every batch, chained with the schedule. 0 = none (the default). */
+    int64_t warmup_steps;
 } ax_train_config;
 
 /* Fills the first size bytes of *config with the defaults (SGD, lr 0.1,
@@ -917,6 +965,19 @@ static inline ax_train_config ax_train_defaults(void)
     ax_train_config_init(&config, sizeof config);
     return config;
 }
+/* A schedule's short name ("constant", "step", "exp", "cosine", "plateau",
+ * "invscaling", "adaptive"; "unknown" for a value no schedule has). */
+const char *ax_lr_schedule_name(ax_lr_schedule schedule);
+/* Sets config's lr_schedule and its settings from text, the CLI's
+ * --lr-schedule: constant, step:EVERY:GAMMA, exp:GAMMA, cosine[:MIN],
+ * plateau:PATIENCE:FACTOR, invscaling[:POWER], adaptive[:PATIENCE[:TOL]];
+ * settings not named keep config's values. A malformed text or value is
+ * refused (AX_STATUS_BAD_ARGUMENT, naming it and the forms), config
+ * untouched. */
+AX_NODISCARD ax_status ax_lr_schedule_parse(const char *text, ax_train_config *config);
+/* Writes config's schedule as ax_lr_schedule_parse reads it (numbers
+ * %.17g, exact), e.g. "step:7:0.5". */
+void ax_lr_schedule_format(const ax_train_config *config, char *text, size_t capacity);
 
 typedef struct ax_train_summary {
     size_t size;               /* sizeof (ax_train_summary), set by the caller

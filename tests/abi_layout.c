@@ -60,6 +60,7 @@ int main(void)
     FIELD(ax_progress, eta_seconds);
     FIELD(ax_progress, threads);
     FIELD(ax_progress, fewer_threads_seconds);
+    FIELD(ax_progress, learning_rate);
     SIZE(ax_train_config);
     FIELD(ax_train_config, size);
     FIELD(ax_train_config, optimizer);
@@ -99,6 +100,14 @@ int main(void)
     FIELD(ax_train_config, clip_norm);
     FIELD(ax_train_config, clip_value);
     FIELD(ax_train_config, dropout_layers);
+    FIELD(ax_train_config, lr_schedule);
+    FIELD(ax_train_config, lr_gamma);
+    FIELD(ax_train_config, lr_step_every);
+    FIELD(ax_train_config, lr_min);
+    FIELD(ax_train_config, lr_patience);
+    FIELD(ax_train_config, lr_power);
+    FIELD(ax_train_config, lr_tol);
+    FIELD(ax_train_config, warmup_steps);
     SIZE(ax_train_summary);
     FIELD(ax_train_summary, size);
     FIELD(ax_train_summary, epochs_run);

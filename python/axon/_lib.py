@@ -112,7 +112,7 @@ class Progress(Structure):
                 ("validation_accuracy", c_double), ("test_loss", c_double),
                 ("test_accuracy", c_double), ("epoch_seconds", c_double),
                 ("gflops", c_double), ("eta_seconds", c_double), ("threads", c_int),
-                ("fewer_threads_seconds", c_double)]
+                ("fewer_threads_seconds", c_double), ("learning_rate", c_double)]
 
 
 PROGRESS_FN = CFUNCTYPE(c_bool, POINTER(Progress), c_void_p)
@@ -134,7 +134,10 @@ class TrainConfig(Structure):
                 ("epsilon_before_correction", c_bool),
                 ("keep_subnormals", c_bool), ("l1", c_double), ("weight_decay", c_double),
                 ("clip_norm", c_double), ("clip_value", c_double),
-                ("dropout_layers", c_double * 64)]  # AX_MAX_LAYERS
+                ("dropout_layers", c_double * 64),  # AX_MAX_LAYERS
+                ("lr_schedule", c_int), ("lr_gamma", c_double), ("lr_step_every", c_int),
+                ("lr_min", c_double), ("lr_patience", c_int), ("lr_power", c_double),
+                ("lr_tol", c_double), ("warmup_steps", c_int64)]
 
 
 class TrainSummary(Structure):
@@ -393,6 +396,7 @@ _declare("ax_train_summary_init", None, POINTER(TrainSummary), c_size_t)
 _declare("ax_evaluation_init", None, POINTER(Evaluation), c_size_t)
 _declare("ax_prep_summary_init", None, POINTER(PrepSummary), c_size_t)
 _declare("ax_regularization_init", None, POINTER(Regularization), c_size_t)
+_declare("ax_lr_schedule_parse", c_int, c_char_p, POINTER(TrainConfig))
 _declare("ax_layers_parse", c_int, c_char_p, POINTER(NetConfig))
 _declare("ax_net_config_release", None, POINTER(NetConfig))
 _declare("ax_layers_format", None, POINTER(NetConfig), c_char_p, c_size_t)

@@ -18,6 +18,7 @@
 #include "base/random.h"
 #include "core/checkpoint.h"
 #include "core/device_data.h"
+#include "core/lr_schedule.h"
 #include "core/net.h"
 #include "core/optimizer_state.h"
 #include "core/reducer.h"
@@ -169,6 +170,9 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
 #define NO_CHECK
 #define CHECK_DOUBLE(field, check) CHECK_VALUE(SETTING_VALUE_DOUBLE, field, check)
 #define CHECK_ADDED_DOUBLE(field, check) CHECK_VALUE(SETTING_VALUE_DOUBLE, field, check)
+#define CHECK_ADDED_INT(field, check) CHECK_VALUE(SETTING_VALUE_INT, field, check)
+#define CHECK_ADDED_INT64(field, check) CHECK_VALUE(SETTING_VALUE_INT64, field, check)
+#define CHECK_ADDED_LR_SCHEDULE(field, check)
 #define CHECK_INT(field, check) CHECK_VALUE(SETTING_VALUE_INT, field, check)
 #define CHECK_INT64(field, check) CHECK_VALUE(SETTING_VALUE_INT64, field, check)
 #define CHECK_VALUE(type, field, check)           \
@@ -190,6 +194,9 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
 #undef CHECK_VALUE
 #undef CHECK_DOUBLE
 #undef CHECK_ADDED_DOUBLE
+#undef CHECK_ADDED_INT
+#undef CHECK_ADDED_INT64
+#undef CHECK_ADDED_LR_SCHEDULE
 #undef CHECK_INT
 #undef CHECK_INT64
 #undef CHECK_BOOL
@@ -242,6 +249,27 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
                            "noise; use f32 (or f64), or sgd/adam for bf16",
                            ax_optimizer_name(config->optimizer));
     }
+    const char *schedule_wrong = ax_lr_schedule_check_text(config);
+    if (schedule_wrong)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "learning-rate schedule %s: %s",
+                       ax_lr_schedule_name(config->lr_schedule), schedule_wrong);
+    const bool scheduled = config->lr_schedule != AX_LR_SCHEDULE_CONSTANT;
+    if (is_full_batch(config) && (scheduled || config->warmup_steps > 0))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s chooses its own steps by line search: a learning-rate schedule or "
+                       "warmup applies to sgd, adam and adamw",
+                       ax_optimizer_name(config->optimizer));
+    if ((config->lr_schedule == AX_LR_SCHEDULE_INVSCALING ||
+         config->lr_schedule == AX_LR_SCHEDULE_ADAPTIVE) &&
+        config->optimizer != AX_OPTIMIZER_SGD)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "the %s schedule is scikit-learn's for its sgd solver: use it with sgd, "
+                       "not %s",
+                       ax_lr_schedule_name(config->lr_schedule), ax_optimizer_name(config->optimizer));
+    if (config->lr_schedule == AX_LR_SCHEDULE_PLATEAU && !validation)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "the plateau schedule watches the validation loss: it needs a validation "
+                       "set (e.g. --val-split 0.1)");
     if (is_full_batch(config) && (config->clip_norm > 0.0 || config->clip_value > 0.0))
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "%s needs the true gradient for its line search: gradient clipping "
@@ -424,6 +452,9 @@ typedef struct trainer {
      * (and the first non-finite step) at progress time and at the epoch's
      * end instead of waiting for every step's. */
     bool deferred_losses;
+    /* A schedule or warmup sets the optimizer's rate before every step
+     * (else it stays the config's, untouched). */
+    bool scheduled;
 } trainer;
 
 /* The trainer's objects a snapshot copies and a restore fills. */
@@ -559,6 +590,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         objective.line_end = end_along;
     }
 
+    progress->learning_rate = t->state.lr.rate;
     ax_backend *backend = t->net->backend;
     const bool deferred = t->deferred_losses;
     if (deferred) /* the total goes on from where the epoch stands (a resumed one: its sum) */
@@ -593,6 +625,9 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         double step_start = t->net->profile ? ax_seconds_now() : 0.0;
         if (deferred)
             backend->ops->loss_defer(backend, true);
+        if (t->scheduled)
+            t->optimizer->config.learning_rate =
+                t->state.lr.rate * ax_lr_warmup_factor(config, t->state.step);
         ax_status status = t->optimizer->kind->step(t->optimizer, &objective, &loss);
         if (deferred)
             backend->ops->loss_defer(backend, false);
@@ -711,6 +746,27 @@ static ax_status evaluate_into(ax_net *net, ax_reducer *reducer, const ax_datase
     return ax_reducer_sum_evaluation(reducer, data->rows, loss, accuracy);
 }
 
+/* The schedule's step at the end of an epoch (the progress line shows the
+ * rate the epoch used; the checkpoint of the epoch records the next one).
+ * scikit-learn's schedules rescale SGD's velocity at a change (axon.h,
+ * ax_lr_schedule). True when the adaptive schedule ends training. */
+static bool step_schedule(trainer *t, int epoch, const ax_progress *progress)
+{
+    const ax_train_config *config = t->config;
+    const double before = t->state.lr.rate;
+    const bool stop = ax_lr_schedule_after_epoch(config, &t->state.lr, epoch, t->global_rows,
+                                                 progress->train_loss, progress->validation_loss);
+    const bool holds_steps = config->lr_schedule == AX_LR_SCHEDULE_INVSCALING ||
+                             config->lr_schedule == AX_LR_SCHEDULE_ADAPTIVE;
+    if (holds_steps && t->state.lr.rate != before && config->optimizer == AX_OPTIMIZER_SGD &&
+        config->momentum > 0.0 && t->optimizer->state[0]) {
+        ax_backend *backend = t->net->backend;
+        backend->ops->scale(backend, t->optimizer->count, before / t->state.lr.rate,
+                            t->optimizer->state[0]);
+    }
+    return stop;
+}
+
 static ax_status train_epochs(trainer *t, ax_train_summary *summary)
 {
     const ax_train_config *config = t->config;
@@ -755,7 +811,10 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
         summary->best_epoch = epoch;
         progress.eta_seconds = (double)(config->epochs - epoch) * progress.epoch_seconds;
         progress.epoch_done = true;
-        bool stop = false;
+        bool stop = step_schedule(t, epoch, &progress);
+        if (stop)
+            summary->stop_reason = "adaptive learning rate: no improvement with the rate at 1e-6 "
+                                   "or below";
         if (keeps_best(config)) {
             const double watched = config->keep_best == AX_KEEP_BEST_TEST ? progress.test_loss
                                                                           : progress.validation_loss;
@@ -893,7 +952,10 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
         AX_TRY(check_resume_config(config, resume));
     trainer t = {.net = net, .train = train, .validation = validation, .test = test, .config = config,
                  .summary = summary, .state = ax_trainer_state_start(config->seed),
-                 .global_rows = global_rows, .reducer = reducer};
+                 .global_rows = global_rows, .reducer = reducer,
+                 .scheduled = config->lr_schedule != AX_LR_SCHEDULE_CONSTANT ||
+                              config->warmup_steps > 0};
+    t.state.lr = ax_lr_state_start(config);
     /* Batches are global (all ranks' rows); a rank computes its part of one. */
     const int64_t rows = global_rows, local_rows = train->rows;
     const bool full_batch = config->batch_size == 0 || config->batch_size >= rows;
