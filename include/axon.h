@@ -795,7 +795,8 @@ typedef struct ax_progress {
     /* Appended by issue 30 (the library fills this struct; a callback built
      * against an older header reads the fields it knows). */
     double learning_rate;      /* the epoch's scheduled rate (ax_train_config.lr_schedule;
-                                  warmup aside: the last step's rate is lr times its factor) */
+                                  warmup aside: a step's rate is this times its factor);
+                                  NAN for cg and lbfgs, which choose their steps */
 } ax_progress;
 
 /* Called during training; returning false stops training (AX_STATUS_INTERRUPTED). */

@@ -590,7 +590,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         objective.line_end = end_along;
     }
 
-    progress->learning_rate = t->state.lr.rate;
+    progress->learning_rate = is_full_batch(config) ? NAN : t->state.lr.rate;
     ax_backend *backend = t->net->backend;
     const bool deferred = t->deferred_losses;
     if (deferred) /* the total goes on from where the epoch stands (a resumed one: its sum) */

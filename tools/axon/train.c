@@ -66,6 +66,15 @@ static const cli_option train_options[] = {
     {"clip-value", CLI_NUMBER, "X", "0",
      "sgd, adam, adamw: clamp every gradient component to [-X, X] (before\n"
      "--clip-norm; torch.nn.utils.clip_grad_value_); 0 = off"},
+    {"lr-schedule", CLI_STRING, "S", "constant",
+     "sgd, adam, adamw: the learning rate of each epoch, as PyTorch's schedulers:\n"
+     "step:EVERY:GAMMA (StepLR), exp:GAMMA (ExponentialLR), cosine[:MIN]\n"
+     "(CosineAnnealingLR over --epochs), plateau:PATIENCE:FACTOR\n"
+     "(ReduceLROnPlateau on the validation loss: needs --val-split); sgd only,\n"
+     "scikit-learn's invscaling[:POWER] and adaptive[:PATIENCE[:TOL]]"},
+    {"warmup", CLI_INT, "N", "0",
+     "sgd, adam, adamw: linear warmup over the first N steps: step s (from 0)\n"
+     "at (s + 1) / N of the epoch's rate (torch's LinearLR per batch)"},
     {"dropout", CLI_STRING, "P", "0",
      "probability of dropping a hidden unit, in [0, 1); or one per layer's\n"
      "input, the network's inputs first (TMVA's DropConfig), e.g. 0.2,0.5,0.5;\n"
@@ -167,7 +176,7 @@ static const char *const recorded_options[] = {
     "layers", "loss", "optimizer", "lr", "momentum", "nesterov", "batch", "max-iter", "gtol",
     "lbfgs-memory", "l2", "dropout", "init", "init-range", "seed", "precision", "device",
     "val-split", "early-stop", "keep-best", "no-shuffle", "init-from", "keep-subnormals", "l1",
-    "weight-decay", "clip-norm", "clip-value", NULL};
+    "weight-decay", "clip-norm", "clip-value", "lr-schedule", "warmup", NULL};
 
 /* --checkpoint-every, --checkpoint, --keep-checkpoints into request->train;
  * on --resume, an option not given keeps the recorded value. */
@@ -272,6 +281,20 @@ static bool read_dropout(const cli_args *args, ax_train_config *train)
     return true;
 }
 
+/* --lr-schedule TEXT and --warmup N. */
+static bool read_schedule(const cli_args *args, ax_train_config *train)
+{
+    int64_t warmup = 0;
+    if (!cli_get_int64(args, "warmup", 0, INT64_MAX, &warmup))
+        return false;
+    train->warmup_steps = warmup;
+    if (ax_lr_schedule_parse(cli_text(args, "lr-schedule"), train) != AX_STATUS_OK) {
+        cli_error(args, "--lr-schedule: %s", ax_error_message());
+        return false;
+    }
+    return true;
+}
+
 /* --layers items ending in :dropP (the layer's outputs dropped with
  * probability P): the suffixes are taken out into dropout_layers[l + 1]. */
 static bool take_layer_dropout(const cli_args *args, train_request *request)
@@ -346,6 +369,7 @@ static bool read_request(const cli_args *args, train_request *request)
               cli_get_int(args, "lbfgs-memory", 1, 1000, &request->train.lbfgs_memory) &&
               cli_get_double(args, "l2", 0.0, INFINITY, CLI_CLOSED, &request->train.l2) &&
               read_dropout(args, &request->train) &&
+              read_schedule(args, &request->train) &&
               cli_get_double(args, "l1", 0.0, INFINITY, CLI_CLOSED, &request->train.l1) &&
               cli_get_double(args, "weight-decay", 0.0, INFINITY, CLI_CLOSED,
                              &request->train.weight_decay) &&
@@ -428,6 +452,12 @@ static bool read_request(const cli_args *args, train_request *request)
         cli_error(args, "note: --weight-decay applies to %s only (for %s, --l2 is the penalty)",
                   kinds, request->optimizer_name);
     }
+    if (ax_optimizer_is_full_batch(kind) && (cli_given(args, "lr-schedule") || cli_given(args, "warmup"))) {
+        cli_error(args, "--lr-schedule and --warmup apply to sgd, adam and adamw: %s chooses its "
+                        "own steps by line search",
+                  request->optimizer_name);
+        return false;
+    }
     if (ax_optimizer_is_full_batch(kind) && (cli_given(args, "clip-norm") || cli_given(args, "clip-value"))) {
         cli_error(args, "--clip-norm and --clip-value apply to sgd, adam and adamw: %s's line "
                         "search needs the true gradient",
@@ -447,6 +477,10 @@ static bool read_request(const cli_args *args, train_request *request)
     }
     if (request->train.early_stop > 0 && request->val_split == 0.0) {
         cli_error(args, "--early-stop needs a validation set: add --val-split, e.g. 0.1");
+        return false;
+    }
+    if (request->train.lr_schedule == AX_LR_SCHEDULE_PLATEAU && request->val_split == 0.0) {
+        cli_error(args, "--lr-schedule plateau watches the validation loss: add --val-split, e.g. 0.1");
         return false;
     }
     request->train.keep_best = (ax_keep_best)keep_best;
@@ -580,6 +614,13 @@ static void print_header(const train_request *request, const ax_net *net, const 
         printf(", gradient norm clipped to %g", train_config->clip_norm);
     if (train_config->early_stop > 0)
         printf(", early stop after %d", train_config->early_stop);
+    if (train_config->lr_schedule != AX_LR_SCHEDULE_CONSTANT) {
+        char schedule[128];
+        ax_lr_schedule_format(train_config, schedule, sizeof schedule);
+        printf(", lr schedule %s", schedule);
+    }
+    if (train_config->warmup_steps > 0)
+        printf(", warmup %lld steps", (long long)train_config->warmup_steps);
     printf("\n");
     if (train_config->checkpoint_every > 0)
     {
@@ -837,6 +878,8 @@ static int run_training(const train_request *request, train_data *data)
     progress_init(&display, request->quiet, classification, &metrics);
     if (ax_optimizer_is_full_batch(request->train.optimizer))
         display.step_name = "iteration";
+    display.show_rate = request->train.lr_schedule != AX_LR_SCHEDULE_CONSTANT ||
+                        request->train.warmup_steps > 0;
     ax_train_config train_config = request->train;
     train_config.progress = progress_callback;
     train_config.progress_user = &display;
