@@ -187,7 +187,7 @@ def child(contender, seed, max_iter, galaxy):
         net = axon.Net(1024, [(8, "sigmoid"), (3, "softmax")], loss="cross-entropy")
         net.set_weights([(W.T, b) for W, b in zip(coefs, intercepts)])
         data = net._dataset((X, y.astype(np.int32)), "X")
-        regularization = _lib.Regularization()
+        regularization = _lib.regularization()  # sized, the library's defaults
         regularization.l2 = ALPHA / len(X)
 
         def to_axon(x):  # scikit-learn's packing to axon's arena ([W (out, in), b] a layer)

@@ -17,9 +17,9 @@
  *   returned by accessors are owned by the object they came from.
  * - Dimensions are int64_t, sizes in bytes are size_t.
  *
- * Versioned structs. ax_net_config, ax_train_config, ax_data_options and
- * ax_prep_options grow at their end as the library gains settings; their
- * first member, size, is sizeof the struct in the header the program was
+ * Versioned structs. ax_net_config, ax_train_config, ax_data_options,
+ * ax_prep_options and ax_regularization grow at their end as the library
+ * gains settings; their first member, size, is sizeof the struct in the header the program was
  * built against. Start every one from its _defaults() function (inline
  * here: it asks the library to fill sizeof bytes, so a newer library never
  * writes past an older program's struct); the library copies size bytes
@@ -146,7 +146,29 @@ typedef enum ax_optimizer_kind {
     AX_OPTIMIZER_ADAM,
     AX_OPTIMIZER_CG,      /* full-batch Polak-Ribiere nonlinear CG (scipy.optimize.fmin_cg) */
     AX_OPTIMIZER_LBFGS,   /* full-batch L-BFGS with the same strong-Wolfe line search */
+    AX_OPTIMIZER_ADAMW,   /* Adam with decoupled weight decay (torch.optim.AdamW) */
 } ax_optimizer_kind;
+
+/* Learning-rate schedules (ax_train_config.lr_schedule): the rate of each
+ * epoch, e = 0, 1, ... the epochs before it, from ax_train_config's
+ * learning_rate (lr0) as PyTorch's schedulers compute it, stepped once per
+ * epoch (their recursive forms, so the same rounding). */
+typedef enum ax_lr_schedule {
+    AX_LR_SCHEDULE_CONSTANT = 0, /* lr0 every epoch (the default) */
+    AX_LR_SCHEDULE_STEP,         /* times lr_gamma every lr_step_every epochs (StepLR) */
+    AX_LR_SCHEDULE_EXP,          /* times lr_gamma every epoch (ExponentialLR) */
+    AX_LR_SCHEDULE_COSINE,       /* CosineAnnealingLR(T_max = epochs, eta_min = lr_min) */
+    AX_LR_SCHEDULE_PLATEAU,      /* ReduceLROnPlateau on the validation loss (mode min,
+                                    relative threshold 1e-4, cooldown 0, min_lr 0, eps 1e-8):
+                                    times lr_gamma after more than lr_patience epochs without
+                                    improvement; needs a validation set */
+    AX_LR_SCHEDULE_INVSCALING,   /* scikit-learn's: lr0 / (rows seen + 1)^lr_power after each
+                                    epoch (SGD only) */
+    AX_LR_SCHEDULE_ADAPTIVE,     /* scikit-learn's: divided by 5 once the training loss has
+                                    not fallen by lr_tol for more than lr_patience epochs;
+                                    training stops when the rate is already 1e-6 or less
+                                    (SGD only) */
+} ax_lr_schedule;
 
 /* The options of ax_train_config an optimizer kind reads beyond those every
  * kind reads (ax_optimizer_uses); bits, so that a kind's set is one value. */
@@ -157,6 +179,7 @@ typedef enum ax_optimizer_setting {
     AX_OPTIMIZER_SETTING_LINE_SEARCH = 1 << 3,   /* gtol, line_search_max_evaluations; its
                                                     summary counts evaluations */
     AX_OPTIMIZER_SETTING_LBFGS_MEMORY = 1 << 4,  /* lbfgs_memory */
+    AX_OPTIMIZER_SETTING_WEIGHT_DECAY = 1 << 5,  /* weight_decay (AdamW's decoupled decay) */
 } ax_optimizer_setting;
 
 const char *ax_activation_name(ax_activation activation);
@@ -728,16 +751,41 @@ AX_NODISCARD ax_status ax_net_load(const char *path, ax_precision precision, ax_
 AX_NODISCARD ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *outputs);
 
 typedef struct ax_regularization {
+    size_t size;          /* sizeof (ax_regularization), set by ax_regularization_defaults()
+                             (see "versioned structs" above; the first version with it is
+                             this one, l1 and dropout_layers included: a program built
+                             against an older header must be rebuilt) */
     double l2;            /* loss += l2/2 * sum of squared weights (not biases) */
     double dropout;       /* probability of dropping a hidden unit, 0 = off */
     uint64_t dropout_key; /* selects the mask; the same key gives the same mask */
     int64_t dropout_first_row; /* the mask's row index of the first row passed (0 usually;
                                   a batch computed in parts gives each part its offset) */
+    double l1;            /* loss += l1 * sum of |weights| (not biases); its gradient is the
+                             subgradient l1 sign(w), 0 at w = 0 */
+    /* Dropout per layer (NULL: `dropout` on every hidden layer's output):
+     * dropout_layers[l] is the probability of dropping each input of
+     * layer l, [0] the network's inputs, [l > 0] layer l - 1's outputs;
+     * layer_count values, each in [0, 1). */
+    const double *dropout_layers;
 } ax_regularization;
+
+/* Fills the first size bytes of *regularization with the defaults (no
+ * penalty, no dropout, key 0, first row 0) and sets regularization->size =
+ * size. */
+void ax_regularization_init(ax_regularization *regularization, size_t size);
+/* The defaults, with size set: start every ax_regularization here. */
+static inline ax_regularization ax_regularization_defaults(void)
+{
+    ax_regularization regularization;
+    ax_regularization_init(&regularization, sizeof regularization);
+    return regularization;
+}
 
 /* Loss and gradient over rows [first, first + rows) of data, in float64
  * outside the network's own precision: gradient (nullable) gets
- * ax_net_parameter_count() values in the layout of ax_net_parameters_get. */
+ * ax_net_parameter_count() values in the layout of ax_net_parameters_get.
+ * regularization may be NULL (none); its size is checked as a config's
+ * (AX_STATUS_BAD_ARGUMENT naming ax_regularization_defaults()). */
 AX_NODISCARD ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t first,
                                             int64_t rows, const ax_regularization *regularization,
                                             double *loss, double *gradient);
@@ -792,6 +840,11 @@ typedef struct ax_progress {
     double fewer_threads_seconds; /* of epoch_seconds, the time on fewer threads than
                                      ax_threads() because that measured faster (its
                                      short probes of other counts aside) */
+    /* Appended by issue 30 (the library fills this struct; a callback built
+     * against an older header reads the fields it knows). */
+    double learning_rate;      /* the epoch's scheduled rate (ax_train_config.lr_schedule;
+                                  warmup aside: a step's rate is this times its factor);
+                                  NAN for cg and lbfgs, which choose their steps */
 } ax_progress;
 
 /* Called during training; returning false stops training (AX_STATUS_INTERRUPTED). */
@@ -892,6 +945,60 @@ typedef struct ax_train_config {
      * later epoch (docs/notes/threads.md); flushed, the accuracy is the
      * same. true keeps IEEE's gradual underflow. */
     bool keep_subnormals;
+    /* L1 penalty, per mean loss as l2 is: loss += l1 * sum of |weights|
+     * (not biases), in every optimizer. |w| has no derivative at 0: the
+     * gradient uses the subgradient l1 sign(w) with sign(0) = 0 (what
+     * PyTorch's autograd gives for abs), so SGD and Adam move weights
+     * through 0 rather than onto it, and CG and L-BFGS minimise the
+     * non-smooth cost with it (their line searches then evaluate plainly,
+     * without the first layer's cached products). Default 0. */
+    double l1;
+    /* AdamW (AX_OPTIMIZER_ADAMW) only: decoupled weight decay as
+     * torch.optim.AdamW applies it: before each Adam step, every weight
+     * (not the biases: torch's AdamW with the biases in a group of
+     * weight_decay 0) is multiplied by 1 - learning_rate * weight_decay.
+     * Default 0.01, torch's. */
+    double weight_decay;
+    /* Gradient clipping (SGD, Adam, AdamW; CG and L-BFGS refuse it: a line
+     * search needs the true gradient), after the gradient of the whole
+     * batch (penalties included) is complete and before the step.
+     * clip_value first clamps every component to [-clip_value, clip_value]
+     * (torch.nn.utils.clip_grad_value_); clip_norm then scales the whole
+     * gradient by clip_norm / (norm + 1e-6) when that is below 1, norm
+     * being the Euclidean norm of all parameters' gradient at once
+     * (torch.nn.utils.clip_grad_norm_). 0 = off (the defaults). */
+    double clip_norm;
+    double clip_value;
+    /* Dropout per layer, as TMVA's DropConfig (inputs first):
+     * dropout_layers[l] drops each input of layer l with that probability,
+     * [0] the network's inputs, [l > 0] layer l - 1's outputs, for
+     * l < layer_count; each in [0, 1). All zero (the default): `dropout`
+     * alone, on every hidden layer's output, as before. Set both and the
+     * run is refused. */
+    double dropout_layers[AX_MAX_LAYERS];
+    /* Learning-rate schedule (issue 30; ax_lr_schedule above): sgd, adam and
+     * adamw (cg and lbfgs choose their own steps). The epoch's rate is in
+     * ax_progress.learning_rate. lr_gamma is StepLR's and ExponentialLR's
+     * gamma and ReduceLROnPlateau's factor (in (0, 1]); lr_step_every
+     * StepLR's step_size (>= 1); lr_min CosineAnnealingLR's eta_min (>= 0);
+     * lr_patience the epochs without improvement ReduceLROnPlateau and
+     * scikit-learn's adaptive wait (>= 0); lr_power scikit-learn's power_t;
+     * lr_tol scikit-learn's tol (adaptive). With invscaling and adaptive,
+     * SGD's velocity is rescaled by old / new rate at each change, so that it
+     * holds steps as scikit-learn's does (its updates equal theirs); the
+     * other schedules leave it as torch.optim.SGD does. */
+    ax_lr_schedule lr_schedule;
+    double lr_gamma;      /* default 0.1 */
+    int lr_step_every;    /* default 1 */
+    double lr_min;        /* default 0 */
+    int lr_patience;      /* default 10 */
+    double lr_power;      /* default 0.5 */
+    double lr_tol;        /* default 1e-4 */
+    /* Linear warmup over the first warmup_steps optimizer steps of the run:
+     * step s (0-based) uses the epoch's rate times (s + 1) / warmup_steps,
+     * as torch's LinearLR(start_factor = 1 / N, total_iters = N - 1) stepped
+     * after every batch, chained with the schedule. 0 = none (the default). */
+    int64_t warmup_steps;
 } ax_train_config;
 
 /* Fills the first size bytes of *config with the defaults (SGD, lr 0.1,
@@ -907,6 +1014,19 @@ static inline ax_train_config ax_train_defaults(void)
     ax_train_config_init(&config, sizeof config);
     return config;
 }
+/* A schedule's short name ("constant", "step", "exp", "cosine", "plateau",
+ * "invscaling", "adaptive"; "unknown" for a value no schedule has). */
+const char *ax_lr_schedule_name(ax_lr_schedule schedule);
+/* Sets config's lr_schedule and its settings from text, the CLI's
+ * --lr-schedule: constant, step:EVERY:GAMMA, exp:GAMMA, cosine[:MIN],
+ * plateau:PATIENCE:FACTOR, invscaling[:POWER], adaptive[:PATIENCE[:TOL]];
+ * settings not named keep config's values. A malformed text or value is
+ * refused (AX_STATUS_BAD_ARGUMENT, naming it and the forms), config
+ * untouched. */
+AX_NODISCARD ax_status ax_lr_schedule_parse(const char *text, ax_train_config *config);
+/* Writes config's schedule as ax_lr_schedule_parse reads it (numbers
+ * %.17g, exact), e.g. "step:7:0.5". */
+void ax_lr_schedule_format(const ax_train_config *config, char *text, size_t capacity);
 
 typedef struct ax_train_summary {
     size_t size;               /* sizeof (ax_train_summary), set by the caller

@@ -60,6 +60,7 @@ int main(void)
     FIELD(ax_progress, eta_seconds);
     FIELD(ax_progress, threads);
     FIELD(ax_progress, fewer_threads_seconds);
+    FIELD(ax_progress, learning_rate);
     SIZE(ax_train_config);
     FIELD(ax_train_config, size);
     FIELD(ax_train_config, optimizer);
@@ -94,6 +95,19 @@ int main(void)
     FIELD(ax_train_config, optimizer_state);
     FIELD(ax_train_config, epsilon_before_correction);
     FIELD(ax_train_config, keep_subnormals);
+    FIELD(ax_train_config, l1);
+    FIELD(ax_train_config, weight_decay);
+    FIELD(ax_train_config, clip_norm);
+    FIELD(ax_train_config, clip_value);
+    FIELD(ax_train_config, dropout_layers);
+    FIELD(ax_train_config, lr_schedule);
+    FIELD(ax_train_config, lr_gamma);
+    FIELD(ax_train_config, lr_step_every);
+    FIELD(ax_train_config, lr_min);
+    FIELD(ax_train_config, lr_patience);
+    FIELD(ax_train_config, lr_power);
+    FIELD(ax_train_config, lr_tol);
+    FIELD(ax_train_config, warmup_steps);
     SIZE(ax_train_summary);
     FIELD(ax_train_summary, size);
     FIELD(ax_train_summary, epochs_run);
@@ -185,9 +199,12 @@ int main(void)
     FIELD(ax_prep_summary, warnings);
     FIELD(ax_prep_summary, links_skipped);
     SIZE(ax_regularization);
+    FIELD(ax_regularization, size);
     FIELD(ax_regularization, l2);
     FIELD(ax_regularization, dropout);
     FIELD(ax_regularization, dropout_key);
     FIELD(ax_regularization, dropout_first_row);
+    FIELD(ax_regularization, l1);
+    FIELD(ax_regularization, dropout_layers);
     return 0;
 }

@@ -1027,7 +1027,7 @@ static void test_network(task kind, ax_precision precision, ax_device device, bo
                     exact || precision == AX_PRECISION_F64 ? 0.0 : 1e-7, what, "the weights");
 
     const ax_regularization settings[] = {
-        {0}, {.l2 = 1e-3}, {.l2 = 1e-4, .dropout = 0.25, .dropout_key = 99}};
+        {.size = sizeof(ax_regularization)}, {.size = sizeof(ax_regularization), .l2 = 1e-3}, {.size = sizeof(ax_regularization), .l2 = 1e-4, .dropout = 0.25, .dropout_key = 99}};
     static const char *const setting_names[] = {"plain", "L2", "L2 + dropout"};
     for (int s = 0; s < 3; s++) {
         if (kind == TASK_SIGMOID && s == 2)

@@ -212,7 +212,7 @@ int main(void)
     CHECK_FAILS(ax_backend_plugin_get("unnamed", &plugin), AX_STATUS_UNSUPPORTED,
                 "exports no ax_backend_plugin_unnamed");
     CHECK_FAILS(ax_backend_plugin_get("stale", &plugin), AX_STATUS_UNSUPPORTED,
-                "was built for plugin interface 3 (this axon has 6 and takes plugins of 4 and "
+                "was built for plugin interface 3 (this axon has 7 and takes plugins of 4 and "
                 "later)");
     CHECK_FAILS(ax_backend_create_on("stale", 0, AX_PRECISION_F32, &backend),
                 AX_STATUS_UNSUPPORTED, "plugin interface");

@@ -385,7 +385,7 @@ static void test_along_matches_plain(const char *layers, ax_loss loss)
     ax_backend *backend = net->backend;
     void *direction = backend->ops->alloc(backend, (size_t)n * sizeof(double));
     backend->ops->upload_f64(backend, direction, d, n);
-    ax_regularization regularization = {.l2 = 0.01};
+    ax_regularization regularization = {.size = sizeof(ax_regularization), .l2 = 0.01};
     CHECK_OK(ax_net_reserve(net, rows));
     ax_line_cache *cache = NULL;
     CHECK_OK(ax_line_cache_create(net, rows, &cache));
@@ -471,7 +471,9 @@ static ax_status net_evaluate(void *context, double *loss)
     net_problem *p = context;
     if (p->cache)
         ax_line_cache_invalidate(p->cache);
-    ax_net_forward(p->net, p->rows, &p->regularization);
+    const ax_status status = ax_net_forward(p->net, p->rows, &p->regularization);
+    if (status != AX_STATUS_OK)
+        return status;
     *loss = ax_net_backward(p->net, p->rows, &p->regularization, true);
     return AX_STATUS_OK;
 }
@@ -511,7 +513,9 @@ static void test_optimizer_along(ax_optimizer_kind kind)
         ax_net *net = small_net("8:sigmoid,3:sigmoid", AX_LOSS_BINARY_CROSS_ENTROPY, features);
         if (!net)
             break;
-        net_problem p = {.net = net, .rows = rows, .regularization = {.l2 = 1.0 / (double)rows}};
+        net_problem p = {.net = net, .rows = rows,
+                         .regularization = {.size = sizeof(ax_regularization),
+                                            .l2 = 1.0 / (double)rows}};
         CHECK_OK(ax_net_reserve(net, rows));
         ax_batch batch = {.data = data, .first = 0, .count = rows};
         ax_net_load_batch(net, &batch, true);

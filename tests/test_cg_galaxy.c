@@ -95,7 +95,7 @@ static void test_galaxy(void)
     ax_net_parameters_set(net, weights);
 
     /* cost and gradient at the start against NumPy float64 */
-    ax_regularization regularization = {.l2 = 1.0 / (double)rows};
+    ax_regularization regularization = {.size = sizeof(ax_regularization), .l2 = 1.0 / (double)rows};
     double cost = NAN;
     CHECK_OK(ax_net_loss_gradient(net, train, 0, rows, &regularization, &cost, gradient));
     CHECK_NEAR(cost, reference_value(text, "initial_cost"), 1e-10);

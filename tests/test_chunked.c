@@ -84,8 +84,9 @@ static void check_chunks(ax_loss loss, ax_precision precision, double tolerance)
     double *whole = malloc((size_t)n * sizeof *whole), *parts = malloc((size_t)n * sizeof *parts);
     void *accumulator = net->backend->ops->alloc(net->backend, (size_t)n * net->backend->real_size);
     CHECK(whole && parts && accumulator);
-    const ax_regularization settings[] = {{.l2 = 0.0}, {.l2 = 0.03},
-                                          {.l2 = 0.01, .dropout = 0.3, .dropout_key = 0x5eed}};
+    const ax_regularization settings[] = {{.size = sizeof(ax_regularization), .l2 = 0.0},
+                                          {.size = sizeof(ax_regularization), .l2 = 0.03},
+                                          {.size = sizeof(ax_regularization), .l2 = 0.01, .dropout = 0.3, .dropout_key = 0x5eed}};
     const int64_t chunks[] = {1, 10, 50, 64, 102, ROWS};
     for (size_t s = 0; s < sizeof settings / sizeof *settings; s++) {
         double loss_whole = 0.0;
@@ -135,7 +136,7 @@ static void check_training(void)
     double *w = malloc((size_t)n * sizeof *w), *g = malloc((size_t)n * sizeof *g),
            *result = malloc((size_t)n * sizeof *result);
     CHECK(w && g && result);
-    ax_regularization regularization = {.l2 = config.l2};
+    ax_regularization regularization = {.size = sizeof(ax_regularization), .l2 = config.l2};
     for (int e = 0; e < EPOCHS; e++) {
         double loss;
         CHECK_OK(ax_net_loss_gradient(by_hand, data, 0, BIG, &regularization, &loss, g));

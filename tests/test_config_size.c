@@ -143,10 +143,56 @@ static void check_results_sized(void)
     ax_dataset_free(train);
 }
 
+/* ax_regularization (issue 30 gave it a size): _init fills exactly the
+ * bytes it is given; ax_net_loss_gradient reads the caller's size, refuses
+ * one from no header, and takes the settings of one it accepts. (Its first
+ * sized version is this one, so no shorter size is accepted yet.) */
+static void check_regularization_sized(void)
+{
+    unsigned char bytes[sizeof(ax_regularization) + 16];
+    memset(bytes, GUARD, sizeof bytes);
+    const size_t short_size = offsetof(ax_regularization, l1);
+    ax_regularization_init((ax_regularization *)bytes, short_size);
+    ax_regularization shorter;
+    memcpy(&shorter, bytes, short_size);
+    CHECK(shorter.size == short_size && shorter.l2 == 0.0 && shorter.dropout == 0.0);
+    CHECK(untouched(bytes, short_size, sizeof bytes));
+    memset(bytes, GUARD, sizeof bytes);
+    ax_regularization_init((ax_regularization *)bytes, sizeof bytes);
+    CHECK(bytes[sizeof bytes - 1] == 0); /* a newer caller's tail: zero */
+    const ax_regularization defaults = ax_regularization_defaults();
+    CHECK(defaults.size == sizeof defaults && defaults.l1 == 0.0 && !defaults.dropout_layers);
+
+    ax_dataset *train = test_uniform_dataset(40, 4, 1, true);
+    ax_net_config net_config = ax_net_defaults();
+    CHECK_OK(ax_layers_parse("5:tanh,3:softmax", &net_config));
+    net_config.input_width = 4;
+    ax_net *net = NULL;
+    CHECK_OK(ax_net_create(&net_config, &net));
+    double plain = 0.0, penalised = 0.0, loss = 0.0;
+    CHECK_OK(ax_net_loss_gradient(net, train, 0, 40, NULL, &plain, NULL));
+    ax_regularization l2 = ax_regularization_defaults();
+    l2.l2 = 0.5;
+    CHECK_OK(ax_net_loss_gradient(net, train, 0, 40, &l2, &penalised, NULL));
+    CHECK(penalised > plain);
+    for (int refused = 0; refused < 3; refused++) {
+        ax_regularization bad = l2;
+        bad.size = refused == 0 ? 0 : refused == 1 ? short_size : sizeof bad + 8;
+        loss = -1.0;
+        CHECK_FAILS(ax_net_loss_gradient(net, train, 0, 40, &bad, &loss, NULL),
+                    AX_STATUS_BAD_ARGUMENT, "fill it with ax_regularization_defaults()");
+        CHECK(loss == -1.0);
+    }
+    ax_net_free(net);
+    ax_net_config_release(&net_config);
+    ax_dataset_free(train);
+}
+
 int main(void)
 {
     check_init_bounds();
     check_refused();
     check_results_sized();
+    check_regularization_sized();
     return test_finish("test_config_size");
 }

@@ -135,7 +135,8 @@ static double check_case(const conv_case *c, const variant *v)
     /* biases away from zero too, so that ReLUs are not at their kink */
     for (int64_t i = 0; i < count; i++)
         params[i] = random_uniform(-0.6, 0.6);
-    ax_regularization regularization = {.l2 = v->l2, .dropout = v->dropout,
+    ax_regularization regularization = {.size = sizeof(ax_regularization), .l2 = v->l2,
+                                        .dropout = v->dropout,
                                         .dropout_key = 0xc0ffeeULL};
     double loss = NAN;
     ax_net_parameters_set(net, params);
@@ -241,7 +242,7 @@ static void check_groups(void)
     CHECK(whole && parts && part);
     if (whole && parts && part) {
         double loss = NAN, loss_parts = 0, largest = 0, error = 0;
-        const ax_regularization l2 = {.l2 = 0.01};
+        const ax_regularization l2 = {.size = sizeof(ax_regularization), .l2 = 0.01};
         CHECK_OK(ax_net_loss_gradient(net, data, 0, BATCH, &l2, &loss, whole));
         for (int64_t first = 0; first < BATCH; first += PART) {
             double loss_part = NAN;

@@ -219,7 +219,8 @@ static double loss_at(ax_net *net, ax_dataset *data, const variant *v,
 static double check_gradient(const combination *c, const variant *v, ax_net *net,
                              ax_dataset *data, const double *params)
 {
-    ax_regularization regularization = {.l2 = v->l2, .dropout = v->dropout, .dropout_key = 0x5eedULL};
+    ax_regularization regularization = {.size = sizeof(ax_regularization), .l2 = v->l2,
+                                        .dropout = v->dropout, .dropout_key = 0x5eedULL};
     double gradient[PARAMETERS], probe[PARAMETERS], loss = NAN, loss_again = NAN;
     ax_net_parameters_set(net, params);
     CHECK_OK(ax_net_loss_gradient(net, data, v->first, v->rows, &regularization, &loss, gradient));
@@ -262,7 +263,7 @@ static double check_gradient(const combination *c, const variant *v, ax_net *net
 static void check_loss(const combination *c, const variant *v, ax_net *net, ax_dataset *data,
                        const double *params)
 {
-    ax_regularization regularization = {.l2 = v->l2};
+    ax_regularization regularization = {.size = sizeof(ax_regularization), .l2 = v->l2};
     double loss = NAN, min_relu = INFINITY;
     ax_net_parameters_set(net, params);
     CHECK_OK(ax_net_loss_gradient(net, data, v->first, v->rows, &regularization, &loss, NULL));
@@ -306,7 +307,7 @@ static void check_float32(const combination *c, const variant *v, ax_net *net64,
 {
     ax_net *net32 = make_net(c, AX_PRECISION_F32);
     if (!net32) return;
-    ax_regularization regularization = {.l2 = v->l2};
+    ax_regularization regularization = {.size = sizeof(ax_regularization), .l2 = v->l2};
     double g64[PARAMETERS], g32[PARAMETERS], back[PARAMETERS], loss64 = NAN, loss32 = NAN;
     ax_net_parameters_set(net32, params);
     ax_net_parameters_get(net32, back);
@@ -331,8 +332,12 @@ static void check_float32(const combination *c, const variant *v, ax_net *net64,
  * differs from the one without dropout. */
 static void check_dropout_acts(ax_net *net, ax_dataset *data, const variant *v, const double *params)
 {
-    ax_regularization none = {.l2 = v->l2}, key1 = {.l2 = v->l2, .dropout = v->dropout, .dropout_key = 0x5eedULL},
-                      key2 = {.l2 = v->l2, .dropout = v->dropout, .dropout_key = 0xfeedULL};
+    ax_regularization none = ax_regularization_defaults();
+    none.l2 = v->l2;
+    ax_regularization key1 = none, key2 = none;
+    key1.dropout = key2.dropout = v->dropout;
+    key1.dropout_key = 0x5eedULL;
+    key2.dropout_key = 0xfeedULL;
     double loss_none = NAN, loss1 = NAN, loss2 = NAN;
     ax_net_parameters_set(net, params);
     CHECK_OK(ax_net_loss_gradient(net, data, v->first, v->rows, &none, &loss_none, NULL));
@@ -359,7 +364,7 @@ static void check_cross_entropy_by_hand(ax_dataset *data)
         by_hand -= log(outputs[r * OUTPUTS + labels[r]]);
     }
     by_hand /= DATA_ROWS;
-    ax_regularization none = {0};
+    ax_regularization none = ax_regularization_defaults();
     CHECK_OK(ax_net_loss_gradient(net, data, 0, DATA_ROWS, &none, &loss, NULL));
     CHECK_NEAR(loss, by_hand, 1e-6); /* the probabilities passed through float */
     ax_net_free(net);

@@ -2,7 +2,10 @@
  * is allocated, with AX_STATUS_OUT_OF_MEMORY and a message giving the
  * sizes: a network of absurd widths (ax_net_create), a batch of absurd rows
  * (ax_net_reserve), and a checkpoint whose metadata claims a layout its
- * file does not hold (ax_checkpoint_load). Under AddressSanitizer an
+ * file does not hold (ax_checkpoint_load). Input dropout's copy of the
+ * inputs, which no size check can foresee (it is made at the first
+ * forward pass), is refused when its allocation fails: the backend's alloc
+ * is replaced by one that fails for that size alone. Under AddressSanitizer an
  * attempt to allocate these sizes aborts the test (allocation-size-too-big),
  * so the sanitizer build also proves that nothing was tried. Ordinary sizes
  * must still work, so the checks cannot pass by refusing everything. */
@@ -164,11 +167,90 @@ static void test_checkpoint(void)
         fprintf(stderr, "could not remove %s\n", folder);
 }
 
+/* The CPU backend's table with an alloc that fails for failing_bytes. */
+static size_t failing_bytes;
+static ax_backend_ops failing_ops;
+static void *(*real_alloc)(ax_backend *, size_t);
+static void *alloc_or_fail(ax_backend *backend, size_t bytes)
+{
+    return bytes == failing_bytes ? NULL : real_alloc(backend, bytes);
+}
+
+static void fail_allocations_of(ax_net *net, size_t bytes)
+{
+    failing_ops = *net->backend->ops;
+    real_alloc = failing_ops.alloc;
+    failing_ops.alloc = alloc_or_fail;
+    failing_bytes = bytes;
+    net->backend->ops = &failing_ops;
+}
+
+/* Before, a failed copy left the inputs undropped and the call succeeded. */
+static void test_input_dropout_copy(void)
+{
+    enum { ROWS = 10, WIDTH = 7 };
+    ax_dataset *data = NULL;
+    CHECK_OK(ax_dataset_create(ROWS, WIDTH, 2, 0, &data));
+    if (!data)
+        return;
+    float *x = ax_dataset_features_data(data);
+    int32_t *labels = ax_dataset_labels_data(data);
+    for (int r = 0; r < ROWS; r++) {
+        for (int c = 0; c < WIDTH; c++)
+            x[r * WIDTH + c] = (float)((r * 7 + c * 3) % 11) / 11.0f - 0.5f;
+        labels[r] = r % 2;
+    }
+    const size_t copy_bytes = (size_t)ROWS * WIDTH * sizeof(float);
+    const double rates[2] = {0.5, 0.0};
+    const ax_regularization dropping = {.size = sizeof(ax_regularization),
+                                        .dropout_layers = rates, .dropout_key = 3};
+
+    /* ax_net_loss_gradient: its workspace fits, the copy does not. */
+    ax_net *net = NULL;
+    ax_net_config config = layout(WIDTH, "5:relu,2:softmax", AX_PRECISION_F32);
+    CHECK_OK(ax_net_create(&config, &net));
+    CHECK_OK(ax_net_reserve(net, ROWS));
+    const ax_backend_ops *ops = net->backend->ops;
+    fail_allocations_of(net, copy_bytes);
+    double loss = 0.0, undropped = 0.0, dropped = 0.0;
+    CHECK_FAILS(ax_net_loss_gradient(net, data, 0, ROWS, &dropping, &loss, NULL),
+                AX_STATUS_OUT_OF_MEMORY,
+                "out of memory for the copy of 10 input rows (7 values each) that input dropout "
+                "(0.5) drops");
+    net->backend->ops = ops;
+    /* With memory, the same call drops the inputs: another loss than none. */
+    CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, NULL, &undropped, NULL));
+    CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &dropping, &dropped, NULL));
+    CHECK(dropped != undropped);
+    ax_net_free(net);
+
+    /* ax_train (SGD on the full batch in order: no other buffer of that size). */
+    net = NULL;
+    CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
+    CHECK_OK(ax_net_reserve(net, ROWS));
+    ops = net->backend->ops;
+    fail_allocations_of(net, copy_bytes);
+    ax_train_config train = ax_train_defaults();
+    train.epochs = 1;
+    train.batch_size = 0;
+    train.shuffle = false;
+    train.dropout_layers[0] = 0.5;
+    ax_train_summary summary = ax_train_summary_empty();
+    CHECK_FAILS(ax_train(net, data, NULL, NULL, &train, &summary), AX_STATUS_OUT_OF_MEMORY,
+                "out of memory for the copy of 10 input rows");
+    net->backend->ops = ops;
+    CHECK_OK(ax_train(net, data, NULL, NULL, &train, &summary));
+    ax_net_free(net);
+    ax_dataset_free(data);
+}
+
 int main(void)
 {
     CHECK_OK(ax_set_threads(1));
     test_network();
     test_batch();
     test_checkpoint();
+    test_input_dropout_copy();
     return test_finish("test_memory_limits");
 }

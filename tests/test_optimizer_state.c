@@ -304,7 +304,7 @@ static void check_refusals(const ax_dataset *train)
     CHECK_FAILS(ax_optimizer_state_copy_array(assigned, 0, ok), AX_STATUS_BAD_ARGUMENT,
                 "the optimizer state is empty");
     CHECK_FAILS(ax_optimizer_state_assign(assigned, AX_OPTIMIZER_CG, AX_PRECISION_F32, 4, 0, 0, NULL),
-                AX_STATUS_BAD_ARGUMENT, "an optimizer state is sgd's or adam's, not cg");
+                AX_STATUS_BAD_ARGUMENT, "an optimizer state is sgd's, adam's or adamw's, not cg");
     CHECK_FAILS(ax_optimizer_state_assign(assigned, AX_OPTIMIZER_ADAM, (ax_precision)7, 4, 2, 1, pair),
                 AX_STATUS_BAD_ARGUMENT, "unknown precision 7");
     CHECK_FAILS(ax_optimizer_state_assign(assigned, AX_OPTIMIZER_ADAM, AX_PRECISION_F32, 0, 2, 1, pair),

@@ -379,7 +379,7 @@ static void run_case(const reference_case *c)
     for (int64_t i = 0; i < batch * outputs; i++) predicted64[i] = predicted[i];
     double output_error = relative_error(predicted64, c->arrays[FIELD_OUTPUTS0], batch * outputs);
     within(c, "outputs of batch 0", output_error, tolerance);
-    ax_regularization regularization = {.l2 = c->train.l2};
+    ax_regularization regularization = {.size = sizeof(ax_regularization), .l2 = c->train.l2};
     double loss = NAN;
     CHECK_OK(ax_net_loss_gradient(net, data, 0, batch, &regularization, &loss, gradient));
     double loss_error = relative_error(&loss, c->arrays[FIELD_LOSS0], 1);

@@ -112,7 +112,7 @@ class Progress(Structure):
                 ("validation_accuracy", c_double), ("test_loss", c_double),
                 ("test_accuracy", c_double), ("epoch_seconds", c_double),
                 ("gflops", c_double), ("eta_seconds", c_double), ("threads", c_int),
-                ("fewer_threads_seconds", c_double)]
+                ("fewer_threads_seconds", c_double), ("learning_rate", c_double)]
 
 
 PROGRESS_FN = CFUNCTYPE(c_bool, POINTER(Progress), c_void_p)
@@ -132,7 +132,12 @@ class TrainConfig(Structure):
                 ("resume", c_void_p), ("communicator", c_void_p), ("check_replicas", c_bool),
                 ("adapt_threads", c_bool), ("optimizer_state", c_void_p),
                 ("epsilon_before_correction", c_bool),
-                ("keep_subnormals", c_bool)]
+                ("keep_subnormals", c_bool), ("l1", c_double), ("weight_decay", c_double),
+                ("clip_norm", c_double), ("clip_value", c_double),
+                ("dropout_layers", c_double * 64),  # AX_MAX_LAYERS
+                ("lr_schedule", c_int), ("lr_gamma", c_double), ("lr_step_every", c_int),
+                ("lr_min", c_double), ("lr_patience", c_int), ("lr_power", c_double),
+                ("lr_tol", c_double), ("warmup_steps", c_int64)]
 
 
 class TrainSummary(Structure):
@@ -195,8 +200,9 @@ class PrepSummary(Structure):
 
 
 class Regularization(Structure):
-    _fields_ = [("l2", c_double), ("dropout", c_double), ("dropout_key", c_uint64),
-                ("dropout_first_row", c_int64)]
+    _fields_ = [("size", c_size_t), ("l2", c_double), ("dropout", c_double), ("dropout_key", c_uint64),
+                ("dropout_first_row", c_int64), ("l1", c_double),
+                ("dropout_layers", c_void_p)]
 
 
 # Every struct the layout test compares with the C compiler's (tests/abi_layout.c).
@@ -389,6 +395,8 @@ _declare("ax_prep_options_init", None, POINTER(PrepOptions), c_size_t)
 _declare("ax_train_summary_init", None, POINTER(TrainSummary), c_size_t)
 _declare("ax_evaluation_init", None, POINTER(Evaluation), c_size_t)
 _declare("ax_prep_summary_init", None, POINTER(PrepSummary), c_size_t)
+_declare("ax_regularization_init", None, POINTER(Regularization), c_size_t)
+_declare("ax_lr_schedule_parse", c_int, c_char_p, POINTER(TrainConfig))
 _declare("ax_layers_parse", c_int, c_char_p, POINTER(NetConfig))
 _declare("ax_net_config_release", None, POINTER(NetConfig))
 _declare("ax_layers_format", None, POINTER(NetConfig), c_char_p, c_size_t)
@@ -475,6 +483,10 @@ def data_options():
 
 def prep_options():
     return _sized(PrepOptions, lib.ax_prep_options_init)
+
+
+def regularization():
+    return _sized(Regularization, lib.ax_regularization_init)
 
 
 # The results the library writes, sized the same way: it writes no byte past ctypes' size.

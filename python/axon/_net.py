@@ -357,7 +357,8 @@ class Net:
               epochs=10, gtol=1e-5, lbfgs_memory=10, l2=0.0, dropout=0.0, early_stop=0,
               keep_best=None, seed=1, shuffle=True, progress=None, progress_interval=0.2,
               verbose=False, optimizer_state=None, epsilon_before_correction=False,
-              keep_subnormals=False):
+              keep_subnormals=False, l1=0.0, weight_decay=0.01, clip_norm=0.0, clip_value=0.0,
+              lr_schedule="constant", warmup=0):
         """Trains on (X, y) (or X a data spec / Dataset, y None) with the CLI's options.
 
         validation, test: (X, y) pairs, specs or Datasets. batch: rows per step, 0 or
@@ -372,6 +373,12 @@ class Net:
         epsilon_before_correction: Adam adds epsilon as scikit-learn does (axon.h).
         keep_subnormals: keep IEEE subnormal numbers instead of flushing them to zero
         while training, which is faster (axon.h, ax_train_config.keep_subnormals).
+        l1: L1 penalty per mean loss (weights only); weight_decay: AdamW's decoupled
+        decay (optimizer="adamw"); clip_norm, clip_value: gradient clipping (sgd, adam,
+        adamw; 0 = off), as axon.h's ax_train_config says. lr_schedule: the CLI's
+        --lr-schedule text ("step:7:0.5", "exp:0.9", "cosine", "plateau:2:0.5",
+        "invscaling:0.5", "adaptive:10:1e-4"); warmup: steps of linear warmup (axon.h);
+        each epoch's rate is the progress info's "learning_rate".
         """
         if y is None and isinstance(X, np.ndarray):
             raise TypeError("axon: Net.train(X, y): y (labels or targets) is missing")
@@ -392,7 +399,13 @@ class Net:
         config.gtol = gtol
         config.lbfgs_memory = int(lbfgs_memory)
         config.l2 = l2
+        config.l1 = l1
+        config.weight_decay = weight_decay
+        config.clip_norm = clip_norm
+        config.clip_value = clip_value
         config.dropout = dropout
+        _lib.check(lib.ax_lr_schedule_parse(str(lr_schedule).encode(), ctypes.byref(config)))
+        config.warmup_steps = int(warmup)
         config.early_stop = int(early_stop)
         try:
             config.keep_best = _KEEP_BEST[keep_best]

@@ -2,9 +2,10 @@
 trained by libaxon.
 
 Parameters have scikit-learn's names and meanings where axon has the
-feature (docs/python.md lists them); an option axon lacks (learning_rate
-schedules other than "constant", max_fun other than its default) raises
-ValueError naming it. The weights start as scikit-learn's do (Glorot
+feature (docs/python.md lists them); an option axon lacks (max_fun other
+than its default; learning_rate="adaptive" with early_stopping) raises
+ValueError naming it. learning_rate "invscaling" and "adaptive" (sgd) are
+axon's schedules of the same names, which follow scikit-learn's SGDOptimizer. The weights start as scikit-learn's do (Glorot
 uniform with its factors, drawn from random_state in its order), so coefs_
 and intercepts_ can be loaded into scikit-learn's own estimator, and the
 objective is scikit-learn's: for classification axon's cross-entropy equals
@@ -117,6 +118,8 @@ class _Stopper:
             print("Iteration %d, loss = %.8f" % (e.n_iter_, loss))
         if self.incremental or not self.stochastic:
             return True
+        if e.solver == "sgd" and e.learning_rate == "adaptive":
+            return True  # the library divides the rate and stops (axon.h, adaptive)
         if self.X_val is not None:
             coefs, intercepts = e._weights_from(self.net)
             score = e._validation_score(coefs, intercepts, self.X_val, self.y_val)
@@ -200,10 +203,14 @@ class _AxonMLP(BaseEstimator):
             bad("activation", "must be one of " + ", ".join(_ACTIVATIONS))
         if self.solver not in _SOLVERS:
             bad("solver", "must be one of " + ", ".join(_SOLVERS) + " (cg is axon's own)")
-        if self.learning_rate != "constant":
-            if self.learning_rate in ("invscaling", "adaptive"):
-                bad("learning_rate", "axon has no learning-rate schedule; only 'constant'")
-            bad("learning_rate", "must be 'constant' (axon has no schedules)")
+        if self.learning_rate not in ("constant", "invscaling", "adaptive"):
+            bad("learning_rate", "must be 'constant', 'invscaling' or 'adaptive'")
+        if (self.learning_rate == "adaptive" and self.solver == "sgd" and self.early_stopping):
+            bad("learning_rate", "axon's adaptive schedule watches the training loss; with "
+                "early_stopping=True scikit-learn watches the validation score instead, which "
+                "axon does not (use early_stopping=False or another schedule)")
+        if not isinstance(self.power_t, numbers.Real) or not 0 <= self.power_t < np.inf:
+            bad("power_t", "must be a finite number >= 0")
         if self.max_fun != 15000 and self.solver in ("lbfgs", "cg"):
             bad("max_fun", "axon's line-search optimizers have no limit on function "
                 "evaluations; leave max_fun at 15000 (limit max_iter instead)")
@@ -353,6 +360,11 @@ class _AxonMLP(BaseEstimator):
         if self.solver == "sgd":
             options.update(batch=batch, lr=self.learning_rate_init / ratio, momentum=self.momentum,
                            nesterov=bool(self.nesterovs_momentum and self.momentum > 0))
+            options["lr_schedule"] = self._schedule(incremental, scale)
+            if incremental and self.learning_rate == "invscaling" and self.t_ > 0:
+                # scikit-learn's optimizer holds the rate its last epoch ended with
+                options["lr"] = (self.learning_rate_init / ratio
+                                 / (self.t_ + 1) ** self.power_t)
         elif self.solver == "adam":
             # scikit-learn adds epsilon before Adam's bias correction (axon.h); Adam's
             # steps do not change when the gradient is scaled by `ratio` if epsilon is too
@@ -393,11 +405,25 @@ class _AxonMLP(BaseEstimator):
             self.loss_ = self.loss_curve_[-1] if self.loss_curve_ else np.nan
             if early:
                 self.best_loss_ = None
-            if not incremental and not stopper.stopped and summary is not None:
+            adaptive_stop = summary is not None and "adaptive" in summary["stop_reason"]
+            if not incremental and not stopper.stopped and not adaptive_stop and summary is not None:
                 warnings.warn(f"Stochastic Optimizer: Maximum iterations ({self.max_iter}) "
                               "reached and the optimization hasn't converged yet.",
                               ConvergenceWarning)
         return self
+
+    def _schedule(self, incremental, scale):
+        """scikit-learn's learning_rate for sgd as axon's schedule (axon.h, ax_lr_schedule):
+        invscaling's lr / (rows seen + 1)^power_t after each epoch, adaptive's division by
+        5 after more than n_iter_no_change epochs whose training loss did not fall by tol
+        (axon's loss is scikit-learn's / scale, hence tol / scale), stopping at 1e-6. Both
+        rescale SGD's velocity as scikit-learn's, which holds steps. partial_fit runs one
+        epoch at the rate scikit-learn's optimizer holds (invscaling's, from t_)."""
+        if incremental or self.learning_rate == "constant":
+            return "constant"
+        if self.learning_rate == "invscaling":
+            return f"invscaling:{float(self.power_t)!r}"
+        return f"adaptive:{int(self.n_iter_no_change)}:{float(self.tol) / scale!r}"
 
     def _optimizer_state(self, incremental, net):
         """scikit-learn's _optimizer: new for fit, kept from call to call by partial_fit

@@ -161,6 +161,52 @@ def test_regressor_partial_fit_takes_sklearns_steps(solver, outputs):
     assert max_difference(ours, theirs) <= 1e-7
 
 
+@pytest.mark.parametrize("schedule", ["invscaling", "adaptive"])
+@pytest.mark.parametrize("estimator", ["classifier", "regressor"])
+def test_learning_rate_schedules_take_sklearns_steps(schedule, estimator):
+    """learning_rate='invscaling' and 'adaptive' (solver sgd, Nesterov momentum 0.9): 5
+    epochs without shuffling end at scikit-learn's coefs_ to 1e-6 (float64). adaptive
+    with n_iter_no_change=1 and tol=0.5 divides the rate by 5 after epochs 3 and 5; the
+    velocity is rescaled at each change as scikit-learn's holds steps. A constant rate
+    (what axon.sklearn refused these with before) ends elsewhere."""
+    rng = np.random.default_rng(1)
+    if estimator == "classifier":
+        X, y = digits()
+        X, y = X[:400].astype(np.float64), y[:400]
+        ours_cls, theirs_cls = MLPClassifier, sk.MLPClassifier
+    else:
+        X = rng.normal(size=(400, 6))
+        y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2]
+        ours_cls, theirs_cls = MLPRegressor, sk.MLPRegressor
+    settings = dict(same_steps_settings("sgd"), learning_rate=schedule, max_iter=5,
+                    learning_rate_init=0.05, power_t=0.3)
+    if schedule == "adaptive":
+        settings.update(n_iter_no_change=1, tol=0.5)
+    ours = ours_cls(precision="float64", **settings).fit(X, y)
+    theirs = theirs_cls(**settings).fit(X, y)
+    constant = ours_cls(precision="float64", **dict(settings, learning_rate="constant",
+                                                    tol=0, n_iter_no_change=10)).fit(X, y)
+    assert ours.n_iter_ == theirs.n_iter_ == 5
+    assert max_difference(ours, theirs) <= 1e-6
+    assert max_difference(constant, theirs) > 1e-3
+    np.testing.assert_allclose(ours.loss_curve_, theirs.loss_curve_, rtol=1e-6)
+    if schedule == "adaptive":
+        assert theirs._optimizer.learning_rate == pytest.approx(0.05 / 25)
+
+
+def test_adaptive_stops_where_sklearn_stops():
+    """adaptive stops once the rate is at 1e-6 or below and the loss still does not fall
+    by tol: after the same epoch as scikit-learn, with its weights."""
+    X, y = digits()
+    X, y = X[:200].astype(np.float64), y[:200]
+    settings = dict(same_steps_settings("sgd"), learning_rate="adaptive", max_iter=50,
+                    learning_rate_init=2e-5, n_iter_no_change=1, tol=10.0)
+    ours = MLPClassifier(precision="float64", **settings).fit(X, y)
+    theirs = sk.MLPClassifier(**settings).fit(X, y)
+    assert ours.n_iter_ == theirs.n_iter_ < 50
+    assert max_difference(ours, theirs) <= 1e-9
+
+
 @pytest.mark.parametrize("solver", ["adam", "sgd"])
 def test_fit_then_partial_fit_and_warm_start_as_sklearn(solver):
     """fit leaves its optimizer for partial_fit to go on with; a warm_start fit starts
@@ -339,8 +385,10 @@ def test_get_set_params_and_axons_own():
 
 
 @pytest.mark.parametrize("option, text", [
-    (dict(learning_rate="adaptive"), "learning_rate='adaptive': axon has no learning-rate"),
-    (dict(learning_rate="invscaling"), "learning_rate='invscaling'"),
+    (dict(solver="sgd", learning_rate="adaptive", early_stopping=True),
+     "learning_rate='adaptive': axon's adaptive schedule watches the training loss"),
+    (dict(learning_rate="optimal"), "learning_rate='optimal': must be 'constant'"),
+    (dict(power_t=-1.0), "power_t=-1.0"),
     (dict(solver="lbfgs", max_fun=100), "max_fun=100"),
     (dict(activation="softplus"), "activation='softplus': must be one of"),
     (dict(solver="newton"), "solver='newton'"),

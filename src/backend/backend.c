@@ -386,6 +386,7 @@ static const struct {
                                         ENTRY(gather_labels_device)},
     [AX_BACKEND_FEATURE_DEVICE_LOSS] = {ENTRY(loss_defer), ENTRY(loss_accumulate),
                                         ENTRY(loss_reset), ENTRY(loss_read)},
+    [AX_BACKEND_FEATURE_STRATEGIES] = {ENTRY(l1_penalty), ENTRY(clamp)},
 };
 #undef ENTRY
 

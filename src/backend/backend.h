@@ -43,7 +43,7 @@ typedef struct ax_window_geometry {
  * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
  * version before including them, to be compiled as a plugin of that
  * version would have been; nothing else does. */
-#define AX_BACKEND_TABLE_VERSION 6
+#define AX_BACKEND_TABLE_VERSION 7
 #ifndef AX_BACKEND_HEADERS_AS_OF
 #define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
 #endif
@@ -229,6 +229,17 @@ typedef struct ax_backend_ops {
     ax_status (*synchronize_status)(ax_backend *backend);
     /* ---- entries above are valid for version 6 and later ---- */
 #endif
+#if AX_BACKEND_HEADERS_AS_OF >= 7
+    /* --- training strategies (optional, AX_BACKEND_FEATURE_STRATEGIES; without
+     * them L1 penalties and clip_value are refused) --- */
+    /* Returns sum |x| over count reals (float64, summed in an order that does
+     * not depend on the thread count) and, when y is not NULL,
+     * y += alpha * sign(x) elementwise, sign(0) = 0 (L1's subgradient). */
+    double (*l1_penalty)(ax_backend *backend, int64_t count, const void *x, double alpha, void *y);
+    /* x = min(max(x, -limit), limit) elementwise (NaN stays NaN). */
+    void (*clamp)(ax_backend *backend, int64_t count, double limit, void *x);
+    /* ---- entries above are valid for version 7 and later ---- */
+#endif
 } ax_backend_ops;
 
 /* Groups of optional entries, asked for together. */
@@ -236,6 +247,7 @@ typedef enum ax_backend_feature {
     AX_BACKEND_FEATURE_IMAGES,      /* im2col, col2im, pool_forward, pool_backward, transpose (3) */
     AX_BACKEND_FEATURE_DEVICE_DATA, /* write_bytes, gather_rows_device, gather_labels_device (4) */
     AX_BACKEND_FEATURE_DEVICE_LOSS, /* loss_defer, loss_accumulate, loss_reset, loss_read (4) */
+    AX_BACKEND_FEATURE_STRATEGIES,  /* l1_penalty, clamp (6) */
     AX_BACKEND_FEATURE_COUNT
 } ax_backend_feature;
 

@@ -62,7 +62,8 @@
  * that resolved libaxon's symbols itself, which fails where libaxon is
  * loaded privately, so it is refused; 5 data sets and losses on the device
  * (backend.h); 6 structured device properties, extensions by name and the
- * runtime's line here, alloc and synchronize with a status (backend.h). */
+ * runtime's line here, alloc and synchronize with a status (backend.h);
+ * 7 the training strategies' l1_penalty and clamp. */
 #define AX_BACKEND_PLUGIN_ABI_OLDEST 4
 
 

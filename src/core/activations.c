@@ -37,7 +37,7 @@ ax_status ax_net_activations(ax_net *net, const ax_dataset *data, int layer, flo
         int64_t count = rows - first < chunk ? rows - first : chunk;
         ax_batch batch = {.data = data, .order = NULL, .first = first, .count = count};
         ax_net_load_batch(net, &batch, false);
-        ax_net_forward(net, count, NULL);
+        (void)ax_net_forward(net, count, NULL); /* no dropout: cannot fail */
         net->backend->ops->download_f32(net->backend, out + first * width, net->outputs[layer],
                                         count * width);
     }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "core/lr_schedule.h"
 #include "core/net.h"
 #include "data/dataset.h"
 #include "data/stream.h"
@@ -182,6 +183,10 @@ static void train_json(const ax_train_config *c, ax_json_writer *w)
 #define WRITE_INT64(w, key, value) append_int(w, key, value)
 #define WRITE_BOOL(w, key, value) append_int(w, key, value)
 #define WRITE_ADDED_BOOL(w, key, value) append_int(w, key, value)
+#define WRITE_ADDED_DOUBLE(w, key, value) append_double(w, key, value)
+#define WRITE_ADDED_INT(w, key, value) append_int(w, key, value)
+#define WRITE_ADDED_INT64(w, key, value) append_int(w, key, value)
+#define WRITE_ADDED_LR_SCHEDULE(w, key, value) append_string(w, key, ax_lr_schedule_name(value))
 #define WRITE_U64(w, key, value) append_u64(w, key, value)
 #define WRITE_OPTIMIZER(w, key, value) append_string(w, key, ax_optimizer_name(value))
 #define WRITE_KEEP_BEST(w, key, value) append_string(w, key, keep_best_name(value))
@@ -195,10 +200,26 @@ static void train_json(const ax_train_config *c, ax_json_writer *w)
 #undef WRITE_INT64
 #undef WRITE_BOOL
 #undef WRITE_ADDED_BOOL
+#undef WRITE_ADDED_DOUBLE
+#undef WRITE_ADDED_INT
+#undef WRITE_ADDED_INT64
+#undef WRITE_ADDED_LR_SCHEDULE
 #undef WRITE_U64
 #undef WRITE_OPTIMIZER
 #undef WRITE_KEEP_BEST
 #undef WRITE_PATH
+    /* Dropout per layer (issue 30): "" for none, else every rate up to the
+     * last nonzero one, comma-separated, each %.17g (exact). */
+    char rates[AX_MAX_LAYERS * 26] = "";
+    int last = -1;
+    for (int l = 0; l < AX_MAX_LAYERS; l++)
+        if (c->dropout_layers[l] != 0.0)
+            last = l;
+    for (int l = 0; l <= last; l++) {
+        const size_t used = strlen(rates);
+        snprintf(rates + used, sizeof rates - used, "%s%.17g", l ? "," : "", c->dropout_layers[l]);
+    }
+    append_string(w, "dropout_layers", rates);
     close_object(w);
 }
 
@@ -220,6 +241,9 @@ static void state_json(const ax_train_state *s, ax_json_writer *w)
     append_hex_double(w, "best_loss", s->trainer.best_loss);
     append_int(w, "best_epoch", s->trainer.best_epoch);
     append_int(w, "since_best", s->trainer.since_best);
+    append_hex_double(w, "lr_rate", s->trainer.lr.rate);
+    append_hex_double(w, "lr_best", s->trainer.lr.best);
+    append_int(w, "lr_bad_epochs", s->trainer.lr.bad_epochs);
     append_hex_double(w, "seconds", s->trainer.seconds);
     append_hex_double(w, "gflop", s->trainer.gflop);
     append_hex_double(w, "final_train_loss", s->trainer.final_train_loss);

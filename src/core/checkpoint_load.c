@@ -13,6 +13,7 @@
 #include "base/error.h"
 #include "base/memory.h"
 #include "core/checkpoint.h"
+#include "core/lr_schedule.h"
 #include "core/net.h"
 #include "io/json.h"
 #include "io/safetensors.h"
@@ -170,7 +171,7 @@ static ax_status read_train(reader *r, ax_train_state *s)
     *c = ax_train_defaults();
     /* One key per row of train_settings.def, in its order, integers within
      * the row's range; the names are parsed once every field is read. */
-    const char *optimizer = "", *keep_best = "none", *prefix = "";
+    const char *optimizer = "", *keep_best = "none", *prefix = "", *schedule = "constant";
 #define READ_DOUBLE(field, key, low, high) c->field = get_double(r, key)
 #define READ_INT(field, key, low, high) c->field = (int)get_int(r, key, low, high)
 #define READ_INT64(field, key, low, high) c->field = get_int(r, key, low, high)
@@ -179,6 +180,18 @@ static ax_status read_train(reader *r, ax_train_state *s)
 #define READ_ADDED_BOOL(field, key, low, high) \
     if (ax_json_object_get(r->object, key))    \
         c->field = get_int(r, key, low, high) != 0
+#define READ_ADDED_DOUBLE(field, key, low, high) \
+    if (ax_json_object_get(r->object, key))      \
+        c->field = get_double(r, key)
+#define READ_ADDED_INT(field, key, low, high) \
+    if (ax_json_object_get(r->object, key))   \
+        c->field = (int)get_int(r, key, low, high)
+#define READ_ADDED_INT64(field, key, low, high) \
+    if (ax_json_object_get(r->object, key))     \
+        c->field = get_int(r, key, low, high)
+#define READ_ADDED_LR_SCHEDULE(field, key, low, high) \
+    if (ax_json_object_get(r->object, key))           \
+        schedule = get_string(r, key)
 #define READ_U64(field, key, low, high) c->field = get_u64(r, key)
 #define READ_OPTIMIZER(field, key, low, high) optimizer = get_string(r, key)
     /* Absent in checkpoints written before keep_best was recorded. */
@@ -194,12 +207,26 @@ static ax_status read_train(reader *r, ax_train_state *s)
 #undef READ_INT64
 #undef READ_BOOL
 #undef READ_ADDED_BOOL
+#undef READ_ADDED_DOUBLE
+#undef READ_ADDED_INT
+#undef READ_ADDED_INT64
+#undef READ_ADDED_LR_SCHEDULE
 #undef READ_U64
 #undef READ_OPTIMIZER
 #undef READ_KEEP_BEST
 #undef READ_PATH
     AX_TRY(r->status);
     CHECK_PARSE(ax_optimizer_parse(optimizer, &c->optimizer));
+    {
+        /* The name alone: the settings were read from their own keys. */
+        if (!ax_lr_schedule_from_name(schedule, &c->lr_schedule))
+            return ax_fail(AX_STATUS_BAD_FILE,
+                           "%s: checkpoint metadata \"train\": lr_schedule '%s' is not a schedule's name",
+                           r->path, schedule);
+        const char *why = ax_lr_schedule_check_text(c);
+        if (why)
+            return ax_fail(AX_STATUS_BAD_FILE, "%s: checkpoint metadata \"train\": %s", r->path, why);
+    }
     if (strcmp(keep_best, "none") == 0)
         c->keep_best = AX_KEEP_BEST_NONE;
     else if (strcmp(keep_best, "validation") == 0)
@@ -217,6 +244,23 @@ static ax_status read_train(reader *r, ax_train_state *s)
         strcpy(s->prefix, prefix);
     }
     c->checkpoint_prefix = s->prefix;
+    /* Absent in checkpoints written before dropout per layer: none. */
+    if (ax_json_object_get(r->object, "dropout_layers")) {
+        const char *text = get_string(r, "dropout_layers");
+        AX_TRY(r->status);
+        for (int l = 0; *text; l++) {
+            char *end = NULL;
+            const double rate = strtod(text, &end);
+            if (l >= AX_MAX_LAYERS || end == text || !(rate >= 0.0 && rate < 1.0) ||
+                (*end != ',' && *end != '\0'))
+                return ax_fail(AX_STATUS_BAD_FILE,
+                               "%s: checkpoint metadata \"train\": dropout_layers is not a list of "
+                               "at most %d probabilities in [0, 1)",
+                               r->path, AX_MAX_LAYERS);
+            c->dropout_layers[l] = rate;
+            text = *end == ',' ? end + 1 : end;
+        }
+    }
     return AX_STATUS_OK;
 }
 
@@ -268,6 +312,21 @@ static ax_status read_state(reader *r, ax_train_state *s)
     s->trainer.best_loss = get_hex_double(r, "best_loss");
     s->trainer.best_epoch = (int)get_int(r, "best_epoch", 0, 100000000);
     s->trainer.since_best = (int)get_int(r, "since_best", 0, 100000000);
+    /* Absent in checkpoints written before schedules: a constant rate,
+     * the recorded one (read_train came first). */
+    s->trainer.lr = ax_lr_state_start(&s->config);
+    if (ax_json_object_get(r->object, "lr_rate")) {
+        s->trainer.lr.rate = get_hex_double(r, "lr_rate");
+        s->trainer.lr.best = get_hex_double(r, "lr_best");
+        s->trainer.lr.bad_epochs = (int)get_int(r, "lr_bad_epochs", 0, 100000000);
+        if (r->status == AX_STATUS_OK &&
+            (!(s->trainer.lr.rate > 0.0 && isfinite(s->trainer.lr.rate)) ||
+             isnan(s->trainer.lr.best)))
+            return ax_fail(AX_STATUS_BAD_FILE,
+                           "%s: checkpoint metadata \"state\": lr_rate must be a finite rate > 0 "
+                           "and lr_best a number",
+                           r->path);
+    }
     s->trainer.seconds = get_hex_double(r, "seconds");
     s->trainer.gflop = get_hex_double(r, "gflop");
     s->trainer.final_train_loss = get_hex_double(r, "final_train_loss");

@@ -127,8 +127,10 @@ void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers);
  * order go to a side buffer. Off frees that buffer and forgets the batch. */
 void ax_net_keep_loaded_batch(ax_net *net, bool keep);
 /* Forward pass over the workspace input; dropout on hidden layers when
- * regularization is non-NULL and its rate > 0. */
-void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization);
+ * regularization is non-NULL and its rate > 0. Fails only with input
+ * dropout, when the copy of the inputs it drops cannot be allocated
+ * (AX_STATUS_OUT_OF_MEMORY); without it, it always succeeds. */
+ax_status ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization);
 /* Loss of the last forward pass (mean data loss + L2 term) and, when
  * with_gradient, the gradient arena. */
 double ax_net_backward(ax_net *net, int64_t rows, const ax_regularization *regularization,
@@ -147,11 +149,17 @@ double ax_net_data_loss(ax_net *net, int64_t rows);
 /* The L2 penalty l2/2 * (sum of squared weights) of the current weights,
  * the term the losses above add when regularizing. */
 double ax_net_l2_penalty(ax_net *net, double l2);
+/* The L1 penalty l1 * (sum of absolute weights) of the current weights
+ * (the backend's l1_penalty: AX_BACKEND_FEATURE_STRATEGIES). */
+double ax_net_l1_penalty(ax_net *net, double l1);
+/* AX_STATUS_UNSUPPORTED, naming the entries, when l1 > 0 and the backend
+ * lacks l1_penalty. */
+ax_status ax_net_check_l1(const ax_net *net, double l1);
 
 /* The forward pass from layer `first` on, whose input (layer first - 1's
  * outputs) is in the workspace already. */
-void ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *regularization,
-                         int first);
+ax_status ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *regularization,
+                              int first); /* the status: as ax_net_forward */
 /* ax_net_backward with the gradient, less the first layer's weight gradient
  * (its one pass over the inputs); the first layer's delta (rows, width) is
  * left in delta[(layer_count - 1) % 2]. */

@@ -40,7 +40,13 @@ static const char *precision_name(ax_precision precision)
  * count (CG's and L-BFGS's belong to one full batch). */
 static bool carries_state(ax_optimizer_kind kind)
 {
-    return kind == AX_OPTIMIZER_SGD || kind == AX_OPTIMIZER_ADAM;
+    return kind == AX_OPTIMIZER_SGD || kind == AX_OPTIMIZER_ADAM || kind == AX_OPTIMIZER_ADAMW;
+}
+
+/* Adam and AdamW keep the same moments m and v. */
+static bool keeps_moments(ax_optimizer_kind kind)
+{
+    return kind == AX_OPTIMIZER_ADAM || kind == AX_OPTIMIZER_ADAMW;
 }
 
 ax_status ax_optimizer_state_create(ax_optimizer_state **state)
@@ -131,7 +137,7 @@ ax_status ax_optimizer_state_assign(ax_optimizer_state *state, ax_optimizer_kind
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "no optimizer state to assign to");
     if (!carries_state(kind))
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                       "an optimizer state is sgd's or adam's, not %s (kind %d)",
+                       "an optimizer state is sgd's, adam's or adamw's, not %s (kind %d)",
                        ax_optimizer_name(kind), (int)kind);
     if (strcmp(precision_name(precision), "unknown") == 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown precision %d for an optimizer state",
@@ -143,22 +149,22 @@ ax_status ax_optimizer_state_assign(ax_optimizer_state *state, ax_optimizer_kind
     if (steps < 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "an optimizer state's step count must be >= 0, not %lld",
                        (long long)steps);
-    const bool arrays_fit = kind == AX_OPTIMIZER_ADAM ? arrays == 2 : arrays == 0 || arrays == 1;
+    const bool arrays_fit = keeps_moments(kind) ? arrays == 2 : arrays == 0 || arrays == 1;
     if (!arrays_fit)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "a %s optimizer state holds %s arrays, not %d", ax_optimizer_name(kind),
-                       kind == AX_OPTIMIZER_ADAM ? "2 (m and v)" : "0 or 1 (the velocity)", arrays);
+                       keeps_moments(kind) ? "2 (m and v)" : "0 or 1 (the velocity)", arrays);
     for (int a = 0; a < arrays; a++) {
         if (!values || !values[a])
             return ax_fail(AX_STATUS_BAD_ARGUMENT, "array %d of the optimizer state is missing", a);
         for (int64_t i = 0; i < parameters; i++) {
             const double x = values[a][i];
-            if (!isfinite(x) || (kind == AX_OPTIMIZER_ADAM && a == 1 && x < 0.0))
+            if (!isfinite(x) || (keeps_moments(kind) && a == 1 && x < 0.0))
                 return ax_fail(AX_STATUS_BAD_ARGUMENT,
                                "array %d of the %s optimizer state holds %g at %lld; its values must "
                                "be finite%s",
                                a, ax_optimizer_name(kind), x, (long long)i,
-                               kind == AX_OPTIMIZER_ADAM && a == 1 ? " and >= 0 (second moments)" : "");
+                               keeps_moments(kind) && a == 1 ? " and >= 0 (second moments)" : "");
         }
     }
     AX_TRY(reserve(state, parameters, arrays));
@@ -179,7 +185,7 @@ ax_status ax_optimizer_state_check_kind(const ax_optimizer_state *carried, ax_op
         return ax_fail(AX_STATUS_UNSUPPORTED,
                        "%s cannot carry an optimizer state from one training call into the next: "
                        "its search directions and correction pairs belong to one full batch; "
-                       "only sgd and adam take optimizer_state (set it to NULL)",
+                       "only sgd, adam and adamw take optimizer_state (set it to NULL)",
                        ax_optimizer_name(kind));
     return AX_STATUS_OK;
 }

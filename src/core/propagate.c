@@ -25,21 +25,31 @@ static uint64_t layer_key(const ax_regularization *regularization, int layer)
     return ax_hash64(regularization->dropout_key ^ ((uint64_t)(layer + 1) << 56));
 }
 
-static bool dropout_on(const ax_regularization *regularization)
+/* The probability of dropping each input of layer l (l == layer_count: none). */
+static double dropout_before(const ax_net *net, const ax_regularization *regularization, int l)
 {
-    return regularization && regularization->dropout > 0.0;
+    if (!regularization || l >= net->layer_count)
+        return 0.0;
+    if (regularization->dropout_layers)
+        return regularization->dropout_layers[l];
+    return l > 0 ? regularization->dropout : 0.0;
 }
 
-/* Whether net->side_input has room for count rows, growing it if not. */
+/* Whether net->side_input has room for count rows, growing it if not. A
+ * buffer that cannot grow stays as it was (what an evaluation could not
+ * have, the next training step's input dropout still has). */
 static bool side_input_holds(ax_net *net, int64_t count)
 {
     if (count <= net->side_rows)
         return true;
+    void *grown = OPS->alloc(net->backend, (size_t)count * (size_t)net->config.input_width *
+                                               net->backend->real_size);
+    if (!grown)
+        return false;
     OPS->free(net->backend, net->side_input);
-    net->side_input = OPS->alloc(net->backend, (size_t)count * (size_t)net->config.input_width *
-                                                   net->backend->real_size);
-    net->side_rows = net->side_input ? count : 0;
-    return net->side_input != NULL;
+    net->side_input = grown;
+    net->side_rows = count;
+    return true;
 }
 
 /* dst (count, input_width) = the rows, gathered on the device from the
@@ -120,26 +130,47 @@ void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
     AX_PROFILED(net, AX_PROFILE_BATCH_COPY, -1, 0.0, load_batch(net, batch, with_answers));
 }
 
-void ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization)
+ax_status ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization)
 {
-    ax_net_forward_from(net, rows, regularization, 0);
+    return ax_net_forward_from(net, rows, regularization, 0);
 }
 
-void ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *regularization,
-                         int first)
+ax_status ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization *regularization,
+                              int first)
 {
+    const double input_rate = first == 0 ? dropout_before(net, regularization, 0) : 0.0;
+    if (input_rate > 0.0) {
+        /* Without the copy the inputs would go through undropped: a
+         * different model, trained without a word. */
+        if (!side_input_holds(net, rows))
+            return ax_fail(AX_STATUS_OUT_OF_MEMORY,
+                           "out of memory for the copy of %lld input rows (%lld values each) "
+                           "that input dropout (%g) drops",
+                           (long long)rows, (long long)net->config.input_width, input_rate);
+        /* The inputs' dropout on a copy: the rows may be the data set's own
+         * (a float32 batch in order) or a batch kept for the next step. */
+        OPS->copy(net->backend, net->side_input, net->current_input,
+                  rows * net->config.input_width);
+        AX_PROFILED(net, AX_PROFILE_DROPOUT, -1, 0.0,
+                    OPS->dropout(net->backend, net->side_input, input_rate,
+                                 layer_key(regularization, -1), regularization->dropout_first_row,
+                                 rows, net->config.input_width));
+        net->current_input = net->side_input;
+        net->loaded_valid = false;
+    }
     const void *x = first > 0 ? net->outputs[first - 1] : net->current_input;
     for (int l = first; l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
         void *z = net->outputs[l];
         layer->ops->forward(net, l, x, z, rows);
-        if (dropout_on(regularization) && l < net->layer_count - 1)
+        const double rate = dropout_before(net, regularization, l + 1);
+        if (rate > 0.0)
             AX_PROFILED(net, AX_PROFILE_DROPOUT, l, 0.0,
-                        OPS->dropout(net->backend, z, regularization->dropout,
-                                     layer_key(regularization, l), regularization->dropout_first_row,
-                                     rows, layer->out));
+                        OPS->dropout(net->backend, z, rate, layer_key(regularization, l),
+                                     regularization->dropout_first_row, rows, layer->out));
         x = z;
     }
+    return AX_STATUS_OK;
 }
 
 /* Summed loss over rows; with delta, writes the gradient of loss * scale at
@@ -182,6 +213,23 @@ double ax_net_l2_penalty(ax_net *net, double l2)
     return 0.5 * l2 * sum;
 }
 
+double ax_net_l1_penalty(ax_net *net, double l1)
+{
+    double sum = 0.0;
+    for (int l = 0; l < net->layer_count; l++)
+        sum += OPS->l1_penalty(net->backend, net->layers[l].weight_count,
+                               ax_layer_weights(net, net->parameters, l), 0.0, NULL);
+    return l1 * sum;
+}
+
+/* Layer l's L1 subgradient, l1 sign(W), added to its weight gradient. */
+static void add_l1_gradient(ax_net *net, int l, double l1)
+{
+    OPS->l1_penalty(net->backend, net->layers[l].weight_count,
+                    ax_layer_weights(net, net->parameters, l), l1,
+                    ax_layer_weights(net, net->gradients, l));
+}
+
 /* first_weights false leaves out the first layer's weight gradient, the
  * one pass over the inputs a backward pass makes (see ax_net_backward_along). */
 static double backward(ax_net *net, int64_t rows, const ax_regularization *regularization,
@@ -190,6 +238,7 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
     const int last = net->layer_count - 1;
     const double scale = ax_net_loss_scale(net, rows);
     const double l2 = regularization ? regularization->l2 : 0.0;
+    const double l1 = regularization ? regularization->l1 : 0.0;
     int current = 0;
     const ax_layer *output = &net->layers[last];
     const double nb = (double)rows, nout = (double)output->out;
@@ -200,6 +249,8 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
                 loss = output_loss(net, rows, with_gradient ? net->delta[current] : NULL, scale) * scale);
     if (l2 > 0.0)
         AX_PROFILED(net, AX_PROFILE_L2, -1, 0.0, loss += ax_net_l2_penalty(net, l2));
+    if (l1 > 0.0)
+        AX_PROFILED(net, AX_PROFILE_L2, -1, 0.0, loss += ax_net_l1_penalty(net, l1));
     if (!with_gradient)
         return loss;
 
@@ -215,6 +266,8 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
         if (l == 0 && !first_weights)
             break;
         layer->ops->backward_weights(net, l, net->delta[current], x, l2, rows);
+        if (l1 > 0.0)
+            AX_PROFILED(net, AX_PROFILE_L2, l, 0.0, add_l1_gradient(net, l, l1));
         if (net->gradient_ready)
             net->gradient_ready(net->gradient_ready_user, l);
         if (l == 0)
@@ -222,12 +275,12 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
         void *previous = net->delta[1 - current];
         layer->ops->backward_input(net, l, net->delta[current], previous, rows);
         double kept_scale = 1.0;
-        if (dropout_on(regularization)) {
+        const double rate = dropout_before(net, regularization, l);
+        if (rate > 0.0) {
             AX_PROFILED(net, AX_PROFILE_DROPOUT, l - 1, 0.0,
-                        OPS->dropout(net->backend, previous, regularization->dropout,
-                                     layer_key(regularization, l - 1),
+                        OPS->dropout(net->backend, previous, rate, layer_key(regularization, l - 1),
                                      regularization->dropout_first_row, rows, layer->in));
-            kept_scale = 1.0 - regularization->dropout;
+            kept_scale = 1.0 - rate;
         }
         net->layers[l - 1].ops->backward_activation(net, l - 1, previous, kept_scale, false, rows);
         current = 1 - current;
@@ -239,18 +292,18 @@ double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t
                                     const ax_regularization *regularization, void *accumulator)
 {
     const int64_t rows = data->rows;
-    ax_regularization per_chunk = {0};
+    ax_regularization per_chunk = {.size = sizeof per_chunk};
     if (regularization)
         per_chunk = *regularization;
-    const double l2 = per_chunk.l2;
-    per_chunk.l2 = 0.0; /* added once below, not once per chunk */
+    const double l2 = per_chunk.l2, l1 = per_chunk.l1;
+    per_chunk.l2 = per_chunk.l1 = 0.0; /* added once below, not once per chunk */
     double loss = 0.0;
     for (int64_t first = 0; first < rows; first += chunk) {
         const int64_t count = rows - first < chunk ? rows - first : chunk;
         ax_batch batch = {.data = data, .order = NULL, .first = first, .count = count};
         ax_net_load_batch(net, &batch, true);
         per_chunk.dropout_first_row = first;
-        ax_net_forward(net, count, &per_chunk);
+        (void)ax_net_forward(net, count, &per_chunk); /* full batch: no dropout, no copy */
         /* Each chunk's loss and gradient are means over its rows: weighted by
          * its share of the rows, they sum to the means over all rows. */
         const double weight = (double)count / (double)rows;
@@ -269,6 +322,11 @@ double ax_net_chunked_loss_gradient(ax_net *net, const ax_dataset *data, int64_t
             OPS->axpy(net->backend, net->layers[l].weight_count, l2,
                       ax_layer_weights(net, net->parameters, l), ax_layer_weights(net, net->gradients, l));
     }
+    if (l1 > 0.0) {
+        loss += ax_net_l1_penalty(net, l1);
+        for (int l = 0; l < net->layer_count; l++)
+            add_l1_gradient(net, l, l1);
+    }
     return loss;
 }
 
@@ -283,6 +341,12 @@ double ax_net_backward_along(ax_net *net, int64_t rows, const ax_regularization 
     return backward(net, rows, regularization, true, false);
 }
 
+void ax_regularization_init(ax_regularization *regularization, size_t size)
+{
+    const ax_regularization defaults = {.size = sizeof defaults};
+    ax_sized_fill(regularization, size, &defaults, sizeof defaults);
+}
+
 static ax_status check_regularization(const ax_regularization *regularization)
 {
     if (!regularization)
@@ -293,6 +357,17 @@ static ax_status check_regularization(const ax_regularization *regularization)
     if (!(regularization->dropout >= 0.0 && regularization->dropout < 1.0))
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "dropout must be in [0, 1), not %g",
                        regularization->dropout);
+    if (!(regularization->l1 >= 0.0 && isfinite(regularization->l1)))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "l1 must be a finite number >= 0, not %g",
+                       regularization->l1);
+    return AX_STATUS_OK;
+}
+
+ax_status ax_net_check_l1(const ax_net *net, double l1)
+{
+    if (l1 > 0.0)
+        return ax_backend_require(net->backend->ops, AX_BACKEND_FEATURE_STRATEGIES,
+                                  "an L1 penalty");
     return AX_STATUS_OK;
 }
 
@@ -303,7 +378,23 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
     if (data && data->stream)
         return ax_fail(AX_STATUS_UNSUPPORTED, "%s is streamed: its rows are not in memory for "
                        "ax_net_loss_gradient (open it whole)", data->source);
+    /* The caller's bytes over the defaults: fields an older caller lacks stay
+     * at theirs (ax_sized_read). */
+    ax_regularization given;
+    if (regularization) {
+        ax_regularization_init(&given, sizeof given);
+        AX_TRY(ax_sized_read(regularization, &given, sizeof given, sizeof given, "regularization",
+                             "ax_regularization_defaults"));
+        regularization = &given;
+    }
     AX_TRY(check_regularization(regularization));
+    if (regularization)
+        AX_TRY(ax_net_check_l1(net, regularization->l1));
+    for (int l = 0; regularization && regularization->dropout_layers && l < net->layer_count; l++)
+        if (!(regularization->dropout_layers[l] >= 0.0 && regularization->dropout_layers[l] < 1.0))
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "dropout_layers[%d] must be in [0, 1), not %g", l,
+                           regularization->dropout_layers[l]);
     AX_TRY(ax_net_check_data(net, data, "the"));
     if (first < 0 || rows < 1 || first + rows > data->rows)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "rows %lld to %lld are outside %s (%lld rows)",
@@ -312,7 +403,7 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
     AX_TRY(ax_net_reserve(net, rows));
     ax_batch batch = {.data = data, .order = NULL, .first = first, .count = rows};
     ax_net_load_batch(net, &batch, true);
-    ax_net_forward(net, rows, regularization);
+    AX_TRY(ax_net_forward(net, rows, regularization));
     *loss = ax_net_backward(net, rows, regularization, gradient != NULL);
     if (gradient)
         OPS->download_f64(net->backend, gradient, net->gradients, net->parameter_count);
@@ -333,7 +424,7 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
     for (int64_t first = 0; first < rows; first += chunk) {
         int64_t count = rows - first < chunk ? rows - first : chunk;
         load_inputs(net, inputs, NULL, first, count);
-        ax_net_forward(net, count, NULL);
+        (void)ax_net_forward(net, count, NULL); /* no dropout: cannot fail */
         OPS->download_f32(net->backend, outputs + first * width, net->outputs[net->layer_count - 1],
                           count * width);
     }
@@ -371,7 +462,7 @@ static ax_status evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
             net->loaded_valid = false; /* new rows where the last ones were */
         }
         ax_net_load_batch(net, &batch, true);
-        ax_net_forward(net, count, NULL);
+        (void)ax_net_forward(net, count, NULL); /* no dropout: cannot fail */
         loss_sum += ax_net_data_loss(net, count) * (double)count;
         if (classes > 0) {
             OPS->argmax_rows(net->backend, net->outputs[net->layer_count - 1], net->predicted,

@@ -152,7 +152,7 @@ double ax_net_line_evaluate(ax_net *net, ax_line_cache *cache, double alpha, boo
                     OPS->copy(net->backend, z, cache->base, rows * first->out);
                     OPS->axpy(net->backend, rows * first->out, alpha, cache->along, z);
                     first->ops->bias_activation(net, 0, z, rows));
-        ax_net_forward_from(net, rows, regularization, 1);
+        (void)ax_net_forward_from(net, rows, regularization, 1); /* past the inputs: no copy */
         cache->loss = ax_net_backward_along(net, rows, regularization);
         cache->slope = slope_along(net, cache, l2);
         cache->alpha = alpha;

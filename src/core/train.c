@@ -18,6 +18,7 @@
 #include "base/random.h"
 #include "core/checkpoint.h"
 #include "core/device_data.h"
+#include "core/lr_schedule.h"
 #include "core/net.h"
 #include "core/optimizer_state.h"
 #include "core/reducer.h"
@@ -61,7 +62,26 @@ typedef struct step_context {
     bool overlap;            /* mini-batches: the backward pass may begin the sums */
     ax_line_cache *line;     /* CG and L-BFGS on one unchunked full batch: trial steps along
                                 a direction reuse X W^T and X D^T (propagate_along.c); else NULL */
+    double clip_norm, clip_value; /* gradient clipping (SGD, Adam, AdamW); 0 = off */
 } step_context;
+
+/* torch.nn.utils.clip_grad_value_, then clip_grad_norm_ (its 1e-6 and all),
+ * on the whole batch's gradient: every replica holds the same sum by now,
+ * so every one clips alike. */
+static void clip_gradient(const step_context *step)
+{
+    ax_net *net = step->net;
+    const ax_backend_ops *ops = net->backend->ops;
+    if (step->clip_value > 0.0)
+        ops->clamp(net->backend, net->parameter_count, step->clip_value, net->gradients);
+    if (step->clip_norm > 0.0) {
+        const double norm = sqrt(ops->dot(net->backend, net->parameter_count, net->gradients,
+                                          net->gradients));
+        const double coefficient = step->clip_norm / (norm + 1e-6);
+        if (coefficient < 1.0)
+            ops->scale(net->backend, net->parameter_count, coefficient, net->gradients);
+    }
+}
 
 /* The objective the optimizer evaluates: the loaded batch at the current weights. */
 static ax_status evaluate_loaded_batch(void *context, double *loss)
@@ -77,7 +97,7 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
     } else if (step->rows > 0) {
         if (step->overlap)
             ax_reducer_arm(step->reducer, step->net, step->rows);
-        ax_net_forward(step->net, step->rows, &step->regularization);
+        AX_TRY(ax_net_forward(step->net, step->rows, &step->regularization));
         *loss = ax_net_backward(step->net, step->rows, &step->regularization, true);
     } else {
         *loss = 0.0; /* a rank without rows in this batch adds nothing to the sums */
@@ -85,6 +105,8 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
             ax_reducer_arm(step->reducer, step->net, 0);
     }
     AX_TRY(ax_reducer_reduce(step->reducer, step->net, step->rows, loss));
+    if (step->clip_norm > 0.0 || step->clip_value > 0.0)
+        clip_gradient(step);
     if (step->net->profile)
         step->evaluate_seconds += ax_seconds_now() - start;
     return AX_STATUS_OK;
@@ -120,6 +142,15 @@ static void end_along(void *context, double alpha)
     ax_net_line_end(step->net, step->line, alpha);
 }
 
+/* Whether the run drops per layer (config->dropout_layers not all zero). */
+static bool drops_per_layer(const ax_train_config *config)
+{
+    for (int l = 0; l < AX_MAX_LAYERS; l++)
+        if (config->dropout_layers[l] != 0.0)
+            return true;
+    return false;
+}
+
 /* CG and L-BFGS: one epoch is one iteration (of a line search). */
 static bool is_full_batch(const ax_train_config *config)
 {
@@ -138,6 +169,10 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
         return ax_fail(AX_STATUS_BAD_ARGUMENT, message, value);
 #define NO_CHECK
 #define CHECK_DOUBLE(field, check) CHECK_VALUE(SETTING_VALUE_DOUBLE, field, check)
+#define CHECK_ADDED_DOUBLE(field, check) CHECK_VALUE(SETTING_VALUE_DOUBLE, field, check)
+#define CHECK_ADDED_INT(field, check) CHECK_VALUE(SETTING_VALUE_INT, field, check)
+#define CHECK_ADDED_INT64(field, check) CHECK_VALUE(SETTING_VALUE_INT64, field, check)
+#define CHECK_ADDED_LR_SCHEDULE(field, check)
 #define CHECK_INT(field, check) CHECK_VALUE(SETTING_VALUE_INT, field, check)
 #define CHECK_INT64(field, check) CHECK_VALUE(SETTING_VALUE_INT64, field, check)
 #define CHECK_VALUE(type, field, check)           \
@@ -158,6 +193,10 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
 #undef AX_TRAIN_SETTING
 #undef CHECK_VALUE
 #undef CHECK_DOUBLE
+#undef CHECK_ADDED_DOUBLE
+#undef CHECK_ADDED_INT
+#undef CHECK_ADDED_INT64
+#undef CHECK_ADDED_LR_SCHEDULE
 #undef CHECK_INT
 #undef CHECK_INT64
 #undef CHECK_BOOL
@@ -169,6 +208,23 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
 #undef NO_CHECK
 #undef VALID
     /* The checks that involve other settings, the network or the data. */
+    for (int l = 0; l < AX_MAX_LAYERS; l++) {
+        const double rate = config->dropout_layers[l];
+        if (!(rate >= 0.0 && rate < 1.0))
+            return ax_fail(AX_STATUS_BAD_ARGUMENT, "dropout_layers[%d] must be in [0, 1), not %g",
+                           l, rate);
+        if (rate > 0.0 && l >= net->layer_count)
+            return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                           "dropout_layers[%d] is %g, but the network has %d layers: one rate per "
+                           "layer's input, the network's inputs first",
+                           l, rate, net->layer_count);
+    }
+    if (drops_per_layer(config) && config->dropout > 0.0)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "give dropout (every hidden layer) or dropout_layers (per layer), not both");
+    if (drops_per_layer(config) && is_full_batch(config))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s needs a deterministic cost: dropout must be 0",
+                       ax_optimizer_name(config->optimizer));
     if (config->dropout > 0.0 && net->layer_count < 2)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "dropout applies to hidden layers; this network has none");
     if (config->early_stop > 0 && !validation)
@@ -193,6 +249,36 @@ static ax_status check_config(const ax_net *net, const ax_train_config *config,
                            "noise; use f32 (or f64), or sgd/adam for bf16",
                            ax_optimizer_name(config->optimizer));
     }
+    const char *schedule_wrong = ax_lr_schedule_check_text(config);
+    if (schedule_wrong)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "learning-rate schedule %s: %s",
+                       ax_lr_schedule_name(config->lr_schedule), schedule_wrong);
+    const bool scheduled = config->lr_schedule != AX_LR_SCHEDULE_CONSTANT;
+    if (is_full_batch(config) && (scheduled || config->warmup_steps > 0))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s chooses its own steps by line search: a learning-rate schedule or "
+                       "warmup applies to sgd, adam and adamw",
+                       ax_optimizer_name(config->optimizer));
+    if ((config->lr_schedule == AX_LR_SCHEDULE_INVSCALING ||
+         config->lr_schedule == AX_LR_SCHEDULE_ADAPTIVE) &&
+        config->optimizer != AX_OPTIMIZER_SGD)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "the %s schedule is scikit-learn's for its sgd solver: use it with sgd, "
+                       "not %s",
+                       ax_lr_schedule_name(config->lr_schedule), ax_optimizer_name(config->optimizer));
+    if (config->lr_schedule == AX_LR_SCHEDULE_PLATEAU && !validation)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "the plateau schedule watches the validation loss: it needs a validation "
+                       "set (e.g. --val-split 0.1)");
+    if (is_full_batch(config) && (config->clip_norm > 0.0 || config->clip_value > 0.0))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "%s needs the true gradient for its line search: gradient clipping "
+                       "(clip_norm, clip_value) applies to sgd, adam and adamw",
+                       ax_optimizer_name(config->optimizer));
+    AX_TRY(ax_net_check_l1(net, config->l1));
+    if (config->clip_value > 0.0)
+        AX_TRY(ax_backend_require(net->backend->ops, AX_BACKEND_FEATURE_STRATEGIES,
+                                  "clipping gradients by value"));
     if (config->checkpoint_every < 0 || config->keep_checkpoints < 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "checkpoint_every and keep_checkpoints must be >= 0, not %d and %d",
@@ -247,6 +333,8 @@ static ax_status check_resume_config(const ax_train_config *c, const ax_train_st
         changed = (resume);
 #include "core/train_settings.def"
 #undef AX_TRAIN_SETTING
+    if (!changed && memcmp(c->dropout_layers, r->dropout_layers, sizeof c->dropout_layers) != 0)
+        changed = "dropout per layer";
     if (changed)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "%s differs from the checkpoint's; a resumed run must keep the recorded options",
@@ -364,6 +452,9 @@ typedef struct trainer {
      * (and the first non-finite step) at progress time and at the epoch's
      * end instead of waiting for every step's. */
     bool deferred_losses;
+    /* A schedule or warmup sets the optimizer's rate before every step
+     * (else it stays the config's, untouched). */
+    bool scheduled;
 } trainer;
 
 /* The trainer's objects a snapshot copies and a restore fills. */
@@ -479,7 +570,14 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     step_context step = {.net = t->net,
                          .chunked_data = t->accumulator ? t->train : NULL,
                          .accumulator = t->accumulator,
-                         .regularization = {.l2 = config->l2, .dropout = config->dropout},
+                         .regularization = {.size = sizeof(ax_regularization),
+                                            .l2 = config->l2, .dropout = config->dropout,
+                                            .l1 = config->l1,
+                                            .dropout_layers = drops_per_layer(config)
+                                                                  ? config->dropout_layers
+                                                                  : NULL},
+                         .clip_norm = config->clip_norm,
+                         .clip_value = config->clip_value,
                          .reducer = t->reducer,
                          /* The same on every rank: mini-batches (a full batch may
                           * be chunked on some ranks only) */
@@ -492,6 +590,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         objective.line_end = end_along;
     }
 
+    progress->learning_rate = is_full_batch(config) ? NAN : t->state.lr.rate;
     ax_backend *backend = t->net->backend;
     const bool deferred = t->deferred_losses;
     if (deferred) /* the total goes on from where the epoch stands (a resumed one: its sum) */
@@ -526,6 +625,9 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         double step_start = t->net->profile ? ax_seconds_now() : 0.0;
         if (deferred)
             backend->ops->loss_defer(backend, true);
+        if (t->scheduled)
+            t->optimizer->config.learning_rate =
+                t->state.lr.rate * ax_lr_warmup_factor(config, t->state.step);
         ax_status status = t->optimizer->kind->step(t->optimizer, &objective, &loss);
         if (deferred)
             backend->ops->loss_defer(backend, false);
@@ -644,6 +746,27 @@ static ax_status evaluate_into(ax_net *net, ax_reducer *reducer, const ax_datase
     return ax_reducer_sum_evaluation(reducer, data->rows, loss, accuracy);
 }
 
+/* The schedule's step at the end of an epoch (the progress line shows the
+ * rate the epoch used; the checkpoint of the epoch records the next one).
+ * scikit-learn's schedules rescale SGD's velocity at a change (axon.h,
+ * ax_lr_schedule). True when the adaptive schedule ends training. */
+static bool step_schedule(trainer *t, int epoch, const ax_progress *progress)
+{
+    const ax_train_config *config = t->config;
+    const double before = t->state.lr.rate;
+    const bool stop = ax_lr_schedule_after_epoch(config, &t->state.lr, epoch, t->global_rows,
+                                                 progress->train_loss, progress->validation_loss);
+    const bool holds_steps = config->lr_schedule == AX_LR_SCHEDULE_INVSCALING ||
+                             config->lr_schedule == AX_LR_SCHEDULE_ADAPTIVE;
+    if (holds_steps && t->state.lr.rate != before && config->optimizer == AX_OPTIMIZER_SGD &&
+        config->momentum > 0.0 && t->optimizer->state[0]) {
+        ax_backend *backend = t->net->backend;
+        backend->ops->scale(backend, t->optimizer->count, before / t->state.lr.rate,
+                            t->optimizer->state[0]);
+    }
+    return stop;
+}
+
 static ax_status train_epochs(trainer *t, ax_train_summary *summary)
 {
     const ax_train_config *config = t->config;
@@ -688,7 +811,10 @@ static ax_status train_epochs(trainer *t, ax_train_summary *summary)
         summary->best_epoch = epoch;
         progress.eta_seconds = (double)(config->epochs - epoch) * progress.epoch_seconds;
         progress.epoch_done = true;
-        bool stop = false;
+        bool stop = step_schedule(t, epoch, &progress);
+        if (stop)
+            summary->stop_reason = "adaptive learning rate: no improvement with the rate at 1e-6 "
+                                   "or below";
         if (keeps_best(config)) {
             const double watched = config->keep_best == AX_KEEP_BEST_TEST ? progress.test_loss
                                                                           : progress.validation_loss;
@@ -774,12 +900,25 @@ static bool defers_losses(ax_net *net, const ax_train_config *config, bool shard
     const char *setting = getenv("AXON_DEVICE_LOSS");
     ax_backend *backend = net->backend;
     if ((setting && strcmp(setting, "off") == 0) || sharded || full_batch ||
-        is_full_batch(config) || config->l2 != 0.0 ||
+        is_full_batch(config) || config->l2 != 0.0 || config->l1 != 0.0 ||
         !ax_backend_supports(backend->ops, AX_BACKEND_FEATURE_DEVICE_LOSS, NULL, 0))
         return false;
     const bool on = backend->ops->loss_defer(backend, true); /* the backend may decline */
     backend->ops->loss_defer(backend, false);
     return on;
+}
+
+/* The optimizer's weight spans (AdamW decays them, not the biases). */
+static void name_weights(const ax_net *net, ax_optimizer *optimizer)
+{
+    optimizer->weight_spans = 0;
+    for (int l = 0; l < net->layer_count && l < AX_MAX_LAYERS; l++) {
+        if (net->layers[l].weight_count == 0)
+            continue;
+        optimizer->weight_offset[optimizer->weight_spans] = net->layers[l].weight_offset;
+        optimizer->weight_length[optimizer->weight_spans] = net->layers[l].weight_count;
+        optimizer->weight_spans++;
+    }
 }
 
 /* ax_train, for one process or as one rank of several: the reducer says. */
@@ -813,7 +952,10 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
         AX_TRY(check_resume_config(config, resume));
     trainer t = {.net = net, .train = train, .validation = validation, .test = test, .config = config,
                  .summary = summary, .state = ax_trainer_state_start(config->seed),
-                 .global_rows = global_rows, .reducer = reducer};
+                 .global_rows = global_rows, .reducer = reducer,
+                 .scheduled = config->lr_schedule != AX_LR_SCHEDULE_CONSTANT ||
+                              config->warmup_steps > 0};
+    t.state.lr = ax_lr_state_start(config);
     /* Batches are global (all ranks' rows); a rank computes its part of one. */
     const int64_t rows = global_rows, local_rows = train->rows;
     const bool full_batch = config->batch_size == 0 || config->batch_size >= rows;
@@ -840,9 +982,12 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
                                      net->parameter_count, &t.optimizer);
     if (status == AX_STATUS_OK)
+        name_weights(net, t.optimizer);
+    if (status == AX_STATUS_OK)
         status = ax_optimizer_state_start(config->optimizer_state, t.optimizer, net->config.precision);
+    /* |w| is not linear along a direction: with L1 the searches evaluate plainly. */
     if (status == AX_STATUS_OK && ax_optimizer_uses(config->optimizer, AX_OPTIMIZER_SETTING_LINE_SEARCH) &&
-        full_batch && !chunked && !sharded && ax_net_line_cache_fits(net))
+        full_batch && !chunked && !sharded && config->l1 == 0.0 && ax_net_line_cache_fits(net))
         status = ax_line_cache_create(net, local_batch, &t.line);
     /* A full batch is a sum over all rows: order does not matter, so rows are
      * used where they lie. */

@@ -12,6 +12,7 @@
 
 #include "axon.h"
 #include "base/random.h"
+#include "core/lr_schedule.h"
 #include "core/net.h"
 #include "optim/optimizer.h"
 
@@ -26,6 +27,7 @@ typedef struct ax_trainer_state {
     double best_loss;                 /* the watched loss at best_epoch; INFINITY before one */
     int best_epoch;                   /* 0 before one */
     int since_best;                   /* epochs since best_epoch */
+    ax_lr_state lr;                   /* the learning-rate schedule's (lr_schedule.h) */
     /* The figures of ax_train_summary so far. */
     double seconds, gflop, final_train_loss, final_test_accuracy;
 } ax_trainer_state;

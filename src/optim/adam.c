@@ -8,11 +8,9 @@
 #include "base/error.h"
 #include "optim/optimizer.h"
 
-static ax_status adam_step(ax_optimizer *optimizer, const ax_objective *objective, double *loss)
+void ax_adam_update_all(ax_optimizer *optimizer)
 {
-    AX_TRY(objective->evaluate(objective->context, loss));
     const ax_train_config *config = &optimizer->config;
-    optimizer->counters.steps++;
     double epsilon = config->epsilon;
     if (config->epsilon_before_correction)
         epsilon /= sqrt(1.0 - pow(config->beta2, (double)optimizer->counters.steps));
@@ -21,6 +19,13 @@ static ax_status adam_step(ax_optimizer *optimizer, const ax_objective *objectiv
                                          optimizer->state[0], optimizer->state[1],
                                          config->learning_rate, config->beta1, config->beta2,
                                          epsilon, optimizer->counters.steps);
+}
+
+static ax_status adam_step(ax_optimizer *optimizer, const ax_objective *objective, double *loss)
+{
+    AX_TRY(objective->evaluate(objective->context, loss));
+    optimizer->counters.steps++;
+    ax_adam_update_all(optimizer);
     return AX_STATUS_OK;
 }
 

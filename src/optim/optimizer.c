@@ -18,6 +18,7 @@ static const ax_optimizer_descriptor *const registry[] = {
     [AX_OPTIMIZER_ADAM] = &ax_optimizer_adam,
     [AX_OPTIMIZER_CG] = &ax_optimizer_cg,
     [AX_OPTIMIZER_LBFGS] = &ax_optimizer_lbfgs,
+    [AX_OPTIMIZER_ADAMW] = &ax_optimizer_adamw,
 };
 
 #define KIND_COUNT ((int)(sizeof registry / sizeof registry[0]))

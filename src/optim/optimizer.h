@@ -96,6 +96,11 @@ extern const ax_optimizer_descriptor ax_optimizer_sgd;
 extern const ax_optimizer_descriptor ax_optimizer_adam;
 extern const ax_optimizer_descriptor ax_optimizer_cg;
 extern const ax_optimizer_descriptor ax_optimizer_lbfgs;
+extern const ax_optimizer_descriptor ax_optimizer_adamw;
+
+/* Adam's update of every parameter from the gradient arena (adam.c), the
+ * step count already advanced; AdamW's step ends with it. */
+void ax_adam_update_all(ax_optimizer *optimizer);
 
 /* The descriptor of kind, or NULL for a value no kind has. */
 const ax_optimizer_descriptor *ax_optimizer_descriptor_of(ax_optimizer_kind kind);
@@ -124,6 +129,11 @@ struct ax_optimizer {
      * `converged` asks the trainer to end training cleanly. */
     bool converged;
     const char *stop_reason;
+    /* The parameters that are weights (not biases), which AdamW decays:
+     * [weight_offset[i], weight_offset[i] + weight_length[i]) in reals, set
+     * by the trainer after creating the optimizer (none: nothing decays). */
+    int weight_spans;
+    int64_t weight_offset[AX_MAX_LAYERS], weight_length[AX_MAX_LAYERS];
 };
 
 /* The optimizer named by config->optimizer, with zeroed state. */

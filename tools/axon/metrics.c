@@ -183,6 +183,7 @@ bool metrics_write_epoch(metrics_file *metrics, const ax_progress *progress, boo
     write_field(stream, "test_accuracy", classification ? progress->test_accuracy : NAN);
     write_field(stream, "seconds", progress->epoch_seconds);
     write_field(stream, "gflops", progress->gflops);
+    write_field(stream, "lr", progress->learning_rate); /* null for cg and lbfgs */
     fputs("}\n", stream);
     /* Flushed per epoch so that a run can be watched, and a full disk is
      * noticed at the epoch it happens rather than at the end. */

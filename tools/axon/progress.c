@@ -143,6 +143,8 @@ static void show_epoch_line(progress_display *display, const ax_progress *progre
     } while (0)
     format_loss(progress->train_loss, number, sizeof number);
     APPEND("%s %d/%d  loss %s", display->step_name, progress->epoch, progress->epochs, number);
+    if (display->show_rate && isfinite(progress->learning_rate))
+        APPEND("  lr %.6g", progress->learning_rate);
     if (!isnan(progress->validation_loss)) {
         format_loss(progress->validation_loss, number, sizeof number);
         APPEND("  val_loss %s", number);

@@ -39,9 +39,10 @@ static const cli_option train_options[] = {
      "(docs/cli.md, \"Images\")"},
     {"loss", CLI_STRING, "L", "auto", "auto, cross-entropy, binary-cross-entropy or mse"},
     {"optimizer", CLI_STRING, "O", "sgd",
-     "sgd, adam, cg (full-batch Polak-Ribiere conjugate gradient, as scipy's\n"
-     "fmin_cg) or lbfgs (full-batch L-BFGS)"},
-    {"lr", CLI_NUMBER, "X", "auto", "learning rate; auto = 0.1 for sgd, 0.001 for adam"},
+     "sgd, adam, adamw (Adam with decoupled weight decay), cg (full-batch\n"
+     "Polak-Ribiere conjugate gradient, as scipy's fmin_cg) or lbfgs (full-batch\n"
+     "L-BFGS)"},
+    {"lr", CLI_NUMBER, "X", "auto", "learning rate; auto = 0.1 for sgd, 0.001 for adam and adamw"},
     {"momentum", CLI_NUMBER, "X", "0.9", "SGD momentum, in [0, 1)"},
     {"nesterov", CLI_FLAG, NULL, NULL, "SGD: Nesterov momentum"},
     {"batch", CLI_INT, "N", "128", "rows per step; 0 or full = full batch (one step per epoch)"},
@@ -53,7 +54,31 @@ static const cli_option train_options[] = {
      "cg, lbfgs: stop when no gradient component exceeds X in magnitude"},
     {"lbfgs-memory", CLI_INT, "M", "10", "lbfgs: correction pairs kept"},
     {"l2", CLI_NUMBER, "X", "0", "L2 penalty: loss += X/2 * sum of squared weights"},
-    {"dropout", CLI_NUMBER, "P", "0", "probability of dropping a hidden unit, in [0, 1)"},
+    {"l1", CLI_NUMBER, "X", "0",
+     "L1 penalty: loss += X * sum of absolute weights (its subgradient X sign(w)\n"
+     "in every optimizer, CG and L-BFGS included)"},
+    {"weight-decay", CLI_NUMBER, "X", "0.01",
+     "adamw: decoupled weight decay, weights *= 1 - lr * X before each step\n"
+     "(torch.optim.AdamW; biases are not decayed)"},
+    {"clip-norm", CLI_NUMBER, "X", "0",
+     "sgd, adam, adamw: scale the gradient to Euclidean norm X when above it\n"
+     "(torch.nn.utils.clip_grad_norm_); 0 = off"},
+    {"clip-value", CLI_NUMBER, "X", "0",
+     "sgd, adam, adamw: clamp every gradient component to [-X, X] (before\n"
+     "--clip-norm; torch.nn.utils.clip_grad_value_); 0 = off"},
+    {"lr-schedule", CLI_STRING, "S", "constant",
+     "sgd, adam, adamw: the learning rate of each epoch, as PyTorch's schedulers:\n"
+     "step:EVERY:GAMMA (StepLR), exp:GAMMA (ExponentialLR), cosine[:MIN]\n"
+     "(CosineAnnealingLR over --epochs), plateau:PATIENCE:FACTOR\n"
+     "(ReduceLROnPlateau on the validation loss: needs --val-split); sgd only,\n"
+     "scikit-learn's invscaling[:POWER] and adaptive[:PATIENCE[:TOL]]"},
+    {"warmup", CLI_INT, "N", "0",
+     "sgd, adam, adamw: linear warmup over the first N steps: step s (from 0)\n"
+     "at (s + 1) / N of the epoch's rate (torch's LinearLR per batch)"},
+    {"dropout", CLI_STRING, "P", "0",
+     "probability of dropping a hidden unit, in [0, 1); or one per layer's\n"
+     "input, the network's inputs first (TMVA's DropConfig), e.g. 0.2,0.5,0.5;\n"
+     "or a layer's suffix in --layers: 128:relu:drop0.5 drops its outputs"},
     {"init", CLI_STRING, "I", "auto",
      "initial weights: auto (He for ReLU layers, else Xavier), he, xavier, uniform"},
     {"init-range", CLI_NUMBER, "R", "0.2", "uniform init: weights in [-R, R]"},
@@ -150,7 +175,8 @@ typedef struct train_data {
 static const char *const recorded_options[] = {
     "layers", "loss", "optimizer", "lr", "momentum", "nesterov", "batch", "max-iter", "gtol",
     "lbfgs-memory", "l2", "dropout", "init", "init-range", "seed", "precision", "device",
-    "val-split", "early-stop", "keep-best", "no-shuffle", "init-from", "keep-subnormals", NULL};
+    "val-split", "early-stop", "keep-best", "no-shuffle", "init-from", "keep-subnormals", "l1",
+    "weight-decay", "clip-norm", "clip-value", "lr-schedule", "warmup", NULL};
 
 /* --checkpoint-every, --checkpoint, --keep-checkpoints into request->train;
  * on --resume, an option not given keeps the recorded value. */
@@ -233,6 +259,82 @@ static bool read_resume_request(const cli_args *args, train_request *request)
     return read_checkpoint_options(args, request);
 }
 
+/* --dropout P (every hidden layer) or P0,P1,... (per layer's input, inputs first). */
+static bool read_dropout(const cli_args *args, ax_train_config *train)
+{
+    const char *text = cli_text(args, "dropout");
+    if (!strchr(text, ','))
+        return cli_get_double(args, "dropout", 0.0, 1.0, CLI_MAX_OPEN, &train->dropout);
+    for (int l = 0; *text; l++) {
+        char *end = NULL;
+        const double rate = strtod(text, &end);
+        if (l >= AX_MAX_LAYERS || end == text || !(rate >= 0.0 && rate < 1.0) ||
+            (*end != ',' && *end != '\0')) {
+            cli_error(args, "--dropout: '%s' is not a probability in [0, 1) or a list of at most %d "
+                            "of them (one per layer's input, the inputs first, e.g. 0.2,0.5,0.5)",
+                      cli_text(args, "dropout"), AX_MAX_LAYERS);
+            return false;
+        }
+        train->dropout_layers[l] = rate;
+        text = *end == ',' ? end + 1 : end;
+    }
+    return true;
+}
+
+/* --lr-schedule TEXT and --warmup N. */
+static bool read_schedule(const cli_args *args, ax_train_config *train)
+{
+    int64_t warmup = 0;
+    if (!cli_get_int64(args, "warmup", 0, INT64_MAX, &warmup))
+        return false;
+    train->warmup_steps = warmup;
+    if (ax_lr_schedule_parse(cli_text(args, "lr-schedule"), train) != AX_STATUS_OK) {
+        cli_error(args, "--lr-schedule: %s", ax_error_message());
+        return false;
+    }
+    return true;
+}
+
+/* --layers items ending in :dropP (the layer's outputs dropped with
+ * probability P): the suffixes are taken out into dropout_layers[l + 1]. */
+static bool take_layer_dropout(const cli_args *args, train_request *request)
+{
+    if (!strstr(request->layers, ":drop"))
+        return true;
+    if (cli_given(args, "dropout")) {
+        cli_error(args, "--dropout: give the dropout in --dropout or as :dropP suffixes in --layers, "
+                        "not both");
+        return false;
+    }
+    static char stripped[4096];
+    stripped[0] = '\0';
+    int layer = 0;
+    for (const char *item = request->layers; *item; layer++) {
+        const char *comma = strchr(item, ',');
+        const size_t length = comma ? (size_t)(comma - item) : strlen(item);
+        char part[256];
+        snprintf(part, sizeof part, "%.*s", (int)(length < 255 ? length : 255), item);
+        char *drop = strstr(part, ":drop");
+        if (drop) {
+            char *end = NULL;
+            const double rate = strtod(drop + 5, &end);
+            if (end == drop + 5 || *end || !(rate >= 0.0 && rate < 1.0) || layer + 1 >= AX_MAX_LAYERS) {
+                cli_error(args, "--layers: '%s': :drop takes a probability in [0, 1), e.g. "
+                                "128:relu:drop0.5",
+                          part);
+                return false;
+            }
+            request->train.dropout_layers[layer + 1] = rate;
+            *drop = '\0';
+        }
+        const size_t used = strlen(stripped);
+        snprintf(stripped + used, sizeof stripped - used, "%s%s", layer ? "," : "", part);
+        item = comma ? comma + 1 : item + length;
+    }
+    request->layers = stripped;
+    return true;
+}
+
 static bool read_request(const cli_args *args, train_request *request)
 {
     memset(request, 0, sizeof *request);
@@ -266,7 +368,14 @@ static bool read_request(const cli_args *args, train_request *request)
               cli_get_double(args, "gtol", 0.0, INFINITY, CLI_CLOSED, &request->train.gtol) &&
               cli_get_int(args, "lbfgs-memory", 1, 1000, &request->train.lbfgs_memory) &&
               cli_get_double(args, "l2", 0.0, INFINITY, CLI_CLOSED, &request->train.l2) &&
-              cli_get_double(args, "dropout", 0.0, 1.0, CLI_MAX_OPEN, &request->train.dropout) &&
+              read_dropout(args, &request->train) &&
+              read_schedule(args, &request->train) &&
+              cli_get_double(args, "l1", 0.0, INFINITY, CLI_CLOSED, &request->train.l1) &&
+              cli_get_double(args, "weight-decay", 0.0, INFINITY, CLI_CLOSED,
+                             &request->train.weight_decay) &&
+              cli_get_double(args, "clip-norm", 0.0, INFINITY, CLI_CLOSED, &request->train.clip_norm) &&
+              cli_get_double(args, "clip-value", 0.0, INFINITY, CLI_CLOSED,
+                             &request->train.clip_value) &&
               cli_get_double(args, "init-range", 0.0, INFINITY, CLI_MIN_OPEN,
                              &request->net.init_range) &&
               cli_get_int64(args, "seed", 0, INT64_MAX, &seed) &&
@@ -338,6 +447,23 @@ static bool read_request(const cli_args *args, train_request *request)
         cli_error(args, "note: --max-iter and --gtol apply to %s; %s uses --epochs", kinds,
                   request->optimizer_name);
     }
+    if (!ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_WEIGHT_DECAY) && cli_given(args, "weight-decay")) {
+        ax_optimizer_names_using(AX_OPTIMIZER_SETTING_WEIGHT_DECAY, kinds, sizeof kinds);
+        cli_error(args, "note: --weight-decay applies to %s only (for %s, --l2 is the penalty)",
+                  kinds, request->optimizer_name);
+    }
+    if (ax_optimizer_is_full_batch(kind) && (cli_given(args, "lr-schedule") || cli_given(args, "warmup"))) {
+        cli_error(args, "--lr-schedule and --warmup apply to sgd, adam and adamw: %s chooses its "
+                        "own steps by line search",
+                  request->optimizer_name);
+        return false;
+    }
+    if (ax_optimizer_is_full_batch(kind) && (cli_given(args, "clip-norm") || cli_given(args, "clip-value"))) {
+        cli_error(args, "--clip-norm and --clip-value apply to sgd, adam and adamw: %s's line "
+                        "search needs the true gradient",
+                  request->optimizer_name);
+        return false;
+    }
     if (!ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_LBFGS_MEMORY) && cli_given(args, "lbfgs-memory")) {
         ax_optimizer_names_using(AX_OPTIMIZER_SETTING_LBFGS_MEMORY, kinds, sizeof kinds);
         cli_error(args, "note: --lbfgs-memory applies to %s only", kinds);
@@ -351,6 +477,10 @@ static bool read_request(const cli_args *args, train_request *request)
     }
     if (request->train.early_stop > 0 && request->val_split == 0.0) {
         cli_error(args, "--early-stop needs a validation set: add --val-split, e.g. 0.1");
+        return false;
+    }
+    if (request->train.lr_schedule == AX_LR_SCHEDULE_PLATEAU && request->val_split == 0.0) {
+        cli_error(args, "--lr-schedule plateau watches the validation loss: add --val-split, e.g. 0.1");
         return false;
     }
     request->train.keep_best = (ax_keep_best)keep_best;
@@ -367,6 +497,8 @@ static bool read_request(const cli_args *args, train_request *request)
     }
     if (request->net.init != AX_INIT_UNIFORM && cli_given(args, "init-range"))
         cli_error(args, "note: --init-range applies to --init uniform only");
+    if (!take_layer_dropout(args, request))
+        return false;
     if (strcmp(request->layers, "auto") != 0 &&
         ax_layers_parse(request->layers, &request->net) != AX_STATUS_OK) {
         /* The message names the layout (shortened when long): not echoed twice. */
@@ -466,8 +598,29 @@ static void print_header(const train_request *request, const ax_net *net, const 
         printf(", l2 %g", train_config->l2);
     if (train_config->dropout > 0)
         printf(", dropout %g", train_config->dropout);
+    int dropped = -1;
+    for (int l = 0; l < AX_MAX_LAYERS; l++)
+        if (train_config->dropout_layers[l] > 0)
+            dropped = l;
+    for (int l = 0; l <= dropped; l++)
+        printf("%s%g", l == 0 ? ", dropout per layer " : ",", train_config->dropout_layers[l]);
+    if (train_config->l1 > 0)
+        printf(", l1 %g", train_config->l1);
+    if (ax_optimizer_uses(train_config->optimizer, AX_OPTIMIZER_SETTING_WEIGHT_DECAY))
+        printf(", weight decay %g", train_config->weight_decay);
+    if (train_config->clip_value > 0)
+        printf(", gradients clipped to +-%g", train_config->clip_value);
+    if (train_config->clip_norm > 0)
+        printf(", gradient norm clipped to %g", train_config->clip_norm);
     if (train_config->early_stop > 0)
         printf(", early stop after %d", train_config->early_stop);
+    if (train_config->lr_schedule != AX_LR_SCHEDULE_CONSTANT) {
+        char schedule[128];
+        ax_lr_schedule_format(train_config, schedule, sizeof schedule);
+        printf(", lr schedule %s", schedule);
+    }
+    if (train_config->warmup_steps > 0)
+        printf(", warmup %lld steps", (long long)train_config->warmup_steps);
     printf("\n");
     if (train_config->checkpoint_every > 0)
     {
@@ -725,6 +878,8 @@ static int run_training(const train_request *request, train_data *data)
     progress_init(&display, request->quiet, classification, &metrics);
     if (ax_optimizer_is_full_batch(request->train.optimizer))
         display.step_name = "iteration";
+    display.show_rate = request->train.lr_schedule != AX_LR_SCHEDULE_CONSTANT ||
+                        request->train.warmup_steps > 0;
     ax_train_config train_config = request->train;
     train_config.progress = progress_callback;
     train_config.progress_user = &display;

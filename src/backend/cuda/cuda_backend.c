@@ -220,6 +220,8 @@ static const ax_backend_ops cuda_ops = {
     .loss_read = ax_cuda_loss_read,
     .alloc_status = cuda_alloc_status,
     .synchronize_status = cuda_synchronize_status,
+    .l1_penalty = ax_cuda_l1_penalty,
+    .clamp = ax_cuda_clamp,
 };
 
 int ax_backend_cuda_device_count(void)

@@ -124,6 +124,9 @@ void ax_cuda_axpy(ax_backend *backend, int64_t count, double alpha, const void *
 double ax_cuda_dot(ax_backend *backend, int64_t count, const void *x, const void *y);
 void ax_cuda_scale(ax_backend *backend, int64_t count, double alpha, void *x);
 bool ax_cuda_all_finite(ax_backend *backend, int64_t count, const void *x);
+double ax_cuda_l1_penalty(ax_backend *backend, int64_t count, const void *x, double alpha,
+                          void *y);
+void ax_cuda_clamp(ax_backend *backend, int64_t count, double limit, void *x);
 void ax_cuda_sgd_update(ax_backend *backend, int64_t count, void *params, const void *grads,
                         void *velocity, double learning_rate, double momentum, bool nesterov);
 void ax_cuda_adam_update(ax_backend *backend, int64_t count, void *params, const void *grads,

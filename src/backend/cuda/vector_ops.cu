@@ -125,3 +125,52 @@ extern "C" bool ax_cuda_all_finite(ax_backend *backend, int64_t count, const voi
     double bad = ax_cuda_finish_sum(cb, blocks, 0, true);
     return bad == 0.0; /* NaN after a failure: not finite */
 }
+
+/* sum |x| into partials; with y, y += alpha sign(x) (sign(0) = 0): L1's
+ * penalty and subgradient. */
+template <typename real>
+__global__ void l1_kernel(int64_t count, const real *x, real alpha, real *y, double *partials)
+{
+    double sum = 0.0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const real v = x[i];
+        sum += fabs((double)v);
+        if (y)
+            y[i] += alpha * (real)((v > (real)0) - (v < (real)0));
+    }
+    sum = ax_block_sum(sum);
+    if (threadIdx.x == 0)
+        partials[blockIdx.x] = sum;
+}
+
+template <typename real> __global__ void clamp_kernel(int64_t count, real limit, real *x)
+{
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (int64_t)gridDim.x * blockDim.x)
+        x[i] = x[i] > limit ? limit : x[i] < -limit ? -limit : x[i];
+}
+
+extern "C" double ax_cuda_l1_penalty(ax_backend *backend, int64_t count, const void *x,
+                                     double alpha, void *y)
+{
+    ax_cuda_backend *cb = ax_cuda(backend);
+    cudaSetDevice(cb->device);
+    int blocks = ax_cuda_reduce_blocks(count);
+    AX_CUDA_DISPATCH(backend, l1_kernel<real><<<blocks, AX_CUDA_THREADS, 0, cb->stream>>>(
+                                  count, (const real *)x, (real)alpha, (real *)y, cb->partials));
+    AX_CUDA_LAUNCHED(cb, "l1_penalty");
+    return ax_cuda_finish_sum(cb, blocks, 0, true);
+}
+
+extern "C" void ax_cuda_clamp(ax_backend *backend, int64_t count, double limit, void *x)
+{
+    ax_cuda_backend *cb = ax_cuda(backend);
+    if (count <= 0)
+        return;
+    cudaSetDevice(cb->device);
+    AX_CUDA_DISPATCH(backend, clamp_kernel<real><<<ax_cuda_elementwise_blocks(count),
+                                                   AX_CUDA_THREADS, 0, cb->stream>>>(
+                                  count, (real)limit, (real *)x));
+    AX_CUDA_LAUNCHED(cb, "clamp");
+}

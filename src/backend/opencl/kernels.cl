@@ -294,6 +294,32 @@ __kernel void ax_dot(long count, __global const real *x_, ulong x_offset, __glob
         partials[get_group_id(0)] = sum;
 }
 
+/* sum |x| into partials; with has_y, y += alpha sign(x) (sign(0) = 0). */
+__kernel void ax_l1(long count, __global const real *x_, ulong x_offset, __global real *y_,
+                 ulong y_offset, real alpha, int has_y, __global acc *partials)
+{
+    __local acc sums[AX_GROUP];
+    __global const real *x = AT(const real, x_, x_offset);
+    __global real *y = AT(real, y_, y_offset);
+    acc sum = 0;
+    for (long i = get_global_id(0); i < count; i += get_global_size(0)) {
+        const real v = x[i];
+        sum += (acc)fabs(v);
+        if (has_y)
+            y[i] += alpha * (real)((v > 0) - (v < 0));
+    }
+    sum = group_sum(sums, sum);
+    if (get_local_id(0) == 0)
+        partials[get_group_id(0)] = sum;
+}
+
+__kernel void ax_clamp(long count, real limit, __global real *x_, ulong x_offset)
+{
+    __global real *x = AT(real, x_, x_offset);
+    for (long i = get_global_id(0); i < count; i += get_global_size(0))
+        x[i] = x[i] > limit ? limit : x[i] < -limit ? -limit : x[i];
+}
+
 /* Counts the values that are NaN or infinite (x - x is NaN for both). */
 __kernel void ax_count_nonfinite(long count, __global const real *x_, ulong x_offset,
                               __global acc *partials)

@@ -49,6 +49,8 @@ static const char *const kernel_names[AX_OCL_KERNEL_COUNT] = {
     [AX_OCL_LOSS_FINISH] = "ax_loss_finish",
     [AX_OCL_LOSS_ACCUMULATE] = "ax_loss_accumulate",
     [AX_OCL_LOSS_RESET] = "ax_loss_reset",
+    [AX_OCL_L1] = "ax_l1",
+    [AX_OCL_CLAMP] = "ax_clamp",
 };
 
 void ax_ocl_fail(ax_ocl_backend *ob, int code, ax_status status, const char *format, ...)
@@ -632,6 +634,8 @@ static const ax_backend_ops ocl_ops = {
     .loss_read = ax_ocl_loss_read,
     .alloc_status = ocl_alloc_status,
     .synchronize_status = ocl_synchronize_status,
+    .l1_penalty = ax_ocl_l1_penalty,
+    .clamp = ax_ocl_clamp,
 };
 
 static ax_status create(ax_precision precision, int index, ax_backend **out)

@@ -95,6 +95,8 @@ typedef enum ax_ocl_kernel_id {
     AX_OCL_LOSS_FINISH, /* kernels.cl: losses kept on the device (float64 devices only) */
     AX_OCL_LOSS_ACCUMULATE,
     AX_OCL_LOSS_RESET,
+    AX_OCL_L1, /* kernels.cl: training strategies */
+    AX_OCL_CLAMP,
     AX_OCL_KERNEL_COUNT
 } ax_ocl_kernel_id;
 
@@ -203,6 +205,8 @@ void ax_ocl_dropout(ax_backend *backend, void *a, double rate, uint64_t key, int
 void ax_ocl_axpy(ax_backend *backend, int64_t count, double alpha, const void *x, void *y);
 double ax_ocl_dot(ax_backend *backend, int64_t count, const void *x, const void *y);
 void ax_ocl_scale(ax_backend *backend, int64_t count, double alpha, void *x);
+double ax_ocl_l1_penalty(ax_backend *backend, int64_t count, const void *x, double alpha, void *y);
+void ax_ocl_clamp(ax_backend *backend, int64_t count, double limit, void *x);
 bool ax_ocl_all_finite(ax_backend *backend, int64_t count, const void *x);
 void ax_ocl_sgd_update(ax_backend *backend, int64_t count, void *params, const void *grads,
                        void *velocity, double learning_rate, double momentum, bool nesterov);

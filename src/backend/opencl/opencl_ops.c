@@ -217,6 +217,34 @@ double ax_ocl_dot(ax_backend *backend, int64_t count, const void *x, const void 
     return ax_ocl_finish_sum(ob, groups);
 }
 
+double ax_ocl_l1_penalty(ax_backend *backend, int64_t count, const void *x, double alpha, void *y)
+{
+    ax_ocl_backend *ob = ax_ocl(backend);
+    if (count <= 0)
+        return ob->error ? NAN : 0.0;
+    const int groups = ax_ocl_reduce_groups(ob, count);
+    ax_ocl_launch launch = ax_ocl_begin(ob, AX_OCL_L1, "l1_penalty");
+    ax_ocl_arg_long(&launch, count);
+    ax_ocl_arg_array(&launch, x);
+    ax_ocl_arg_array(&launch, y);
+    ax_ocl_arg_real(&launch, alpha);
+    ax_ocl_arg_int(&launch, y != NULL);
+    ax_ocl_arg_buffer(&launch, ob->partials);
+    ax_ocl_run(&launch, (size_t)groups * ob->group, ob->group);
+    return ax_ocl_finish_sum(ob, groups);
+}
+
+void ax_ocl_clamp(ax_backend *backend, int64_t count, double limit, void *x)
+{
+    if (count <= 0)
+        return;
+    ax_ocl_launch launch = ax_ocl_begin(ax_ocl(backend), AX_OCL_CLAMP, "clamp");
+    ax_ocl_arg_long(&launch, count);
+    ax_ocl_arg_real(&launch, limit);
+    ax_ocl_arg_array(&launch, x);
+    ax_ocl_run(&launch, ax_ocl_elementwise_items(count), 0);
+}
+
 bool ax_ocl_all_finite(ax_backend *backend, int64_t count, const void *x)
 {
     ax_ocl_backend *ob = ax_ocl(backend);
