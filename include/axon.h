@@ -1288,6 +1288,14 @@ AX_NODISCARD ax_status ax_npy_write_f32(const char *path, const float *data, int
  * AX_STATUS_UNSUPPORTED, after refusing options of a bad size as every
  * build does; the batches: loaders below are always built. */
 
+/* How ax_prep_run stores the images of a batch (docs/prep.md, "Output files"). */
+typedef enum ax_prep_format {
+    AX_PREP_FORMAT_RAW = 0,  /* batch_NNNNN.npy: (k, S, S, C) uint8 pixels */
+    AX_PREP_FORMAT_JPEG = 1  /* batch_NNNNN.jpegs: k JPEGs of S x S re-encoded at jpeg_quality
+                                (a header, an offsets table, the JPEG bytes); the mean image is
+                                of the decoded JPEGs, the pixels training sees */
+} ax_prep_format;
+
 typedef struct ax_prep_options {
     size_t size;              /* sizeof (ax_prep_options), set by ax_prep_defaults() (see
                                  "versioned structs" above) */
@@ -1304,6 +1312,8 @@ typedef struct ax_prep_options {
                                  holds its images flat, and line i of this file (a number from 1:
                                  the i-th name of labels_file, else the label named "i") labels
                                  the i-th image in byte order of the file names */
+    ax_prep_format format;    /* AX_PREP_FORMAT_RAW (default) or AX_PREP_FORMAT_JPEG */
+    int jpeg_quality;         /* 1 .. 100, default 90: libjpeg's quality for AX_PREP_FORMAT_JPEG */
 } ax_prep_options;
 
 /* Fills the first size bytes of *options with the defaults listed above

@@ -156,6 +156,8 @@ int main(void)
     FIELD(ax_prep_options, threads);
     FIELD(ax_prep_options, progress_interval);
     FIELD(ax_prep_options, ground_truth);
+    FIELD(ax_prep_options, format);
+    FIELD(ax_prep_options, jpeg_quality);
     SIZE(ax_prep_progress);
     FIELD(ax_prep_progress, images_done);
     FIELD(ax_prep_progress, images_total);

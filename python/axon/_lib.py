@@ -170,7 +170,8 @@ class PrepOptions(Structure):
     _fields_ = [("size", c_size_t), ("input", c_char_p), ("output", c_char_p),
                 ("labels_file", c_char_p), ("image_size", c_int64), ("batch_size", c_int64),
                 ("seed", c_uint64), ("grey", c_bool), ("threads", c_int),
-                ("progress_interval", c_double), ("ground_truth", c_char_p)]
+                ("progress_interval", c_double), ("ground_truth", c_char_p),
+                ("format", c_int), ("jpeg_quality", c_int)]
 
 
 class PrepProgress(Structure):

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# prep_jpeg.sh: JPEG batches (issue 31, docs/prep.md "JPEG batches").
+# Photographs in (python3-scipy's face.dat and python-matplotlib-data's
+# grace_hopper.jpg, cut into 60 crops as bench/b6.sh does), then:
+# - `axon prep --format jpeg`: the files parsed by an independent reader
+#   (Python, struct + Pillow's libjpeg) agree with meta.json, the mean image
+#   is the mean of Pillow's decode of the JPEGs, the batches are at most 0.3x
+#   the raw ones at quality 90, a rerun keeps them, damaged files are refused
+#   naming the file and the field;
+# Usage: prep_jpeg.sh AXON WORKDIR
+set -u
+axon=$1
+work=$2
+python=/usr/bin/python3
+face=/usr/lib/python3/dist-packages/scipy/misc/face.dat
+hopper=/usr/share/matplotlib/mpl-data/sample_data/grace_hopper.jpg
+for f in "$face" "$hopper"; do
+    [ -f "$f" ] || { echo "skipped: $f is missing (apt-get install python3-scipy python-matplotlib-data)"; exit 77; }
+done
+"$python" -c "import numpy, PIL" 2>/dev/null || { echo "skipped: no numpy or Pillow"; exit 77; }
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+expect() { # expect STATUS DESCRIPTION -- command...
+    local want=$1 what=$2; shift 3
+    "$@" >"$work/stdout" 2>"$work/stderr"
+    local got=$?
+    [ "$got" -eq "$want" ] || fail "$what: exit $got, expected $want ($(cat "$work/stderr"))"
+}
+contains() { grep -qF -- "$2" "$work/$1" || fail "$1 lacks '$2': $(cat "$work/$1")"; }
+
+rm -rf "$work"
+mkdir -p "$work"
+"$python" - "$face" "$hopper" "$work/in" 60 <<'PY' || exit 1
+import bz2, os, random, sys
+import numpy as np
+from PIL import Image
+face_path, hopper_path, out, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+face = Image.fromarray(np.frombuffer(bz2.decompress(open(face_path, "rb").read()),
+                                     np.uint8).reshape(768, 1024, 3))
+hopper = Image.open(hopper_path).convert("RGB")
+rng = random.Random(6)
+for i in range(count):
+    photo = face if i % 3 else hopper
+    w, h = photo.size
+    short = rng.randint(300, min(w, h))
+    long = min(int(short * rng.uniform(1.2, 1.5)), max(w, h))
+    cw, ch = (long, short) if w >= h else (short, long)
+    x, y = rng.randint(0, w - cw), rng.randint(0, h - ch)
+    crop = photo.crop((x, y, x + cw, y + ch))
+    label = f"{out}/class{i % 3}"
+    os.makedirs(label, exist_ok=True)
+    crop.save(f"{label}/{i:05d}.jpg", quality=rng.randint(75, 95))
+PY
+
+expect 0 "prep raw" -- "$axon" prep --input "$work/in" --out "$work/raw" --size 64 --batch 16 --quiet
+expect 0 "prep jpeg" -- "$axon" prep --input "$work/in" --out "$work/jpeg" --size 64 --batch 16 --format jpeg --quality 90 --threads 2 --quiet
+contains stdout "60 images written, 0 skipped"
+expect 0 "prep jpeg, one thread" -- "$axon" prep --input "$work/in" --out "$work/jpeg1" --size 64 --batch 16 --format jpeg --quality 90 --threads 1 --quiet
+for f in "$work"/jpeg/batch_*; do
+    cmp -s "$f" "$work/jpeg1/$(basename "$f")" || fail "$(basename "$f") differs between 1 and 2 threads"
+done
+"$python" - "$work/jpeg" "$work/raw" <<'PY' || fail "the JPEG batches as Python reads them"
+import io, json, struct, sys, os
+import numpy as np
+from PIL import Image
+out, raw = sys.argv[1], sys.argv[2]
+meta = json.load(open(out + "/meta.json"))
+assert meta["batch_format"] == "jpeg" and meta["jpeg_quality"] == 90, meta
+total = np.zeros((64, 64, 3)); n = 0; jpeg_bytes = 0
+for b in meta["batches"]:
+    assert b["data"].endswith(".jpegs"), b
+    data = open(out + "/" + b["data"], "rb").read()
+    magic, version, header, k, side, channels, quality = struct.unpack_from("<8sIIqqqq", data, 0)
+    assert (magic, version, header, side, channels, quality) == (b"AXJPEGB\n", 1, 48, 64, 3, 90)
+    assert k == b["images"] == len(np.load(out + "/" + b["labels"]))
+    offsets = struct.unpack_from("<%dQ" % (k + 1), data, 48)
+    assert offsets[0] == 48 + 8 * (k + 1) and offsets[-1] == len(data)
+    for i in range(k):
+        image = np.asarray(Image.open(io.BytesIO(data[offsets[i]:offsets[i + 1]])))
+        assert image.shape == (64, 64, 3)
+        total += image; n += 1
+    jpeg_bytes += len(data)
+mean = np.load(out + "/mean.npy")
+assert n == 60 and np.abs(mean - (total / n).astype(np.float32)).max() < 1e-4, np.abs(mean - total / n).max()
+raw_bytes = sum(os.path.getsize(raw + "/" + b["data"]) for b in json.load(open(raw + "/meta.json"))["batches"])
+print("jpeg / raw bytes: %d / %d = %.3f" % (jpeg_bytes, raw_bytes, jpeg_bytes / raw_bytes))
+assert jpeg_bytes <= 0.3 * raw_bytes
+PY
+expect 0 "prep jpeg rerun" -- "$axon" prep --input "$work/in" --out "$work/jpeg" --size 64 --batch 16 --format jpeg --quality 90
+contains stdout "0 batches written, 4 kept from an earlier run"
+expect 1 "prep jpeg at another quality into the same folder" -- "$axon" prep --input "$work/in" --out "$work/jpeg" --size 64 --batch 16 --format jpeg --quality 80
+contains stderr "format, quality"
+expect 2 "--quality without --format jpeg" -- "$axon" prep --input "$work/in" --out "$work/x" --quality 80
+expect 2 "--format gif" -- "$axon" prep --input "$work/in" --out "$work/x" --format gif
+expect 2 "--quality 101" -- "$axon" prep --input "$work/in" --out "$work/x" --format jpeg --quality 101
+
+# TRAINING
+[ "$failures" -eq 0 ] && echo "prep_jpeg: all passed"
+[ "$failures" -eq 0 ]
