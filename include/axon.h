@@ -744,6 +744,9 @@ typedef struct ax_progress {
     double fewer_threads_seconds; /* of epoch_seconds, the time on fewer threads than
                                      ax_threads() because that measured faster (its
                                      short probes of other counts aside) */
+    double data_wait_seconds;  /* of epoch_seconds, the time training waited for a streamed
+                                  set's next batch file to be read (and, for JPEG batches,
+                                  decoded) by its prefetch thread */
 } ax_progress;
 
 /* Called during training; returning false stops training (AX_STATUS_INTERRUPTED). */

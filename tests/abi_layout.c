@@ -60,6 +60,7 @@ int main(void)
     FIELD(ax_progress, eta_seconds);
     FIELD(ax_progress, threads);
     FIELD(ax_progress, fewer_threads_seconds);
+    FIELD(ax_progress, data_wait_seconds);
     SIZE(ax_train_config);
     FIELD(ax_train_config, size);
     FIELD(ax_train_config, optimizer);

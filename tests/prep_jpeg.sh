@@ -7,6 +7,11 @@
 #   is the mean of Pillow's decode of the JPEGs, the batches are at most 0.3x
 #   the raw ones at quality 90, a rerun keeps them, damaged files are refused
 #   naming the file and the field;
+# - training from the JPEG batches (streamed, decoded by the decode pool,
+#   with random crops, mirroring and the mean image; and loaded whole) gives
+#   the model trained from raw batches holding the same pixels, bit for bit:
+#   those raw batches are made here by Python, decoding the JPEGs with
+#   Pillow's libjpeg, so the pixels come from an independent decoder;
 # Usage: prep_jpeg.sh AXON WORKDIR
 set -u
 axon=$1
@@ -94,6 +99,82 @@ expect 2 "--quality without --format jpeg" -- "$axon" prep --input "$work/in" --
 expect 2 "--format gif" -- "$axon" prep --input "$work/in" --out "$work/x" --format gif
 expect 2 "--quality 101" -- "$axon" prep --input "$work/in" --out "$work/x" --format jpeg --quality 101
 
-# TRAINING
+# Raw batches of the same pixels, decoded by Pillow, the same labels and mean.
+"$python" - "$work/jpeg" "$work/decoded" <<'PY' || fail "raw batches from the JPEGs"
+import io, json, os, shutil, struct, sys
+import numpy as np
+from PIL import Image
+src, out = sys.argv[1], sys.argv[2]
+os.makedirs(out)
+meta = json.load(open(src + "/meta.json"))
+for b in meta["batches"]:
+    data = open(src + "/" + b["data"], "rb").read()
+    k = struct.unpack_from("<q", data, 16)[0]
+    offsets = struct.unpack_from("<%dQ" % (k + 1), data, 48)
+    images = np.stack([np.asarray(Image.open(io.BytesIO(data[offsets[i]:offsets[i + 1]])))
+                       for i in range(k)]).astype(np.uint8)
+    b["data"] = b["data"].replace(".jpegs", ".npy")
+    np.save(out + "/" + b["data"], images)
+    shutil.copy(src + "/" + b["labels"], out + "/" + b["labels"])
+shutil.copy(src + "/mean.npy", out + "/mean.npy")
+meta["batch_format"] = "raw"
+del meta["jpeg_quality"]
+json.dump(meta, open(out + "/meta.json", "w"), indent=1)
+PY
+same_weights() { # same_weights A B: every tensor's bytes equal
+    "$python" - "$1" "$2" <<'PY'
+import json, struct, sys
+def tensors(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    return {k: raw[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]]
+            for k, v in header.items() if k != "__metadata__"}
+a, b = tensors(sys.argv[1]), tensors(sys.argv[2])
+assert a.keys() == b.keys() and a, (a.keys(), b.keys())
+bad = [k for k in a if a[k] != b[k]]
+assert not bad, "tensors differ: %s" % bad
+PY
+}
+augmented=(--crop 56 --mirror --subtract-mean --layers 16:relu,3:softmax --lr 0.01 --batch 8
+           --epochs 3 --seed 7)
+expect 0 "train streamed from JPEG batches" -- "$axon" train --data "batches:$work/jpeg" \
+    "${augmented[@]}" --out "$work/jpeg.safetensors"
+contains stdout "60 rows, 9408 features, 3 classes"
+expect 0 "train streamed from raw batches of the same pixels" -- "$axon" train \
+    --data "batches:$work/decoded" "${augmented[@]}" --out "$work/decoded.safetensors"
+same_weights "$work/jpeg.safetensors" "$work/decoded.safetensors" ||
+    fail "streamed, augmented: the model from JPEG batches differs from the raw one"
+expect 0 "train loaded whole from JPEG batches" -- "$axon" train --data "batches:$work/jpeg" \
+    --stream off --layers 16:relu,3:softmax --lr 0.01 --batch 8 --epochs 2 --out "$work/jw.safetensors"
+expect 0 "train loaded whole from raw batches" -- "$axon" train --data "batches:$work/decoded" \
+    --stream off --layers 16:relu,3:softmax --lr 0.01 --batch 8 --epochs 2 --out "$work/dw.safetensors"
+same_weights "$work/jw.safetensors" "$work/dw.safetensors" ||
+    fail "loaded whole: the model from JPEG batches differs from the raw one"
+expect 0 "eval on JPEG batches" -- "$axon" eval --model "$work/jpeg.safetensors" \
+    --data "batches:$work/jpeg" --crop 56 --subtract-mean
+grep -v "seconds\|rows/s\|^data" "$work/stdout" >"$work/eval_jpeg"
+expect 0 "eval on raw batches" -- "$axon" eval --model "$work/jpeg.safetensors" \
+    --data "batches:$work/decoded" --crop 56 --subtract-mean
+grep -v "seconds\|rows/s\|^data" "$work/stdout" >"$work/eval_raw"
+cmp -s "$work/eval_jpeg" "$work/eval_raw" || fail "eval differs: $(diff "$work/eval_jpeg" "$work/eval_raw")"
+
+# Damage: a truncated JPEG batch and a broken image are refused, naming the file.
+cp -r "$work/jpeg" "$work/cut"
+head -c 30000 "$work/jpeg/batch_00001.jpegs" >"$work/cut/batch_00001.jpegs"
+expect 1 "train on a truncated JPEG batch" -- "$axon" train --data "batches:$work/cut" \
+    --layers 3:softmax --epochs 1 --batch 8
+contains stderr "batch_00001.jpegs"
+cp -r "$work/jpeg" "$work/broken"
+"$python" - "$work/broken/batch_00002.jpegs" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+start = struct.unpack_from("<Q", data, 48 + 8 * 3)[0]
+data[start + 200:start + 400] = b"\xff" * 200  # inside image 3's entropy-coded data
+open(sys.argv[1], "wb").write(data)
+PY
+expect 1 "train on a damaged JPEG" -- "$axon" train --data "batches:$work/broken" \
+    --layers 3:softmax --epochs 1 --batch 8
+contains stderr "batch_00002.jpegs: image 3"
 [ "$failures" -eq 0 ] && echo "prep_jpeg: all passed"
 [ "$failures" -eq 0 ]

@@ -112,7 +112,7 @@ class Progress(Structure):
                 ("validation_accuracy", c_double), ("test_loss", c_double),
                 ("test_accuracy", c_double), ("epoch_seconds", c_double),
                 ("gflops", c_double), ("eta_seconds", c_double), ("threads", c_int),
-                ("fewer_threads_seconds", c_double)]
+                ("fewer_threads_seconds", c_double), ("data_wait_seconds", c_double)]
 
 
 PROGRESS_FN = CFUNCTYPE(c_bool, POINTER(Progress), c_void_p)

@@ -169,3 +169,44 @@ void ax_jpeg_batch_header(unsigned char *header, int64_t count, int64_t side, in
             at += sizes[i];
     }
 }
+
+ax_status ax_jpeg_batch_check_header(const char *path, int64_t *count, int64_t *side,
+                                     int64_t *channels)
+{
+    FILE *file = fopen(path, "rb");
+    if (!file)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: cannot open: %s", path, strerror(errno));
+    struct stat info;
+    unsigned char header[AX_JPEG_BATCH_HEADER];
+    const bool regular = fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode);
+    const size_t got = regular ? fread(header, 1, sizeof header, file) : 0;
+    /* The table's last entry, the end of the last image: a truncated file
+     * is found now, before training starts. */
+    unsigned char end[8] = {0};
+    const uint64_t n_claimed = got == sizeof header ? get_u64(header + 16) : 0;
+    const bool end_read = got == sizeof header && n_claimed < ((uint64_t)info.st_size) / 8 &&
+                          fseek(file, (long)(AX_JPEG_BATCH_HEADER + 8 * n_claimed), SEEK_SET) == 0 &&
+                          fread(end, 1, 8, file) == 8;
+    fclose(file);
+    if (!regular)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: not a regular file", path);
+    /* The header alone, as a file of its own size: parse checks the rest. */
+    const size_t size = (size_t)info.st_size;
+    if (got < sizeof header || memcmp(header, AX_JPEG_BATCH_MAGIC, 8) != 0 ||
+        get_u32(header + 8) != AX_JPEG_BATCH_VERSION || get_u32(header + 12) != AX_JPEG_BATCH_HEADER)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: not a JPEG batch file of version %d (%zu bytes; "
+                       "magic, version and header size are bytes 0 to 15)", path,
+                       AX_JPEG_BATCH_VERSION, size);
+    const uint64_t n = get_u64(header + 16);
+    if (n >= (size - AX_JPEG_BATCH_HEADER) / 8)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: claims %llu images at byte 16, but its %zu bytes "
+                       "cannot hold their offsets", path, (unsigned long long)n, size);
+    if (!end_read || get_u64(end) != size)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: the last image ends at byte %llu but the file "
+                       "has %zu bytes (truncated or extended)", path,
+                       (unsigned long long)get_u64(end), size);
+    *count = (int64_t)n;
+    *side = (int64_t)get_u64(header + 24);
+    *channels = (int64_t)get_u64(header + 32);
+    return AX_STATUS_OK;
+}

@@ -46,6 +46,10 @@ ax_status ax_jpeg_batch_read(const char *path, ax_jpeg_batch *batch);
 ax_status ax_jpeg_batch_parse(const char *path, unsigned char *bytes, size_t size,
                               ax_jpeg_batch *batch);
 void ax_jpeg_batch_release(ax_jpeg_batch *batch);
+/* Only the 48-byte header (and the file's size: the table must fit): the
+ * check of every file when a streamed set opens, before any is read whole. */
+ax_status ax_jpeg_batch_check_header(const char *path, int64_t *count, int64_t *side,
+                                     int64_t *channels);
 /* Image i: its bytes and size. */
 void ax_jpeg_batch_image(const ax_jpeg_batch *batch, int64_t i, const unsigned char **bytes,
                          size_t *size);
