@@ -455,6 +455,11 @@ typedef struct ax_data_options {
     bool mirror;             /* streamed: training rows mirrored left-right at random (false) */
     const char *mean;        /* streamed: a float32 (S, S, C) .npy such as prep's mean.npy,
                                 subtracted before the scaling by 1/255 (NULL: none) */
+    int views;               /* streamed, ax_net_evaluate: 1 (default) the centre crop; 10
+                                cuda-convnet2's multiview test: the four corner crops and the
+                                centre one, each also mirrored, their softmax outputs averaged
+                                before the loss and the predicted class (a softmax
+                                cross-entropy network only) */
 } ax_data_options;
 
 /* Fills the first size bytes of *options with the defaults noted above and

@@ -12,6 +12,10 @@
 #   the model trained from raw batches holding the same pixels, bit for bit:
 #   those raw batches are made here by Python, decoding the JPEGs with
 #   Pillow's libjpeg, so the pixels come from an independent decoder;
+# - `axon eval --views 10` equals a NumPy computation of cuda-convnet2's
+#   multiview test (4 corners + centre, each mirrored, softmax averaged) from
+#   the model's weights and the decoded pixels, and `--views 1` the centre
+#   crop's; both printed, with what the 10 views add.
 # Usage: prep_jpeg.sh AXON WORKDIR
 set -u
 axon=$1
@@ -158,6 +162,50 @@ expect 0 "eval on raw batches" -- "$axon" eval --model "$work/jpeg.safetensors" 
     --data "batches:$work/decoded" --crop 56 --subtract-mean
 grep -v "seconds\|rows/s\|^data" "$work/stdout" >"$work/eval_raw"
 cmp -s "$work/eval_jpeg" "$work/eval_raw" || fail "eval differs: $(diff "$work/eval_jpeg" "$work/eval_raw")"
+
+# Multiview test against a hand computation in float64 NumPy.
+for views in 1 10; do
+    expect 0 "eval --views $views" -- "$axon" eval --model "$work/jpeg.safetensors" \
+        --data "batches:$work/jpeg" --crop 56 --subtract-mean --views $views --json
+    cp "$work/stdout" "$work/views$views.json"
+done
+"$python" - "$work/jpeg.safetensors" "$work/decoded" "$work/views1.json" "$work/views10.json" <<'PY' || fail "--views against NumPy"
+import json, struct, sys
+import numpy as np
+model, data, one, ten = sys.argv[1:]
+raw = open(model, "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+header = json.loads(raw[8:8 + n])
+w = {k: np.frombuffer(raw[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]],
+                      "<f4").reshape(v["shape"]).astype(np.float64)
+     for k, v in header.items() if k != "__metadata__"}
+meta = json.load(open(data + "/meta.json"))
+mean = np.load(data + "/mean.npy").astype(np.float32)
+images = np.concatenate([np.load(data + "/" + b["data"]) for b in meta["batches"]])
+labels = np.concatenate([np.load(data + "/" + b["labels"]) for b in meta["batches"]])
+S, c = 64, 56
+def probs(x):  # (rows, 56, 56, 3) float32 -> softmax (rows, 3)
+    h = np.maximum(x.reshape(len(x), -1).astype(np.float64) @ w["layers.0.weight"].T + w["layers.0.bias"], 0)
+    z = h @ w["layers.1.weight"].T + w["layers.1.bias"]
+    z = np.exp(z - z.max(1, keepdims=True))
+    return z / z.sum(1, keepdims=True)
+x = (images.astype(np.float32) - mean) * np.float32(1 / 255)
+starts = [(0, 0), (0, S - c), (S - c, 0), (S - c, S - c), ((S - c) // 2, (S - c) // 2)]
+views = [x[:, t:t + c, l:l + c] for t, l in starts]
+views += [v[:, :, ::-1] for v in views]
+p10 = np.mean([probs(v) for v in views], axis=0)
+p1 = probs(views[4])
+for p, path, name in ((p1, one, "1 view"), (p10, ten, "10 views")):
+    got = json.load(open(path))
+    acc = np.mean(p.argmax(1) == labels)
+    loss = -np.mean(np.log(p[np.arange(len(p)), labels]))
+    print("%s: accuracy %.4f (axon %.4f), loss %.6f (axon %.6f)" % (name, acc, got["accuracy"], loss, got["loss"]), flush=True)
+    assert abs(acc - got["accuracy"]) < 1e-9 and abs(loss - got["loss"]) < 1e-5 * max(1, loss)
+PY
+expect 2 "--views 10 without --crop" -- "$axon" eval --model "$work/jpeg.safetensors" \
+    --data "batches:$work/jpeg" --views 10
+expect 2 "--views 5" -- "$axon" eval --model "$work/jpeg.safetensors" \
+    --data "batches:$work/jpeg" --crop 56 --views 5
 
 # Damage: a truncated JPEG batch and a broken image are refused, naming the file.
 cp -r "$work/jpeg" "$work/cut"

@@ -53,6 +53,8 @@ struct ax_batch_stream {
     float *mean; /* (S, S, C) or NULL */
     uint64_t options_hash;
     int decode_threads;   /* JPEG batches: the decode pool's size */
+    int views;            /* evaluation passes: 1 or 10 views of each image */
+    int view;             /* the consumer's next view of its current row */
     ax_decode_pool *pool; /* JPEG batches, during a pass; used by the prefetch thread */
     double wait_seconds;  /* the consumer's, waiting for a file not yet ready */
 
@@ -326,8 +328,12 @@ void ax_batch_stream_free(ax_batch_stream *s)
 }
 
 static ax_status open_stream(const char *dir, int64_t crop, bool mirror, const char *mean_path,
-                             int decode_threads, ax_batch_stream *s)
+                             int decode_threads, int views, ax_batch_stream *s)
 {
+    if (views != 1 && views != 10)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: %d views: 1 (the centre crop) or 10 (corners "
+                       "and centre, each mirrored)", dir, views);
+    s->views = views;
     int cores = ax_threads();
     s->decode_threads = decode_threads > 0 ? decode_threads : cores < 8 ? cores : 8;
     snprintf(s->dir, sizeof s->dir, "%s", dir);
@@ -408,7 +414,7 @@ static void free_slots(ax_batch_stream *s)
 }
 
 ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const char *mean_path,
-                               int decode_threads, ax_dataset **out)
+                               int decode_threads, int views, ax_dataset **out)
 {
     *out = NULL;
     ax_batch_stream *s = calloc(1, sizeof *s);
@@ -417,7 +423,7 @@ ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->changed, NULL);
     s->held = -1;
-    ax_status status = open_stream(dir, crop, mirror, mean_path, decode_threads, s);
+    ax_status status = open_stream(dir, crop, mirror, mean_path, decode_threads, views, s);
     /* The set itself holds no rows: rows counts them, the data are read
      * as passes ask for them (ax_dataset_is_streamed). */
     ax_dataset *data = status == AX_STATUS_OK ? calloc(1, sizeof *data) : NULL;
@@ -475,6 +481,7 @@ ax_status ax_batch_stream_begin(ax_batch_stream *s, const ax_stream_pass *pass)
         skip -= s->meta.files[s->file_order[position++]].images;
     s->position = position;
     s->row = skip;
+    s->view = 0;
     s->next_load = position;
     if (position < files)
         file_rows(s, pass, s->file_order[position], s->row_order);
@@ -517,13 +524,24 @@ static void release(ax_batch_stream *s)
     s->held = -1;
 }
 
-/* Row r of the held file into out: cropped, mirrored, less the mean, / 255. */
+/* Row r of the held file into out: cropped, mirrored, less the mean, / 255.
+ * view (evaluation with 10 views): 0 to 3 the corners (top-left, top-right,
+ * bottom-left, bottom-right), 4 the centre, 5 to 9 the same mirrored, as
+ * cuda-convnet2's multiview test takes them. */
 static void convert_row(const ax_batch_stream *s, const unsigned char *image, int64_t global_row,
-                        float *out)
+                        int view, float *out)
 {
     const int64_t side = s->meta.side, channels = s->meta.channels, crop = s->crop;
     int64_t top = (side - crop) / 2, left = (side - crop) / 2;
     bool flip = false;
+    if (!s->pass.training && s->views == 10) {
+        const int corner = view % 5;
+        if (corner < 4) {
+            top = corner >= 2 ? side - crop : 0;
+            left = corner % 2 ? side - crop : 0;
+        }
+        flip = view >= 5;
+    }
     if (s->pass.training && (crop < side || s->mirror)) {
         uint64_t draw = ax_hash64(pass_key(&s->pass) ^ ax_hash64((uint64_t)global_row ^
                                                                   0x43524f50ULL));
@@ -574,11 +592,16 @@ ax_status ax_batch_stream_next(ax_batch_stream *s, int64_t count, ax_dataset **w
         if (status != AX_STATUS_OK)
             break;
         const slot *held = &s->slots[s->held];
-        for (; made < count && s->row < images; made++, s->row++) {
+        const int views = s->pass.training ? 1 : s->views;
+        for (; made < count && s->row < images; made++) {
             const int64_t row = s->row_order[s->row];
             convert_row(s, held->pixels + row * s->pixels_per_image, s->file_first[index] + row,
-                        s->window->feature_values + made * s->features);
+                        s->view, s->window->feature_values + made * s->features);
             s->window->labels[made] = held->labels[row];
+            if (++s->view >= views) {
+                s->view = 0;
+                s->row++;
+            }
         }
         if (s->row >= images) { /* the file is used up: its slot goes to the next */
             release(s);
@@ -605,4 +628,9 @@ uint64_t ax_batch_stream_fingerprint(const ax_batch_stream *s)
 double ax_batch_stream_wait_seconds(const ax_batch_stream *s)
 {
     return s->wait_seconds;
+}
+
+int ax_batch_stream_views(const ax_batch_stream *s)
+{
+    return s->views;
 }

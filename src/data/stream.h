@@ -45,9 +45,15 @@ typedef struct ax_batch_stream ax_batch_stream;
  * nothing is read. crop > 0 makes rows crop x crop crops; mirror flips half
  * the training rows left-right; mean_path (or NULL) is a float32 (S, S, C)
  * image subtracted before the scaling by 1/255. JPEG batches are decoded by
- * a pool of decode_threads threads (<= 0: one per core, at most 8). */
+ * a pool of decode_threads threads (<= 0: one per core, at most 8). views:
+ * 1 or 10, for evaluation passes (below). */
 ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const char *mean_path,
-                               int decode_threads, ax_dataset **out);
+                               int decode_threads, int views, ax_dataset **out);
+/* Views of each image in an evaluation pass: 1, or 10 (cuda-convnet2's
+ * multiview: ax_batch_stream_next then gives each image's 10 views as 10
+ * consecutive rows: top-left, top-right, bottom-left, bottom-right and
+ * centre crops, then the same five mirrored). */
+int ax_batch_stream_views(const ax_batch_stream *stream);
 /* Seconds the consumer has waited, since the stream was opened, for a file
  * still being read (and, for JPEG batches, decoded) by the prefetch thread. */
 double ax_batch_stream_wait_seconds(const ax_batch_stream *stream);
