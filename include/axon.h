@@ -1299,9 +1299,12 @@ AX_NODISCARD ax_status ax_npy_write_f32(const char *path, const float *data, int
 /* How ax_prep_run stores the images of a batch (docs/prep.md, "Output files"). */
 typedef enum ax_prep_format {
     AX_PREP_FORMAT_RAW = 0,  /* batch_NNNNN.npy: (k, S, S, C) uint8 pixels */
-    AX_PREP_FORMAT_JPEG = 1  /* batch_NNNNN.jpegs: k JPEGs of S x S re-encoded at jpeg_quality
+    AX_PREP_FORMAT_JPEG = 1, /* batch_NNNNN.jpegs: k JPEGs of S x S re-encoded at jpeg_quality
                                 (a header, an offsets table, the JPEG bytes); the mean image is
                                 of the decoded JPEGs, the pixels training sees */
+    AX_PREP_FORMAT_CUDA_CONVNET2 = 2 /* input is a folder ax_prep_run wrote: it is converted
+                                to cuda-convnet2's batch folder (data_batch_N pickles and
+                                batches.meta; docs/prep.md, "cuda-convnet2's batch folders") */
 } ax_prep_format;
 
 typedef struct ax_prep_options {
@@ -1322,6 +1325,10 @@ typedef struct ax_prep_options {
                                  the i-th image in byte order of the file names */
     ax_prep_format format;    /* AX_PREP_FORMAT_RAW (default) or AX_PREP_FORMAT_JPEG */
     int jpeg_quality;         /* 1 .. 100, default 90: libjpeg's quality for AX_PREP_FORMAT_JPEG */
+    bool from_cuda_convnet2;  /* input is a cuda-convnet2 batch folder (data_batch_N pickles and
+                                 batches.meta), converted to batches of format RAW or JPEG;
+                                 image_size, batch_size, seed, grey, labels_file and
+                                 ground_truth are then taken from the folder, not the options */
 } ax_prep_options;
 
 /* Fills the first size bytes of *options with the defaults listed above

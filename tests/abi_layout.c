@@ -160,6 +160,7 @@ int main(void)
     FIELD(ax_prep_options, ground_truth);
     FIELD(ax_prep_options, format);
     FIELD(ax_prep_options, jpeg_quality);
+    FIELD(ax_prep_options, from_cuda_convnet2);
     SIZE(ax_prep_progress);
     FIELD(ax_prep_progress, images_done);
     FIELD(ax_prep_progress, images_total);

@@ -172,7 +172,7 @@ class PrepOptions(Structure):
                 ("labels_file", c_char_p), ("image_size", c_int64), ("batch_size", c_int64),
                 ("seed", c_uint64), ("grey", c_bool), ("threads", c_int),
                 ("progress_interval", c_double), ("ground_truth", c_char_p),
-                ("format", c_int), ("jpeg_quality", c_int)]
+                ("format", c_int), ("jpeg_quality", c_int), ("from_cuda_convnet2", c_bool)]
 
 
 class PrepProgress(Structure):

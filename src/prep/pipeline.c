@@ -632,6 +632,8 @@ static ax_status prep_run(const ax_prep_options *options, ax_prep_progress_fn pr
         AX_TRY(prep_options_read(options, &full));
         options = &full;
     }
+    if (options && (options->from_cuda_convnet2 || options->format == AX_PREP_FORMAT_CUDA_CONVNET2))
+        return prep_convert(options, summary);
     r.options = options;
     r.progress = progress;
     r.user = user;

@@ -224,6 +224,13 @@ ax_status prep_metadata_write(const char *dir, const prep_list *list,
                               int64_t batches, const uint64_t *sums, int64_t images,
                               int64_t skipped);
 
+/* ax_prep_run's conversions (cuda_convnet2.c): options->from_cuda_convnet2
+ * (a cuda-convnet2 batch folder to batches of options->format) or format
+ * AX_PREP_FORMAT_CUDA_CONVNET2 (prep's batches to such a folder). The
+ * output folder must be absent or empty; on failure every file written is
+ * removed again. */
+ax_status prep_convert(const ax_prep_options *options, ax_prep_summary *summary);
+
 /* Removes DIR's temporaries left by an interrupted run: names this program
  * writes ("batch_NNNNN.npy.tmp.PID", "batch_NNNNN_labels.npy.tmp.PID",
  * "meta.json.tmp.PID", "mean.npy.tmp.PID", "plan.json.tmp.PID") whose
