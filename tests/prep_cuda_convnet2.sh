@@ -17,7 +17,7 @@
 # - refusals naming the file, exit 1, no output folder left: a pickle that
 #   calls os.system (which must not run), a truncated data_batch, a 'data'
 #   whose shape disagrees with num_vis, labels of another length, a label
-#   outside label_names; a non-empty output folder.
+#   outside label_names, a batch number past 99999; a non-empty output folder.
 # Usage: prep_cuda_convnet2.sh AXON WORKDIR
 set -u
 axon=$1
@@ -253,6 +253,10 @@ pickle.dump({"data": np.zeros((192, 2), np.uint8), "labels": [0, 4]},
 PY
 refused "a label outside label_names" "label/data_batch_3: 'labels'[1] is not a label number in 0 .. 3" \
     out_label -- "$axon" prep --from-cuda-convnet2 label --out out_label
+
+cp -r cc2 big && mv big/data_batch_3 big/data_batch_123456
+refused "a batch number past five digits" "big/data_batch_123456: batch numbers go up to 99999" \
+    out_big -- "$axon" prep --from-cuda-convnet2 big --out out_big
 
 mkdir full && touch full/keep
 "$axon" prep --from-cuda-convnet2 cc2 --out full >stdout 2>stderr

@@ -187,25 +187,6 @@ static void add_sums(convert *c, const unsigned char *pixels, int64_t count)
             c->sums[p] += pixels[i * c->pixels + p];
 }
 
-/* "batch_00012.npy" -> 12; -1 when the name is not prep's. */
-static int64_t batch_number(const char *path)
-{
-    const char *name = strrchr(path, '/');
-    name = name ? name + 1 : path;
-    if (strncmp(name, "batch_", 6) != 0)
-        return -1;
-    int64_t n = 0;
-    const char *p = name + 6;
-    if (*p < '0' || *p > '9')
-        return -1;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        n = n * 10 + (*p - '0');
-        if (n > 99999999)
-            return -1;
-    }
-    return n;
-}
-
 /* ------------------------------------------- cuda-convnet2 -> axon batches */
 
 /* Parses path into *pickle; *bytes holds the file, which values may point
@@ -337,7 +318,12 @@ static int by_number(const void *a, const void *b)
     return x->number < y->number ? -1 : x->number > y->number;
 }
 
-/* Entries of dir named prefix + digits (suffix: "" or ".M" with M digits): their numbers. */
+/* Batch numbers: prep's names have five digits, and the counts are kept
+ * in an array indexed by number. */
+#define MAX_BATCH_NUMBER 99999
+
+/* A name of prefix + digits: its number; -1 for another name, -2 for a
+ * number above MAX_BATCH_NUMBER. */
 static int64_t name_number(const char *name, const char *prefix)
 {
     size_t length = strlen(prefix);
@@ -347,12 +333,12 @@ static int64_t name_number(const char *name, const char *prefix)
     if (*p < '0' || *p > '9')
         return -1;
     int64_t n = 0;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        n = n * 10 + (*p - '0');
-        if (n > 99999999)
-            return -1;
-    }
-    return *p ? -1 : n;
+    for (; *p >= '0' && *p <= '9'; p++)
+        if (n <= MAX_BATCH_NUMBER)
+            n = n * 10 + (*p - '0');
+    if (*p)
+        return -1;
+    return n > MAX_BATCH_NUMBER ? -2 : n;
 }
 
 static ax_status list_numbered(const char *dir, const char *prefix, source_batch **out,
@@ -369,6 +355,11 @@ static ax_status list_numbered(const char *dir, const char *prefix, source_batch
     const struct dirent *entry;
     while (status == AX_STATUS_OK && (entry = readdir(folder))) {
         int64_t number = name_number(entry->d_name, prefix);
+        if (number == -2) {
+            status = ax_fail(AX_STATUS_BAD_FILE, "%s/%s: batch numbers go up to %d", dir,
+                             entry->d_name, MAX_BATCH_NUMBER);
+            break;
+        }
         if (number < 0)
             continue;
         if (used == capacity) {
@@ -726,10 +717,16 @@ static ax_status write_cc2_batch(convert *c, const ax_batches_meta *meta,
                                  const ax_batches_file *file, unsigned char *pixels,
                                  unsigned char *columns)
 {
-    const int64_t number = batch_number(file->data_path), k = file->images;
+    const char *name = strrchr(file->data_path, '/');
+    char stem[64];
+    snprintf(stem, sizeof stem, "%s", name ? name + 1 : file->data_path);
+    char *dot = strchr(stem, '.');
+    if (dot)
+        *dot = 0;
+    const int64_t number = name_number(stem, "batch_"), k = file->images;
     if (number < 0)
-        return ax_fail(AX_STATUS_BAD_FILE, "%s: not named batch_NNNNN as axon prep names them",
-                       file->data_path);
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: not named batch_NNNNN as axon prep names them "
+                       "(N up to %d)", file->data_path, MAX_BATCH_NUMBER);
     npy_array labels_file;
     memset(&labels_file, 0, sizeof labels_file);
     ax_status status = ax_npy_open(file->labels_path, &labels_file);
