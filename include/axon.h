@@ -712,6 +712,21 @@ AX_NODISCARD ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_e
 /* Frees the confusion matrix (where out->size holds it); accepts NULL. */
 void ax_evaluation_free(ax_evaluation *evaluation);
 
+/* Receives rows [first, first + count) of ax_net_predict_dataset's outputs,
+ * (count, output width), valid during the call; false stops the pass. */
+typedef bool (*ax_predict_rows_fn)(int64_t first, int64_t count, const float *outputs,
+                                   void *user);
+/* The network's outputs for every row of data, in order, in chunks handed
+ * to on_rows: a loaded set as ax_net_predict gives them, a streamed one
+ * (ax_data_options.stream) read as ax_net_evaluate reads it (the centre
+ * crop). With ax_data_options.views = 10 a row is an image and its outputs
+ * are the mean of its 10 views' softmax outputs (summed in double in view
+ * order, then rounded to float), as ax_net_evaluate averages them (a
+ * softmax cross-entropy network only). Fails AX_STATUS_INTERRUPTED when
+ * on_rows returns false. */
+AX_NODISCARD ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data,
+                                              ax_predict_rows_fn on_rows, void *user);
+
 /* -------------------------------------------------------------------- cuda */
 /* A network computes on CUDA device N when its config's device is
  * {"cuda", N} (see ax_net_config); ax_net_create fails with

@@ -15,7 +15,8 @@
 # - `axon eval --views 10` equals a NumPy computation of cuda-convnet2's
 #   multiview test (4 corners + centre, each mirrored, softmax averaged) from
 #   the model's weights and the decoded pixels, and `--views 1` the centre
-#   crop's; both printed, with what the 10 views add.
+#   crop's; both printed, with what the 10 views add; `axon predict --views`
+#   writes one row per image with those averaged probabilities.
 # Usage: prep_jpeg.sh AXON WORKDIR
 set -u
 axon=$1
@@ -168,11 +169,14 @@ for views in 1 10; do
     expect 0 "eval --views $views" -- "$axon" eval --model "$work/jpeg.safetensors" \
         --data "batches:$work/jpeg" --crop 56 --subtract-mean --views $views --json
     cp "$work/stdout" "$work/views$views.json"
+    expect 0 "predict --views $views" -- "$axon" predict --model "$work/jpeg.safetensors" \
+        --data "batches:$work/jpeg" --crop 56 --subtract-mean --views $views --out "$work/predict$views.csv"
 done
-"$python" - "$work/jpeg.safetensors" "$work/decoded" "$work/views1.json" "$work/views10.json" <<'PY' || fail "--views against NumPy"
+"$python" - "$work/jpeg.safetensors" "$work/decoded" "$work/views1.json" "$work/views10.json" \
+    "$work/predict1.csv" "$work/predict10.csv" <<'PY' || fail "--views against NumPy"
 import json, struct, sys
 import numpy as np
-model, data, one, ten = sys.argv[1:]
+model, data, one, ten, predict_one, predict_ten = sys.argv[1:]
 raw = open(model, "rb").read()
 n = struct.unpack("<Q", raw[:8])[0]
 header = json.loads(raw[8:8 + n])
@@ -201,11 +205,22 @@ for p, path, name in ((p1, one, "1 view"), (p10, ten, "10 views")):
     loss = -np.mean(np.log(p[np.arange(len(p)), labels]))
     print("%s: accuracy %.4f (axon %.4f), loss %.6f (axon %.6f)" % (name, acc, got["accuracy"], loss, got["loss"]), flush=True)
     assert abs(acc - got["accuracy"]) < 1e-9 and abs(loss - got["loss"]) < 1e-5 * max(1, loss)
+# axon predict --views: one row per image, the averaged probabilities (%.6g) and their argmax
+for p, path in ((p1, predict_one), (p10, predict_ten)):
+    lines = open(path).read().split("\n")
+    assert lines[0] == "predicted,p0,p1,p2" and lines[-1] == "", lines[0]
+    rows = np.array([[float(v) for v in line.split(",")] for line in lines[1:-1]])
+    assert rows.shape == (len(p), 4), rows.shape
+    assert np.abs(rows[:, 1:] - p).max() < 1e-5, np.abs(rows[:, 1:] - p).max()
+    assert np.array_equal(rows[:, 0].astype(int), p.argmax(1))
 PY
 expect 2 "--views 10 without --crop" -- "$axon" eval --model "$work/jpeg.safetensors" \
     --data "batches:$work/jpeg" --views 10
 expect 2 "--views 5" -- "$axon" eval --model "$work/jpeg.safetensors" \
     --data "batches:$work/jpeg" --crop 56 --views 5
+expect 2 "predict --views 10 without --crop" -- "$axon" predict --model "$work/jpeg.safetensors" \
+    --data "batches:$work/jpeg" --views 10
+contains stderr "--views 10 takes crops of streamed batches"
 
 # Damage: a truncated JPEG batch and a broken image are refused, naming the file.
 cp -r "$work/jpeg" "$work/cut"

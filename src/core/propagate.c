@@ -413,6 +413,76 @@ static ax_status evaluate_views(ax_net *net, const ax_dataset *data, int views,
     return AX_STATUS_OK;
 }
 
+ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data, ax_predict_rows_fn on_rows,
+                                 void *user)
+{
+    if (!net || !data || !on_rows)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "predict needs a network, data and a callback");
+    if (data->rows < 1 || data->features != net->config.input_width)
+        return ax_fail(AX_STATUS_BAD_DATA, "%s has %lld rows of %lld features; the network takes "
+                       "%lld inputs", data->source, (long long)data->rows,
+                       (long long)data->features, (long long)net->config.input_width);
+    const int views = data->stream ? ax_batch_stream_views(data->stream) : 1;
+    if (views > 1 && net->config.loss != AX_LOSS_CROSS_ENTROPY)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d views are averaged softmax outputs: the "
+                       "network's loss must be cross-entropy (softmax output), not %s", views,
+                       ax_loss_name(net->config.loss));
+    const int64_t images = data->rows, width = net->layers[net->layer_count - 1].out;
+    int64_t per_chunk = ax_net_inference_rows(net, images * views) / views;
+    if (per_chunk < 1)
+        per_chunk = 1;
+    AX_TRY(ax_net_reserve(net, per_chunk * views));
+    float *outputs = malloc((size_t)(per_chunk * views * width) * sizeof *outputs);
+    float *mean = views > 1 ? malloc((size_t)(per_chunk * width) * sizeof *mean) : NULL;
+    if (!outputs || (views > 1 && !mean)) {
+        free(outputs);
+        free(mean);
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the outputs of %lld rows",
+                       (long long)per_chunk);
+    }
+    ax_status status = AX_STATUS_OK;
+    if (data->stream) {
+        const ax_stream_pass pass = {.training = false};
+        status = ax_batch_stream_begin(data->stream, &pass);
+    }
+    for (int64_t first = 0; first < images && status == AX_STATUS_OK; first += per_chunk) {
+        const int64_t count = images - first < per_chunk ? images - first : per_chunk;
+        if (data->stream) {
+            ax_dataset *window = NULL;
+            status = ax_batch_stream_next(data->stream, count * views, &window);
+            if (status != AX_STATUS_OK)
+                break;
+            ax_batch batch = {.data = window, .order = NULL, .first = 0, .count = count * views};
+            net->loaded_valid = false;
+            ax_net_load_batch(net, &batch, true);
+            ax_net_forward(net, count * views, NULL);
+            OPS->download_f32(net->backend, outputs, net->outputs[net->layer_count - 1],
+                              count * views * width);
+            status = OPS->status(net->backend);
+        } else {
+            status = ax_net_predict(net, data->feature_values + first * data->features, count,
+                                    outputs);
+        }
+        if (status != AX_STATUS_OK)
+            break;
+        for (int64_t i = 0; views > 1 && i < count; i++)
+            for (int64_t c = 0; c < width; c++) {
+                double sum = 0.0;
+                for (int v = 0; v < views; v++)
+                    sum += (double)outputs[(i * views + v) * width + c];
+                mean[i * width + c] = (float)(sum / views);
+            }
+        if (!on_rows(first, count, views > 1 ? mean : outputs, user))
+            status = ax_fail(AX_STATUS_INTERRUPTED, "prediction stopped by its caller after %lld "
+                             "rows", (long long)first);
+    }
+    if (data->stream)
+        ax_batch_stream_end(data->stream);
+    free(outputs);
+    free(mean);
+    return status;
+}
+
 /* ax_net_evaluate into a whole evaluation of this library's size. */
 static ax_status evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *out)
 {
