@@ -235,7 +235,8 @@ int command_prep(int argc, char **argv)
             }
     }
     if (!options.input || !options.output) {
-        cli_error(&args, "--input (or --from-cuda-convnet2) and --out are required (see axon prep --help)");
+        cli_error(&args, "--input and --out are required (or --from-cuda-convnet2 DIR and --out; see "
+                         "axon prep --help)");
         return CLI_EXIT_USAGE;
     }
     options.seed = (uint64_t)seed;
