@@ -258,6 +258,21 @@ cp -r cc2 big && mv big/data_batch_3 big/data_batch_123456
 refused "a batch number past five digits" "big/data_batch_123456: batch numbers go up to 99999" \
     out_big -- "$axon" prep --from-cuda-convnet2 big --out out_big
 
+# a folder data_batch_N without sub-batches (listing nothing: UBSan's qsort(NULL) once),
+# and labels as a NumPy array holding a negative number
+mkdir -p nosub/data_batch_0 && cp cc2/batches.meta nosub/
+refused "a data_batch folder without sub-batches" "nosub/data_batch_0: a folder without sub-batches" \
+    out_nosub -- "$axon" prep --from-cuda-convnet2 nosub --out out_nosub
+cp -r cc2 negative
+"$python" - <<'PY' || exit 1
+import pickle
+import numpy as np
+pickle.dump({"data": np.zeros((192, 2), np.uint8), "labels": np.array([0, -1], np.int64)},
+            open("negative/data_batch_3", "wb"), protocol=2)
+PY
+refused "a negative label" "negative/data_batch_3: 'labels'[1] is not a label number" \
+    out_negative -- "$axon" prep --from-cuda-convnet2 negative --out out_negative
+
 mkdir full && touch full/keep
 "$axon" prep --from-cuda-convnet2 cc2 --out full >stdout 2>stderr
 [ $? -eq 1 ] && grep -qF "must be empty" stderr || fail "a non-empty output folder: $(cat stderr)"

@@ -384,7 +384,7 @@ static ax_status list_numbered(const char *dir, const char *prefix, source_batch
         used++;
     }
     closedir(folder);
-    if (status == AX_STATUS_OK) {
+    if (status == AX_STATUS_OK && used > 1) {
         qsort(list, used, sizeof *list, by_number);
         for (size_t i = 1; i < used; i++)
             if (list[i].number == list[i - 1].number)
