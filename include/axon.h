@@ -541,6 +541,11 @@ typedef struct ax_data_options {
     bool mirror;             /* streamed: training rows mirrored left-right at random (false) */
     const char *mean;        /* streamed: a float32 (S, S, C) .npy such as prep's mean.npy,
                                 subtracted before the scaling by 1/255 (NULL: none) */
+    int views;               /* streamed, ax_net_evaluate: 1 (default) the centre crop; 10
+                                cuda-convnet2's multiview test: the four corner crops and the
+                                centre one, each also mirrored, their softmax outputs averaged
+                                before the loss and the predicted class (a softmax
+                                cross-entropy network only) */
 } ax_data_options;
 
 /* Fills the first size bytes of *options with the defaults noted above and
@@ -818,6 +823,21 @@ AX_NODISCARD ax_status ax_net_evaluate(ax_net *net, const ax_dataset *data, ax_e
 /* Frees the confusion matrix (where out->size holds it); accepts NULL. */
 void ax_evaluation_free(ax_evaluation *evaluation);
 
+/* Receives rows [first, first + count) of ax_net_predict_dataset's outputs,
+ * (count, output width), valid during the call; false stops the pass. */
+typedef bool (*ax_predict_rows_fn)(int64_t first, int64_t count, const float *outputs,
+                                   void *user);
+/* The network's outputs for every row of data, in order, in chunks handed
+ * to on_rows: a loaded set as ax_net_predict gives them, a streamed one
+ * (ax_data_options.stream) read as ax_net_evaluate reads it (the centre
+ * crop). With ax_data_options.views = 10 a row is an image and its outputs
+ * are the mean of its 10 views' softmax outputs (summed in double in view
+ * order, then rounded to float), as ax_net_evaluate averages them (a
+ * softmax cross-entropy network only). Fails AX_STATUS_INTERRUPTED when
+ * on_rows returns false. */
+AX_NODISCARD ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data,
+                                              ax_predict_rows_fn on_rows, void *user);
+
 /* ---------------------------------------------------------------- training */
 
 typedef struct ax_progress {
@@ -845,6 +865,9 @@ typedef struct ax_progress {
     double learning_rate;      /* the epoch's scheduled rate (ax_train_config.lr_schedule;
                                   warmup aside: a step's rate is this times its factor);
                                   NAN for cg and lbfgs, which choose their steps */
+    double data_wait_seconds;  /* of epoch_seconds, the time training waited for a streamed
+                                  set's next batch file to be read (and, for JPEG batches,
+                                  decoded) by its prefetch thread */
 } ax_progress;
 
 /* Called during training; returning false stops training (AX_STATUS_INTERRUPTED). */
@@ -1456,6 +1479,17 @@ AX_NODISCARD ax_status ax_npy_write_f32(const char *path, const float *data, int
  * AX_STATUS_UNSUPPORTED, after refusing options of a bad size as every
  * build does; the batches: loaders below are always built. */
 
+/* How ax_prep_run stores the images of a batch (docs/prep.md, "Output files"). */
+typedef enum ax_prep_format {
+    AX_PREP_FORMAT_RAW = 0,  /* batch_NNNNN.npy: (k, S, S, C) uint8 pixels */
+    AX_PREP_FORMAT_JPEG = 1, /* batch_NNNNN.jpegs: k JPEGs of S x S re-encoded at jpeg_quality
+                                (a header, an offsets table, the JPEG bytes); the mean image is
+                                of the decoded JPEGs, the pixels training sees */
+    AX_PREP_FORMAT_CUDA_CONVNET2 = 2 /* input is a folder ax_prep_run wrote: it is converted
+                                to cuda-convnet2's batch folder (data_batch_N pickles and
+                                batches.meta; docs/prep.md, "cuda-convnet2's batch folders") */
+} ax_prep_format;
+
 typedef struct ax_prep_options {
     size_t size;              /* sizeof (ax_prep_options), set by ax_prep_defaults() (see
                                  "versioned structs" above) */
@@ -1472,6 +1506,12 @@ typedef struct ax_prep_options {
                                  holds its images flat, and line i of this file (a number from 1:
                                  the i-th name of labels_file, else the label named "i") labels
                                  the i-th image in byte order of the file names */
+    ax_prep_format format;    /* AX_PREP_FORMAT_RAW (default) or AX_PREP_FORMAT_JPEG */
+    int jpeg_quality;         /* 1 .. 100, default 90: libjpeg's quality for AX_PREP_FORMAT_JPEG */
+    bool from_cuda_convnet2;  /* input is a cuda-convnet2 batch folder (data_batch_N pickles and
+                                 batches.meta), converted to batches of format RAW or JPEG;
+                                 image_size, batch_size, seed, grey, labels_file and
+                                 ground_truth are then taken from the folder, not the options */
 } ax_prep_options;
 
 /* Fills the first size bytes of *options with the defaults listed above

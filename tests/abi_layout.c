@@ -61,6 +61,7 @@ int main(void)
     FIELD(ax_progress, threads);
     FIELD(ax_progress, fewer_threads_seconds);
     FIELD(ax_progress, learning_rate);
+    FIELD(ax_progress, data_wait_seconds);
     SIZE(ax_train_config);
     FIELD(ax_train_config, size);
     FIELD(ax_train_config, optimizer);
@@ -158,6 +159,7 @@ int main(void)
     FIELD(ax_data_options, crop);
     FIELD(ax_data_options, mirror);
     FIELD(ax_data_options, mean);
+    FIELD(ax_data_options, views);
     SIZE(ax_prep_options);
     FIELD(ax_prep_options, size);
     FIELD(ax_prep_options, input);
@@ -170,6 +172,9 @@ int main(void)
     FIELD(ax_prep_options, threads);
     FIELD(ax_prep_options, progress_interval);
     FIELD(ax_prep_options, ground_truth);
+    FIELD(ax_prep_options, format);
+    FIELD(ax_prep_options, jpeg_quality);
+    FIELD(ax_prep_options, from_cuda_convnet2);
     SIZE(ax_prep_progress);
     FIELD(ax_prep_progress, images_done);
     FIELD(ax_prep_progress, images_total);

@@ -112,7 +112,8 @@ class Progress(Structure):
                 ("validation_accuracy", c_double), ("test_loss", c_double),
                 ("test_accuracy", c_double), ("epoch_seconds", c_double),
                 ("gflops", c_double), ("eta_seconds", c_double), ("threads", c_int),
-                ("fewer_threads_seconds", c_double), ("learning_rate", c_double)]
+                ("fewer_threads_seconds", c_double), ("learning_rate", c_double),
+                ("data_wait_seconds", c_double)]
 
 
 PROGRESS_FN = CFUNCTYPE(c_bool, POINTER(Progress), c_void_p)
@@ -168,14 +169,16 @@ class DataOptions(Structure):
     _fields_ = [("size", c_size_t), ("part", c_int), ("csv", CsvOptions), ("scale", c_double),
                 ("labels", c_char_p), ("synth_rows", c_int64), ("synth_features", c_int64),
                 ("seed", c_uint64), ("name", c_char_p), ("labels_name", c_char_p),
-                ("stream", c_bool), ("crop", c_int64), ("mirror", c_bool), ("mean", c_char_p)]
+                ("stream", c_bool), ("crop", c_int64), ("mirror", c_bool), ("mean", c_char_p),
+                ("views", c_int)]
 
 
 class PrepOptions(Structure):
     _fields_ = [("size", c_size_t), ("input", c_char_p), ("output", c_char_p),
                 ("labels_file", c_char_p), ("image_size", c_int64), ("batch_size", c_int64),
                 ("seed", c_uint64), ("grey", c_bool), ("threads", c_int),
-                ("progress_interval", c_double), ("ground_truth", c_char_p)]
+                ("progress_interval", c_double), ("ground_truth", c_char_p),
+                ("format", c_int), ("jpeg_quality", c_int), ("from_cuda_convnet2", c_bool)]
 
 
 class PrepProgress(Structure):

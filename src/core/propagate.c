@@ -431,10 +431,156 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
     return OPS->status(net->backend);
 }
 
+/* cuda-convnet2's multiview test on a streamed set of `views` views per
+ * image: the softmax outputs of an image's views are averaged (summed in
+ * view order in double), then the loss is -log of the true class's mean
+ * probability and the prediction its argmax (the first of equal ones). */
+static ax_status evaluate_views(ax_net *net, const ax_dataset *data, int views,
+                                ax_evaluation *out)
+{
+    if (net->config.loss != AX_LOSS_CROSS_ENTROPY)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d views are averaged softmax outputs: the "
+                       "network's loss must be cross-entropy (softmax output), not %s", views,
+                       ax_loss_name(net->config.loss));
+    const int64_t images = data->rows, classes = net->layers[net->layer_count - 1].out;
+    int64_t per_chunk = ax_net_inference_rows(net, images * views) / views;
+    if (per_chunk < 1)
+        per_chunk = 1;
+    AX_TRY(ax_net_reserve(net, per_chunk * views));
+    out->confusion = calloc((size_t)(classes * classes), sizeof(int64_t));
+    float *outputs = malloc((size_t)(per_chunk * views * classes) * sizeof *outputs);
+    double *mean = malloc((size_t)classes * sizeof *mean);
+    if (!out->confusion || !outputs || !mean) {
+        free(outputs);
+        free(mean);
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for a %d-view evaluation", views);
+    }
+    const ax_stream_pass pass = {.training = false};
+    ax_status status = ax_batch_stream_begin(data->stream, &pass);
+    double loss_sum = 0.0;
+    int64_t correct = 0;
+    for (int64_t first = 0; first < images && status == AX_STATUS_OK; first += per_chunk) {
+        const int64_t count = images - first < per_chunk ? images - first : per_chunk;
+        ax_dataset *window = NULL;
+        status = ax_batch_stream_next(data->stream, count * views, &window);
+        if (status != AX_STATUS_OK)
+            break;
+        ax_batch batch = {.data = window, .order = NULL, .first = 0, .count = count * views};
+        net->loaded_valid = false;
+        ax_net_load_batch(net, &batch, true);
+        ax_net_forward(net, count * views, NULL);
+        OPS->download_f32(net->backend, outputs, net->outputs[net->layer_count - 1],
+                          count * views * classes);
+        for (int64_t i = 0; i < count; i++) {
+            for (int64_t c = 0; c < classes; c++) {
+                double sum = 0.0;
+                for (int v = 0; v < views; v++)
+                    sum += (double)outputs[(i * views + v) * classes + c];
+                mean[c] = sum / views;
+            }
+            int64_t guess = 0;
+            for (int64_t c = 1; c < classes; c++)
+                if (mean[c] > mean[guess])
+                    guess = c;
+            const int32_t truth = window->labels[i * views];
+            loss_sum += -log(mean[truth] > 1e-300 ? mean[truth] : 1e-300);
+            out->confusion[truth * classes + guess]++;
+            correct += truth == guess;
+        }
+    }
+    ax_batch_stream_end(data->stream);
+    free(outputs);
+    free(mean);
+    if (status == AX_STATUS_OK)
+        status = OPS->status(net->backend);
+    if (status != AX_STATUS_OK) {
+        ax_evaluation_free(out);
+        return status;
+    }
+    out->rows = images;
+    out->classes = classes;
+    out->loss = loss_sum / (double)images;
+    out->accuracy = (double)correct / (double)images;
+    return AX_STATUS_OK;
+}
+
+ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data, ax_predict_rows_fn on_rows,
+                                 void *user)
+{
+    if (!net || !data || !on_rows)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "predict needs a network, data and a callback");
+    if (data->rows < 1 || data->features != net->config.input_width)
+        return ax_fail(AX_STATUS_BAD_DATA, "%s has %lld rows of %lld features; the network takes "
+                       "%lld inputs", data->source, (long long)data->rows,
+                       (long long)data->features, (long long)net->config.input_width);
+    const int views = data->stream ? ax_batch_stream_views(data->stream) : 1;
+    if (views > 1 && net->config.loss != AX_LOSS_CROSS_ENTROPY)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d views are averaged softmax outputs: the "
+                       "network's loss must be cross-entropy (softmax output), not %s", views,
+                       ax_loss_name(net->config.loss));
+    const int64_t images = data->rows, width = net->layers[net->layer_count - 1].out;
+    int64_t per_chunk = ax_net_inference_rows(net, images * views) / views;
+    if (per_chunk < 1)
+        per_chunk = 1;
+    AX_TRY(ax_net_reserve(net, per_chunk * views));
+    float *outputs = malloc((size_t)(per_chunk * views * width) * sizeof *outputs);
+    float *mean = views > 1 ? malloc((size_t)(per_chunk * width) * sizeof *mean) : NULL;
+    if (!outputs || (views > 1 && !mean)) {
+        free(outputs);
+        free(mean);
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the outputs of %lld rows",
+                       (long long)per_chunk);
+    }
+    ax_status status = AX_STATUS_OK;
+    if (data->stream) {
+        const ax_stream_pass pass = {.training = false};
+        status = ax_batch_stream_begin(data->stream, &pass);
+    }
+    for (int64_t first = 0; first < images && status == AX_STATUS_OK; first += per_chunk) {
+        const int64_t count = images - first < per_chunk ? images - first : per_chunk;
+        if (data->stream) {
+            ax_dataset *window = NULL;
+            status = ax_batch_stream_next(data->stream, count * views, &window);
+            if (status != AX_STATUS_OK)
+                break;
+            ax_batch batch = {.data = window, .order = NULL, .first = 0, .count = count * views};
+            net->loaded_valid = false;
+            ax_net_load_batch(net, &batch, true);
+            ax_net_forward(net, count * views, NULL);
+            OPS->download_f32(net->backend, outputs, net->outputs[net->layer_count - 1],
+                              count * views * width);
+            status = OPS->status(net->backend);
+        } else {
+            status = ax_net_predict(net, data->feature_values + first * data->features, count,
+                                    outputs);
+        }
+        if (status != AX_STATUS_OK)
+            break;
+        for (int64_t i = 0; views > 1 && i < count; i++)
+            for (int64_t c = 0; c < width; c++) {
+                double sum = 0.0;
+                for (int v = 0; v < views; v++)
+                    sum += (double)outputs[(i * views + v) * width + c];
+                mean[i * width + c] = (float)(sum / views);
+            }
+        if (!on_rows(first, count, views > 1 ? mean : outputs, user))
+            status = ax_fail(AX_STATUS_INTERRUPTED, "prediction stopped by its caller after %lld "
+                             "rows", (long long)first);
+    }
+    if (data->stream)
+        ax_batch_stream_end(data->stream);
+    free(outputs);
+    free(mean);
+    return status;
+}
+
 /* ax_net_evaluate into a whole evaluation of this library's size. */
 static ax_status evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *out)
 {
     AX_TRY(ax_net_check_data(net, data, "the"));
+    const int views = data->stream ? ax_batch_stream_views(data->stream) : 1;
+    if (views > 1)
+        return evaluate_views(net, data, views, out);
     int64_t rows = data->rows;
     int64_t chunk = ax_net_inference_rows(net, rows);
     AX_TRY(ax_net_reserve(net, chunk));

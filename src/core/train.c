@@ -597,6 +597,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         backend->ops->loss_reset(backend, t->state.loss_sum);
     double start = ax_seconds_now(), last_report = start;
     ax_batch_stream *stream = t->train->stream;
+    const double waited_before = stream ? ax_batch_stream_wait_seconds(stream) : 0.0;
     if (stream) { /* its rows come in the pass's order, not t->order's */
         const ax_stream_pass pass = {.training = true, .shuffle = config->shuffle,
                                      .seed = config->seed, .epoch = epoch,
@@ -699,6 +700,8 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
                                         progress->samples_per_second;
             progress->epoch_done = false;
             progress->threads = t->threads.threads;
+            if (stream)
+                progress->data_wait_seconds = ax_batch_stream_wait_seconds(stream) - waited_before;
             if (!config->progress(progress, config->progress_user) && ax_reducer_vote_stop(t->reducer))
                 return interrupted(t, "in", epoch); /* else the others learn it with the next sum */
         }
@@ -710,6 +713,8 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     progress->epoch_seconds = ax_seconds_now() - start;
     progress->threads = t->threads.threads;
     progress->fewer_threads_seconds = t->threads.fewer_seconds;
+    progress->data_wait_seconds =
+        stream ? ax_batch_stream_wait_seconds(stream) - waited_before : 0.0;
     t->threads.fewer_seconds = 0.0;
     progress->batch = t->batches;
     progress->train_loss = t->state.loss_sum / (double)rows;

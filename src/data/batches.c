@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/random.h"
 #include "data/dataset.h"
+#include "data/jpeg_batch.h"
 #include "data/stream.h"
 #include "io/json.h"
 #include "io/npy_header.h"
@@ -71,9 +72,21 @@ static ax_status load_batch(const ax_batches_meta *meta, const ax_batches_file *
     const char *data_path = file->data_path, *labels_path = file->labels_path;
     const int64_t count = file->images, side = meta->side, channels = meta->channels;
     npy_array pixels, labels;
+    memset(&pixels, 0, sizeof pixels);
     unsigned char *pixel_bytes = NULL, *label_bytes = NULL;
-    ax_status status = ax_npy_open(data_path, &pixels);
-    if (status == AX_STATUS_OK &&
+    ax_jpeg_batch jpeg;
+    memset(&jpeg, 0, sizeof jpeg);
+    ax_status status = meta->jpeg ? ax_jpeg_batch_read(data_path, &jpeg)
+                                  : ax_npy_open(data_path, &pixels);
+    if (status == AX_STATUS_OK && meta->jpeg &&
+        !(jpeg.count == count && jpeg.side == side && jpeg.channels == channels))
+        status = ax_fail(AX_STATUS_BAD_FILE,
+                         "%s: holds %lld JPEGs of %lld x %lld x %lld where meta.json says %lld of "
+                         "%lld x %lld x %lld",
+                         data_path, (long long)jpeg.count, (long long)jpeg.side,
+                         (long long)jpeg.side, (long long)jpeg.channels, (long long)count,
+                         (long long)side, (long long)side, (long long)channels);
+    if (status == AX_STATUS_OK && !meta->jpeg &&
         !(pixels.kind == NPY_KIND_UNSIGNED && pixels.item_bytes == 1 && pixels.dims == 4 &&
           pixels.shape[0] == count && pixels.shape[1] == side && pixels.shape[2] == side &&
           pixels.shape[3] == channels))
@@ -98,8 +111,12 @@ static ax_status load_batch(const ax_batches_meta *meta, const ax_batches_file *
         status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", data_path);
     if (status == AX_STATUS_OK)
         status = ax_npy_read_items(&labels, from, rows, label_bytes);
-    if (status == AX_STATUS_OK)
+    if (status == AX_STATUS_OK && !meta->jpeg)
         status = ax_npy_read_items(&pixels, from * data->features, (int64_t)values, pixel_bytes);
+    for (int64_t i = from; status == AX_STATUS_OK && meta->jpeg && i < to; i++)
+        status = ax_jpeg_batch_decode(data_path, &jpeg, i,
+                                      pixel_bytes + (size_t)(i - from) * (size_t)data->features);
+    ax_jpeg_batch_release(&jpeg);
     if (status == AX_STATUS_OK) {
         for (int64_t i = from; i < to && status == AX_STATUS_OK; i++) {
             double label = ax_npy_element(&labels, label_bytes, (size_t)(i - from));
@@ -210,9 +227,19 @@ ax_status ax_batches_meta_read(const char *dir, ax_batches_meta *meta)
     const ax_json *labels = ax_json_object_get(root, "labels");
     const ax_json *batches = ax_json_object_get(root, "batches");
     const char *format = ax_json_string(ax_json_object_get(root, "format"));
+    const ax_json *batch_format = ax_json_object_get(root, "batch_format");
     if (!format || strcmp(format, "axon-prep") != 0)
         status = ax_fail(AX_STATUS_BAD_FILE, "%s: not an axon prep metadata file (no \"format\": "
                          "\"axon-prep\")", meta_path);
+    if (status == AX_STATUS_OK && batch_format) { /* absent: raw, as before the key */
+        const char *name = ax_json_string(batch_format);
+        if (name && strcmp(name, "jpeg") == 0)
+            meta->jpeg = true;
+        else if (!name || strcmp(name, "raw") != 0)
+            status = ax_fail(AX_STATUS_BAD_FILE, "%s: \"batch_format\" is %s%s%s; this axon reads "
+                             "\"raw\" and \"jpeg\"", meta_path, name ? "\"" : "not a string",
+                             name ? name : "", name ? "\"" : "");
+    }
     if (status == AX_STATUS_OK)
         status = meta_int(root, "image_size", meta_path, &meta->side);
     if (status == AX_STATUS_OK)

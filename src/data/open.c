@@ -55,6 +55,7 @@ void ax_data_options_init(ax_data_options *options, size_t size)
     defaults.synth_rows = 500000;
     defaults.synth_features = 20;
     defaults.seed = 1;
+    defaults.views = 1;
     ax_sized_fill(options, size, &defaults, sizeof defaults);
 }
 
@@ -375,7 +376,7 @@ static ax_status read_target(const spec_target *target, const ax_data_options *o
                            path);
         if (options->stream)
             return name_failure(ax_batch_stream_open(path, options->crop, options->mirror,
-                                                     options->mean, out),
+                                                     options->mean, 0, options->views, out),
                                 path);
         if (!shard)
             return name_failure(ax_dataset_load_batches(path, out), path);

@@ -25,7 +25,9 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/clock.h"
 #include "base/random.h"
+#include "data/decode_pool.h"
 #include "io/npy_header.h"
 
 enum { SLOTS = 2 };
@@ -50,6 +52,11 @@ struct ax_batch_stream {
     bool mirror;
     float *mean; /* (S, S, C) or NULL */
     uint64_t options_hash;
+    int decode_threads;   /* JPEG batches: the decode pool's size */
+    int views;            /* evaluation passes: 1 or 10 views of each image */
+    int view;             /* the consumer's next view of its current row */
+    ax_decode_pool *pool; /* JPEG batches, during a pass; used by the prefetch thread */
+    double wait_seconds;  /* the consumer's, waiting for a file not yet ready */
 
     /* The pass under way. */
     ax_stream_pass pass;
@@ -81,7 +88,25 @@ static ax_status open_file(const ax_batch_stream *s, size_t index, npy_array *pi
     const ax_batches_meta *meta = &s->meta;
     const ax_batches_file *file = &meta->files[index];
     memset(labels, 0, sizeof *labels);
-    ax_status status = ax_npy_open(file->data_path, pixels);
+    memset(pixels, 0, sizeof *pixels);
+    ax_status status = AX_STATUS_OK;
+    if (meta->jpeg) { /* the header now, the whole file when it is read */
+        int64_t count = 0, side = 0, channels = 0;
+        status = ax_jpeg_batch_check_header(file->data_path, &count, &side, &channels);
+        if (status == AX_STATUS_OK &&
+            !(count == file->images && side == meta->side && channels == meta->channels))
+            status = ax_fail(AX_STATUS_BAD_FILE,
+                             "%s: holds %lld JPEGs of %lld x %lld x %lld where meta.json says "
+                             "%lld of %lld x %lld x %lld",
+                             file->data_path, (long long)count, (long long)side, (long long)side,
+                             (long long)channels, (long long)file->images, (long long)meta->side,
+                             (long long)meta->side, (long long)meta->channels);
+        if (status != AX_STATUS_OK)
+            return ax_fail_context(status, "batch %zu of %zu in %s/meta.json", index + 1,
+                                   meta->files_count, s->dir);
+        goto labels;
+    }
+    status = ax_npy_open(file->data_path, pixels);
     if (status != AX_STATUS_OK)
         return ax_fail_context(status, "batch %zu of %zu in %s/meta.json", index + 1,
                                meta->files_count, s->dir);
@@ -104,6 +129,7 @@ static ax_status open_file(const ax_batch_stream *s, size_t index, npy_array *pi
         ax_npy_close(pixels);
         return status;
     }
+labels:
     status = ax_npy_open(file->labels_path, labels);
     if (status == AX_STATUS_OK &&
         !(labels->kind != NPY_KIND_FLOAT && labels->dims == 1 && labels->shape[0] == file->images)) {
@@ -126,7 +152,23 @@ static ax_status read_file(const ax_batch_stream *s, size_t index, slot *into)
     AX_TRY(open_file(s, index, &pixels, &labels));
     const ax_batches_file *file = &s->meta.files[index];
     const int64_t images = file->images;
-    ax_status status = ax_npy_read_items(&pixels, 0, images * s->pixels_per_image, into->pixels);
+    ax_status status = AX_STATUS_OK;
+    if (s->meta.jpeg) {
+        ax_jpeg_batch jpeg;
+        status = ax_jpeg_batch_read(file->data_path, &jpeg);
+        if (status == AX_STATUS_OK &&
+            !(jpeg.count == images && jpeg.side == s->meta.side &&
+              jpeg.channels == s->meta.channels))
+            status = ax_fail(AX_STATUS_BAD_FILE, "%s: changed since the set was opened: %lld "
+                             "JPEGs of %lld x %lld x %lld", file->data_path,
+                             (long long)jpeg.count, (long long)jpeg.side, (long long)jpeg.side,
+                             (long long)jpeg.channels);
+        if (status == AX_STATUS_OK)
+            status = ax_decode_pool_run(s->pool, file->data_path, &jpeg, into->pixels);
+        ax_jpeg_batch_release(&jpeg);
+    } else {
+        status = ax_npy_read_items(&pixels, 0, images * s->pixels_per_image, into->pixels);
+    }
     if (status == AX_STATUS_OK)
         status = ax_npy_read_items(&labels, 0, images, into->raw_labels);
     for (int64_t i = 0; status == AX_STATUS_OK && i < images; i++) {
@@ -274,6 +316,7 @@ void ax_batch_stream_free(ax_batch_stream *s)
     if (!s)
         return;
     ax_batch_stream_end(s);
+    ax_decode_pool_stop(s->pool);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->changed);
     free(s->file_order);
@@ -285,8 +328,14 @@ void ax_batch_stream_free(ax_batch_stream *s)
 }
 
 static ax_status open_stream(const char *dir, int64_t crop, bool mirror, const char *mean_path,
-                             ax_batch_stream *s)
+                             int decode_threads, int views, ax_batch_stream *s)
 {
+    if (views != 1 && views != 10)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: %d views: 1 (the centre crop) or 10 (corners "
+                       "and centre, each mirrored)", dir, views);
+    s->views = views;
+    int cores = ax_threads();
+    s->decode_threads = decode_threads > 0 ? decode_threads : cores < 8 ? cores : 8;
     snprintf(s->dir, sizeof s->dir, "%s", dir);
     AX_TRY(ax_batches_meta_read(dir, &s->meta));
     const int64_t side = s->meta.side, channels = s->meta.channels;
@@ -365,7 +414,7 @@ static void free_slots(ax_batch_stream *s)
 }
 
 ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const char *mean_path,
-                               ax_dataset **out)
+                               int decode_threads, int views, ax_dataset **out)
 {
     *out = NULL;
     ax_batch_stream *s = calloc(1, sizeof *s);
@@ -374,7 +423,7 @@ ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->changed, NULL);
     s->held = -1;
-    ax_status status = open_stream(dir, crop, mirror, mean_path, s);
+    ax_status status = open_stream(dir, crop, mirror, mean_path, decode_threads, views, s);
     /* The set itself holds no rows: rows counts them, the data are read
      * as passes ask for them (ax_dataset_is_streamed). */
     ax_dataset *data = status == AX_STATUS_OK ? calloc(1, sizeof *data) : NULL;
@@ -421,6 +470,8 @@ ax_status ax_batch_stream_begin(ax_batch_stream *s, const ax_stream_pass *pass)
 {
     ax_batch_stream_end(s);
     AX_TRY(allocate_slots(s));
+    if (s->meta.jpeg && !s->pool) /* kept from pass to pass */
+        AX_TRY(ax_decode_pool_start(&s->pool, s->decode_threads));
     s->pass = *pass;
     s->failed = AX_STATUS_OK;
     file_order(s, pass, s->file_order);
@@ -431,6 +482,7 @@ ax_status ax_batch_stream_begin(ax_batch_stream *s, const ax_stream_pass *pass)
         skip -= s->meta.files[s->file_order[position++]].images;
     s->position = position;
     s->row = skip;
+    s->view = 0;
     s->next_load = position;
     if (position < files)
         file_rows(s, pass, s->file_order[position], s->row_order);
@@ -452,7 +504,9 @@ static ax_status take(ax_batch_stream *s)
                 found = k;
         if (found >= 0)
             break;
+        const double t0 = ax_seconds_now();
         pthread_cond_wait(&s->changed, &s->lock);
+        s->wait_seconds += ax_seconds_now() - t0;
     }
     s->slots[found].state = SLOT_HELD;
     pthread_mutex_unlock(&s->lock);
@@ -471,13 +525,24 @@ static void release(ax_batch_stream *s)
     s->held = -1;
 }
 
-/* Row r of the held file into out: cropped, mirrored, less the mean, / 255. */
+/* Row r of the held file into out: cropped, mirrored, less the mean, / 255.
+ * view (evaluation with 10 views): 0 to 3 the corners (top-left, top-right,
+ * bottom-left, bottom-right), 4 the centre, 5 to 9 the same mirrored, as
+ * cuda-convnet2's multiview test takes them. */
 static void convert_row(const ax_batch_stream *s, const unsigned char *image, int64_t global_row,
-                        float *out)
+                        int view, float *out)
 {
     const int64_t side = s->meta.side, channels = s->meta.channels, crop = s->crop;
     int64_t top = (side - crop) / 2, left = (side - crop) / 2;
     bool flip = false;
+    if (!s->pass.training && s->views == 10) {
+        const int corner = view % 5;
+        if (corner < 4) {
+            top = corner >= 2 ? side - crop : 0;
+            left = corner % 2 ? side - crop : 0;
+        }
+        flip = view >= 5;
+    }
     if (s->pass.training && (crop < side || s->mirror)) {
         uint64_t draw = ax_hash64(pass_key(&s->pass) ^ ax_hash64((uint64_t)global_row ^
                                                                   0x43524f50ULL));
@@ -528,11 +593,16 @@ ax_status ax_batch_stream_next(ax_batch_stream *s, int64_t count, ax_dataset **w
         if (status != AX_STATUS_OK)
             break;
         const slot *held = &s->slots[s->held];
-        for (; made < count && s->row < images; made++, s->row++) {
+        const int views = s->pass.training ? 1 : s->views;
+        for (; made < count && s->row < images; made++) {
             const int64_t row = s->row_order[s->row];
             convert_row(s, held->pixels + row * s->pixels_per_image, s->file_first[index] + row,
-                        s->window->feature_values + made * s->features);
+                        s->view, s->window->feature_values + made * s->features);
             s->window->labels[made] = held->labels[row];
+            if (++s->view >= views) {
+                s->view = 0;
+                s->row++;
+            }
         }
         if (s->row >= images) { /* the file is used up: its slot goes to the next */
             release(s);
@@ -554,4 +624,14 @@ ax_status ax_batch_stream_next(ax_batch_stream *s, int64_t count, ax_dataset **w
 uint64_t ax_batch_stream_fingerprint(const ax_batch_stream *s)
 {
     return ax_hash64(s->meta.hash ^ s->options_hash);
+}
+
+double ax_batch_stream_wait_seconds(const ax_batch_stream *s)
+{
+    return s->wait_seconds;
+}
+
+int ax_batch_stream_views(const ax_batch_stream *s)
+{
+    return s->views;
 }

@@ -19,6 +19,7 @@ typedef struct ax_batches_file {
 /* meta.json of an axon prep folder, checked (batches.c). */
 typedef struct ax_batches_meta {
     int64_t side, channels, classes, rows;
+    bool jpeg; /* "batch_format": "jpeg": the data files are JPEG batches (data/jpeg_batch.h) */
     size_t files_count;
     ax_batches_file *files;
     uint64_t hash; /* of meta.json's bytes */
@@ -43,9 +44,19 @@ typedef struct ax_batch_stream ax_batch_stream;
  * ax_dataset_free): every file's header is checked against meta.json now,
  * nothing is read. crop > 0 makes rows crop x crop crops; mirror flips half
  * the training rows left-right; mean_path (or NULL) is a float32 (S, S, C)
- * image subtracted before the scaling by 1/255. */
+ * image subtracted before the scaling by 1/255. JPEG batches are decoded by
+ * a pool of decode_threads threads (<= 0: one per core, at most 8). views:
+ * 1 or 10, for evaluation passes (below). */
 ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const char *mean_path,
-                               ax_dataset **out);
+                               int decode_threads, int views, ax_dataset **out);
+/* Views of each image in an evaluation pass: 1, or 10 (cuda-convnet2's
+ * multiview: ax_batch_stream_next then gives each image's 10 views as 10
+ * consecutive rows: top-left, top-right, bottom-left, bottom-right and
+ * centre crops, then the same five mirrored). */
+int ax_batch_stream_views(const ax_batch_stream *stream);
+/* Seconds the consumer has waited, since the stream was opened, for a file
+ * still being read (and, for JPEG batches, decoded) by the prefetch thread. */
+double ax_batch_stream_wait_seconds(const ax_batch_stream *stream);
 
 /* Starts a pass (ending any pass under way): the prefetch thread begins
  * reading the pass's first files. */

@@ -37,6 +37,7 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "data/jpeg_batch.h"
 #include "io/npy_header.h"
 #include "prep/prep.h"
 
@@ -45,6 +46,14 @@ void prep_batch_names(const char *dir, int64_t batch, char *data_path, char *lab
 {
     snprintf(data_path, capacity, "%s/batch_%05lld.npy", dir, (long long)batch);
     snprintf(labels_path, capacity, "%s/batch_%05lld_labels.npy", dir, (long long)batch);
+}
+
+void prep_batch_names_format(const char *dir, int64_t batch, int format, char *data_path,
+                             char *labels_path, size_t capacity)
+{
+    prep_batch_names(dir, batch, data_path, labels_path, capacity);
+    if (format == AX_PREP_FORMAT_JPEG)
+        snprintf(data_path, capacity, "%s/batch_%05lld.jpegs", dir, (long long)batch);
 }
 
 /* O_DIRECT needs the memory, the file offset and the length aligned to the
@@ -172,9 +181,20 @@ static size_t npy_header(char *header, size_t capacity, const char *descr, int r
 #define PREP_HUGE_PAGE ((size_t)2 << 20)
 
 ax_status prep_batch_buffer_create(prep_batch_buffer *buffer, int64_t images, int64_t side,
-                                   int channels)
+                                   int channels, int format, int quality)
 {
     memset(buffer, 0, sizeof *buffer);
+    buffer->format = format;
+    buffer->quality = quality;
+    if (format == AX_PREP_FORMAT_JPEG) {
+        buffer->jpeg = calloc((size_t)images, sizeof *buffer->jpeg);
+        buffer->jpeg_capacity = calloc((size_t)images, sizeof *buffer->jpeg_capacity);
+        buffer->jpeg_size = calloc((size_t)images, sizeof *buffer->jpeg_size);
+        if (!buffer->jpeg || !buffer->jpeg_capacity || !buffer->jpeg_size)
+            return ax_fail(AX_STATUS_OUT_OF_MEMORY, "prep: out of memory for a batch of %lld "
+                           "JPEGs", (long long)images);
+        buffer->jpeg_slots = (size_t)images;
+    }
     char header[256];
     const int64_t shape[4] = {images, side, side, channels};
     const size_t header_size = npy_header(header, sizeof header, "|u1", 4, shape);
@@ -212,6 +232,12 @@ unsigned char *prep_batch_header_start(const prep_batch_buffer *buffer, int64_t 
 
 void prep_batch_buffer_free(prep_batch_buffer *buffer)
 {
+    if (buffer->jpeg)
+        for (size_t i = 0; i < buffer->jpeg_slots; i++)
+            free(buffer->jpeg[i]);
+    free(buffer->jpeg);
+    free(buffer->jpeg_capacity);
+    free(buffer->jpeg_size);
     if (buffer->mapping)
         munmap(buffer->mapping, buffer->mapping_size);
     memset(buffer, 0, sizeof *buffer);
@@ -239,21 +265,46 @@ ax_status prep_batch_write(const char *dir, int64_t batch, prep_batch_buffer *bu
     const void *label_parts[2] = {labels_header, label_bytes};
     const size_t label_sizes[2] = {labels_header_size, (size_t)count * 4};
     ax_atomic_file labels_file, data_file;
+    if (buffer->format == AX_PREP_FORMAT_JPEG)
+        prep_batch_names_format(dir, batch, buffer->format, data_path, labels_path,
+                                sizeof data_path);
     ax_status status = write_temporary(&labels_file, labels_path, label_parts, label_sizes, 2,
                                        false, NULL, NULL);
     free(label_bytes);
     AX_TRY(status);
-    /* The header goes just before the pixels: one run of memory, aligned
-     * when its size is a full batch's (write_temporary checks). */
-    const size_t pixel_bytes = (size_t)count * (size_t)(side * side * channels);
-    unsigned char *start = prep_batch_header_start(buffer, count, side, channels);
-    const char *direct_text = getenv("AXON_PREP_BUFFERED_WRITE");
-    const bool direct = !(direct_text && strcmp(direct_text, "1") == 0);
-    memcpy(start, data_header, data_header_size);
-    const void *data_parts[1] = {start};
-    const size_t data_sizes[1] = {data_header_size + pixel_bytes};
-    status = write_temporary(&data_file, data_path, data_parts, data_sizes, 1, direct, progress,
-                             context);
+    if (buffer->format == AX_PREP_FORMAT_JPEG) {
+        /* Header and table, then each slot's JPEG: one part each. */
+        const size_t header_size = ax_jpeg_batch_header_size(count);
+        unsigned char *header = malloc(header_size);
+        const void **parts = malloc((size_t)(count + 1) * sizeof *parts);
+        size_t *sizes = malloc((size_t)(count + 1) * sizeof *sizes);
+        if (!header || !parts || !sizes)
+            status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "prep: out of memory");
+        if (status == AX_STATUS_OK) {
+            ax_jpeg_batch_header(header, count, side, channels, buffer->quality,
+                                 buffer->jpeg_size);
+            parts[0] = header, sizes[0] = header_size;
+            for (int64_t i = 0; i < count; i++)
+                parts[i + 1] = buffer->jpeg[i], sizes[i + 1] = buffer->jpeg_size[i];
+            status = write_temporary(&data_file, data_path, parts, sizes, (int)(count + 1),
+                                     false, progress, context);
+        }
+        free(header);
+        free(parts);
+        free(sizes);
+    } else {
+        /* The header goes just before the pixels: one run of memory, aligned
+         * when its size is a full batch's (write_temporary checks). */
+        const size_t pixel_bytes = (size_t)count * (size_t)(side * side * channels);
+        unsigned char *start = prep_batch_header_start(buffer, count, side, channels);
+        const char *direct_text = getenv("AXON_PREP_BUFFERED_WRITE");
+        const bool direct = !(direct_text && strcmp(direct_text, "1") == 0);
+        memcpy(start, data_header, data_header_size);
+        const void *data_parts[1] = {start};
+        const size_t data_sizes[1] = {data_header_size + pixel_bytes};
+        status = write_temporary(&data_file, data_path, data_parts, data_sizes, 1, direct,
+                                 progress, context);
+    }
     if (status != AX_STATUS_OK) {
         ax_atomic_file_abandon(&labels_file);
         return status;
@@ -272,15 +323,63 @@ ax_status prep_batch_write(const char *dir, int64_t batch, prep_batch_buffer *bu
     return status == AX_STATUS_OK ? status : write_failure(failed, status);
 }
 
-bool prep_batch_reuse(const char *dir, int64_t batch, int64_t side, int channels,
+/* A JPEG batch to keep: its header agrees and every image decodes (into
+ * *pixels, (count, S, S, C), for the sums). */
+static bool jpeg_batch_usable(const char *path, int64_t side, int channels, int64_t max_count,
+                              int64_t *count, unsigned char **pixels)
+{
+    ax_jpeg_batch jpeg;
+    if (ax_jpeg_batch_read(path, &jpeg) != AX_STATUS_OK)
+        return false;
+    bool ok = jpeg.count >= 1 && jpeg.count <= max_count && jpeg.side == side &&
+              jpeg.channels == channels;
+    const size_t image_bytes = (size_t)(side * side * channels);
+    if (ok && pixels)
+        ok = (*pixels = malloc((size_t)jpeg.count * image_bytes)) != NULL;
+    for (int64_t i = 0; ok && pixels && i < jpeg.count; i++)
+        ok = ax_jpeg_batch_decode(path, &jpeg, i, *pixels + (size_t)i * image_bytes) ==
+             AX_STATUS_OK;
+    *count = ok ? jpeg.count : 0;
+    ax_jpeg_batch_release(&jpeg);
+    return ok;
+}
+
+bool prep_batch_reuse(const char *dir, int64_t batch, int format, int64_t side, int channels,
                       int64_t max_count, int32_t label_count, int64_t *count, uint64_t *sums,
                       int64_t *label_counts)
 {
     char data_path[4096], labels_path[4096];
-    prep_batch_names(dir, batch, data_path, labels_path, sizeof data_path);
+    prep_batch_names_format(dir, batch, format, data_path, labels_path, sizeof data_path);
     struct stat info;
     if (stat(data_path, &info) != 0 || stat(labels_path, &info) != 0)
         return false;
+    if (format == AX_PREP_FORMAT_JPEG) {
+        npy_array labels;
+        unsigned char *label_bytes = NULL, *pixel_bytes = NULL;
+        int64_t images = 0;
+        bool ok = ax_npy_open(labels_path, &labels) == AX_STATUS_OK;
+        ok = ok && jpeg_batch_usable(data_path, side, channels, max_count, &images,
+                                     sums ? &pixel_bytes : NULL) &&
+             labels.kind == NPY_KIND_SIGNED && labels.item_bytes == 4 && labels.dims == 1 &&
+             labels.shape[0] == images && ax_npy_read_data(&labels, &label_bytes) == AX_STATUS_OK;
+        for (int64_t i = 0; ok && i < images; i++) {
+            double label = ax_npy_element(&labels, label_bytes, (size_t)i);
+            ok = label >= 0 && label < label_count;
+        }
+        if (ok) {
+            *count = images;
+            const size_t image_bytes = (size_t)(side * side * channels);
+            for (int64_t i = 0; sums && i < images; i++)
+                for (size_t j = 0; j < image_bytes; j++)
+                    sums[j] += pixel_bytes[(size_t)i * image_bytes + j];
+            for (int64_t i = 0; label_counts && i < images; i++)
+                label_counts[(int64_t)ax_npy_element(&labels, label_bytes, (size_t)i)]++;
+        }
+        free(label_bytes);
+        free(pixel_bytes);
+        ax_npy_close(&labels);
+        return ok;
+    }
     npy_array data, labels;
     bool ok = ax_npy_open(data_path, &data) == AX_STATUS_OK;
     ok = ax_npy_open(labels_path, &labels) == AX_STATUS_OK && ok;
@@ -339,6 +438,7 @@ static bool own_temporary(const char *name, long *pid)
     const char *rest = name + 6 + number;
     size_t rest_length = base - 6 - number;
     return (rest_length == 4 && strncmp(rest, ".npy", 4) == 0) ||
+           (rest_length == 6 && strncmp(rest, ".jpegs", 6) == 0) ||
            (rest_length == 11 && strncmp(rest, "_labels.npy", 11) == 0);
 }
 

@@ -34,6 +34,10 @@ uint64_t prep_fingerprint(const prep_list *list, const ax_prep_options *options,
     const int64_t settings[5] = {1 /* layout version */, options->image_size, options->batch_size,
                                  (int64_t)options->seed, channels};
     hash = fnv(hash, settings, sizeof settings);
+    if (options->format != AX_PREP_FORMAT_RAW) { /* raw runs keep their fingerprint */
+        const int64_t format[2] = {options->format, options->jpeg_quality};
+        hash = fnv(hash, format, sizeof format);
+    }
     for (int32_t i = 0; i < list->label_count; i++)
         hash = fnv(hash, list->labels[i], strlen(list->labels[i]) + 1);
     for (int64_t i = 0; i < list->count; i++) {
@@ -102,7 +106,7 @@ ax_status prep_plan_check(const char *dir, uint64_t fingerprint, const ax_prep_o
         if (!same)
             return ax_fail(AX_STATUS_BAD_ARGUMENT,
                            "%s: the folder holds the output of a run with another input or "
-                           "other settings (size, batch, seed, grey); give a new --out folder, "
+                           "other settings (size, batch, seed, grey, format, quality); give a new --out folder, "
                            "or delete this one",
                            dir);
         return AX_STATUS_OK;
@@ -152,6 +156,13 @@ ax_status prep_metadata_write(const char *dir, const prep_list *list,
     ax_json_writer_append(&w, ",\n  \"channels\": ");
     ax_json_writer_append_int(&w, channels);
     ax_json_writer_append(&w, ",\n  \"layout\": \"(images, height, width, channels) uint8\"");
+    if (options->format == AX_PREP_FORMAT_JPEG) {
+        /* Readers that predate it refuse the .jpegs names rather than misread them. */
+        ax_json_writer_append(&w, ",\n  \"batch_format\": \"jpeg\",\n  \"jpeg_quality\": ");
+        ax_json_writer_append_int(&w, options->jpeg_quality);
+    } else {
+        ax_json_writer_append(&w, ",\n  \"batch_format\": \"raw\"");
+    }
     ax_json_writer_append(&w, ",\n  \"batch_size\": ");
     ax_json_writer_append_int(&w, options->batch_size);
     ax_json_writer_append(&w, ",\n  \"seed\": ");
@@ -176,7 +187,8 @@ ax_status prep_metadata_write(const char *dir, const prep_list *list,
         if (batch_counts[b] == 0)
             continue; /* every image of the batch was bad: no file */
         char data_path[64], labels_path[64];
-        prep_batch_names(".", b, data_path, labels_path, sizeof data_path);
+        prep_batch_names_format(".", b, options->format, data_path, labels_path,
+                                sizeof data_path);
         ax_json_writer_append(&w, first ? "\n    {\"data\": " : ",\n    {\"data\": ");
         first = false;
         ax_json_writer_append_string(&w, data_path + 2);

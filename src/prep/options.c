@@ -17,6 +17,7 @@ void ax_prep_options_init(ax_prep_options *options, size_t size)
     defaults.batch_size = 1024;
     defaults.seed = 1;
     defaults.progress_interval = 0.25;
+    defaults.jpeg_quality = 90;
     ax_sized_fill(options, size, &defaults, sizeof defaults);
 }
 

@@ -40,6 +40,7 @@
 #include "base/memory.h"
 #include "base/random.h"
 #include "data/dataset.h"
+#include "data/jpeg_batch.h"
 #include "prep/prep.h"
 
 enum { WHY_LENGTH = 200 };
@@ -214,6 +215,19 @@ static bool read_image(const run *r, const prep_image *image, unsigned char **bu
     return true;
 }
 
+/* AX_PREP_FORMAT_JPEG: the slot's pixels encoded into its JPEG, then
+ * replaced by that JPEG decoded, so that the mean image (and anything made
+ * from the slot) holds the pixels a trainer will decode. */
+static bool encode_slot(run *r, int64_t j, unsigned char *slot, char *why)
+{
+    prep_batch_buffer *b = &r->batch;
+    const int64_t side = r->options->image_size;
+    return ax_jpeg_encode(slot, side, r->channels, b->quality, &b->jpeg[j], &b->jpeg_capacity[j],
+                          &b->jpeg_size[j], why, WHY_LENGTH) &&
+           ax_jpeg_decode_exact(b->jpeg[j], b->jpeg_size[j], side, r->channels, slot, why,
+                                WHY_LENGTH);
+}
+
 /* Decodes the `count` images of batch b into their slots, in parallel. */
 static void process_batch(run *r, int64_t b, int64_t count)
 {
@@ -270,6 +284,9 @@ static void process_batch(run *r, int64_t b, int64_t count)
                                                  &mine->work_capacity))
                     snprintf(why, WHY_LENGTH, "out of memory resizing %lld x %lld pixels",
                              (long long)mine->pixels.width, (long long)mine->pixels.height);
+                else if (decoded && r->batch.format == AX_PREP_FORMAT_JPEG &&
+                         !encode_slot(r, j, slot, why))
+                    ; /* why says it */
                 else if (decoded && !partial)
                     snprintf(why, WHY_LENGTH, "out of memory for the pixel sums");
                 else if (decoded) {
@@ -318,9 +335,18 @@ static int64_t compact_batch(run *r, int64_t b, int64_t count)
             r->skipped++;
             continue;
         }
-        if (kept != j)
+        if (kept != j) {
             memcpy(r->buffer + (size_t)kept * r->image_bytes, r->buffer + (size_t)j * r->image_bytes,
                    r->image_bytes);
+            if (r->batch.jpeg) { /* the JPEGs are swapped: each slot keeps a buffer */
+                prep_batch_buffer *q = &r->batch;
+                unsigned char *bytes = q->jpeg[kept];
+                size_t capacity = q->jpeg_capacity[kept];
+                q->jpeg[kept] = q->jpeg[j], q->jpeg_capacity[kept] = q->jpeg_capacity[j];
+                q->jpeg_size[kept] = q->jpeg_size[j];
+                q->jpeg[j] = bytes, q->jpeg_capacity[j] = capacity;
+            }
+        }
         r->labels[kept] = r->labels[j];
         r->label_counts[r->labels[j]]++;
         kept++;
@@ -337,6 +363,13 @@ static ax_status check_options(const ax_prep_options *options)
     if (options->image_size < 1 || options->image_size > 16384)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "prep: image size %lld is outside 1 .. 16384",
                        (long long)options->image_size);
+    if (options->format != AX_PREP_FORMAT_RAW && options->format != AX_PREP_FORMAT_JPEG)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "prep: unknown batch format %d (raw %d or jpeg %d)",
+                       (int)options->format, AX_PREP_FORMAT_RAW, AX_PREP_FORMAT_JPEG);
+    if (options->format == AX_PREP_FORMAT_JPEG &&
+        (options->jpeg_quality < 1 || options->jpeg_quality > 100))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "prep: JPEG quality %d is outside 1 .. 100",
+                       options->jpeg_quality);
     if (options->batch_size < 1 || options->batch_size > 1000000)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "prep: batch size %lld is outside 1 .. 1000000",
                        (long long)options->batch_size);
@@ -357,7 +390,8 @@ static ax_status allocate(run *r)
     r->image_bytes = (size_t)(r->options->image_size * r->options->image_size * r->channels);
     AX_TRY(ax_memory_check((size_t)k * r->image_bytes, "prep: a batch"));
     r->order = malloc((size_t)n * sizeof *r->order);
-    AX_TRY(prep_batch_buffer_create(&r->batch, k, r->options->image_size, r->channels));
+    AX_TRY(prep_batch_buffer_create(&r->batch, k, r->options->image_size, r->channels,
+                                    r->options->format, r->options->jpeg_quality));
     r->buffer = r->batch.pixels;
     AX_TRY(prep_writer_start(&r->writer, &r->batch, k));
     r->labels = malloc((size_t)k * sizeof *r->labels);
@@ -410,7 +444,7 @@ static ax_status make_batches(run *r)
         const int64_t count = n - b * o->batch_size < o->batch_size ? n - b * o->batch_size
                                                                    : o->batch_size;
         int64_t reused = 0;
-        if (prep_batch_reuse(o->output, b, o->image_size, r->channels, count,
+        if (prep_batch_reuse(o->output, b, o->format, o->image_size, r->channels, count,
                              r->list.label_count, &reused, r->sums, r->label_counts)) {
             r->batch_counts[b] = reused;
             r->done += count;
@@ -598,6 +632,8 @@ static ax_status prep_run(const ax_prep_options *options, ax_prep_progress_fn pr
         AX_TRY(prep_options_read(options, &full));
         options = &full;
     }
+    if (options && (options->from_cuda_convnet2 || options->format == AX_PREP_FORMAT_CUDA_CONVNET2))
+        return prep_convert(options, summary);
     r.options = options;
     r.progress = progress;
     r.user = user;

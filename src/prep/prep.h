@@ -141,6 +141,9 @@ bool prep_crop_window(int64_t width, int64_t height, int64_t side, int64_t windo
  * present means a complete batch. */
 void prep_batch_names(const char *dir, int64_t batch, char *data_path, char *labels_path,
                       size_t capacity);
+/* The same for a format: AX_PREP_FORMAT_JPEG's data file is "batch_NNNNN.jpegs". */
+void prep_batch_names_format(const char *dir, int64_t batch, int format, char *data_path,
+                             char *labels_path, size_t capacity);
 /* The memory a batch is made in: K images of S x S x C bytes at pixels,
  * with room before them for the data file's .npy header, so that header and
  * pixels are written from one block-aligned run of memory (O_DIRECT, no copy
@@ -150,10 +153,16 @@ typedef struct prep_batch_buffer {
     size_t header_room;      /* bytes of the buffer before pixels */
     void *mapping;
     size_t mapping_size;
+    /* AX_PREP_FORMAT_JPEG: each slot's JPEG (malloc'd, reused from batch to
+     * batch), its capacity and size; the pixels then hold the decoded JPEG. */
+    int format, quality;
+    size_t jpeg_slots;
+    unsigned char **jpeg;
+    size_t *jpeg_capacity, *jpeg_size;
 } prep_batch_buffer;
 
 ax_status prep_batch_buffer_create(prep_batch_buffer *buffer, int64_t images, int64_t side,
-                                   int channels);
+                                   int channels, int format, int quality);
 void prep_batch_buffer_free(prep_batch_buffer *buffer);
 /* Where the data file of count images starts in buffer: its .npy header,
  * just before the pixels. */
@@ -196,7 +205,7 @@ void prep_writer_stop(prep_writer *writer);
  * and max_count images of the right shape and labels below label_count;
  * then *count, and (if not NULL) pixel sums into sums (S*S*C) and per-label
  * counts into label_counts are added. */
-bool prep_batch_reuse(const char *dir, int64_t batch, int64_t side, int channels,
+bool prep_batch_reuse(const char *dir, int64_t batch, int format, int64_t side, int channels,
                       int64_t max_count, int32_t label_count, int64_t *count, uint64_t *sums,
                       int64_t *label_counts);
 
@@ -214,6 +223,13 @@ ax_status prep_metadata_write(const char *dir, const prep_list *list,
                               const int64_t *label_counts, const int64_t *batch_counts,
                               int64_t batches, const uint64_t *sums, int64_t images,
                               int64_t skipped);
+
+/* ax_prep_run's conversions (cuda_convnet2.c): options->from_cuda_convnet2
+ * (a cuda-convnet2 batch folder to batches of options->format) or format
+ * AX_PREP_FORMAT_CUDA_CONVNET2 (prep's batches to such a folder). The
+ * output folder must be absent or empty; on failure every file written is
+ * removed again. */
+ax_status prep_convert(const ax_prep_options *options, ax_prep_summary *summary);
 
 /* Removes DIR's temporaries left by an interrupted run: names this program
  * writes ("batch_NNNNN.npy.tmp.PID", "batch_NNNNN_labels.npy.tmp.PID",

@@ -109,6 +109,7 @@ static ax_data_options data_options(const char *option, const char *spec, const 
         options.stream = settings->stream;
         options.crop = settings->crop;
         options.mirror = settings->mirror;
+        options.views = settings->views > 0 ? settings->views : 1;
         options.mean = settings->mean[0] ? settings->mean : NULL;
     }
     return options;

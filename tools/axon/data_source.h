@@ -81,6 +81,7 @@ typedef struct data_settings {
     bool stream;
     int64_t crop;
     bool mirror;
+    int views; /* axon eval --views: 1 or 10 (0 counts as 1) */
     bool subtract_mean;
     char mean[4200];          /* --data's mean.npy with --subtract-mean, else "" */
 } data_settings;

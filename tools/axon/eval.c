@@ -25,6 +25,10 @@ static const cli_option eval_options[] = {
     {"seed", CLI_INT, "N", "1", "synth:linear: the seed given to axon train"},
     DATA_SOURCE_OPTIONS,
     DATA_STREAM_OPTIONS,
+    {"views", CLI_INT, "1|10", "1",
+     "streamed batches with --crop: 1 = the centre crop; 10 = cuda-convnet2's\n"
+     "multiview test: the 4 corner crops and the centre, each mirrored, their\n"
+     "softmax outputs averaged (a softmax cross-entropy model)"},
 };
 
 static const char eval_usage[] = "axon eval --model FILE --data D [options]";
@@ -149,6 +153,19 @@ int command_eval(int argc, char **argv)
         !read_precision(&args, &precision) || !read_device(&args, &device) || !data_settings_read(&args, &settings) ||
         !data_stream_settings_read(&args, data_spec ? data_spec : test_spec, &settings))
         return CLI_EXIT_USAGE;
+    int views = 1;
+    if (!cli_get_int(&args, "views", 1, 10, &views))
+        return CLI_EXIT_USAGE;
+    if (views != 1 && views != 10) {
+        cli_error(&args, "--views is 1 (the centre crop) or 10 (corners and centre, mirrored)");
+        return CLI_EXIT_USAGE;
+    }
+    if (views == 10 && (settings.crop <= 0 || settings.stream_mode == STREAM_OFF)) {
+        cli_error(&args, "--views 10 takes crops of streamed batches: give --crop N with "
+                         "--data batches:DIR");
+        return CLI_EXIT_USAGE;
+    }
+    settings.views = views;
     /* An evaluation reads its rows once, in order: batches are streamed but with --stream off. */
     settings.stream = settings.stream_mode != STREAM_OFF;
     if (!model_path) {

@@ -27,6 +27,11 @@ static const cli_option predict_options[] = {
     THREADS_OPTION,
     {"seed", CLI_INT, "N", "1", "synth:linear: seed of the data"},
     DATA_SOURCE_OPTIONS,
+    DATA_STREAM_OPTIONS,
+    {"views", CLI_INT, "1|10", "1",
+     "streamed batches with --crop: 1 = the centre crop; 10 = cuda-convnet2's\n"
+     "multiview test: the 4 corner crops and the centre, each mirrored, their\n"
+     "softmax outputs averaged into one row per image (as axon eval --views)"},
 };
 
 static const char predict_usage[] = "axon predict --model FILE --data D [--out FILE.csv] [options]";
@@ -34,7 +39,10 @@ static const char predict_description[] =
     "Writes the model's outputs for every row of D as CSV with a header line:\n"
     "\"predicted,p0,p1,...\" (the class and its probabilities) for a softmax or\n"
     "sigmoid output, the predicted values \"y\" (or y0,y1,...) otherwise.\n"
-    "\nexample:\n  axon predict --model fmnist.safetensors --data fashion-mnist --out p.csv";
+    "batches:DIR is streamed when --crop, --subtract-mean, --mean, --views or\n"
+    "--stream on asks for it (loaded whole otherwise), in the order of its files.\n"
+    "\nexample:\n  axon predict --model fmnist.safetensors --data fashion-mnist --out p.csv\n"
+    "  axon predict --model m.safetensors --data batches:val --crop 56 --subtract-mean --views 10";
 
 /* Rows per call of ax_net_predict: bounded output memory (16 MiB of floats). */
 static int64_t chunk_rows(int64_t width)
@@ -83,8 +91,40 @@ static void write_row(FILE *stream, bool classification, const float *outputs, i
     fputc('\n', stream);
 }
 
+typedef struct streamed_rows {
+    output_stream *output;
+    bool classification;
+    int64_t width;
+} streamed_rows;
+
+static bool on_rows(int64_t first, int64_t count, const float *outputs, void *user)
+{
+    (void)first;
+    streamed_rows *rows = user;
+    for (int64_t row = 0; row < count; row++)
+        write_row(rows->output->stream, rows->classification, outputs + row * rows->width,
+                  rows->width);
+    return !output_stream_failed(rows->output); /* output_stream_close says why */
+}
+
+/* A streamed set (batches:DIR with crops, the mean, or 10 views): its rows
+ * as the library reads them, written as each chunk is done. */
+static int write_streamed_predictions(ax_net *net, ax_dataset *data, output_stream *output)
+{
+    const ax_net_config *config = ax_net_config_get(net);
+    streamed_rows rows = {.output = output, .classification = output_is_classification(config),
+                          .width = ax_net_layer_width(net, config->layer_count - 1)};
+    write_header(output->stream, rows.classification, rows.width);
+    ax_status status = ax_net_predict_dataset(net, data, on_rows, &rows);
+    if (status == AX_STATUS_INTERRUPTED && output_stream_failed(output))
+        return CLI_EXIT_RUNTIME;
+    return status == AX_STATUS_OK ? CLI_EXIT_OK : report_failure(status, ax_dataset_source(data));
+}
+
 static int write_predictions(ax_net *net, ax_dataset *data, output_stream *output)
 {
+    if (ax_dataset_is_streamed(data))
+        return write_streamed_predictions(net, data, output);
     const ax_net_config *config = ax_net_config_get(net);
     int64_t width = ax_net_layer_width(net, config->layer_count - 1);
     int64_t inputs = config->input_width;
@@ -136,8 +176,29 @@ int command_predict(int argc, char **argv)
     if (!cli_get_nonempty(&args, "model", &model_path) ||
         !cli_get_nonempty(&args, "data", &data_spec) ||
         !cli_get_nonempty(&args, "out", &out_path) || !read_precision(&args, &precision) || !read_device(&args, &device) ||
-        !data_settings_read(&args, &settings))
+        !data_settings_read(&args, &settings) ||
+        !data_stream_settings_read(&args, data_spec, &settings))
         return CLI_EXIT_USAGE;
+    int views = 1;
+    if (!cli_get_int(&args, "views", 1, 10, &views))
+        return CLI_EXIT_USAGE;
+    if (views != 1 && views != 10) {
+        cli_error(&args, "--views is 1 (the centre crop) or 10 (corners and centre, mirrored)");
+        return CLI_EXIT_USAGE;
+    }
+    if (views == 10 && (settings.crop <= 0 || settings.stream_mode == STREAM_OFF)) {
+        cli_error(&args, "--views 10 takes crops of streamed batches: give --crop N with "
+                         "--data batches:DIR");
+        return CLI_EXIT_USAGE;
+    }
+    if (settings.mirror) {
+        cli_error(&args, "--mirror is training's random mirroring; predict mirrors with --views 10");
+        return CLI_EXIT_USAGE;
+    }
+    settings.views = views;
+    /* Streamed only where asked: a set loaded whole gives the rows as before. */
+    settings.stream = settings.stream_mode == STREAM_ON || settings.crop > 0 || views > 1 ||
+                      settings.mean[0] != '\0';
     if (!model_path || !data_spec) {
         cli_error(&args, "--%s is required (see axon predict --help)", model_path ? "data" : "model");
         return CLI_EXIT_USAGE;
@@ -149,6 +210,7 @@ int command_predict(int argc, char **argv)
     file_roles_input(&roles, "--model", model_path, "the model");
     file_roles_data(&roles, "--data", data_spec, "the input data");
     file_roles_input(&roles, "--labels", settings.labels, "the labels");
+    file_roles_input(&roles, "--mean", settings.mean[0] ? settings.mean : NULL, "the mean image");
     file_roles_output(&roles, "--out", out_path);
     result = file_roles_check(&roles);
     if (result != CLI_EXIT_OK)

@@ -41,12 +41,24 @@ static const cli_option prep_options[] = {
      "a validation set as ILSVRC gives it: --input holds the images flat, and\n"
      "line i of FILE (a label number from 1, the i-th name of --labels) labels\n"
      "the i-th image in byte order of the file names"},
+    {"format", CLI_STRING, "raw|jpeg|cuda-convnet2", "raw",
+     "raw: batch_NNNNN.npy pixels; jpeg: batch_NNNNN.jpegs, each image a JPEG\n"
+     "of S x S (about a fifth of the size; decoded while training);\n"
+     "cuda-convnet2: --input is a folder axon prep wrote, converted to\n"
+     "cuda-convnet2's data_batch_N pickles and batches.meta"},
+    {"from-cuda-convnet2", CLI_STRING, "DIR", NULL,
+     "convert cuda-convnet2's batch folder DIR (data_batch_N, batches.meta)\n"
+     "to axon's batches of --format raw or jpeg, instead of --input"},
+    {"quality", CLI_INT, "Q", "90", "JPEG quality 1 .. 100 of --format jpeg"},
     {"quiet", CLI_FLAG, NULL, NULL, "no live progress line"},
     THREADS_OPTION,
 };
 
 static const char prep_usage[] =
-    "axon prep --input DIR|FILE.tar --out DIR [--size 256] [--batch 1024] [--seed 1] [--grey]";
+    "axon prep --input DIR|FILE.tar --out DIR [--size 256] [--batch 1024] [--seed 1] [--grey]\n"
+    "          [--format raw|jpeg [--quality 90]]\n"
+    "axon prep --from-cuda-convnet2 DIR --out DIR [--format raw|jpeg [--quality 90]]\n"
+    "axon prep --input DIR --out DIR --format cuda-convnet2";
 static const char prep_description[] =
     "Turns photographs into shuffled batches a network can train on:\n"
     "each JPEG or PNG is decoded (JPEG at the smallest DCT scale not below S),\n"
@@ -60,6 +72,7 @@ static const char prep_description[] =
     "the progress of all; the files are the same for any number of processes.\n"
     "\nexample:\n  axon prep --input photos/ --out batches/ --size 64 --batch 512\n"
     "  mpirun -np 4 axon prep --input photos/ --out batches/\n"
+    "  axon prep --from-cuda-convnet2 cifar-10-py-colmajor/ --out cifar/\n"
     "  axon train --data batches:batches/ --layers 256,10:softmax";
 
 typedef struct prep_display {
@@ -168,7 +181,9 @@ int command_prep(int argc, char **argv)
     ax_prep_options options = ax_prep_defaults();
     int64_t seed = 1;
     bool quiet = false;
-    if (!cli_get_nonempty(&args, "input", &options.input) ||
+    const char *from_cuda_convnet2 = NULL;
+    if (!cli_get_nonempty(&args, "from-cuda-convnet2", &from_cuda_convnet2) ||
+        !cli_get_nonempty(&args, "input", &options.input) ||
         !cli_get_nonempty(&args, "out", &options.output) ||
         !cli_get_int64(&args, "size", 1, 16384, &options.image_size) ||
         !cli_get_int64(&args, "batch", 1, 1000000, &options.batch_size) ||
@@ -177,8 +192,44 @@ int command_prep(int argc, char **argv)
         !cli_get_nonempty(&args, "labels", &options.labels_file) ||
         !cli_get_nonempty(&args, "ground-truth", &options.ground_truth))
         return CLI_EXIT_USAGE;
+    static const char *const formats[] = {"raw", "jpeg", "cuda-convnet2", NULL};
+    int format = 0;
+    if (!cli_get_choice(&args, "format", formats, &format) ||
+        !cli_get_int(&args, "quality", 1, 100, &options.jpeg_quality))
+        return CLI_EXIT_USAGE;
+    options.format = format == 1   ? AX_PREP_FORMAT_JPEG
+                     : format == 2 ? AX_PREP_FORMAT_CUDA_CONVNET2
+                                   : AX_PREP_FORMAT_RAW;
+    if (cli_given(&args, "quality") && options.format != AX_PREP_FORMAT_JPEG) {
+        cli_error(&args, "--quality is the JPEG quality of --format jpeg");
+        return CLI_EXIT_USAGE;
+    }
+    const bool converting = from_cuda_convnet2 || options.format == AX_PREP_FORMAT_CUDA_CONVNET2;
+    if (from_cuda_convnet2 && options.input) {
+        cli_error(&args, "give the input once: --input or --from-cuda-convnet2");
+        return CLI_EXIT_USAGE;
+    }
+    if (from_cuda_convnet2 && options.format == AX_PREP_FORMAT_CUDA_CONVNET2) {
+        cli_error(&args, "--from-cuda-convnet2 makes axon's batches: --format raw or jpeg");
+        return CLI_EXIT_USAGE;
+    }
+    if (from_cuda_convnet2) {
+        options.input = from_cuda_convnet2;
+        options.from_cuda_convnet2 = true;
+    }
+    if (converting) { /* the folder's own settings are kept */
+        static const char *const settings[] = {"size", "batch", "seed", "grey", "labels",
+                                               "ground-truth", NULL};
+        for (int i = 0; settings[i]; i++)
+            if (cli_given(&args, settings[i])) {
+                cli_error(&args, "--%s: a conversion keeps the batches' own settings (%s)",
+                          settings[i], from_cuda_convnet2 ? "--from-cuda-convnet2" : "--format cuda-convnet2");
+                return CLI_EXIT_USAGE;
+            }
+    }
     if (!options.input || !options.output) {
-        cli_error(&args, "--input and --out are required (see axon prep --help)");
+        cli_error(&args, "--input and --out are required (or --from-cuda-convnet2 DIR and --out; see "
+                         "axon prep --help)");
         return CLI_EXIT_USAGE;
     }
     options.seed = (uint64_t)seed;
@@ -186,10 +237,11 @@ int command_prep(int argc, char **argv)
     if (result != CLI_EXIT_OK)
         return result;
     /* The files prep writes into --out (docs/prep.md) against its inputs. */
-    static const char *const written[] = {"batch_*.npy", "meta.json", "mean.npy", "plan.json",
-                                          "*.tmp.*", NULL};
+    static const char *const written[] = {"batch_*.npy", "batch_*.jpegs", "meta.json", "mean.npy", "plan.json",
+                                          "data_batch_*", "batches.meta", "*.tmp.*", NULL};
     file_roles roles = {0};
-    file_roles_input(&roles, "--input", options.input, "the input");
+    file_roles_input(&roles, from_cuda_convnet2 ? "--from-cuda-convnet2" : "--input", options.input,
+                     "the input");
     file_roles_input(&roles, "--labels", options.labels_file, "the label names");
     file_roles_input(&roles, "--ground-truth", options.ground_truth, "the ground truth");
     file_roles_folder(&roles, "--out", options.output, written);
@@ -214,7 +266,17 @@ int command_prep(int argc, char **argv)
         fputs("\r\033[K", stderr);
         fflush(stderr);
     }
-    if (speaker && (status == AX_STATUS_OK || summary.images_found > 0))
+    if (converting) {
+        if (status == AX_STATUS_OK)
+            printf("prep: %lld images in %lld batches, %lld labels, converted from %s to %s in %s "
+                   "(%.2f s)\n",
+                   (long long)summary.images_written, (long long)summary.batches_written,
+                   (long long)summary.labels,
+                   from_cuda_convnet2 ? "cuda-convnet2's batches" : "axon's batches",
+                   from_cuda_convnet2 ? (options.format == AX_PREP_FORMAT_JPEG ? "axon's JPEG batches" : "axon's raw batches")
+                                      : "cuda-convnet2's batches",
+                   options.output, summary.seconds);
+    } else if (speaker && (status == AX_STATUS_OK || summary.images_found > 0))
         print_summary(&summary, options.output, options.threads, processes);
     ax_prep_summary_free(&summary);
     if (status != AX_STATUS_OK)

@@ -124,9 +124,12 @@ static void show_live_line(progress_display *display, const ax_progress *progres
     char loss[32], eta[32];
     format_loss(progress->train_loss, loss, sizeof loss);
     format_duration(progress->eta_seconds, eta, sizeof eta);
-    fprintf(stderr, "\r%s %d/%d  batch %lld/%lld  %.0f samples/s  loss %s  ETA %s\033[K",
+    char waiting[64] = "";
+    if (progress->data_wait_seconds >= 0.01)
+        snprintf(waiting, sizeof waiting, "  waited %.2f s for data", progress->data_wait_seconds);
+    fprintf(stderr, "\r%s %d/%d  batch %lld/%lld  %.0f samples/s  loss %s  ETA %s%s\033[K",
             display->step_name, progress->epoch, progress->epochs, (long long)progress->batch,
-            (long long)progress->batches, progress->samples_per_second, loss, eta);
+            (long long)progress->batches, progress->samples_per_second, loss, eta, waiting);
     fflush(stderr);
     display->line_shown = true;
 }
@@ -163,6 +166,12 @@ static void show_epoch_line(progress_display *display, const ax_progress *progre
         format_gflops(progress->gflops, number, sizeof number);
         APPEND("  %s", number);
     }
+    /* Why an epoch was slow: the batch files (JPEG ones decoded) were not
+     * ready when training wanted them. */
+    if (progress->epoch_seconds > 0 && progress->data_wait_seconds >= 0.01)
+        APPEND("  (waited %.2f s, %.0f%%, for the next batch file to be read and decoded)",
+               progress->data_wait_seconds,
+               100.0 * progress->data_wait_seconds / progress->epoch_seconds);
     /* Why an epoch was slow: other processes held the cores, and axon ran
      * on fewer threads (ax_train_config.adapt_threads). */
     if (progress->epoch_seconds > 0 &&
