@@ -233,6 +233,8 @@ def _candidates():
     if prefix:
         for libdir in ("lib", "lib64", "lib/x86_64-linux-gnu"):
             yield os.path.join(prefix, libdir, SONAME), "$AXON_PREFIX"
+    # Inside the package, where `pip install .` puts it (setup.py)
+    yield os.path.join(here, SONAME), "the package's folder (pip install .)"
     # The source tree's build folder: python/axon/ -> ../../build
     source = os.path.dirname(os.path.dirname(here))
     yield os.path.join(source, "build", SONAME), "the build tree"
@@ -313,41 +315,64 @@ def _others_running():
         return -1
 
 
+_AVX512_CORES = ("skylakex", "cooperlake", "sapphirerapids")
+
+# The OPENBLAS_CORETYPE the environment set and the package did not use (as `axon info`
+# reports the command's: AXON_IGNORED_OPENBLAS_CORETYPE), or None.
+ignored_openblas_coretype = None
+
+
 def _load_tuned():
     """Loads libaxon in the environment the axon command gives itself
     (tools/axon/blas_env.c), set only for the load and only where the user set nothing:
     - OPENBLAS_CORETYPE = the core fitting the CPU: Debian 12's OpenBLAS 0.3.21 does not
       know newer Intel CPUs and falls back to Prescott's SSE3 kernels (this machine: the
-      Fashion-MNIST MLP 784-128-128-10 took 2x the axon command's time);
+      Fashion-MNIST MLP 784-128-128-10 took 2x the axon command's time). A value naming a
+      core without AVX-512 on a CPU with it (OPENBLAS_CORETYPE=Haswell, preset on some
+      machines) is replaced as the command replaces it, unless AXON_KEEP_OPENBLAS_CORETYPE
+      is set: GEMMs at AVX2's rate run at about half AVX-512's;
     - GOMP_SPINCOUNT: libgomp's threads spin 300,000 rounds before they sleep, and
       on a shared machine a spinning thread takes the time slice its partner needs (in
       this process: 5 epochs of that MLP took 95 s spinning at load 4, 3-7 s with 1000);
       10000 where no other process runs at import, 1000 where one does (the axon
       command's choice; load that comes later is the thread governor's).
-    Both are read once, when OpenBLAS and libgomp are loaded: NumPy loads OpenBLAS and
-    scikit-learn libgomp, so axon should be imported before them; otherwise a warning
-    says what was missed (docs/python.md)."""
+    Both are read once, when OpenBLAS and libgomp are loaded. OpenBLAS: where NumPy loaded
+    its pthread build first, libaxon opens the OpenMP build itself, now, with these
+    settings (src/backend/cpu/blas.c). libgomp: one per process, so where scikit-learn
+    loaded it first its spin count stays libgomp's own, and a warning says so
+    (docs/python.md; loading libaxon with its own libgomp through dlmopen was tried and
+    crashed scikit-learn's checks in OpenSSL: two C libraries in one process)."""
+    global ignored_openblas_coretype
     import warnings
     added = {}
-    if not os.environ.get("OPENBLAS_CORETYPE") and not os.environ.get(
-            "AXON_KEEP_OPENBLAS_CORETYPE"):
+    preset = os.environ.get("OPENBLAS_CORETYPE")
+    if not os.environ.get("AXON_KEEP_OPENBLAS_CORETYPE"):
         core = _best_openblas_core()
-        if core:
+        if core and not preset:
             added["OPENBLAS_CORETYPE"] = core
+        elif core in ("SkylakeX", "Cooperlake") and preset and \
+                preset.lower() not in _AVX512_CORES:
+            added["OPENBLAS_CORETYPE"] = core
+            ignored_openblas_coretype = preset
     if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
         added["GOMP_SPINCOUNT"] = "10000" if _others_running() == 0 else "1000"
-        if _loaded("libgomp"):
-            warnings.warn("axon was imported after a library that started OpenMP "
-                          "(scikit-learn does), whose threads spin while they wait: training "
-                          "can be many times slower on a busy machine. Import axon first, or "
-                          "set GOMP_SPINCOUNT=1000 in the environment.", RuntimeWarning,
-                          stacklevel=3)
+    gomp_before = _loaded("libgomp")
+    saved = {name: os.environ.get(name) for name in added}
     os.environ.update(added)
     try:
         loaded = _load()
     finally:
-        for name in added:
-            del os.environ[name]  # not passed on to child processes
+        for name, value in saved.items():  # not passed on to child processes
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
+    if gomp_before and "GOMP_SPINCOUNT" in added:
+        warnings.warn("axon was imported after a library that started OpenMP "
+                      "(scikit-learn does), whose threads spin while they wait: training "
+                      "on a held thread count can be many times slower on a busy machine. "
+                      "Import axon first, or set GOMP_SPINCOUNT=1000 in the environment.",
+                      RuntimeWarning, stacklevel=3)
     return loaded
 
 

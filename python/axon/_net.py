@@ -47,10 +47,17 @@ def _precision(value):
         raise ValueError(f"axon: precision must be f32, f64 or bf16, not {value!r}") from None
 
 
+_threads_held = False
+
+
 def set_threads(n=None):
     """Threads for OpenMP and the BLAS (None or <= 0: OMP_NUM_THREADS, else all cores).
-    Process-wide for the BLAS (axon.h "Threads"): call it before starting threads."""
+    Process-wide for the BLAS (axon.h "Threads"): call it before starting threads.
+    A count given here is held while training, as the command's --threads N holds it;
+    None leaves it to the thread governor (ax_train_config.adapt_threads)."""
+    global _threads_held
     _lib.check(lib.ax_set_threads(0 if n is None else int(n)), "threads")
+    _threads_held = n is not None and int(n) > 0
 
 
 def threads():
@@ -60,8 +67,10 @@ def threads():
 def build_info():
     """Facts about the library and this machine, as a dict."""
     info = lib.ax_build_info_get()
-    return {name: (getattr(info, name).decode() if isinstance(getattr(info, name), bytes)
-                   else getattr(info, name)) for name, _ in _lib.BuildInfo._fields_}
+    facts = {name: (getattr(info, name).decode() if isinstance(getattr(info, name), bytes)
+                    else getattr(info, name)) for name, _ in _lib.BuildInfo._fields_}
+    facts["ignored_openblas_coretype"] = _lib.ignored_openblas_coretype
+    return facts
 
 
 def device_count(backend="cuda"):
@@ -386,6 +395,7 @@ class Net:
         validation = self._dataset(validation, "validation") if validation is not None else None
         test = self._dataset(test, "test") if test is not None else None
         config = _lib.train_config()
+        config.adapt_threads = not _threads_held
         config.optimizer = _lib.parse_enum(lib.ax_optimizer_parse, "optimizer", optimizer)
         config.learning_rate = lr if lr is not None else \
             lib.ax_optimizer_default_learning_rate(config.optimizer)

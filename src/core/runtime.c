@@ -7,12 +7,10 @@
 
 #include <omp.h>
 
+#include "backend/cpu/blas.h"
 #include "base/error.h"
 
-#if defined(AXON_BLAS_OPENBLAS)
-char *openblas_get_corename(void);
-char *openblas_get_config(void);
-#elif defined(AXON_BLAS_BLIS)
+#if defined(AXON_BLAS_BLIS)
 #include <blis.h>
 #endif
 
@@ -48,15 +46,17 @@ ax_build_info ax_build_info_get(void)
     info.version = AX_VERSION;
 #if defined(AXON_BLAS_OPENBLAS)
     /* "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ... USE_OPENMP ...": keep the
-     * name, the version and the threading model. */
+     * name, the version and the threading model, and say when libaxon runs
+     * its own copy beside another build loaded first (backend/cpu/blas.c). */
     static char blas[96];
-    const char *config = openblas_get_config();
+    const char *config = ax_blas.config();
     char version[32] = "";
     sscanf(config, "OpenBLAS %31s", version);
-    snprintf(blas, sizeof blas, "OpenBLAS %s (%s threads)", version,
-             strstr(config, "USE_OPENMP") ? "OpenMP" : "pthread");
+    snprintf(blas, sizeof blas, "OpenBLAS %s (%s threads%s)", version,
+             strstr(config, "USE_OPENMP") ? "OpenMP" : "pthread",
+             ax_blas.own_copy ? "; axon's own copy: another build was loaded first" : "");
     info.blas = blas;
-    info.blas_kernels = openblas_get_corename();
+    info.blas_kernels = ax_blas.corename();
 #elif defined(AXON_BLAS_BLIS)
     static char blas[64];
     snprintf(blas, sizeof blas, "BLIS %s", bli_info_get_version_str());

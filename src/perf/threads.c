@@ -7,13 +7,12 @@
 
 #include <omp.h>
 
+#include "backend/cpu/blas.h"
 #include "base/error.h"
 #include "perf/cpu_load.h"
 #include "perf/threads.h"
 
-#if defined(AXON_BLAS_OPENBLAS)
-void openblas_set_num_threads(int threads);
-#elif defined(AXON_BLAS_BLIS)
+#if defined(AXON_BLAS_BLIS)
 #include <blis.h>
 #endif
 
@@ -35,7 +34,7 @@ void ax_threads_run_on(int n)
 {
     omp_set_num_threads(n);
 #if defined(AXON_BLAS_OPENBLAS)
-    openblas_set_num_threads(n);
+    ax_blas.set_num_threads(n);
 #elif defined(AXON_BLAS_BLIS)
     bli_thread_set_num_threads(n);
 #endif

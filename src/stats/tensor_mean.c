@@ -28,7 +28,7 @@
 #include <omp.h>
 #endif
 
-#include <cblas.h>
+#include "backend/cpu/blas.h"
 
 #include "base/error.h"
 #include "base/memory.h"
@@ -78,8 +78,8 @@ static void accumulate(const float *fx, const float *fy, const float *fz, int64_
             }
         }
         /* out (d*d, d) (+)= scale * K^T (d*d, count) x fz (count, d) */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)dd, (int)d, (int)count, scale,
-                    k, (int)dd, fz + start * d, (int)d, start == first ? 0.0f : 1.0f, out, (int)d);
+        ax_blas.sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)dd, (int)d, (int)count, scale,
+                      k, (int)dd, fz + start * d, (int)d, start == first ? 0.0f : 1.0f, out, (int)d);
     }
 }
 

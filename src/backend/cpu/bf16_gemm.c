@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <cblas.h>
+#include "backend/cpu/blas.h"
 
 #define BF16_MR 8
 #define BF16_NR 32
@@ -136,9 +136,9 @@ static void gemm_emulated(ax_bf16_workspace *workspace, ax_bf16_sgemm sgemm, boo
               ldc);
         return;
     }
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, ra,
-                (int)(trans_a ? m : k), rb, (int)(trans_b ? k : n), beta, c, (int)ldc);
+    ax_blas.sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                  trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, ra,
+                  (int)(trans_a ? m : k), rb, (int)(trans_b ? k : n), beta, c, (int)ldc);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -6,10 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cblas.h>
-
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
+#include "backend/cpu/blas.h"
 #include "backend/cpu/cpu_image.h"
 #include "backend/cpu/skinny_gemm.h"
 #include "backend/cpu/tiny_gemm.h"
@@ -109,11 +108,11 @@ static void gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
     const float *a_ = a, *b_ = b;
     for (int64_t first = 0; first < k; first += GEMM_K_BLOCK) {
         const int64_t depth = k - first < GEMM_K_BLOCK ? k - first : GEMM_K_BLOCK;
-        cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)depth,
-                    (float)alpha, a_ + k_offset(trans_a, first, lda), (int)lda,
-                    b_ + k_offset(!trans_b, first, ldb), (int)ldb,
-                    first == 0 ? (float)beta : 1.0f, c, (int)ldc);
+        ax_blas.sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                      trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)depth,
+                      (float)alpha, a_ + k_offset(trans_a, first, lda), (int)lda,
+                      b_ + k_offset(!trans_b, first, ldb), (int)ldb,
+                      first == 0 ? (float)beta : 1.0f, c, (int)ldc);
     }
 }
 
@@ -134,11 +133,11 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
     const double *a_ = a, *b_ = b;
     for (int64_t first = 0; first < k; first += GEMM_K_BLOCK) {
         const int64_t depth = k - first < GEMM_K_BLOCK ? k - first : GEMM_K_BLOCK;
-        cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                    trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)depth, alpha,
-                    a_ + k_offset(trans_a, first, lda), (int)lda,
-                    b_ + k_offset(!trans_b, first, ldb), (int)ldb,
-                    first == 0 ? beta : 1.0, c, (int)ldc);
+        ax_blas.dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                      trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)depth, alpha,
+                      a_ + k_offset(trans_a, first, lda), (int)lda,
+                      b_ + k_offset(!trans_b, first, ldb), (int)ldb,
+                      first == 0 ? beta : 1.0, c, (int)ldc);
     }
 }
 

@@ -1,0 +1,133 @@
+"""Issue 29: axon's BLAS and speed do not depend on whether NumPy, SciPy or scikit-learn
+was imported first. Each case runs in a fresh process (what was loaded before axon is
+the point), with OPENBLAS_CORETYPE, OMP_WAIT_POLICY and the like removed from its
+environment and GOMP_SPINCOUNT=10000 in it unless the case says otherwise: libgomp's
+spin count is read when libgomp is loaded, which scikit-learn does first in one order,
+and that part of issue 29 is not fixed (docs/python.md); the package warns there."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+CHILD = r"""
+import json, os, sys, time
+order = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+if order == "sklearn-first":
+    import numpy as np
+    import sklearn.neural_network
+    # scikit-learn at work first (NumPy's BLAS pool and libgomp's started), as a
+    # notebook or GridSearchCV would have it
+    rng = np.random.default_rng(0)
+    sklearn.neural_network.MLPClassifier((32,), max_iter=2).fit(
+        rng.random((500, 64)), rng.integers(0, 3, 500))
+    import axon.sklearn
+else:
+    import axon.sklearn
+    import numpy as np
+    import sklearn.neural_network
+result = {"info": axon.build_info()}
+maps = open("/proc/self/maps").read()
+result["openblas_files"] = sorted({line.split()[-1] for line in maps.splitlines()
+                                   if "libopenblas" in line})
+if len(sys.argv) > 3:
+    rows, epochs = int(sys.argv[3]), int(sys.argv[4])
+    rng = np.random.default_rng(1)
+    centres = rng.random((10, 784), dtype=np.float32)
+    y = rng.integers(0, 10, rows)
+    X = (centres[y] + 0.5 * rng.random((rows, 784), dtype=np.float32)).astype(np.float32)
+    clf = axon.sklearn.MLPClassifier(hidden_layer_sizes=(128, 128), solver="adam",
+                                     batch_size=128, max_iter=epochs, tol=0,
+                                     n_iter_no_change=epochs + 1, random_state=0,
+                                     n_threads=2)
+    import warnings
+    warnings.simplefilter("ignore")
+    start = time.perf_counter()
+    clf.fit(X, y)
+    result["seconds"] = time.perf_counter() - start
+print(json.dumps(result))
+"""
+
+
+def run(order, *args, env=None):
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("OPENBLAS_CORETYPE", "GOMP_SPINCOUNT", "OMP_WAIT_POLICY",
+                                "OMP_NUM_THREADS", "AXON_OWN_NAMESPACE",
+                                "AXON_KEEP_OPENBLAS_CORETYPE")}
+    environment["GOMP_SPINCOUNT"] = "10000"
+    environment.update(env or {})
+    environment = {k: v for k, v in environment.items() if v is not None}
+    done = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", CHILD, order,
+                           PYTHON_DIR, *map(str, args)], env=environment,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def openblas_is_openmp_and_ours(result):
+    return "OpenMP threads" in result["info"]["blas"]
+
+
+@pytest.mark.parametrize("order", ["axon-first", "sklearn-first"])
+def test_axon_runs_the_openmp_openblas_in_either_order(order):
+    """libaxon on the OpenMP OpenBLAS with the kernels fitting the CPU, whatever NumPy
+    loaded first (Debian's NumPy: the pthread build, whose soname libaxon's need took
+    before src/backend/cpu/blas.c opened the OpenMP build itself)."""
+    result = run(order)
+    info = result["info"]
+    if not info["blas"].startswith("OpenBLAS"):
+        pytest.skip(f"built with {info['blas']}")
+    assert openblas_is_openmp_and_ours(result), info["blas"]
+    assert info["blas_kernels"] == run("axon-first")["info"]["blas_kernels"]
+    pthread_first = order == "sklearn-first" and any(
+        "openblas-pthread" in name for name in result["openblas_files"])
+    assert ("own copy" in info["blas"]) == pthread_first, (info["blas"], result)
+
+
+def test_imported_after_scikit_learn_without_a_spin_count_axon_warns():
+    """libgomp came first with its own spin count: the one order-dependent setting left."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    done = subprocess.run([sys.executable, "-c", CHILD, "sklearn-first", PYTHON_DIR],
+                          env=environment, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "GOMP_SPINCOUNT=1000" in done.stderr
+
+
+def _avx512():
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = next((line.split() for line in cpuinfo if line.startswith("flags")), [])
+    return {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags)
+
+
+@pytest.mark.skipif(not _avx512(), reason="the CPU has no AVX-512")
+@pytest.mark.parametrize("order", ["axon-first", "sklearn-first"])
+def test_a_preset_pre_avx512_coretype_is_replaced_as_the_command_does(order):
+    result = run(order, env={"OPENBLAS_CORETYPE": "Haswell"})
+    info = result["info"]
+    if not info["blas"].startswith("OpenBLAS"):
+        pytest.skip(f"built with {info['blas']}")
+    assert info["blas_kernels"] in ("SkylakeX", "Cooperlake"), info
+    assert info["ignored_openblas_coretype"] == "Haswell"
+    kept = run(order, env={"OPENBLAS_CORETYPE": "Haswell", "AXON_KEEP_OPENBLAS_CORETYPE": "1"})
+    assert kept["info"]["blas_kernels"] == "Haswell"
+    assert kept["info"]["ignored_openblas_coretype"] is None
+
+
+def test_the_same_fit_takes_about_as_long_in_either_import_order():
+    """The fit of issue 29 (784-128-128-10, Adam, batch 128, 2 threads held) timed in
+    fresh processes, orders alternating, the least of two runs each, libgomp's spin
+    count the same in both. A ratio, so the machine's speed and load cancel out but for
+    their noise; the bound, 2.5, is loose for a loaded 2-core machine and catches the 5x
+    of issue 29 (docs/python.md has the figures)."""
+    seconds = {"axon-first": [], "sklearn-first": []}
+    for _ in range(2):
+        for order in seconds:
+            seconds[order].append(run(order, 20000, 2)["seconds"])
+    least = {order: min(times) for order, times in seconds.items()}
+    ratio = max(least.values()) / min(least.values())
+    assert ratio < 2.5, f"seconds per order: {seconds}"
