@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "axon.h"
+#include "io/jpeg_codec.h"
 
 #define AX_JPEG_BATCH_MAGIC "AXJPEGB\n"
 #define AX_JPEG_BATCH_VERSION 1
@@ -62,20 +63,5 @@ ax_status ax_jpeg_batch_decode(const char *path, const ax_jpeg_batch *batch, int
 size_t ax_jpeg_batch_header_size(int64_t count);
 void ax_jpeg_batch_header(unsigned char *header, int64_t count, int64_t side, int64_t channels,
                           int64_t quality, const size_t *sizes);
-
-/* ------------------------------------------------ libjpeg (prep/jpeg_codec.c) */
-
-/* Decodes a JPEG that must be exactly side x side with `channels`
- * components into out (side, side, channels): libjpeg-turbo's islow IDCT,
- * fancy upsampling (its defaults, fixed here so that every reader gives the
- * same pixels), grey read as grey (no colour conversion). Any libjpeg
- * warning fails it. false with why[] filled on failure. */
-bool ax_jpeg_decode_exact(const unsigned char *bytes, size_t size, int64_t side, int64_t channels,
-                          unsigned char *out, char *why, size_t why_capacity);
-/* Encodes pixels (side, side, channels) at quality into *buffer (malloc'd,
- * grown as needed: *capacity its size), *size the JPEG's bytes. */
-bool ax_jpeg_encode(const unsigned char *pixels, int64_t side, int64_t channels, int quality,
-                    unsigned char **buffer, size_t *capacity, size_t *size, char *why,
-                    size_t why_capacity);
 
 #endif

@@ -20,6 +20,8 @@
 #include "data/stream.h"
 
 #include <pthread.h>
+
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,7 +336,9 @@ static ax_status open_stream(const char *dir, int64_t crop, bool mirror, const c
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: %d views: 1 (the centre crop) or 10 (corners "
                        "and centre, each mirrored)", dir, views);
     s->views = views;
-    int cores = ax_threads();
+    /* OpenMP's count in the opening thread: ax_set_threads sets it (the
+     * user's --threads), and the data layer sits below perf/threads.c. */
+    int cores = omp_get_max_threads();
     s->decode_threads = decode_threads > 0 ? decode_threads : cores < 8 ? cores : 8;
     snprintf(s->dir, sizeof s->dir, "%s", dir);
     AX_TRY(ax_batches_meta_read(dir, &s->meta));

@@ -37,28 +37,3 @@ ax_status ax_prep_run(const ax_prep_options *options, ax_prep_progress_fn progre
                    "(apt-get install pkg-config libarchive-dev libjpeg62-turbo-dev libpng-dev; "
                    "cmake -DAXON_PREP=ON)");
 }
-
-/* JPEG batches (data/jpeg_batch.h) can be listed but not decoded or made
- * without libjpeg. */
-#include <stdio.h>
-
-#include "data/jpeg_batch.h"
-
-bool ax_jpeg_decode_exact(const unsigned char *bytes, size_t size, int64_t side, int64_t channels,
-                          unsigned char *out, char *why, size_t why_capacity)
-{
-    (void)bytes, (void)size, (void)side, (void)channels, (void)out;
-    snprintf(why, why_capacity, "this build of axon has no libjpeg (image preparation is off); "
-             "rebuild with cmake -DAXON_PREP=ON to read JPEG batches");
-    return false;
-}
-
-bool ax_jpeg_encode(const unsigned char *pixels, int64_t side, int64_t channels, int quality,
-                    unsigned char **buffer, size_t *capacity, size_t *size, char *why,
-                    size_t why_capacity)
-{
-    (void)pixels, (void)side, (void)channels, (void)quality, (void)buffer, (void)capacity;
-    *size = 0;
-    snprintf(why, why_capacity, "this build of axon has no libjpeg (image preparation is off)");
-    return false;
-}

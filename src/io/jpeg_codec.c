@@ -10,6 +10,10 @@
  * made from a JPEG batch hold exactly the pixels a trainer decodes. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "io/jpeg_codec.h"
+
+#if defined(AXON_PREP) /* libjpeg is linked where image preparation is built */
+
 #include <setjmp.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -18,7 +22,6 @@
 
 #include <jpeglib.h> /* after stdio.h and stddef.h */
 
-#include "data/jpeg_batch.h"
 
 typedef struct codec_failure {
     struct jpeg_error_mgr manager;
@@ -134,3 +137,29 @@ bool ax_jpeg_encode(const unsigned char *pixels, int64_t side, int64_t channels,
     *size = out_size;
     return true;
 }
+
+#else
+#include <stdio.h>
+
+/* JPEG batches (data/jpeg_batch.h) can be listed but not decoded or made
+ * without libjpeg. */
+
+bool ax_jpeg_decode_exact(const unsigned char *bytes, size_t size, int64_t side, int64_t channels,
+                          unsigned char *out, char *why, size_t why_capacity)
+{
+    (void)bytes, (void)size, (void)side, (void)channels, (void)out;
+    snprintf(why, why_capacity, "this build of axon has no libjpeg (image preparation is off); "
+             "rebuild with cmake -DAXON_PREP=ON to read JPEG batches");
+    return false;
+}
+
+bool ax_jpeg_encode(const unsigned char *pixels, int64_t side, int64_t channels, int quality,
+                    unsigned char **buffer, size_t *capacity, size_t *size, char *why,
+                    size_t why_capacity)
+{
+    (void)pixels, (void)side, (void)channels, (void)quality, (void)buffer, (void)capacity;
+    *size = 0;
+    snprintf(why, why_capacity, "this build of axon has no libjpeg (image preparation is off)");
+    return false;
+}
+#endif
