@@ -120,7 +120,7 @@ static void scan_folder(const char *folder)
             at--;
         }
         snprintf(found.names[at], NAME_CAPACITY, "%s", this_name);
-        snprintf(found.paths[at], PATH_CAPACITY, "%.4095s/%s", folder, file);
+        snprintf(found.paths[at], PATH_CAPACITY, "%.3900s/%.255s", folder, file); /* fits PATH_CAPACITY */
     }
     closedir(dir);
 }

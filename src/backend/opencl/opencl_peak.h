@@ -28,7 +28,7 @@ typedef struct ax_ocl_peak {
     double lanes_f32, lanes_f64; /* per compute unit, as estimated */
     bool known;            /* the lanes come from a vendor's figures or a CPU's vectors,
                               not a guess (an unknown GPU: a lower bound) */
-    char basis[160];       /* how: "132 SMs x 128 float32 / 64 float64 lanes (compute
+    char basis[256];       /* how: "132 SMs x 128 float32 / 64 float64 lanes (compute
                               capability 9.0)" */
 } ax_ocl_peak;
 
