@@ -1,10 +1,11 @@
-"""axon: train dense neural networks with libaxon from Python.
+"""axon: train dense and convolutional neural networks with libaxon from Python.
 
     import axon
     net, summary = axon.train("fashion-mnist", layers="128:relu,128:relu,10:softmax",
                               optimizer="adam", epochs=5)
     net = axon.Net(784, "128:relu,10:softmax"); net.train(X, y, optimizer="adam")
     probabilities = net.predict(X); net.save("model.safetensors"); axon.load(path)
+    axon.Net(input_shape=(28, 28, 1), layers="conv:8x5x5/p2:relu,maxpool:2,10:softmax")
     axon.stats.entropy_mi(x, y); axon.stats.tensor_mean(fx, fy, fz)
     from axon.sklearn import MLPClassifier, MLPRegressor
 
