@@ -18,6 +18,8 @@ import statistics
 import subprocess
 from collections import defaultdict
 
+COLUMNS = ("system", "workload", "variant", "precision", "threads", "batch", "width", "repeat",
+           "epoch", "seconds", "loss", "test_accuracy", "gflops", "samples_per_second")
 CONFIG = ("workload", "precision", "threads", "batch", "width")
 TITLES = {"b1a": "B1(a) mnist-mlp, mini-batch SGD", "b1b": "B1(b) mnist-mlp, full batch",
           "b2": "B2 tmva-dnn, synthetic regression",
@@ -31,6 +33,15 @@ COLORS = {"axon": "#1f77b4", "torch": "#d62728", "numpy": "#2ca02c"}
 
 def num(text):
     return float(text) if text not in ("", None) else None
+
+
+def read_rows(f):
+    """The rows as dicts by column name. The header line is the first of a file that has one
+    (compare.sh's, `axon bench --csv`'s); files of axon bench before it wrote one have none and
+    get the columns in their order. Header lines met again (files concatenated) are skipped."""
+    lines = [line for line in csv.reader(f) if line]
+    header = tuple(lines[0]) if lines and lines[0][:1] == ["system"] else COLUMNS
+    return [dict(zip(header, line)) for line in lines if line[:1] != ["system"]]
 
 
 def collect_runs(rows):
@@ -212,7 +223,7 @@ def main():
     a = p.parse_args()
     out = a.out or os.path.dirname(os.path.abspath(a.csv))
     with open(a.csv) as f:
-        summary = summarise(collect_runs(list(csv.DictReader(f))))
+        summary = summarise(collect_runs(read_rows(f)))
     with open(f"{out}/report.md", "w") as f:
         f.write(markdown(summary, a.csv))
     plot_time(summary, out)

@@ -1,10 +1,12 @@
-"""axon: train dense neural networks with libaxon from Python.
+"""axon: train dense and convolutional neural networks with libaxon from Python.
 
     import axon
     net, summary = axon.train("fashion-mnist", layers="128:relu,128:relu,10:softmax",
                               optimizer="adam", epochs=5)
     net = axon.Net(784, "128:relu,10:softmax"); net.train(X, y, optimizer="adam")
     probabilities = net.predict(X); net.save("model.safetensors"); axon.load(path)
+    axon.Net(input_shape=(28, 28, 1), layers="conv:8x5x5/p2:relu,maxpool:2,10:softmax")
+    axon.plot(summary, out="loss.png")
     axon.stats.entropy_mi(x, y); axon.stats.tensor_mean(fx, fy, fz)
     from axon.sklearn import MLPClassifier, MLPRegressor
 
@@ -21,11 +23,12 @@ from ._lib import (AxonError, AxonMemoryError, AxonOSError, AxonValueError, Devi
 from ._lib import path as library_path
 from ._optimizer_state import OptimizerState
 from ._net import Net, build_info, device_count, load, save, set_threads, threads, train
+from ._plot import plot
 from ._prep import prep
 
 __version__ = build_info()["version"]
 
-__all__ = ["Net", "Dataset", "OptimizerState", "train", "load", "save", "prep", "stats", "set_threads", "threads",
+__all__ = ["Net", "Dataset", "OptimizerState", "train", "load", "save", "plot", "prep", "stats", "set_threads", "threads",
            "build_info", "device_count", "library_path", "AxonError", "AxonValueError",
            "AxonOSError", "AxonMemoryError", "DivergedError", "StoppedError",
            "UnsupportedError", "DeviceError"]

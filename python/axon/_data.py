@@ -26,9 +26,13 @@ def _numeric(array, name):
     return array
 
 
-def features_array(X, name="X"):
-    """X as a C-contiguous float32 (rows, features) array; the same object when it is one."""
+def features_array(X, name="X", images=False):
+    """X as a C-contiguous float32 (rows, features) array; the same object when it is one.
+    images: X may also be (rows, height, width, channels), flattened to (rows, h w c) in
+    (row, column, channel) order, the library's image layout."""
     X = _numeric(X, name)
+    if images and X.ndim == 4:
+        X = np.ascontiguousarray(X, dtype=np.float32).reshape(X.shape[0], -1)
     if X.ndim != 2:
         raise ValueError(f"axon: {name} must be 2-D (rows, features); got shape {X.shape}")
     if X.shape[0] == 0 or X.shape[1] == 0:
@@ -71,8 +75,11 @@ class Dataset:
     @classmethod
     def from_arrays(cls, X, y, classes=None, name="X"):
         """Features X (rows, features) with integer class labels y (rows) in [0, classes)
-        or float targets y (rows,) / (rows, targets). classes defaults to max label + 1."""
-        X = features_array(X, name)
+        or float targets y (rows,) / (rows, targets). classes defaults to max label + 1.
+        X (rows, height, width, channels) makes a set of images of that shape, which
+        convolution layers take."""
+        image_shape = tuple(int(n) for n in np.shape(X)[1:]) if np.ndim(X) == 4 else None
+        X = features_array(X, name, images=True)
         y = _numeric(y, "y")
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"axon: {name} has {X.shape[0]} rows but y has {y.shape[0]}")
@@ -101,7 +108,12 @@ class Dataset:
             pointer(labels, _INT32_P) if labels is not None else None,
             pointer(targets) if targets is not None else None, _lib.encode(name),
             ctypes.byref(handle)))
-        return cls(handle, (X, labels, targets), name)
+        data = cls(handle, (X, labels, targets), name)
+        if image_shape is not None:
+            with data._use() as wrapped:
+                _lib.check(lib.ax_dataset_set_image_shape(
+                    wrapped, (ctypes.c_int64 * 3)(*image_shape)), name)
+        return data
 
     @classmethod
     def open(cls, spec, *, part="train", scale=None, labels=None, csv_label_column=None,
@@ -152,6 +164,14 @@ class Dataset:
     @property
     def targets(self):
         return self._count(lib.ax_dataset_targets)
+
+    @property
+    def image_shape(self):
+        """(height, width, channels) when the rows are images (IDX, batches:DIR, a 4-D
+        .npy, or arrays given as (rows, height, width, channels)), else None."""
+        shape = (ctypes.c_int64 * 3)()
+        with self._use() as handle:
+            return tuple(shape) if lib.ax_dataset_image_shape(handle, shape) else None
 
     def arrays(self):
         """(X, y) as NumPy arrays: copies of the library's data."""

@@ -85,43 +85,70 @@ def _device(text):
     return device
 
 
-def _layer_specs(layers):
-    """A layout string ("128:relu,10:softmax") or a list of (units, activation) / units."""
-    items = []
-    for i, item in enumerate(layers):
-        if isinstance(item, (int, np.integer)):
-            units, activation = int(item), ("relu" if i + 1 < len(layers) else "identity")
-        else:
-            units, activation = item
-        spec = _lib.LayerSpec()
-        spec.kind = 0
-        spec.dense.units = int(units)
-        spec.dense.activation = _lib.parse_enum(lib.ax_activation_parse, f"layer {i + 1}",
-                                                activation)
-        items.append(spec)
-    return (_lib.LayerSpec * len(items))(*items)
+def _layer_item(i, count, item):
+    """One item of a layer list as the layout syntax: 128, (128, "relu") or "conv:8x5x5"."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, (int, np.integer)):
+        return f"{int(item)}:{'relu' if i + 1 < count else 'identity'}"
+    units, activation = item
+    return f"{int(units)}:{activation}"
+
+
+def _parse_layers(layers, config):
+    """A layout string ("conv:8x5x5:relu,maxpool:2,10:softmax", the CLI's --layers) or a list
+    of items (units, (units, activation), or one layer's text) into config."""
+    if not isinstance(layers, str):
+        items = list(layers)
+        layers = ",".join(_layer_item(i, len(items), item) for i, item in enumerate(items))
+    _lib.check(lib.ax_layers_parse(_lib.encode(layers), ctypes.byref(config)), "layers")
+
+
+def _image_shape(shape, name="input_shape"):
+    try:
+        shape = tuple(int(n) for n in shape)
+    except TypeError:
+        shape = ()
+    if len(shape) != 3 or min(shape) < 1:
+        raise ValueError(f"axon: {name} must be (height, width, channels), each >= 1; "
+                         f"got {shape!r}")
+    return shape
 
 
 class Net:
     """A network: Net(input_width, layers, ...) with fresh weights, or axon.load(path).
 
-    layers: "128:relu,128:relu,10:softmax" (the CLI's --layers) or a list such as
-    [(128, "relu"), (10, "softmax")]. loss: auto, cross-entropy,
+    input_width: features per row; or input_shape=(height, width, channels) (also
+    accepted in input_width's place) for image rows in (row, column, channel) order,
+    which convolution and pooling layers need.
+    layers: "128:relu,128:relu,10:softmax" or "conv:8x5x5/p2:relu,maxpool:2,10:softmax"
+    (the CLI's --layers), or a list such as [(128, "relu"), (10, "softmax")] or
+    ["conv:8x5x5:relu", "maxpool:2", (10, "softmax")]. loss: auto, cross-entropy,
     binary-cross-entropy, mse. init: auto, he, xavier, uniform (init_range).
     precision: f32, f64 or bf16. device: "cpu", "cuda", "cuda:1", "opencl:0", ...
     """
 
-    def __init__(self, input_width, layers, *, loss="auto", init="auto", init_range=0.2,
-                 precision="f32", seed=1, device=None):
+    def __init__(self, input_width=None, layers=None, *, input_shape=None, loss="auto",
+                 init="auto", init_range=0.2, precision="f32", seed=1, device=None):
+        if isinstance(input_width, (tuple, list)):
+            if input_shape is not None:
+                raise TypeError("axon: Net: input_shape given twice")
+            input_width, input_shape = None, input_width
+        if input_shape is not None:
+            input_shape = _image_shape(input_shape)
+            width = input_shape[0] * input_shape[1] * input_shape[2]
+            if input_width is not None and int(input_width) != width:
+                raise ValueError(f"axon: input_width {input_width} is not the product of "
+                                 f"input_shape {input_shape} ({width})")
+            input_width = width
+        if input_width is None or layers is None:
+            raise TypeError("axon: Net(input_width or input_shape, layers): "
+                            + ("layers" if input_width is not None else "the input") + " missing")
         config = _lib.net_config()
         config.input_width = int(input_width)
-        if isinstance(layers, str):
-            _lib.check(lib.ax_layers_parse(_lib.encode(layers), ctypes.byref(config)), "layers")
-            specs = None
-        else:
-            specs = _layer_specs(list(layers))
-            config.layers = specs
-            config.layer_count = len(specs)
+        if input_shape is not None:
+            config.input_shape[:] = input_shape
+        _parse_layers(layers, config)
         config.loss = _lib.parse_enum(lib.ax_loss_parse, "loss", loss)
         config.init = _lib.parse_enum(lib.ax_init_parse, "init", init)
         config.init_range = init_range
@@ -188,6 +215,12 @@ class Net:
     @property
     def input_width(self):
         return self._read(lambda net, config: config.input_width)
+
+    @property
+    def input_shape(self):
+        """(height, width, channels) of an image input, None for plain features."""
+        shape = self._read(lambda net, config: tuple(config.input_shape))
+        return shape if shape[0] else None
 
     @property
     def layer_widths(self):
@@ -280,37 +313,69 @@ class Net:
         with self._lock, self._use() as net:
             lib.ax_net_parameters_set(net, pointer(values, ctypes.POINTER(ctypes.c_double)))
 
+    def weight_shapes(self):
+        """The shapes get_weights gives per layer: [(W shape, b shape), ...]; a dense
+        layer ((out, in), (out,)), a convolution ((filters, channels, kernel_height,
+        kernel_width), (filters,)) as torch.nn.Conv2d's and the model files', and a
+        pooling layer () (no parameters)."""
+        def shapes(net, config):
+            result = []
+            before = tuple(config.input_shape) if config.input_shape[0] else \
+                (1, 1, config.input_width)
+            for i in range(config.layer_count):
+                spec = config.layers[i]
+                if spec.kind == 0:
+                    result.append(((spec.dense.units, before[0] * before[1] * before[2]),
+                                   (spec.dense.units,)))
+                elif spec.kind == 1:
+                    result.append(((spec.conv.filters, before[2], spec.conv.kernel_height,
+                                    spec.conv.kernel_width), (spec.conv.filters,)))
+                else:
+                    result.append(())
+                shape = (ctypes.c_int64 * 3)()
+                _lib.check(lib.ax_net_layer_output_shape(net, i, shape), f"layer {i}")
+                before = tuple(shape)
+            return result
+        return self._read(shapes)
+
     def get_weights(self):
-        """[(W (out, in), b (out)), ...] per layer, float64 copies."""
-        flat, widths = self.parameters, [self.input_width] + self.layer_widths
-        result, at = [], 0
-        for fan_in, fan_out in zip(widths[:-1], widths[1:]):
-            W = flat[at:at + fan_in * fan_out].reshape(fan_out, fan_in)
-            at += fan_in * fan_out
-            result.append((W, flat[at:at + fan_out].copy()))
-            at += fan_out
+        """Per layer (W, b) as float64 copies: a dense layer's W (out, in) (in: the
+        previous feature map flattened in (row, column, channel) order), b (out); a
+        convolution's W (filters, channels, kernel_height, kernel_width), b (filters), as
+        torch.nn.Conv2d's; a pooling layer () (no parameters). The last layer last."""
+        flat, result, at = self.parameters, [], 0
+        for shapes in self.weight_shapes():
+            arrays = []
+            for shape in shapes:
+                size = int(np.prod(shape))
+                arrays.append(flat[at:at + size].reshape(shape).copy())
+                at += size
+            result.append(tuple(arrays))
         return result
 
     def set_weights(self, weights):
-        """The inverse of get_weights: [(W (out, in), b (out)), ...]."""
-        widths = [self.input_width] + self.layer_widths
-        if len(weights) != len(widths) - 1:
+        """The inverse of get_weights: per layer (W, b) in its shapes, () for pooling."""
+        expected = self.weight_shapes()
+        if len(weights) != len(expected):
             raise ValueError(f"axon: {len(weights)} layers of weights given; the network has "
-                             f"{len(widths) - 1}")
+                             f"{len(expected)}")
         parts = []
-        for i, ((W, b), fan_in, fan_out) in enumerate(zip(weights, widths[:-1], widths[1:])):
-            W, b = np.asarray(W, dtype=np.float64), np.asarray(b, dtype=np.float64)
-            if W.shape != (fan_out, fan_in) or b.shape != (fan_out,):
-                raise ValueError(f"axon: layer {i + 1}: weights {W.shape} and bias {b.shape} "
-                                 f"given; the layer needs ({fan_out}, {fan_in}) and ({fan_out},)")
-            parts += [W.ravel(), b]
-        self.parameters = np.concatenate(parts)
+        for i, (given, shapes) in enumerate(zip(weights, expected)):
+            given = () if given is None else tuple(given)
+            arrays = [np.asarray(array, dtype=np.float64) for array in given]
+            if len(arrays) != len(shapes) or \
+                    any(a.shape != tuple(s) for a, s in zip(arrays, shapes)):
+                needs = " and ".join(str(tuple(s)) for s in shapes) or "nothing (pooling)"
+                got = " and ".join(str(a.shape) for a in arrays) or "nothing"
+                raise ValueError(f"axon: layer {i + 1}: {got} given; the layer needs {needs}")
+            parts += [a.ravel() for a in arrays]
+        self.parameters = np.concatenate(parts) if parts else np.empty(0)
 
     # ---------------------------------------------------------- inference
     def predict(self, X):
-        """Outputs (rows, output width) for inputs (rows, input width): probabilities
-        (softmax, sigmoid) or values. float32."""
-        X = features_array(X)
+        """Outputs (rows, output width) for inputs (rows, input width) or images (rows,
+        height, width, channels): probabilities (softmax, sigmoid) or values. float32."""
+        X = features_array(X, images=True)
         if X.shape[1] != self.input_width:
             raise ValueError(f"axon: X has {X.shape[1]} features per row but the network's "
                              f"input width is {self.input_width}")
@@ -348,7 +413,7 @@ class Net:
 
     def activations(self, X, layer):
         """The activated outputs (rows, width) of layer `layer` (0 = first hidden layer)."""
-        X = features_array(X)
+        X = features_array(X, images=True)
         rows = X.shape[0]
         if self._read(lambda net, config: config.loss) == 1:  # cross-entropy: labels, any value
             data = Dataset.from_arrays(X, np.zeros(rows, np.int32), classes=self.output_width)
@@ -529,15 +594,18 @@ def save(net, path):
     net.save(path)
 
 
-def train(data, labels=None, *, layers="auto", test=None, val_split=0.0, loss="auto",
-          init="auto", init_range=0.2, precision="f32", device=None, threads=None, seed=1,
-          out=None, **options):
+def train(data, labels=None, *, layers="auto", input_shape=None, test=None, val_split=0.0,
+          loss="auto", init="auto", init_range=0.2, precision="f32", device=None, threads=None,
+          seed=1, out=None, **options):
     """Trains a new network as `axon train` does, with its options as keywords:
     axon.train("fashion-mnist", layers="128:relu,10:softmax", optimizer="adam", epochs=5)
     or axon.train((X, y), ...). data: a spec, a Dataset or (X, y) (labels: y alone);
     layers "auto" is 128:relu,128:relu,<classes>:softmax for class labels and
-    <targets>:identity for numbers. val_split holds that fraction out as validation
-    (seeded). Returns (net, summary); out= saves the model too. Other options: those
+    <targets>:identity for numbers; convolutions as the CLI's ("conv:8x5x5/p2:relu,
+    maxpool:2,10:softmax") on images: IDX and batches:DIR sets, a 4-D .npy, X of shape
+    (rows, height, width, channels), or input_shape=(h, w, c) for flat rows. val_split
+    holds that fraction out as validation (seeded). Returns (net, summary); out= saves
+    the model too. Other options: those
     of Net.train (optimizer, lr, batch, epochs, momentum, l2, early_stop, ...)."""
     if labels is not None:
         data = (data, labels)
@@ -562,7 +630,9 @@ def train(data, labels=None, *, layers="auto", test=None, val_split=0.0, loss="a
     if layers == "auto":
         layers = (f"128:relu,128:relu,{train_set.classes}:softmax" if train_set.classes
                   else f"{train_set.targets}:identity")
-    net = Net(train_set.features, layers, loss=loss, init=init, init_range=init_range,
+    if input_shape is None:
+        input_shape = train_set.image_shape
+    net = Net(train_set.features, layers, input_shape=input_shape, loss=loss, init=init, init_range=init_range,
               precision=precision, seed=seed, device=device)
     summary = net.train(train_set, validation=validation_set, test=test_set, seed=seed,
                         **options)

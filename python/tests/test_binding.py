@@ -201,8 +201,8 @@ def test_predict_equals_numpy_forward_pass():
 
 def test_layer_kinds_activations_and_shapes_of_a_conv_net():
     # Issue 25: layer_activations read the dense member of every kind and gave
-    # ['unknown', 'tanh', 'relu', 'tanh', 'softmax'] for this network. Net() takes no
-    # image shape, so the network is made as a C program would, then wrapped.
+    # ['unknown', 'tanh', 'relu', 'tanh', 'softmax'] for this network. Made as a C
+    # program would, then wrapped (test_conv.py makes conv networks with Net itself).
     config = _lib.net_config()
     _lib.check(lib_parse_layers("conv:8x5x5/p2:relu,maxpool:2,conv:8x3x3/s2,avgpool:2,10:softmax",
                                 config))

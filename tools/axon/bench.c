@@ -28,7 +28,7 @@ static const cli_option bench_options[] = {
     {"quick", CLI_FLAG, NULL, NULL, "fewer epochs and rows, for a smoke test"},
     {"batch", CLI_INT, "B", "1024", "b2: batch size"},
     {"width", CLI_INT, "W", "256", "b2: width of the five hidden layers"},
-    {"csv", CLI_STRING, "FILE", NULL, "append one row per epoch there"},
+    {"csv", CLI_STRING, "FILE", NULL, "append one row per epoch there (a new file gets the header line first)"},
     {"galaxy", CLI_STRING, "DIR", NULL,
      "galaxy-cg: folder with train.csv and test.csv (default: the data axon ships, unpacked\n"
      "next to the axon program in data/galaxy, or in ../share/axon/data/galaxy)"},
@@ -318,7 +318,7 @@ int command_bench(int argc, char **argv)
                                                   : precision == AX_PRECISION_BF16 ? "bf16"
                                                                                    : "f32",
                      .threads = replicas > 1 ? replicas * threads_each : threads};
-    if (csv_path && !(log.csv = fopen(csv_path, "a"))) {
+    if (csv_path && !(log.csv = bench_csv_open(csv_path))) {
         fprintf(stderr, "axon bench: cannot open %s for appending\n", csv_path);
         result = CLI_EXIT_RUNTIME;
     }

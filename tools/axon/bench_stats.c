@@ -38,7 +38,7 @@ static const cli_option stats_bench_options[] = {
     {"d", CLI_INT, "D", NULL, "values per row (default: 256 for entropy-mi, 32 for tensor-mean)"},
     {"min-time", CLI_NUMBER, "S", "0.05", "each sample repeats the call for at least S seconds"},
     {"quick", CLI_FLAG, NULL, NULL, "2 samples of 0.01 s, sizes up to 4096, for a smoke test"},
-    {"csv", CLI_STRING, "FILE", NULL, "append one row per sample there"},
+    {"csv", CLI_STRING, "FILE", NULL, "append one row per sample there (a new file gets the header line first)"},
     DEVICE_OPTION,
 };
 
@@ -158,6 +158,21 @@ typedef struct size_result {
     ax_stats_timing device; /* means per call over the samples */
     double entropy_value, mi_value, first;
 } size_result;
+
+FILE *bench_csv_open(const char *path)
+{
+    FILE *csv = fopen(path, "a");
+    if (!csv)
+        return NULL;
+    /* "a" leaves the position to the implementation until the first write */
+    if (fseek(csv, 0, SEEK_END) != 0 || (ftell(csv) == 0 && fputs(BENCH_CSV_COLUMNS "\n", csv) < 0)) {
+        const int saved = errno;
+        fclose(csv);
+        errno = saved;
+        return NULL;
+    }
+    return csv;
+}
 
 static void csv_row(FILE *csv, const char *workload, const char *variant, bool entropy,
                     int64_t rows, int64_t d, int r, double seconds)
@@ -333,7 +348,7 @@ int command_bench_stats(int argc, char **argv)
     if (result != CLI_EXIT_OK)
         return result;
     FILE *csv = NULL;
-    if (csv_path && !(csv = fopen(csv_path, "a"))) {
+    if (csv_path && !(csv = bench_csv_open(csv_path))) {
         fprintf(stderr, "axon bench: cannot open %s for appending: %s\n", csv_path, strerror(errno));
         return CLI_EXIT_RUNTIME;
     }
