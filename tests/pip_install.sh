@@ -36,7 +36,9 @@ assert axon.library_path == os.path.join(package, "libaxon.so.0"), axon.library_
 rng = np.random.default_rng(0)
 X = rng.normal(size=(600, 8)).astype(np.float32)
 y = (X[:, 0] + X[:, 1] > 0).astype(int)
-clf = MLPClassifier(hidden_layer_sizes=(16,), max_iter=30, random_state=0).fit(X, y)
+# 200 epochs at 0.01 converge on this separable set (30 at the default 0.001 reached 0.83)
+clf = MLPClassifier(hidden_layer_sizes=(16,), max_iter=200, learning_rate_init=0.01,
+                    random_state=0).fit(X, y)
 accuracy = clf.score(X, y)
 assert accuracy > 0.9, accuracy
 print(f"installed package: {package}, accuracy {accuracy:.3f}")
