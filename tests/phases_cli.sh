@@ -77,6 +77,11 @@ refused "epochs=0" --phase epochs=0
 refused "optimizer=rmsprop" --phase optimizer=rmsprop
 refused "--phase 1: patience (early stopping) watches the validation loss" --phase patience=2
 refused "--phase 1: 'lr=0.1;x': ';' and '|' have no place" --phase "lr=0.1;x"
+refused "--phase 2: lr_schedule, warmup and clipping apply to sgd, adam and adamw: cg" \
+    --lr-schedule exp:0.5 --phase epochs=1 --phase optimizer=cg
+refused "--phase 1: dropout=0.5 with a dropout per layer" --dropout 0.1,0.2 --phase dropout=0.5
+grep -q '^phase 2/3   sgd, lr 0.001, momentum 0.9, batch 64, 3 epochs, l2 0.0001' straight.out ||
+    fail "no line with phase 2's settings: $(grep '^phase 2/3   ' straight.out)"
 "$axon" train --resume run.phase-2.epoch-000001.safetensors "${data[@]}" --phase epochs=1 \
     2>err.txt >/dev/null
 [ $? -eq 2 ] && grep -q -- "--phase: a resumed run keeps the options" err.txt ||

@@ -238,6 +238,24 @@ static bool phase_allowed(const cli_args *args, const train_request *request, in
     const char *needs = config->early_stop > 0 ? "patience (early stopping)"
                         : config->lr_schedule == AX_LR_SCHEDULE_PLATEAU ? "lr_schedule plateau"
                                                                         : NULL;
+    const bool line_search = ax_optimizer_is_full_batch(config->optimizer);
+    if (line_search && (config->lr_schedule != AX_LR_SCHEDULE_CONSTANT || config->warmup_steps > 0 ||
+                        config->clip_norm > 0.0 || config->clip_value > 0.0)) {
+        cli_error(args, "--phase %d: lr_schedule, warmup and clipping apply to sgd, adam and adamw: "
+                        "%s chooses its own steps by line search (name lr_schedule=constant, "
+                        "warmup=0, clip_norm=0 and clip_value=0 in this phase)",
+                  p + 1, ax_optimizer_name(config->optimizer));
+        return false;
+    }
+    if (config->dropout > 0.0) {
+        for (int l = 0; l < AX_MAX_LAYERS; l++)
+            if (config->dropout_layers[l] > 0.0) {
+                cli_error(args, "--phase %d: dropout=%g with a dropout per layer (--dropout "
+                                "P0,P1,... or :dropP in --layers): give one or the other",
+                          p + 1, config->dropout);
+                return false;
+            }
+    }
     if (needs && request->val_split == 0.0) {
         cli_error(args, "--phase %d: %s watches the validation loss: add --val-split, e.g. 0.1",
                   p + 1, needs);
@@ -664,39 +682,12 @@ static void default_layers(ax_net_config *net, int64_t classes, int64_t targets,
     net->layers = layers;
 }
 
-static void print_header(const train_request *request, const ax_net *net, const train_data *data)
+/* The optimizer and its settings, on one line after lead. */
+static void print_training(const char *lead, const ax_train_config *train_config)
 {
-    char text[1024];
-    const ax_net_config *config = ax_net_config_get(net);
-    printf("axon %s train\n", AX_VERSION);
-    if (request->resumed)
-        printf("  resumed     %s after epoch %d\n", request->resume,
-               ax_train_state_epochs_done(request->resumed));
-    printf("  data        %s: %s\n", data->source, data->described[0]);
-    if (data->validation)
-        printf("  validation  %s (--val-split %g)\n", data->described[1], request->val_split);
-    if (data->test) {
-        const char *spec = request->test ? request->test : request->data;
-        printf("  test        %s: %s\n", data_name(data->test, spec), data->described[2]);
-    }
-    if (cli_job_is_replica())
-        printf("  replicas    %d threads of this process, each training on its shard of the rows "
-               "with %d thread%s; gradients summed every step\n", cli_job_size(), ax_threads(),
-               ax_threads() == 1 ? "" : "s");
-    else if (cli_job_size() > 1)
-        printf("  processes   %d ranks (MPI), each training on its shard of the rows; gradients "
-               "summed by MPI_Allreduce every step\n", cli_job_size());
-    ax_layers_format(config, text, sizeof text);
-    printf("  network     %s, %lld parameters\n", text, (long long)ax_net_parameter_count(net));
-    if (request->init_from)
-        printf("  loss        %s, weights from %s\n", ax_loss_name(config->loss), request->init_from);
-    else
-        printf("  loss        %s, init %s%s\n", ax_loss_name(config->loss), ax_init_name(config->init),
-               config->init == AX_INIT_AUTO ? " (He for ReLU layers, Xavier otherwise)" : "");
-    const ax_train_config *train_config = &request->train;
     const ax_optimizer_kind kind = train_config->optimizer;
     const bool full_batch = ax_optimizer_is_full_batch(kind);
-    printf("  optimizer   %s", ax_optimizer_name(kind));
+    printf("%s%s", lead, ax_optimizer_name(kind));
     if (ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_LINE_SEARCH))
         printf(", gtol %g", train_config->gtol);
     if (ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_LEARNING_RATE))
@@ -739,6 +730,42 @@ static void print_header(const train_request *request, const ax_net *net, const 
     if (train_config->warmup_steps > 0)
         printf(", warmup %lld steps", (long long)train_config->warmup_steps);
     printf("\n");
+}
+
+static void print_header(const train_request *request, const ax_net *net, const train_data *data)
+{
+    char text[1024];
+    const ax_net_config *config = ax_net_config_get(net);
+    printf("axon %s train\n", AX_VERSION);
+    if (request->resumed)
+        printf("  resumed     %s after epoch %d\n", request->resume,
+               ax_train_state_epochs_done(request->resumed));
+    printf("  data        %s: %s\n", data->source, data->described[0]);
+    if (data->validation)
+        printf("  validation  %s (--val-split %g)\n", data->described[1], request->val_split);
+    if (data->test) {
+        const char *spec = request->test ? request->test : request->data;
+        printf("  test        %s: %s\n", data_name(data->test, spec), data->described[2]);
+    }
+    if (cli_job_is_replica())
+        printf("  replicas    %d threads of this process, each training on its shard of the rows "
+               "with %d thread%s; gradients summed every step\n", cli_job_size(), ax_threads(),
+               ax_threads() == 1 ? "" : "s");
+    else if (cli_job_size() > 1)
+        printf("  processes   %d ranks (MPI), each training on its shard of the rows; gradients "
+               "summed by MPI_Allreduce every step\n", cli_job_size());
+    ax_layers_format(config, text, sizeof text);
+    printf("  network     %s, %lld parameters\n", text, (long long)ax_net_parameter_count(net));
+    if (request->init_from)
+        printf("  loss        %s, weights from %s\n", ax_loss_name(config->loss), request->init_from);
+    else
+        printf("  loss        %s, init %s%s\n", ax_loss_name(config->loss), ax_init_name(config->init),
+               config->init == AX_INIT_AUTO ? " (He for ReLU layers, Xavier otherwise)" : "");
+    const ax_train_config *train_config = &request->train;
+    if (request->phase_count > 0)
+        printf("  phases      %d, each shown as it starts\n", request->phase_count);
+    else
+        print_training("  optimizer   ", train_config);
     if (train_config->checkpoint_every > 0)
     {
         char kept[32] = "all kept";
@@ -1076,7 +1103,9 @@ static int run_training(const train_request *request, train_data *data)
             display.phases = phases;
             metrics.epoch_offset = epochs_before;
             if (!request->quiet) {
-                printf("phase %d/%d   %s\n", p + 1, phases, request->phase_texts[p]);
+                char lead[64];
+                snprintf(lead, sizeof lead, "phase %d/%d   ", p + 1, phases);
+                print_training(lead, &train_config);
                 fflush(stdout);
             }
         }
