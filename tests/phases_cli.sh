@@ -61,6 +61,22 @@ for checkpoint in run.phase-2.epoch-000001 run.phase-2.epoch-000003 run.phase-3.
         fail "resumed from $checkpoint: the metrics differ"
 done
 
+# Stopped by SIGTERM within phase 2 (after step 70 of its 150: phase 1 has
+# 4 steps, and the fault counts a phase's steps), resumed from the
+# interrupted checkpoint: the uninterrupted run's bytes.
+cut=(--val-split 0.2 --phase "lr=0.002,batch=400,epochs=1" --phase "lr=0.001,batch=32,epochs=3")
+"$axon" train "${data[@]}" "${common[@]}" --quiet "${cut[@]}" --out whole.safetensors ||
+    fail "the uncut run failed"
+AXON_TEST_FAULT=TERM@step:70 "$axon" train "${data[@]}" "${common[@]}" --quiet "${cut[@]}" \
+    --checkpoint cut --out cut.safetensors 2>cut.err
+[ $? -eq 130 ] || fail "the run given SIGTERM did not stop with 130: $(cat cut.err)"
+grep -q "^axon: phase 2/2: training interrupted" cut.err || fail "the stop does not name phase 2: $(cat cut.err)"
+[ -f cut.phase-2.interrupted.safetensors ] || fail "no cut.phase-2.interrupted.safetensors: $(ls)"
+"$axon" train --resume cut.phase-2.interrupted.safetensors "${data[@]}" --threads 1 --quiet \
+    --out cut.safetensors || fail "resuming the interrupted phase failed"
+cmp -s whole.safetensors cut.safetensors ||
+    fail "resumed after SIGTERM in phase 2: the model differs from the uninterrupted run's"
+
 # Refusals: exit 2, the phase and the key named.
 refused() { # expected-text, arguments...
     local expected=$1

@@ -1081,6 +1081,7 @@ static int run_training(const train_request *request, train_data *data)
     char prefix[4200], note[NOTE_CAPACITY + 128];
     int epochs_before = request->epochs_before;
     char stop_message[512] = ""; /* ax_train's message, kept before other calls replace it */
+    char stop_phase[32] = "";    /* "phase P/N: " of the phase that stopped, with --phase */
     progress_catch_interrupt();
     for (int p = phases > 0 ? request->first_phase : 0; p <= last && status == AX_STATUS_OK; p++) {
         if (phases > 0) {
@@ -1118,6 +1119,8 @@ static int run_training(const train_request *request, train_data *data)
         summary = ax_train_summary_empty();
         status = ax_train(net, data->train, data->validation, data->test, &train_config, &summary);
         snprintf(stop_message, sizeof stop_message, "%s", ax_error_message());
+        if (phases > 0)
+            snprintf(stop_phase, sizeof stop_phase, "phase %d/%d: ", p + 1, phases);
         if (status == AX_STATUS_OK && p < last && !request->quiet) {
             progress_clear_line(&display);
             print_summary(&train_config, &summary, classification, data->test != NULL);
@@ -1152,7 +1155,7 @@ static int run_training(const train_request *request, train_data *data)
          * voted by another rank lands a step later). */
         const char *message = stop_message, *cut = strstr(message, "; checkpoint written");
         int length = cut ? (int)(cut - message) : (int)strlen(message);
-        fprintf(stderr, "axon: %.*s\n", length, message);
+        fprintf(stderr, "axon: %s%.*s\n", stop_phase, length, message);
         if (train_config.checkpoint_prefix)
             fprintf(stderr, "axon: checkpoint written to %s.interrupted.safetensors; continue with "
                             "axon train --resume %s.interrupted.safetensors --data ...\n",
