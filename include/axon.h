@@ -1050,6 +1050,27 @@ AX_NODISCARD ax_status ax_lr_schedule_parse(const char *text, ax_train_config *c
 /* Writes config's schedule as ax_lr_schedule_parse reads it (numbers
  * %.17g, exact), e.g. "step:7:0.5". */
 void ax_lr_schedule_format(const ax_train_config *config, char *text, size_t capacity);
+/* Training phases (issue 30; TMVA's training strategy): a run of several
+ * phases is one ax_train call per phase on the same network, each with the
+ * config of the one before but for what the phase names, the optimizer
+ * state carried from one call to the next through
+ * ax_train_config.optimizer_state while the phases use the same kind (and,
+ * for SGD, momentum above 0 or not in both): a state of another kind is
+ * replaced by an empty one. Each phase is then an ordinary run: its
+ * schedule and warmup start at its first epoch, its early stopping
+ * (early_stop, "patience") ends it and keeps its best weights, and a
+ * checkpoint written in it resumes it exactly (with an empty state named,
+ * to carry the state on to the next phase); the caller records the phase
+ * index (the CLI in the checkpoint note).
+ * Sets what text names in *config: KEY=VALUE items separated by commas, the
+ * keys lr, momentum, nesterov (true/false/1/0), batch (rows; 0 or full: the
+ * full batch), epochs, dropout, l1, l2, weight_decay, optimizer (a name),
+ * lr_schedule (ax_lr_schedule_parse's text), warmup (steps), patience (or
+ * early_stop: epochs without improvement of the validation loss that end
+ * the phase; 0 = off), clip_norm, clip_value ('-' may stand for '_').
+ * An unknown key, an item without '=' or a value out of range is refused
+ * (AX_STATUS_BAD_ARGUMENT, naming the key), config untouched. */
+AX_NODISCARD ax_status ax_train_phase_parse(const char *text, ax_train_config *config);
 
 typedef struct ax_train_summary {
     size_t size;               /* sizeof (ax_train_summary), set by the caller
@@ -1281,7 +1302,9 @@ double ax_net_train_flops(const ax_net *net, int64_t rows);
  * so that the state goes with the weights the network holds (with early
  * stopping or keep_best, the network holds the best epoch's weights and the
  * state is the last step's, as scikit-learn's after early stopping). A run
- * that fails before its first step leaves the state as it was. Learning
+ * that fails before its first step leaves the state as it was (a run
+ * resumed from a checkpoint leaves the checkpoint's state, even with no
+ * epoch left to run). Learning
  * rate, momentum and betas are the config's of each call, not the state's.
  *
  * The arrays are in the parameter arena's layout (ax_net_parameters_get's

@@ -432,7 +432,7 @@ class Net:
               keep_best=None, seed=1, shuffle=True, progress=None, progress_interval=0.2,
               verbose=False, optimizer_state=None, epsilon_before_correction=False,
               keep_subnormals=False, l1=0.0, weight_decay=0.01, clip_norm=0.0, clip_value=0.0,
-              lr_schedule="constant", warmup=0):
+              lr_schedule="constant", warmup=0, phases=None):
         """Trains on (X, y) (or X a data spec / Dataset, y None) with the CLI's options.
 
         validation, test: (X, y) pairs, specs or Datasets. batch: rows per step, 0 or
@@ -453,6 +453,12 @@ class Net:
         --lr-schedule text ("step:7:0.5", "exp:0.9", "cosine", "plateau:2:0.5",
         "invscaling:0.5", "adaptive:10:1e-4"); warmup: steps of linear warmup (axon.h);
         each epoch's rate is the progress info's "learning_rate".
+        phases: texts as the CLI's --phase ("lr=0.01,batch=1024,epochs=5,l2=1e-4"), one
+        training call per phase, each with the options of the one before but for what it
+        names, the optimizer state carried while the optimizer stays (axon.h,
+        ax_train_phase_parse); not with optimizer_state. The result is the last phase's,
+        with "history" over all phases (each epoch's dict with its "phase", from 1) and
+        "phases", each phase's result.
         """
         if y is None and isinstance(X, np.ndarray):
             raise TypeError("axon: Net.train(X, y): y (labels or targets) is missing")
@@ -489,6 +495,14 @@ class Net:
                              f"{keep_best!r}") from None
         config.seed = int(seed)
         config.shuffle = bool(shuffle)
+        if phases is not None:
+            if optimizer_state is not None:
+                raise TypeError("axon: phases carry their own optimizer state from phase to "
+                                "phase; leave out optimizer_state")
+            if isinstance(phases, (str, bytes)):
+                raise TypeError("axon: phases is a list of texts, one per phase")
+            return _run_phases(self, train, validation, test, config, list(phases), progress,
+                               progress_interval, verbose)
         if optimizer_state is None:
             return _run(self, train, validation, test, config, progress, progress_interval,
                         verbose)
@@ -582,6 +596,48 @@ def _run(net, train, validation, test, config, progress, interval, verbose):
     result["stop_reason"] = (summary.stop_reason or b"").decode()
     result["history"] = watcher.history
     return result
+
+
+def _run_phases(net, train, validation, test, config, phases, progress, interval, verbose):
+    """Net.train's phases: one _run per phase, the optimizer state carried while the kind
+    (and, for sgd, having a velocity) stays, as `axon train --phase` carries it."""
+    configs = []
+    for text in phases:  # every phase checked before the first trains
+        _lib.check(lib.ax_train_phase_parse(str(text).encode(), ctypes.byref(config)))
+        if lib.ax_optimizer_is_full_batch(config.optimizer):
+            config.batch_size = 0
+        configs.append(type(config).from_buffer_copy(config))
+    state = OptimizerState()
+    results, history = [], []
+    try:
+        for number, phase in enumerate(configs, 1):
+            full_batch = bool(lib.ax_optimizer_is_full_batch(phase.optimizer))
+            info = state.describe()
+            wanted = (1 if phase.momentum > 0 else 0) if \
+                lib.ax_optimizer_name(phase.optimizer).decode() == "sgd" else 2
+            if info is not None and (full_batch or info["arrays"] != wanted or
+                                     info["optimizer"] !=
+                                     lib.ax_optimizer_name(phase.optimizer).decode()):
+                state.close()
+                state = OptimizerState()
+            if full_batch:
+                result = _run(net, train, validation, test, phase, progress, interval, verbose)
+            else:
+                with state._lock, state._use() as handle:
+                    phase.optimizer_state = handle
+                    result = _run(net, train, validation, test, phase, progress, interval,
+                                  verbose)
+                    phase.optimizer_state = None
+            for epoch in result["history"]:
+                epoch["phase"] = number
+            history.extend(result["history"])
+            results.append(result)
+    finally:
+        state.close()
+    last = dict(results[-1]) if results else {}
+    last["history"] = history
+    last["phases"] = results
+    return last
 
 
 def load(path, precision="f32"):

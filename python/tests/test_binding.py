@@ -635,3 +635,29 @@ def test_opencl_device_trains_as_the_cpu():
         for name, device, cpu in zip(("parameters", "loss", "predictions"), on_device, on_cpu):
             assert np.allclose(device, cpu, rtol=tolerance, atol=tolerance), \
                 f"{precision} {name}: largest difference {np.max(np.abs(device - cpu))}"
+
+
+def test_phases_equal_calls_with_the_state_carried():
+    """Net.train(phases=[...]) equals Net.train calls in a row with the options each phase
+    names and an axon.OptimizerState carried while the optimizer stays (a new one for adam),
+    bit for bit; the history names each epoch's phase; a bad key is a ValueError naming it."""
+    X, y = blobs()
+    phases = ["lr=0.05,momentum=0.9,epochs=2", "lr=0.02,batch=32,epochs=2,l2=1e-4",
+              "optimizer=adam,lr=0.01,epochs=1", "lr=0.005,epochs=2"]
+    phased, chained = axon.Net(5, "8:tanh,3:softmax"), axon.Net(5, "8:tanh,3:softmax")
+    result = phased.train(X, y, batch=64, phases=phases)
+    sgd, adam = axon.OptimizerState(), axon.OptimizerState()
+    chained.train(X, y, lr=0.05, momentum=0.9, batch=64, epochs=2, optimizer_state=sgd)
+    chained.train(X, y, lr=0.02, momentum=0.9, batch=32, epochs=2, l2=1e-4,
+                  optimizer_state=sgd)
+    chained.train(X, y, optimizer="adam", lr=0.01, batch=32, epochs=1, l2=1e-4,
+                  optimizer_state=adam)
+    chained.train(X, y, optimizer="adam", lr=0.005, batch=32, epochs=2, l2=1e-4,
+                  optimizer_state=adam)
+    assert np.array_equal(phased.parameters, chained.parameters)
+    assert [epoch["phase"] for epoch in result["history"]] == [1, 1, 2, 2, 3, 4, 4]
+    assert len(result["phases"]) == 4 and result["epochs_run"] == 2
+    with pytest.raises(ValueError, match="unknown key 'speed'"):
+        phased.train(X, y, phases=["lr=0.1,speed=2"])
+    with pytest.raises(TypeError, match="leave out optimizer_state"):
+        phased.train(X, y, phases=["epochs=1"], optimizer_state=axon.OptimizerState())

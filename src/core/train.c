@@ -1050,8 +1050,10 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
             ax_subnormals_flush_end(flush_threads);
         ax_thread_governor_finish(&t.threads);
         summarize(&t, summary);
-        /* Whatever ended the run, the state goes with the weights it left. */
-        if (t.optimizer->counters.steps != steps_before) {
+        /* Whatever ended the run, the state goes with the weights it left;
+         * a resumed run's is the checkpoint's even with no epoch left to run
+         * (a phase resumed at its last epoch hands it to the next). */
+        if (t.optimizer->counters.steps != steps_before || resume) {
             const ax_status kept = ax_optimizer_state_keep(config->optimizer_state, t.optimizer,
                                                            net->config.precision);
             if (status == AX_STATUS_OK)

@@ -44,6 +44,8 @@ void json_write_number(FILE *stream, double value)
 
 bool metrics_open(metrics_file *metrics, const char *path)
 {
+    metrics->phase = 0;
+    metrics->epoch_offset = 0;
     metrics->file = NULL;
     metrics->path = path;
     metrics->reported = false;
@@ -101,6 +103,8 @@ static bool copy_kept_lines(FILE *old, FILE *out, int epochs_done, int *kept, bo
 
 bool metrics_open_resumed(metrics_file *metrics, const char *path, int epochs_done)
 {
+    metrics->phase = 0;
+    metrics->epoch_offset = 0;
     struct stat info;
     const bool exists = path && stat(path, &info) == 0;
     if (!exists || !S_ISREG(info.st_mode)) {
@@ -176,7 +180,9 @@ bool metrics_write_epoch(metrics_file *metrics, const ax_progress *progress, boo
     if (!metrics->file)
         return true;
     FILE *stream = metrics->file;
-    fprintf(stream, "{\"epoch\":%d", progress->epoch);
+    fprintf(stream, "{\"epoch\":%d", progress->epoch + metrics->epoch_offset);
+    if (metrics->phase > 0)
+        fprintf(stream, ",\"phase\":%d,\"phase_epoch\":%d", metrics->phase, progress->epoch);
     write_field(stream, "train_loss", progress->train_loss);
     write_field(stream, "val_loss", progress->validation_loss);
     write_field(stream, "test_loss", progress->test_loss);

@@ -21,6 +21,11 @@ typedef struct metrics_file {
     FILE *file;        /* NULL when no --metrics was given */
     const char *path;
     bool reported;     /* a failed write was told already: metrics_close says nothing more */
+    /* --phase (set by the caller after opening): phase > 0 writes "phase"
+     * and "phase_epoch" (the phase's own epoch), and "epoch" counts the
+     * run's epochs, epoch_offset those of the phases before. */
+    int phase;
+    int epoch_offset;
 } metrics_file;
 
 /* Creates (truncates) the metrics file; prints "axon: ..." and returns false

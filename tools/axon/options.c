@@ -152,6 +152,14 @@ int cli_parse(const char *command, const cli_option *options, int option_count, 
             cli_error(args, "--%s needs a value (see axon %s --help)", option->name, command);
             return CLI_EXIT_USAGE;
         }
+        if (option->type == CLI_LIST) {
+            if (args->repeated_count == CLI_MAX_REPEATED) {
+                cli_error(args, "--%s: at most %d given in all", option->name, CLI_MAX_REPEATED);
+                return CLI_EXIT_USAGE;
+            }
+            args->repeated_option[args->repeated_count] = index;
+            args->repeated[args->repeated_count++] = args->values[index];
+        }
     }
     return CLI_EXIT_OK;
 }
@@ -228,6 +236,16 @@ const char *cli_text(const cli_args *args, const char *name)
 {
     int index = option_index(args, name);
     return args->values[index] ? args->values[index] : args->options[index].default_value;
+}
+
+int cli_list(const cli_args *args, const char *name, const char **texts, int capacity)
+{
+    const int index = option_index(args, name);
+    int count = 0;
+    for (int i = 0; i < args->repeated_count && count < capacity; i++)
+        if (args->repeated_option[i] == index)
+            texts[count++] = args->repeated[i];
+    return count;
 }
 
 bool cli_get_string(const cli_args *args, const char *name, const char **out)

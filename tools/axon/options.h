@@ -28,6 +28,7 @@ typedef enum cli_type {
     CLI_INT,     /* an integer (range checked by the getter) */
     CLI_NUMBER,  /* a decimal number, or a ratio like 1/255 */
     CLI_FLAG,    /* no value; --name=true/false also accepted */
+    CLI_LIST,    /* a text that may be given several times, each kept in order (cli_list) */
 } cli_type;
 
 typedef struct cli_option {
@@ -38,13 +39,16 @@ typedef struct cli_option {
     const char *help;          /* one line (may contain \n for more) */
 } cli_option;
 
-enum { CLI_MAX_OPTIONS = 64 };
+enum { CLI_MAX_OPTIONS = 64, CLI_MAX_REPEATED = 32 };
 
 typedef struct cli_args {
     const char *command;       /* "train", for messages */
     const cli_option *options;
     int option_count;
-    const char *values[CLI_MAX_OPTIONS]; /* the text given, NULL when absent */
+    const char *values[CLI_MAX_OPTIONS]; /* the text given, NULL when absent (a CLI_LIST's last) */
+    const char *repeated[CLI_MAX_REPEATED]; /* every CLI_LIST text, in order */
+    int repeated_option[CLI_MAX_REPEATED];  /* each one's option index */
+    int repeated_count;
     bool help;                 /* --help or -h was given */
 } cli_args;
 
@@ -62,6 +66,8 @@ void cli_print_help(const cli_args *args, const char *usage, const char *descrip
 bool cli_given(const cli_args *args, const char *name);
 /* The option's text: as given, else its default, else NULL. */
 const char *cli_text(const cli_args *args, const char *name);
+/* A CLI_LIST option's texts in the order given (at most capacity): their count. */
+int cli_list(const cli_args *args, const char *name, const char **texts, int capacity);
 
 /* Prints "axon CMD: " followed by the formatted message, to stderr. */
 void cli_error(const cli_args *args, const char *format, ...)

@@ -127,8 +127,11 @@ static void show_live_line(progress_display *display, const ax_progress *progres
     char waiting[64] = "";
     if (progress->data_wait_seconds >= 0.01)
         snprintf(waiting, sizeof waiting, "  waited %.2f s for data", progress->data_wait_seconds);
-    fprintf(stderr, "\r%s %d/%d  batch %lld/%lld  %.0f samples/s  loss %s  ETA %s%s\033[K",
-            display->step_name, progress->epoch, progress->epochs, (long long)progress->batch,
+    char phase[32] = "";
+    if (display->phases > 0)
+        snprintf(phase, sizeof phase, "phase %d/%d  ", display->phase, display->phases);
+    fprintf(stderr, "\r%s%s %d/%d  batch %lld/%lld  %.0f samples/s  loss %s  ETA %s%s\033[K",
+            phase, display->step_name, progress->epoch, progress->epochs, (long long)progress->batch,
             (long long)progress->batches, progress->samples_per_second, loss, eta, waiting);
     fflush(stderr);
     display->line_shown = true;
@@ -145,6 +148,8 @@ static void show_epoch_line(progress_display *display, const ax_progress *progre
             used += (size_t)snprintf(line + used, sizeof line - used, __VA_ARGS__);       \
     } while (0)
     format_loss(progress->train_loss, number, sizeof number);
+    if (display->phases > 0)
+        APPEND("phase %d/%d  ", display->phase, display->phases);
     APPEND("%s %d/%d  loss %s", display->step_name, progress->epoch, progress->epochs, number);
     if (display->show_rate && isfinite(progress->learning_rate))
         APPEND("  lr %.6g", progress->learning_rate);

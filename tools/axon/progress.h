@@ -23,6 +23,7 @@ typedef struct progress_display {
     bool classification;    /* show accuracies */
     const char *step_name;  /* "epoch", or "iteration" for full-batch CG and L-BFGS */
     bool show_rate;         /* the epoch line names the epoch's rate (a schedule or warmup) */
+    int phase, phases;      /* --phase: lines start "phase 2/3  "; phases 0 = none */
     metrics_file *metrics;  /* may hold no file */
     bool metrics_failed;    /* a metrics write failed: training was stopped */
     bool line_shown;        /* a live line is on the terminal now */

@@ -118,6 +118,14 @@ static const cli_option train_options[] = {
      ".safetensors, else 'checkpoint'); given, a Ctrl-C or SIGTERM also writes\n"
      "PREFIX.interrupted.safetensors"},
     {"keep-checkpoints", CLI_INT, "K", "2", "keep the newest K epoch checkpoints; 0 = all"},
+    {"phase", CLI_LIST, "K=V,...", NULL,
+     "a phase of the run, given once per phase in order: the options of the\n"
+     "phase before (the first: the command's) but for what it names, e.g.\n"
+     "lr=0.01,batch=1024,epochs=5,l2=1e-4 (keys: lr, momentum, nesterov, batch,\n"
+     "epochs, dropout, l1, l2, weight_decay, optimizer, lr_schedule, warmup,\n"
+     "patience, clip_norm, clip_value); the optimizer's state carries over\n"
+     "while its kind stays; patience=N ends the phase after N epochs without\n"
+     "a better validation loss, keeping its best weights"},
     {"resume", CLI_STRING, "FILE", NULL,
      "continue the run checkpoint FILE recorded, with its options; give --data\n"
      "(and --test) again; --epochs may extend the run"},
@@ -141,6 +149,8 @@ static const char train_description[] =
     "  axon train --data fashion-mnist --layers 128:relu,128:relu,10:softmax \\\n"
     "             --epochs 5 --out fmnist.safetensors";
 
+enum { MAX_PHASES = 16, NOTE_CAPACITY = 4096 };
+
 /* Everything train reads from the command line. */
 typedef struct train_request {
     const char *data, *test, *layers, *out, *metrics_path;
@@ -159,7 +169,17 @@ typedef struct train_request {
      * loaded by train_rank, so that every rank and replica has its own). */
     ax_net *start_net;
     ax_train_state *resumed;   /* the checkpoint's state */
-    char note[64];             /* the options the library stores for us: val_split */
+    /* --phase: the phases' configs, each the one before with what its text
+     * names; phase_count 0 = one run of `train`. A resumed run starts at
+     * first_phase, after epochs_before epochs of the phases before it. */
+    int phase_count;
+    int first_phase;
+    int epochs_before;
+    const char *phase_texts[MAX_PHASES];
+    ax_train_config phases[MAX_PHASES];
+    char phase_text_store[NOTE_CAPACITY]; /* the texts read back from a checkpoint's note */
+    char note[NOTE_CAPACITY];  /* the options the library stores for us: val_split (and the
+                                  phases: see phase_note) */
     bool resume_failed;        /* the checkpoint could not be read (not a usage error) */
 } train_request;
 
@@ -176,7 +196,7 @@ static const char *const recorded_options[] = {
     "layers", "loss", "optimizer", "lr", "momentum", "nesterov", "batch", "max-iter", "gtol",
     "lbfgs-memory", "l2", "dropout", "init", "init-range", "seed", "precision", "device",
     "val-split", "early-stop", "keep-best", "no-shuffle", "init-from", "keep-subnormals", "l1",
-    "weight-decay", "clip-norm", "clip-value", "lr-schedule", "warmup", NULL};
+    "weight-decay", "clip-norm", "clip-value", "lr-schedule", "warmup", "phase", NULL};
 
 /* --checkpoint-every, --checkpoint, --keep-checkpoints into request->train;
  * on --resume, an option not given keeps the recorded value. */
@@ -205,6 +225,116 @@ static bool read_checkpoint_options(const cli_args *args, train_request *request
         snprintf(derived, sizeof derived, "%.*s", (int)length, out);
         train->checkpoint_prefix = derived;
     }
+    return true;
+}
+
+/* Phase p's config, parsed (already in `config`): refused where the
+ * command's checks would refuse it. */
+static bool phase_allowed(const cli_args *args, const train_request *request, int p,
+                          ax_train_config *config)
+{
+    if (ax_optimizer_is_full_batch(config->optimizer))
+        config->batch_size = 0; /* a line search needs one fixed cost: the full batch */
+    const char *needs = config->early_stop > 0 ? "patience (early stopping)"
+                        : config->lr_schedule == AX_LR_SCHEDULE_PLATEAU ? "lr_schedule plateau"
+                                                                        : NULL;
+    const bool line_search = ax_optimizer_is_full_batch(config->optimizer);
+    if (line_search && (config->lr_schedule != AX_LR_SCHEDULE_CONSTANT || config->warmup_steps > 0 ||
+                        config->clip_norm > 0.0 || config->clip_value > 0.0)) {
+        cli_error(args, "--phase %d: lr_schedule, warmup and clipping apply to sgd, adam and adamw: "
+                        "%s chooses its own steps by line search (name lr_schedule=constant, "
+                        "warmup=0, clip_norm=0 and clip_value=0 in this phase)",
+                  p + 1, ax_optimizer_name(config->optimizer));
+        return false;
+    }
+    if (config->dropout > 0.0) {
+        for (int l = 0; l < AX_MAX_LAYERS; l++)
+            if (config->dropout_layers[l] > 0.0) {
+                cli_error(args, "--phase %d: dropout=%g with a dropout per layer (--dropout "
+                                "P0,P1,... or :dropP in --layers): give one or the other",
+                          p + 1, config->dropout);
+                return false;
+            }
+    }
+    if (needs && request->val_split == 0.0) {
+        cli_error(args, "--phase %d: %s watches the validation loss: add --val-split, e.g. 0.1",
+                  p + 1, needs);
+        return false;
+    }
+    return true;
+}
+
+/* --phase TEXT, in order: each the config of the one before (the first:
+ * the command's) with what it names. */
+static bool read_phases(const cli_args *args, train_request *request)
+{
+    const char *texts[MAX_PHASES + 1];
+    const int count = cli_list(args, "phase", texts, MAX_PHASES + 1);
+    if (count > MAX_PHASES) {
+        cli_error(args, "--phase: at most %d phases", MAX_PHASES);
+        return false;
+    }
+    size_t total = 0;
+    ax_train_config config = request->train;
+    for (int p = 0; p < count; p++) {
+        if (strpbrk(texts[p], ";|")) {
+            cli_error(args, "--phase %d: '%s': ';' and '|' have no place in a phase (KEY=VALUE "
+                            "items separated by commas)", p + 1, texts[p]);
+            return false;
+        }
+        if (ax_train_phase_parse(texts[p], &config) != AX_STATUS_OK) {
+            cli_error(args, "--phase %d: %s", p + 1, ax_error_message());
+            return false;
+        }
+        if (!phase_allowed(args, request, p, &config))
+            return false;
+        request->phases[p] = config;
+        request->phase_texts[p] = texts[p];
+        total += strlen(texts[p]) + 1;
+    }
+    if (total > NOTE_CAPACITY / 2) {
+        cli_error(args, "--phase: the phases' texts (%zu characters) are too long to record in "
+                        "a checkpoint (at most %d)", total, NOTE_CAPACITY / 2);
+        return false;
+    }
+    request->phase_count = count;
+    return true;
+}
+
+/* A resumed run's phases from its checkpoint's note ("val_split=..;phase=P;
+ * before=N;phases=T1|T2|.."): the checkpoint's config is phase P's, the
+ * later ones are parsed over it as the first run parsed them. */
+static bool read_resumed_phases(train_request *request, const char *note)
+{
+    const char *at = strstr(note, ";phase=");
+    if (!at)
+        return true;
+    int phase = 0, before = 0, used = 0;
+    if (sscanf(at, ";phase=%d;before=%d;phases=%n", &phase, &before, &used) != 2 || used == 0)
+        return false;
+    snprintf(request->phase_text_store, sizeof request->phase_text_store, "%s", at + used);
+    int count = 0;
+    for (char *text = request->phase_text_store; text && count < MAX_PHASES; count++) {
+        char *bar = strchr(text, '|');
+        if (bar)
+            *bar = '\0';
+        request->phase_texts[count] = text;
+        text = bar ? bar + 1 : NULL;
+    }
+    if (phase < 1 || phase > count || before < 0)
+        return false;
+    request->phase_count = count;
+    request->first_phase = phase - 1;
+    request->epochs_before = before;
+    request->phases[phase - 1] = request->train;
+    for (int p = phase; p < count; p++) {
+        request->phases[p] = request->phases[p - 1];
+        if (ax_train_phase_parse(request->phase_texts[p], &request->phases[p]) != AX_STATUS_OK)
+            return false;
+        if (ax_optimizer_is_full_batch(request->phases[p].optimizer))
+            request->phases[p].batch_size = 0;
+    }
+    request->note[strcspn(request->note, ";")] = '\0'; /* the run's val_split alone */
     return true;
 }
 
@@ -256,6 +386,11 @@ static bool read_resume_request(const cli_args *args, train_request *request)
     request->train.checkpoint_note = request->note;
     if (cli_given(args, "epochs") && !cli_get_int(args, "epochs", 1, 1000000, &request->train.epochs))
         return false;
+    if (!read_resumed_phases(request, note)) {
+        fprintf(stderr, "axon: %s: checkpoint note '%s' holds no valid phases\n", request->resume, note);
+        request->resume_failed = true;
+        return false;
+    }
     return read_checkpoint_options(args, request);
 }
 
@@ -507,7 +642,7 @@ static bool read_request(const cli_args *args, train_request *request)
     }
     snprintf(request->note, sizeof request->note, "val_split=%.17g", request->val_split);
     request->train.checkpoint_note = request->note;
-    return read_checkpoint_options(args, request);
+    return read_phases(args, request) && read_checkpoint_options(args, request);
 }
 
 /* Every file the run reads against every file it writes, and each
@@ -547,39 +682,12 @@ static void default_layers(ax_net_config *net, int64_t classes, int64_t targets,
     net->layers = layers;
 }
 
-static void print_header(const train_request *request, const ax_net *net, const train_data *data)
+/* The optimizer and its settings, on one line after lead. */
+static void print_training(const char *lead, const ax_train_config *train_config)
 {
-    char text[1024];
-    const ax_net_config *config = ax_net_config_get(net);
-    printf("axon %s train\n", AX_VERSION);
-    if (request->resumed)
-        printf("  resumed     %s after epoch %d\n", request->resume,
-               ax_train_state_epochs_done(request->resumed));
-    printf("  data        %s: %s\n", data->source, data->described[0]);
-    if (data->validation)
-        printf("  validation  %s (--val-split %g)\n", data->described[1], request->val_split);
-    if (data->test) {
-        const char *spec = request->test ? request->test : request->data;
-        printf("  test        %s: %s\n", data_name(data->test, spec), data->described[2]);
-    }
-    if (cli_job_is_replica())
-        printf("  replicas    %d threads of this process, each training on its shard of the rows "
-               "with %d thread%s; gradients summed every step\n", cli_job_size(), ax_threads(),
-               ax_threads() == 1 ? "" : "s");
-    else if (cli_job_size() > 1)
-        printf("  processes   %d ranks (MPI), each training on its shard of the rows; gradients "
-               "summed by MPI_Allreduce every step\n", cli_job_size());
-    ax_layers_format(config, text, sizeof text);
-    printf("  network     %s, %lld parameters\n", text, (long long)ax_net_parameter_count(net));
-    if (request->init_from)
-        printf("  loss        %s, weights from %s\n", ax_loss_name(config->loss), request->init_from);
-    else
-        printf("  loss        %s, init %s%s\n", ax_loss_name(config->loss), ax_init_name(config->init),
-               config->init == AX_INIT_AUTO ? " (He for ReLU layers, Xavier otherwise)" : "");
-    const ax_train_config *train_config = &request->train;
     const ax_optimizer_kind kind = train_config->optimizer;
     const bool full_batch = ax_optimizer_is_full_batch(kind);
-    printf("  optimizer   %s", ax_optimizer_name(kind));
+    printf("%s%s", lead, ax_optimizer_name(kind));
     if (ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_LINE_SEARCH))
         printf(", gtol %g", train_config->gtol);
     if (ax_optimizer_uses(kind, AX_OPTIMIZER_SETTING_LEARNING_RATE))
@@ -622,6 +730,42 @@ static void print_header(const train_request *request, const ax_net *net, const 
     if (train_config->warmup_steps > 0)
         printf(", warmup %lld steps", (long long)train_config->warmup_steps);
     printf("\n");
+}
+
+static void print_header(const train_request *request, const ax_net *net, const train_data *data)
+{
+    char text[1024];
+    const ax_net_config *config = ax_net_config_get(net);
+    printf("axon %s train\n", AX_VERSION);
+    if (request->resumed)
+        printf("  resumed     %s after epoch %d\n", request->resume,
+               ax_train_state_epochs_done(request->resumed));
+    printf("  data        %s: %s\n", data->source, data->described[0]);
+    if (data->validation)
+        printf("  validation  %s (--val-split %g)\n", data->described[1], request->val_split);
+    if (data->test) {
+        const char *spec = request->test ? request->test : request->data;
+        printf("  test        %s: %s\n", data_name(data->test, spec), data->described[2]);
+    }
+    if (cli_job_is_replica())
+        printf("  replicas    %d threads of this process, each training on its shard of the rows "
+               "with %d thread%s; gradients summed every step\n", cli_job_size(), ax_threads(),
+               ax_threads() == 1 ? "" : "s");
+    else if (cli_job_size() > 1)
+        printf("  processes   %d ranks (MPI), each training on its shard of the rows; gradients "
+               "summed by MPI_Allreduce every step\n", cli_job_size());
+    ax_layers_format(config, text, sizeof text);
+    printf("  network     %s, %lld parameters\n", text, (long long)ax_net_parameter_count(net));
+    if (request->init_from)
+        printf("  loss        %s, weights from %s\n", ax_loss_name(config->loss), request->init_from);
+    else
+        printf("  loss        %s, init %s%s\n", ax_loss_name(config->loss), ax_init_name(config->init),
+               config->init == AX_INIT_AUTO ? " (He for ReLU layers, Xavier otherwise)" : "");
+    const ax_train_config *train_config = &request->train;
+    if (request->phase_count > 0)
+        printf("  phases      %d, each shown as it starts\n", request->phase_count);
+    else
+        print_training("  optimizer   ", train_config);
     if (train_config->checkpoint_every > 0)
     {
         char kept[32] = "all kept";
@@ -645,12 +789,12 @@ static void print_header(const train_request *request, const ax_net *net, const 
     fflush(stdout);
 }
 
-static void print_summary(const train_request *request, const ax_train_summary *summary,
+static void print_summary(const ax_train_config *train, const ax_train_summary *summary,
                           bool classification, bool has_test)
 {
     char text[32];
     format_seconds(summary->seconds, text, sizeof text);
-    const bool full_batch = ax_optimizer_is_full_batch(request->train.optimizer);
+    const bool full_batch = ax_optimizer_is_full_batch(train->optimizer);
     printf("trained %d %s%s in %s", summary->epochs_run, full_batch ? "iteration" : "epoch",
            summary->epochs_run == 1 ? "" : "s", text);
     if (summary->seconds > 0 && isfinite(summary->gflop)) {
@@ -658,20 +802,20 @@ static void print_summary(const train_request *request, const ax_train_summary *
         printf(" (%s)", text);
     }
     printf("\n");
-    if (request->train.early_stop > 0 && summary->best_epoch != summary->epochs_run)
+    if (train->early_stop > 0 && summary->best_epoch != summary->epochs_run)
         printf("early stopping kept the weights of epoch %d (lowest validation loss)\n",
                summary->best_epoch);
-    else if (request->train.keep_best != AX_KEEP_BEST_NONE)
+    else if (train->keep_best != AX_KEEP_BEST_NONE)
         printf("kept the weights of %s %d (lowest %s loss)\n", full_batch ? "iteration" : "epoch",
                summary->best_epoch,
-               request->train.keep_best == AX_KEEP_BEST_TEST ? "test" : "validation");
+               train->keep_best == AX_KEEP_BEST_TEST ? "test" : "validation");
     char loss[32];
     format_loss(summary->final_train_loss, loss, sizeof loss);
     printf("final training loss %s", loss);
     if (has_test && classification && isfinite(summary->final_test_accuracy))
         printf(", test accuracy %.2f%%", 100.0 * summary->final_test_accuracy);
     printf("\n");
-    if (ax_optimizer_uses(request->train.optimizer, AX_OPTIMIZER_SETTING_LINE_SEARCH))
+    if (ax_optimizer_uses(train->optimizer, AX_OPTIMIZER_SETTING_LINE_SEARCH))
         printf("%lld cost and %lld gradient evaluations (one pass computes both); stopped: %s\n",
                (long long)summary->evaluations, (long long)summary->gradient_evaluations,
                summary->stop_reason ? summary->stop_reason : "?");
@@ -746,8 +890,10 @@ static int load_data(const train_request *request, train_data *data)
     int64_t whole_rows[3] = {0, 0, 0}, first = 0, end = 0;
     /* batches:DIR streamed: as asked, or (auto) where the trainer can take it. */
     data_settings streamed = *settings;
-    const bool full_batch = ax_optimizer_is_full_batch(request->train.optimizer) ||
-                            request->train.batch_size == 0;
+    bool full_batch = ax_optimizer_is_full_batch(request->train.optimizer) ||
+                      request->train.batch_size == 0;
+    for (int p = 0; p < request->phase_count; p++) /* any phase's full batch needs the set whole */
+        full_batch = full_batch || request->phases[p].batch_size == 0;
     streamed.stream = settings->stream_mode == STREAM_ON ||
                       (settings->stream_mode == STREAM_AUTO && strncmp(request->data, "batches:", 8) == 0 &&
                        !full_batch && size == 1 && request->val_split == 0);
@@ -817,6 +963,53 @@ static int load_data(const train_request *request, train_data *data)
     return shard_data(data, whole_rows);
 }
 
+/* PREFIX.phase-P for phase p (0-based), from PREFIX or a resumed run's
+ * PREFIX.phase-Q. */
+static const char *phase_prefix(const char *prefix, int p, char *text, size_t capacity)
+{
+    size_t length = strlen(prefix);
+    const char *dot = strrchr(prefix, '.');
+    if (dot && strncmp(dot, ".phase-", 7) == 0 && dot[7] && strspn(dot + 7, "0123456789") == strlen(dot + 7))
+        length = (size_t)(dot - prefix);
+    snprintf(text, capacity, "%.*s.phase-%d", (int)length, prefix, p + 1);
+    return text;
+}
+
+/* The note of phase p's checkpoints: the run's val_split, the phase
+ * (1-based), the epochs of the phases before it and every phase's text. */
+static void phase_note(const train_request *request, int p, int epochs_before, char *note,
+                       size_t capacity)
+{
+    size_t used = (size_t)snprintf(note, capacity, "%s;phase=%d;before=%d;phases=", request->note,
+                                   p + 1, epochs_before);
+    for (int q = 0; q < request->phase_count && used < capacity; q++)
+        used += (size_t)snprintf(note + used, capacity - used, "%s%s", q ? "|" : "",
+                                 request->phase_texts[q]);
+}
+
+/* The state phase `config` starts from: the one carried while the kind
+ * stays (and, for SGD, whether it keeps a velocity); else an empty one;
+ * none for cg and lbfgs, whose phase empties it. */
+static ax_status carry_state(ax_optimizer_state **carried, ax_train_config *config)
+{
+    config->optimizer_state = NULL;
+    ax_optimizer_kind kind = AX_OPTIMIZER_SGD;
+    int arrays = 0;
+    const bool full_batch = ax_optimizer_is_full_batch(config->optimizer);
+    const int wanted = config->optimizer == AX_OPTIMIZER_SGD ? (config->momentum > 0.0) : 2;
+    if (ax_optimizer_state_describe(*carried, &kind, NULL, NULL, &arrays, NULL) &&
+        (full_batch || kind != config->optimizer || arrays != wanted)) {
+        ax_optimizer_state_free(*carried);
+        *carried = NULL;
+        ax_status status = ax_optimizer_state_create(carried);
+        if (status != AX_STATUS_OK)
+            return status;
+    }
+    if (!full_batch)
+        config->optimizer_state = *carried;
+    return AX_STATUS_OK;
+}
+
 static int run_training(const train_request *request, train_data *data)
 {
     /* A replica's own network, not the one request->net may point into. */
@@ -868,7 +1061,8 @@ static int run_training(const train_request *request, train_data *data)
     metrics_file metrics;
     bool metrics_opened = request->resumed
                               ? metrics_open_resumed(&metrics, request->metrics_path,
-                                                     ax_train_state_epochs_done(request->resumed))
+                                                     request->epochs_before +
+                                                         ax_train_state_epochs_done(request->resumed))
                               : metrics_open(&metrics, request->metrics_path);
     if (!metrics_opened) {
         ax_net_free(net);
@@ -876,20 +1070,64 @@ static int run_training(const train_request *request, train_data *data)
     }
     progress_display display;
     progress_init(&display, request->quiet, classification, &metrics);
-    if (ax_optimizer_is_full_batch(request->train.optimizer))
-        display.step_name = "iteration";
-    display.show_rate = request->train.lr_schedule != AX_LR_SCHEDULE_CONSTANT ||
-                        request->train.warmup_steps > 0;
+    /* --phase: one ax_train per phase, the optimizer state carried. */
+    const int phases = request->phase_count;
+    const int last = phases > 0 ? phases - 1 : 0;
+    ax_optimizer_state *carried = NULL;
+    if (phases > 0)
+        status = ax_optimizer_state_create(&carried);
     ax_train_config train_config = request->train;
-    train_config.progress = progress_callback;
-    train_config.progress_user = &display;
-    train_config.communicator = cli_job_communicator();
-
     ax_train_summary summary = ax_train_summary_empty();
+    char prefix[4200], note[NOTE_CAPACITY + 128];
+    int epochs_before = request->epochs_before;
+    char stop_message[512] = ""; /* ax_train's message, kept before other calls replace it */
+    char stop_phase[32] = "";    /* "phase P/N: " of the phase that stopped, with --phase */
     progress_catch_interrupt();
-    status = ax_train(net, data->train, data->validation, data->test, &train_config, &summary);
-    char stop_message[512]; /* ax_train's message, kept before other calls replace it */
-    snprintf(stop_message, sizeof stop_message, "%s", ax_error_message());
+    for (int p = phases > 0 ? request->first_phase : 0; p <= last && status == AX_STATUS_OK; p++) {
+        if (phases > 0) {
+            const ax_train_config *run = &request->train;
+            train_config = request->phases[p];
+            train_config.checkpoint_every = run->checkpoint_every;
+            train_config.keep_checkpoints = run->keep_checkpoints;
+            train_config.checkpoint_prefix =
+                run->checkpoint_prefix ? phase_prefix(run->checkpoint_prefix, p, prefix, sizeof prefix)
+                                       : NULL;
+            train_config.check_replicas = run->check_replicas;
+            train_config.adapt_threads = run->adapt_threads;
+            train_config.resume = p == request->first_phase ? request->resumed : NULL;
+            phase_note(request, p, epochs_before, note, sizeof note);
+            train_config.checkpoint_note = note;
+            status = carry_state(&carried, &train_config);
+            if (status != AX_STATUS_OK)
+                break;
+            display.phase = metrics.phase = p + 1;
+            display.phases = phases;
+            metrics.epoch_offset = epochs_before;
+            if (!request->quiet) {
+                char lead[64];
+                snprintf(lead, sizeof lead, "phase %d/%d   ", p + 1, phases);
+                print_training(lead, &train_config);
+                fflush(stdout);
+            }
+        }
+        display.step_name = ax_optimizer_is_full_batch(train_config.optimizer) ? "iteration" : "epoch";
+        display.show_rate = train_config.lr_schedule != AX_LR_SCHEDULE_CONSTANT ||
+                            train_config.warmup_steps > 0;
+        train_config.progress = progress_callback;
+        train_config.progress_user = &display;
+        train_config.communicator = cli_job_communicator();
+        summary = ax_train_summary_empty();
+        status = ax_train(net, data->train, data->validation, data->test, &train_config, &summary);
+        snprintf(stop_message, sizeof stop_message, "%s", ax_error_message());
+        if (phases > 0)
+            snprintf(stop_phase, sizeof stop_phase, "phase %d/%d: ", p + 1, phases);
+        if (status == AX_STATUS_OK && p < last && !request->quiet) {
+            progress_clear_line(&display);
+            print_summary(&train_config, &summary, classification, data->test != NULL);
+        }
+        epochs_before += summary.epochs_run;
+    }
+    ax_optimizer_state_free(carried);
     progress_clear_line(&display);
     bool metrics_ok = metrics_close(&metrics);
 
@@ -917,19 +1155,19 @@ static int run_training(const train_request *request, train_data *data)
          * voted by another rank lands a step later). */
         const char *message = stop_message, *cut = strstr(message, "; checkpoint written");
         int length = cut ? (int)(cut - message) : (int)strlen(message);
-        fprintf(stderr, "axon: %.*s\n", length, message);
+        fprintf(stderr, "axon: %s%.*s\n", stop_phase, length, message);
         if (train_config.checkpoint_prefix)
             fprintf(stderr, "axon: checkpoint written to %s.interrupted.safetensors; continue with "
                             "axon train --resume %s.interrupted.safetensors --data ...\n",
                     train_config.checkpoint_prefix, train_config.checkpoint_prefix);
     } else if (!request->quiet) {
-        print_summary(request, &summary, classification, data->test != NULL);
+        print_summary(&train_config, &summary, classification, data->test != NULL);
     }
     result = interrupted ? CLI_EXIT_INTERRUPTED : (metrics_ok ? CLI_EXIT_OK : CLI_EXIT_RUNTIME);
     if (!interrupted && (request->profile || request->profile_json)) {
         int64_t rows = ax_dataset_rows(data->train);
-        int64_t batch_rows = request->train.batch_size == 0 || request->train.batch_size > rows
-                                 ? rows : request->train.batch_size;
+        int64_t batch_rows = train_config.batch_size == 0 || train_config.batch_size > rows
+                                 ? rows : train_config.batch_size;
         int profile_result = profile_report(net, &summary, batch_rows, !request->quiet,
                                             request->profile_json);
         if (profile_result != CLI_EXIT_OK)
