@@ -520,6 +520,9 @@ static void test_bench_cli(void)
     CHECK(file != NULL);
     char line[512];
     int rows = 0;
+    /* A new file starts with the columns' names (bench/report.py reads them). */
+    CHECK(file && fgets(line, sizeof line, file) &&
+          strncmp(line, "system,workload,variant,precision,threads,batch,", 48) == 0);
     while (file && fgets(line, sizeof line, file)) {
         /* system,workload,variant,precision,threads,batch,width,repeat,epoch,
          * seconds,loss,test_accuracy,gflops,samples_per_second */
