@@ -24,57 +24,17 @@
 #include "core/lr_schedule.h"
 #include "test_util.h"
 
-#define MAX_VALUES 4096
+#include "strategy_reference.h"
+
 enum { EPOCHS = 30 };
 
-typedef struct series {
-    char name[64];
-    int64_t count;
-    double *values;
-} series;
-
-static series all[32];
-static int series_count;
-
-static bool read_reference(void)
-{
-    const char *path = AXON_TEST_DATA "/strategy_reference.txt";
-    FILE *file = fopen(path, "r");
-    if (!file) {
-        fprintf(stderr, "%s: cannot open (%s): regenerate it with scripts/make_strategy_reference.py\n",
-                path, strerror(errno));
-        return false;
-    }
-    while (series_count < 32) {
-        series *s = &all[series_count];
-        long long count;
-        if (fscanf(file, "%63s %lld", s->name, &count) != 2)
-            break;
-        if (count < 1 || count > MAX_VALUES) {
-            fclose(file);
-            return false;
-        }
-        s->count = count;
-        s->values = malloc((size_t)count * sizeof(double));
-        for (int64_t i = 0; i < count; i++)
-            if (fscanf(file, "%lf", &s->values[i]) != 1) {
-                fclose(file);
-                return false;
-            }
-        series_count++;
-    }
-    fclose(file);
-    return true;
-}
-
+/* A series of the reference, counted as a failure when it is missing. */
 static const double *find(const char *name, int64_t count)
 {
-    for (int i = 0; i < series_count; i++)
-        if (strcmp(all[i].name, name) == 0 && all[i].count == count)
-            return all[i].values;
-    fprintf(stderr, "%s (%lld values): not in the reference\n", name, (long long)count);
-    test_failures++;
-    return NULL;
+    const double *values = reference_find(name, count);
+    if (!values)
+        test_failures++;
+    return values;
 }
 
 enum { IN = 3, HID = 4, OUT = 2, ROWS = 6, PARAMS = HID * IN + HID + OUT * HID + OUT };

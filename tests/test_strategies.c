@@ -15,62 +15,7 @@
 
 #include "test_util.h"
 
-#define MAX_VALUES 4096
-
-typedef struct series {
-    char name[64];
-    int64_t count;
-    double *values;
-} series;
-
-static series all[32];
-static int series_count;
-
-static bool read_reference(void)
-{
-    const char *path = AXON_TEST_DATA "/strategy_reference.txt";
-    FILE *file = fopen(path, "r");
-    if (!file) {
-        fprintf(stderr, "%s: cannot open (%s): regenerate it with scripts/make_strategy_reference.py\n",
-                path, strerror(errno));
-        return false;
-    }
-    while (series_count < 32) {
-        series *s = &all[series_count];
-        long long count;
-        if (fscanf(file, "%63s %lld", s->name, &count) != 2)
-            break;
-        if (count < 1 || count > MAX_VALUES) {
-            fclose(file);
-            return false;
-        }
-        s->count = count;
-        s->values = malloc((size_t)count * sizeof(double));
-        for (int64_t i = 0; i < count; i++)
-            if (fscanf(file, "%lf", &s->values[i]) != 1) {
-                fclose(file);
-                return false;
-            }
-        series_count++;
-    }
-    fclose(file);
-    return true;
-}
-
-static const double *find(const char *name, int64_t count)
-{
-    for (int i = 0; i < series_count; i++)
-        if (strcmp(all[i].name, name) == 0) {
-            if (all[i].count != count) {
-                fprintf(stderr, "%s: %lld values, expected %lld\n", name, (long long)all[i].count,
-                        (long long)count);
-                return NULL;
-            }
-            return all[i].values;
-        }
-    fprintf(stderr, "%s: not in the reference\n", name);
-    return NULL;
-}
+#include "strategy_reference.h"
 
 enum { IN = 3, HID = 4, OUT = 2, ROWS = 6, PARAMS = HID * IN + HID + OUT * HID + OUT, STEPS = 10 };
 
@@ -88,7 +33,7 @@ static ax_net *make_net(void)
     ax_net *net = NULL;
     CHECK_OK(ax_net_create(&config, &net));
     if (net)
-        ax_net_parameters_set(net, find("params0", PARAMS));
+        ax_net_parameters_set(net, reference_find("params0", PARAMS));
     return net;
 }
 
@@ -106,7 +51,7 @@ static double max_relative(const double *a, const double *b, int64_t n)
  * against the reference's parameters after each. */
 static void check_steps(const char *name, ax_dataset *data, ax_train_config config)
 {
-    const double *expected = find(name, (int64_t)STEPS * PARAMS);
+    const double *expected = reference_find(name, (int64_t)STEPS * PARAMS);
     if (!expected) {
         test_failures++;
         return;
@@ -134,8 +79,8 @@ int main(void)
         fprintf(stderr, "the reference could not be read\n");
         return 1;
     }
-    const double *x = find("inputs", ROWS * IN), *y = find("targets", ROWS * OUT);
-    if (!x || !y || !find("params0", PARAMS))
+    const double *x = reference_find("inputs", ROWS * IN), *y = reference_find("targets", ROWS * OUT);
+    if (!x || !y || !reference_find("params0", PARAMS))
         return 1;
     for (int i = 0; i < ROWS * IN; i++)
         features[i] = (float)x[i];
@@ -151,8 +96,8 @@ int main(void)
     ax_regularization l1 = {.size = sizeof(ax_regularization), .l1 = 0.01};
     double loss = 0.0, gradient[PARAMS];
     CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &l1, &loss, gradient));
-    CHECK_NEAR(loss, find("l1_loss0", 1)[0], 1e-12);
-    CHECK(max_relative(gradient, find("l1_gradient0", PARAMS), PARAMS) <= 1e-12);
+    CHECK_NEAR(loss, reference_find("l1_loss0", 1)[0], 1e-12);
+    CHECK(max_relative(gradient, reference_find("l1_gradient0", PARAMS), PARAMS) <= 1e-12);
     l1.l1 = -1.0;
     CHECK_FAILS(ax_net_loss_gradient(net, data, 0, ROWS, &l1, &loss, gradient),
                 AX_STATUS_BAD_ARGUMENT, "l1 must be a finite number >= 0");
