@@ -116,18 +116,3 @@ def test_a_preset_pre_avx512_coretype_is_replaced_as_the_command_does(order):
     kept = run(order, env={"OPENBLAS_CORETYPE": "Haswell", "AXON_KEEP_OPENBLAS_CORETYPE": "1"})
     assert kept["info"]["blas_kernels"] == "Haswell"
     assert kept["info"]["ignored_openblas_coretype"] is None
-
-
-def test_the_same_fit_takes_about_as_long_in_either_import_order():
-    """The fit of issue 29 (784-128-128-10, Adam, batch 128, 2 threads held) timed in
-    fresh processes, orders alternating, the least of two runs each, libgomp's spin
-    count the same in both. A ratio, so the machine's speed and load cancel out but for
-    their noise; the bound, 2.5, is loose for a loaded 2-core machine and catches the 5x
-    of issue 29 (docs/python.md has the figures)."""
-    seconds = {"axon-first": [], "sklearn-first": []}
-    for _ in range(2):
-        for order in seconds:
-            seconds[order].append(run(order, 20000, 2)["seconds"])
-    least = {order: min(times) for order, times in seconds.items()}
-    ratio = max(least.values()) / min(least.values())
-    assert ratio < 2.5, f"seconds per order: {seconds}"
