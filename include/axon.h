@@ -746,6 +746,16 @@ AX_NODISCARD ax_status ax_net_save(const ax_net *net, const char *path);
  * AX_MODEL_FORMAT_VERSION (none given: 1), validating every field; precision
  * selects the compute precision whatever the stored dtype. */
 AX_NODISCARD ax_status ax_net_load(const char *path, ax_precision precision, ax_net **out);
+/* Writes the network as an ONNX model (IR 7, operator set 13: Gemm, Conv,
+ * MaxPool, AveragePool, Relu, Sigmoid, Tanh, Softmax, Transpose, Flatten)
+ * that computes what ax_net_predict does. Input "input": (N, height,
+ * width, channels) for an image input, pixels as axon holds them, else
+ * (N, input_width); output "output": (N, output width). Weights are float32
+ * initializers named as in the model file (a float64 network's rounded).
+ * Replaced atomically like ax_net_save. AX_STATUS_IO_ERROR naming path when
+ * it cannot be written; AX_STATUS_UNSUPPORTED for weights over 2 GiB (ONNX's
+ * external data is not written). */
+AX_NODISCARD ax_status ax_net_export_onnx(const ax_net *net, const char *path);
 
 /* Forward pass in inference mode: inputs (rows, input_width), outputs
  * (rows, output width) as probabilities or values. Rows go through in
