@@ -7,6 +7,7 @@
     probabilities = net.predict(X); net.save("model.safetensors"); axon.load(path)
     axon.Net(input_shape=(28, 28, 1), layers="conv:8x5x5/p2:relu,maxpool:2,10:softmax")
     axon.plot(summary, out="loss.png")
+    net.to_onnx("model.onnx"); module = axon.to_torch(net); axon.from_torch(module)
     axon.stats.entropy_mi(x, y); axon.stats.tensor_mean(fx, fy, fz)
     from axon.sklearn import MLPClassifier, MLPRegressor
 
@@ -25,10 +26,11 @@ from ._optimizer_state import OptimizerState
 from ._net import Net, build_info, device_count, load, save, set_threads, threads, train
 from ._plot import plot
 from ._prep import prep
+from ._torch import from_torch, to_torch
 
 __version__ = build_info()["version"]
 
-__all__ = ["Net", "Dataset", "OptimizerState", "train", "load", "save", "plot", "prep", "stats", "set_threads", "threads",
+__all__ = ["Net", "Dataset", "OptimizerState", "train", "load", "save", "plot", "prep", "to_torch", "from_torch", "stats", "set_threads", "threads",
            "build_info", "device_count", "library_path", "AxonError", "AxonValueError",
            "AxonOSError", "AxonMemoryError", "DivergedError", "StoppedError",
            "UnsupportedError", "DeviceError"]

@@ -188,6 +188,14 @@ class Net:
         with self._lock, self._use() as net:
             _lib.check(lib.ax_net_save(net, _lib.encode(str(path))))
 
+    def to_onnx(self, path):
+        """Writes the network as an ONNX model (axon export --onnx; docs/python.md): input
+        "input" (N, height, width, channels) for an image input, pixels as axon holds
+        them, else (N, features); output "output" (N, outputs), what predict gives.
+        Replaced atomically like save."""
+        with self._lock, self._use() as net:
+            _lib.check(lib.ax_net_export_onnx(net, _lib.encode(str(path))))
+
     def _use(self):
         """`with self._use() as net:` the library's network, kept open meanwhile."""
         return self._guard.use()
@@ -269,6 +277,30 @@ class Net:
                 _lib.check(lib.ax_net_layer_output_shape(net, i, shape), f"layer {i}")
             shapes.append(tuple(shape))
         return shapes
+
+    @property
+    def layer_settings(self):
+        """Each layer's kind and settings as a dict, the output layer last: "kind", and a
+        dense layer's "units", "activation"; a convolution's "filters", "kernel" (height,
+        width), "stride", "padding", "activation"; a pooling layer's "window", "stride"."""
+        def settings(net, config):
+            result = []
+            for i in range(config.layer_count):
+                spec = config.layers[i]
+                kind = lib.ax_layer_kind_name(spec.kind).decode()
+                if kind == "dense":
+                    item = {"units": spec.dense.units,
+                            "activation": lib.ax_activation_name(spec.dense.activation).decode()}
+                elif kind == "conv":
+                    item = {"filters": spec.conv.filters,
+                            "kernel": (spec.conv.kernel_height, spec.conv.kernel_width),
+                            "stride": spec.conv.stride, "padding": spec.conv.padding,
+                            "activation": lib.ax_activation_name(spec.conv.activation).decode()}
+                else:
+                    item = {"window": spec.pool.window, "stride": spec.pool.stride}
+                result.append({"kind": kind, **item})
+            return result
+        return self._read(settings)
 
     @property
     def loss(self):
