@@ -47,13 +47,15 @@ def _chw_columns_to_hwc(weight, shape):
 def to_torch(net, dtype=None):
     """net as a torch.nn.Sequential of Linear, Conv2d, MaxPool2d, AvgPool2d, Flatten and
     ReLU/Sigmoid/Tanh/Softmax(dim=1), in inference mode (eval()), weights equal to the
-    last bit (float32 for f32 and bf16 networks, float64 for f64; dtype= overrides).
+    last bit (float32 for f32 and bf16 networks, float64 for f64; dtype="float64" or
+    torch.float64 overrides: float32 weights are exact in float64).
     It takes (N, channels, height, width) for a network with an image input (axon's
     (N, height, width, channels) permuted), else (N, features), and gives what
     net.predict gives."""
     torch = _torch()
     nn = torch.nn
-    dtype = getattr(torch, dtype or _TORCH_DTYPES[net.precision])
+    dtype = dtype or _TORCH_DTYPES[net.precision]
+    dtype = getattr(torch, dtype) if isinstance(dtype, str) else dtype  # "float64" or torch's
     weights = net.get_weights()
     settings = net.layer_settings
     shape = net.input_shape  # (h, w, c) of the current feature map, None once flat
