@@ -4,6 +4,7 @@
 #   onnx (Debian's python3-onnx), the file passes onnx's checker and, run by
 #   the NumPy evaluator of python/tests/onnx_numpy.py, gives the
 #   probabilities `axon predict` writes (to their 6 printed digits);
+# - a link is written through (it stays a link), /dev/null in place;
 # - the refusals, each with its exit status and a message naming the file:
 #   --onnx or --model missing (2), an unknown option (2), a folder that does
 #   not exist (1), a folder as the file (1), the model as its own output (1),
@@ -56,6 +57,14 @@ else
     echo "onnx_cli: no onnx module in $PYTHON: the file is not checked (apt-get install python3-onnx)"
 fi
 
+# Outputs as every axon output ("Output files"): a link is written through and stays a
+# link; /dev/null is written in place.
+ln -s linked.onnx link.onnx
+"$axon" export --model m.safetensors --onnx link.onnx > /dev/null 2>&1 || fail "export through a link"
+[ -L link.onnx ] && cmp -s linked.onnx m.onnx || fail "the link was replaced or its target differs"
+"$axon" export --model m.safetensors --onnx /dev/null > /dev/null 2>&1 || fail "export to /dev/null"
+[ -c /dev/null ] || fail "/dev/null is no longer a device"
+
 refused() { # STATUS TEXT ARGS...: axon export ARGS exits STATUS with TEXT in its message
     local status=$1 text=$2
     shift 2
@@ -76,7 +85,7 @@ refused 1 "fake.safetensors" --model fake.safetensors --onnx x.onnx
 if [ -w /dev/full ]; then
     refused 1 "No space left on device" --model m.safetensors --onnx /dev/full
 fi
-leftover=$(ls | grep -v -E '^(images|labels)\.npy$|^m\.(safetensors|onnx)$|^(out|err)\.txt$|^p\.csv$|^folder$|^fake\.safetensors$')
+leftover=$(ls | grep -v -E '^(images|labels)\.npy$|^m\.(safetensors|onnx)$|^link(ed)?\.onnx$|^(out|err)\.txt$|^p\.csv$|^folder$|^fake\.safetensors$')
 [ -z "$leftover" ] || fail "files left behind: $leftover"
 [ -z "$(ls folder)" ] || fail "files left in folder/"
 echo "onnx_cli: all checks passed"
