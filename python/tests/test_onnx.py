@@ -166,3 +166,14 @@ def test_unwritable_paths_fail_naming_the_path_and_leave_nothing(tmp_path):
     net.to_onnx(old)
     onnx.checker.check_model(onnx.load(str(old)))
     assert sorted(os.listdir(tmp_path)) == ["folder", "locked", "old.onnx"]
+
+
+def test_an_image_input_read_by_a_dense_layer(tmp_path):
+    """No convolution: the NHWC input is flattened as axon reads it, no transpose."""
+    net = trained((4, 3, 2), "5:relu,3:softmax")
+    model = export(net, tmp_path)
+    assert dims(model.graph.input[0]) == ["N", 4, 3, 2]
+    assert [n.op_type for n in model.graph.node][:2] == ["Flatten", "Gemm"]
+    x = images(30, (4, 3, 2))
+    (got,) = onnx_numpy.run(model, {"input": x})
+    np.testing.assert_allclose(got, net.predict(x), rtol=0, atol=1e-6)

@@ -115,3 +115,17 @@ def test_modules_without_an_axon_counterpart_are_refused(modules, message):
     image = isinstance(modules[0], (nn.Conv2d, nn.MaxPool2d)) and message != "input_shape"
     with pytest.raises(ValueError, match=message):
         axon.from_torch(nn.Sequential(*modules), input_shape=(4, 4, 1) if image else None)
+
+
+def test_an_image_input_read_by_a_dense_layer_takes_nchw_in_torch():
+    """A dense first layer on an image input reads (h, w, c) rows in axon: torch's module
+    starts with Flatten over (c, h, w) and the permuted columns, and gives the same."""
+    net = trained((4, 3, 2), "5:relu,3:softmax")
+    module = axon.to_torch(net)
+    assert [type(m).__name__ for m in module] == ["Flatten", "Linear", "ReLU", "Linear",
+                                                  "Softmax"]
+    x = inputs(40, (4, 3, 2))
+    np.testing.assert_allclose(torch_predict(module, x.transpose(0, 3, 1, 2).copy()),
+                               net.predict(x), rtol=0, atol=1e-6)
+    back = axon.from_torch(module, input_shape=(4, 3, 2))
+    assert back.input_shape == (4, 3, 2) and same_bits(back.get_weights(), net.get_weights())
