@@ -546,6 +546,11 @@ typedef struct ax_data_options {
                                 centre one, each also mirrored, their softmax outputs averaged
                                 before the loss and the predicted class (a softmax
                                 cross-entropy network only) */
+    double lighting;         /* streamed, training: AlexNet's lighting noise, sigma: each
+                                training image gets sum_i a_i stdev_i v_i added to every (r, g, b)
+                                before the mean is subtracted, a_i ~ N(0, lighting) drawn from
+                                (seed, epoch, row), stdev_i and v_i meta.json's color_pca
+                                (docs/prep.md); RGB batches only (0: none) */
 } ax_data_options;
 
 /* Fills the first size bytes of *options with the defaults noted above and

@@ -160,6 +160,7 @@ int main(void)
     FIELD(ax_data_options, mirror);
     FIELD(ax_data_options, mean);
     FIELD(ax_data_options, views);
+    FIELD(ax_data_options, lighting);
     SIZE(ax_prep_options);
     FIELD(ax_prep_options, size);
     FIELD(ax_prep_options, input);

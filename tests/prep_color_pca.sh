@@ -16,7 +16,10 @@
 # - a cuda-convnet2 folder without color_pca (Python-written) gets the one
 #   NumPy computes from its pixels; one with its own (float32, a tuple,
 #   Fortran-ordered eigenvectors) keeps it; a malformed one is refused
-#   naming batches.meta and the key, exit 1, no output folder left.
+#   naming batches.meta and the key, exit 1, no output folder left;
+# - `axon train --lighting 0.1` (AlexNet's lighting noise from color_pca;
+#   test_stream checks the rows): two runs of one seed give the same model,
+#   not the unlit one; refused on grey batches and on other data.
 # Usage: prep_color_pca.sh AXON WORKDIR
 set -u
 axon=$1
@@ -162,6 +165,24 @@ got=$?
 grep -qF "bad/batches.meta: 'color_pca' is not (stdevs, eigenvectors)" stderr ||
     fail "a malformed color_pca: $(cat stderr)"
 [ ! -e out_bad ] || fail "a malformed color_pca left out_bad behind"
+
+# ------------------------------------------------ axon train --lighting SIGMA
+train() { # train OUT [options...]: a short streamed run on p2's batches
+    local out=$1; shift
+    "$axon" train --data batches:p2 --crop 12 --mirror --subtract-mean --layers 8:relu,3:softmax \
+        --epochs 2 --batch 8 --seed 3 --threads 1 --quiet --out "$out" "$@" >stdout 2>stderr
+}
+train lit1.safetensors --lighting 0.1 || fail "train --lighting: exit $? ($(cat stderr))"
+train lit2.safetensors --lighting 0.1 || fail "train --lighting again: exit $? ($(cat stderr))"
+train unlit.safetensors || fail "train without --lighting: exit $? ($(cat stderr))"
+cmp -s lit1.safetensors lit2.safetensors || fail "--lighting: two runs of one seed differ"
+cmp -s lit1.safetensors unlit.safetensors && fail "--lighting 0.1 trained the unlit model"
+"$axon" train --data batches:pg --layers 3:softmax --epochs 1 --lighting 0.1 --quiet \
+    --out grey.safetensors >stdout 2>stderr
+[ $? -ne 0 ] && grep -qF "pg/meta.json: grey images" stderr || fail "--lighting on grey batches: $(cat stderr)"
+"$axon" train --data synth:linear --layers 3:softmax --epochs 1 --lighting 0.1 --quiet \
+    --out synth.safetensors >stdout 2>stderr
+[ $? -eq 2 ] && grep -qF -- "--lighting" stderr || fail "--lighting on synth data: $(cat stderr)"
 
 if [ "$failures" -gt 0 ]; then
     echo "$failures failures"

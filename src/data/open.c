@@ -376,7 +376,8 @@ static ax_status read_target(const spec_target *target, const ax_data_options *o
                            path);
         if (options->stream)
             return name_failure(ax_batch_stream_open(path, options->crop, options->mirror,
-                                                     options->mean, 0, options->views, out),
+                                                     options->mean, 0, options->views,
+                                                     options->lighting, out),
                                 path);
         if (!shard)
             return name_failure(ax_dataset_load_batches(path, out), path);

@@ -53,6 +53,10 @@
      "crop (cuda-convnet2's augmentation); 0 = whole images"},                               \
     {"mirror", CLI_FLAG, NULL, NULL,                                                          \
      "streamed batches: mirror training images left-right at random"},                       \
+    {"lighting", CLI_NUMBER, "SIGMA", "0",                                                    \
+     "streamed RGB batches: AlexNet's lighting noise, each training image's\n"               \
+     "colours shifted along meta.json's color_pca by N(0, SIGMA) draws (0.1\n"               \
+     "in the paper); 0 = none"},                                                             \
     {"subtract-mean", CLI_FLAG, NULL, NULL,                                                   \
      "streamed batches: subtract --data's mean.npy (axon prep's mean image)\n"               \
      "from every image, --test's too, before the scaling by 1/255"},                         \
@@ -81,6 +85,7 @@ typedef struct data_settings {
     bool stream;
     int64_t crop;
     bool mirror;
+    double lighting; /* --lighting SIGMA, 0: none */
     int views; /* axon eval --views: 1 or 10 (0 counts as 1) */
     bool subtract_mean;
     char mean[4200];          /* --data's mean.npy with --subtract-mean, else "" */

@@ -195,6 +195,10 @@ int command_predict(int argc, char **argv)
         cli_error(&args, "--mirror is training's random mirroring; predict mirrors with --views 10");
         return CLI_EXIT_USAGE;
     }
+    if (settings.lighting > 0) {
+        cli_error(&args, "--lighting is training's colour noise; predict takes the images as they are");
+        return CLI_EXIT_USAGE;
+    }
     settings.views = views;
     /* Streamed only where asked: a set loaded whole gives the rows as before. */
     settings.stream = settings.stream_mode == STREAM_ON || settings.crop > 0 || views > 1 ||
