@@ -266,3 +266,4 @@ put("pickle", "empty_batch", pickle.dumps({"data": [b"", b"\xff\xd8ab", b""], "l
                                            "mean": np.zeros((0, 1), np.float32)}, protocol=2))
 put("pickle", "bytes_call", pickle.dumps(Reduced(bytes, (10,)), protocol=2))
 put("pickle", "bytearray_empty", pickle.dumps(bytearray(), protocol=2))
+put("pickle", "empty_bytes_py2", b"\x80\x02U\x00q\x00.")  # Python 2.7's pickle.dumps('', 2)

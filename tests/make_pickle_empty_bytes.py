@@ -2,7 +2,7 @@
 """make_pickle_empty_bytes.py: prints the C arrays of tests/test_pickle_empty_bytes.h,
 the pickles of empty bytes as Python 3 writes them at protocols 2 to 5
 (protocol 2: __builtin__.bytes() REDUCE, builtins.bytes() with
-fix_imports=False; 3 to 5: SHORT_BINBYTES of length 0), a batch with empty
+fix_imports=False; 3 to 5: SHORT_BINBYTES of length 0) and as Python 2 does, a batch with empty
 bytes and an empty array (whose data is the same memoized b''), and crafted
 ones the reader must refuse: bytes(10), bytes('ab', 'latin1'), bytearray(),
 builtins.eval(). Run:
@@ -44,6 +44,9 @@ class CallOf:
 print("/* Made by tests/make_pickle_empty_bytes.py (/usr/bin/python3, NumPy %s). */" % np.__version__)
 for p in (2, 3, 4, 5):
     c_array("empty_p%d" % p, pickle.dumps(b"", protocol=p))
+# Python 2.7's pickle.dumps('', 2) (its bytes is str: SHORT_BINSTRING), as pyenv's
+# python2 2.7.18 writes it; kept literal since Debian has no Python 2.
+c_array("empty_py2", b"\x80\x02U\x00q\x00.")
 c_array("empty_builtins", pickle.dumps(b"", protocol=2, fix_imports=False))
 c_array("empty_encode", pickle.dumps(EncodeEmpty(), protocol=2))
 c_array("empty_batch", pickle.dumps({"data": [b"", b"ab", b""], "mean": np.zeros((0, 1), np.float32)}, protocol=2))

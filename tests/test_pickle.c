@@ -8,9 +8,10 @@
  * object whose __reduce__ returns (os.system, ('echo pwned',))) and hold an
  * object array are refused naming the global and the offset; the writer's
  * output reads back; every truncation of a valid pickle is refused. Empty
- * bytes as Python 3 writes them at protocols 2 to 5 (test_pickle_empty_bytes.h,
- * from tests/make_pickle_empty_bytes.py) read as b'', while bytes() with an
- * argument, bytearray and other builtins stay refused. */
+ * bytes as Python 3 writes them at protocols 2 to 5, and as Python 2 does
+ * (test_pickle_empty_bytes.h, from tests/make_pickle_empty_bytes.py), read
+ * as b'', while bytes() with an argument, bytearray and other builtins stay
+ * refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,7 @@ static void test_empty_bytes(void)
     empty_bytes("protocol 3", empty_p3, sizeof empty_p3);
     empty_bytes("protocol 4", empty_p4, sizeof empty_p4);
     empty_bytes("protocol 5", empty_p5, sizeof empty_p5);
+    empty_bytes("Python 2's ''", empty_py2, sizeof empty_py2);
     empty_bytes("builtins.bytes", empty_builtins, sizeof empty_builtins);
     empty_bytes("_codecs.encode('')", empty_encode, sizeof empty_encode);
 
