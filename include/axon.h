@@ -339,8 +339,13 @@ AX_NODISCARD ax_status ax_dataset_count_idx(const char *images_path, int64_t *ro
 /* The image count of a folder's train (or t10k when test) images file. */
 AX_NODISCARD ax_status ax_dataset_count_idx_dir(const char *dir, bool test, int64_t *rows);
 
+/* ax_csv_options.label_column for a file of features only: every column is a
+ * feature and the set has neither labels nor targets (for prediction). */
+#define AX_CSV_NO_LABEL (-2)
+
 typedef struct ax_csv_options {
-    int64_t label_column;  /* 0-based column of the label; -1 = last column */
+    int64_t label_column;  /* 0-based column of the label; -1 = last column; AX_CSV_NO_LABEL:
+                              none */
     bool header;           /* skip the first line */
     bool regression;       /* label is a float target, not a class */
     double scale;          /* features are multiplied by this (e.g. 1/255) */
@@ -551,6 +556,9 @@ typedef struct ax_data_options {
                                 before the mean is subtracted, a_i ~ N(0, lighting) drawn from
                                 (seed, epoch, row), stdev_i and v_i meta.json's color_pca
                                 (docs/prep.md); RGB batches only (0: none) */
+    bool unlabeled;          /* FILE.csv and FILE.npy without a labels file: every column is a
+                                feature and the set has neither labels nor targets, for
+                                prediction (false: the label column, or column 0, is read) */
 } ax_data_options;
 
 /* Fills the first size bytes of *options with the defaults noted above and
@@ -567,6 +575,13 @@ static inline ax_data_options ax_data_options_defaults(void)
  * file, folder (with the part's IDX files) or labels file is there. options
  * may be NULL (the defaults) in every function of this section. */
 AX_NODISCARD ax_status ax_dataset_check_spec(const char *spec, const ax_data_options *options);
+/* The columns of a FILE.csv spec's first data line (label included; after the header
+ * line with options->csv.header) or the values per row of a FILE.npy spec (its
+ * dimensions after the first multiplied), reading only that line or the .npy header:
+ * how a program tells a feature-only file from one with its label column before
+ * loading it. Other kinds of data fail with AX_STATUS_UNSUPPORTED. */
+AX_NODISCARD ax_status ax_dataset_count_columns(const char *spec, const ax_data_options *options,
+                                               int64_t *columns);
 /* Opens spec whole into *out (the caller frees it). */
 AX_NODISCARD ax_status ax_dataset_open(const char *spec, const ax_data_options *options,
                                        ax_dataset **out);

@@ -170,7 +170,7 @@ class DataOptions(Structure):
                 ("labels", c_char_p), ("synth_rows", c_int64), ("synth_features", c_int64),
                 ("seed", c_uint64), ("name", c_char_p), ("labels_name", c_char_p),
                 ("stream", c_bool), ("crop", c_int64), ("mirror", c_bool), ("mean", c_char_p),
-                ("views", c_int), ("lighting", c_double)]
+                ("views", c_int), ("lighting", c_double), ("unlabeled", c_bool)]
 
 
 class PrepOptions(Structure):

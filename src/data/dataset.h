@@ -37,6 +37,15 @@ struct npy_array;
 ax_status ax_npy_read_items(struct npy_array *array, int64_t first, int64_t n,
                             unsigned char *buffer);
 
+/* Feature-only files (ax_data_options.unlabeled): every column a feature, no
+ * labels or targets. range is {first, count}, or NULL for the whole file. */
+ax_status ax_npy_load_unlabeled(const char *features_path, double scale, const int64_t *range,
+                                ax_dataset **out);
+/* The columns of a CSV file's first data line (csv.c) and the values per row
+ * of a .npy file (npy.c), reading only that line or the header. */
+ax_status ax_csv_count_columns(const char *path, const ax_csv_options *options, int64_t *columns);
+ax_status ax_npy_count_columns(const char *path, int64_t *columns);
+
 /* Refuses a row range [first, first + count) that is not inside the rows
  * (what: "images", "rows") of source, naming it. */
 ax_status ax_row_range_check(const char *source, int64_t rows, const char *what, int64_t first,

@@ -106,6 +106,7 @@ static ax_data_options data_options(const char *option, const char *spec, const 
     options.seed = settings->seed;
     options.name = option;
     options.labels_name = strcmp(option, "--test") == 0 ? "--test-labels" : "--labels";
+    options.unlabeled = settings->unlabeled;
     if (strncmp(spec, "batches:", 8) == 0) { /* augmentation unstreamed is refused there */
         options.stream = settings->stream;
         options.crop = settings->crop;
@@ -140,6 +141,21 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
     if (result != CLI_EXIT_OK)
         return result;
     ax_status status = ax_dataset_open(spec, &options, out);
+    return status == AX_STATUS_OK ? CLI_EXIT_OK : report_failure(status, NULL);
+}
+
+int data_source_count_columns(const char *option, const char *spec, const data_settings *settings,
+                              int64_t *columns)
+{
+    *columns = 0;
+    ax_data_options options = data_options(option, spec, settings->labels, DATA_PART_TEST, settings);
+    options.unlabeled = false; /* counted whatever the reading */
+    int result = check_spec(spec, &options);
+    if (result != CLI_EXIT_OK)
+        return result;
+    ax_status status = ax_dataset_count_columns(spec, &options, columns);
+    if (status == AX_STATUS_UNSUPPORTED)
+        return CLI_EXIT_OK;
     return status == AX_STATUS_OK ? CLI_EXIT_OK : report_failure(status, NULL);
 }
 
