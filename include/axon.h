@@ -279,7 +279,7 @@ const char *ax_dataset_source(const ax_dataset *dataset);
  * IDX pair or of .npy features with a separate labels file, else the same
  * as ax_dataset_source. */
 const char *ax_dataset_labels_source(const ax_dataset *dataset);
-/* (rows, features), owned by the dataset, writable; NULL for a streamed set. */
+/* (rows, features), owned by the dataset, writable; NULL for a streamed or a sparse set. */
 float *ax_dataset_features_data(ax_dataset *dataset);
 /* (rows) class labels, or NULL for a regression set or a streamed set. */
 int32_t *ax_dataset_labels_data(ax_dataset *dataset);
@@ -312,6 +312,25 @@ AX_NODISCARD ax_status ax_dataset_wrap(int64_t rows, int64_t features, int64_t c
                                        int64_t targets, const float *features_data,
                                        const int32_t *labels, const float *targets_data,
                                        const char *source, ax_dataset **out);
+/* ax_dataset_wrap for features in compressed sparse rows (CSR), as scipy.sparse.csr_matrix
+ * holds them: row r's stored values are values[row_starts[r] .. row_starts[r + 1]), in the
+ * columns columns[...] (in any order; a column given twice adds up, as scipy's toarray),
+ * every other feature 0. row_starts (rows + 1) starts at 0 and never falls; columns and
+ * values hold row_starts[rows] items. Training, evaluation and prediction make the rows of
+ * each batch dense as they use them, the same float32 rows the dense matrix holds, so the
+ * results equal the dense set's bit for bit; the whole set is never dense. The arrays stay
+ * the caller's, as with ax_dataset_wrap. Checked at once: the row starts, every column in
+ * [0, features) (AX_STATUS_BAD_ARGUMENT naming the row), values finite and labels in range
+ * (AX_STATUS_BAD_DATA). A sparse set is used by a network in float32 on a backend in host
+ * memory (the CPU; AX_STATUS_UNSUPPORTED otherwise), not by ax_dataset_split, checkpoints or
+ * ax_net_activations; ax_dataset_features_data gives NULL. */
+AX_NODISCARD ax_status ax_dataset_wrap_csr(int64_t rows, int64_t features, int64_t classes,
+                                           int64_t targets, const int64_t *row_starts,
+                                           const int32_t *columns, const float *values,
+                                           const int32_t *labels, const float *targets_data,
+                                           const char *source, ax_dataset **out);
+/* Whether the set is ax_dataset_wrap_csr's (its rows are made dense batch by batch). */
+bool ax_dataset_is_sparse(const ax_dataset *dataset);
 
 /* MNIST-format IDX files (gzipped or not); pixels scaled to [0, 1]. */
 AX_NODISCARD ax_status ax_dataset_load_idx(const char *images_path, const char *labels_path,

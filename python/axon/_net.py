@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from . import _lib
-from ._data import Dataset, as_dataset, check_finite, features_array, pointer
+from ._data import Dataset, as_dataset, check_finite, features_array, is_sparse, pointer
 from ._guard import Guard
 from ._lib import lib
 from ._optimizer_state import OptimizerState
@@ -374,7 +374,11 @@ class Net:
     # ---------------------------------------------------------- inference
     def predict(self, X):
         """Outputs (rows, output width) for inputs (rows, input width) or images (rows,
-        height, width, channels): probabilities (softmax, sigmoid) or values. float32."""
+        height, width, channels): probabilities (softmax, sigmoid) or values. float32.
+        A scipy.sparse X is made dense a chunk of rows at a time by the library, never
+        whole; its outputs equal the dense matrix's bit for bit."""
+        if is_sparse(X):
+            return self._predict_sparse(X)
         X = features_array(X, images=True)
         if X.shape[1] != self.input_width:
             raise ValueError(f"axon: X has {X.shape[1]} features per row but the network's "
@@ -383,6 +387,27 @@ class Net:
         out = np.empty((X.shape[0], self.output_width), dtype=np.float32)
         with self._lock, self._use() as net:
             _lib.check(lib.ax_net_predict(net, pointer(X), X.shape[0], pointer(out)))
+        return out
+
+    def _predict_sparse(self, X):
+        """Net.predict of scipy.sparse X through ax_net_predict_dataset, which takes the
+        rows in the chunks ax_net_predict takes (so the same bits)."""
+        rows, features = X.shape
+        if features != self.input_width:
+            raise ValueError(f"axon: X has {features} features per row but the network's "
+                             f"input width is {self.input_width}")
+        # Labels of no use to prediction: a sparse set, like any, holds some.
+        data = Dataset.from_sparse(X, np.zeros(rows, dtype=np.int32), classes=1)
+        out = np.empty((rows, self.output_width), dtype=np.float32)
+        width = self.output_width
+
+        def keep(first, count, outputs, _):
+            out[first:first + count] = np.ctypeslib.as_array(outputs, (count, width))
+            return True
+
+        callback = _lib.PREDICT_ROWS_FN(keep)
+        with data, self._lock, self._use() as net, data._use() as handle:
+            _lib.check(lib.ax_net_predict_dataset(net, handle, callback, None))
         return out
 
     def _dataset(self, data, name):

@@ -25,11 +25,31 @@ struct ax_dataset {
     void (*stream_free)(struct ax_batch_stream *stream);
     bool borrowed;         /* the arrays are the caller's (ax_dataset_wrap): not freed */
     int64_t image_shape[3]; /* (height, width, channels) when rows are images, else zeros */
+    /* A compressed-sparse-row set (ax_dataset_wrap_csr; the caller's arrays, borrowed):
+     * feature_values is NULL and the rows a batch uses are made dense (sparse.c). */
+    const int64_t *csr_row_starts; /* (rows + 1): row r is [starts[r], starts[r + 1]) */
+    const int32_t *csr_columns;    /* (nonzeros) */
+    const float *csr_values;       /* (nonzeros) */
 };
 
 /* Allocates a dataset (see ax_dataset_create) and records its source. */
 ax_status ax_dataset_allocate(int64_t rows, int64_t features, int64_t classes, int64_t targets,
                               const char *source, ax_dataset **out);
+
+/* ax_dataset_wrap's set with the caller's arrays, features either dense
+ * (feature_values) or sparse (csr[3]: row starts, columns, values, already
+ * checked by sparse.c); labels and values checked here. */
+ax_status ax_dataset_wrap_borrowed(int64_t rows, int64_t features, int64_t classes,
+                                   int64_t targets, const float *feature_values,
+                                   const void *const csr[3], const int32_t *labels,
+                                   const float *target_values, const char *source,
+                                   ax_dataset **out);
+
+/* Rows order[first + i] (or first + i where order is NULL), i < count, of a
+ * sparse set made dense into out (count, features), zeros included:
+ * the same float32 values as the dense matrix holds (sparse.c). */
+void ax_dataset_densify_rows(const ax_dataset *data, float *out, const int64_t *order,
+                             int64_t first, int64_t count);
 
 /* Reads elements [first, first + n) of an opened .npy array (io/npy_header.h;
  * its size already checked against the header) into buffer; npy.c. */
