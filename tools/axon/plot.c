@@ -160,10 +160,10 @@ static bool read_size(const cli_args *args, int *width, int *height)
 }
 
 typedef struct plot_work {
-    char folder[64];   /* the private temporary folder */
-    char script[96];   /* folder/plot.gp */
-    char picture[96];  /* folder/plot.png */
-    char log[96];      /* folder/gnuplot.log: gnuplot's messages */
+    char folder[4096];       /* the private temporary folder */
+    char script[4096 + 16];  /* folder/plot.gp */
+    char picture[4096 + 16]; /* folder/plot.png */
+    char log[4096 + 16];     /* folder/gnuplot.log: gnuplot's messages */
 } plot_work;
 
 static void work_remove(plot_work *work)
@@ -266,9 +266,14 @@ static int draw(plot_work *work, const metrics_series *series, const char *metri
                 int width, int height, const char *title)
 {
     const char *temporary = getenv("TMPDIR");
-    if (!temporary || !temporary[0] || strlen(temporary) > 20)
+    if (!temporary || !temporary[0])
         temporary = "/tmp";
-    snprintf(work->folder, sizeof work->folder, "%s/axon-plot.XXXXXX", temporary);
+    if (snprintf(work->folder, sizeof work->folder, "%s/axon-plot.XXXXXX", temporary) >=
+        (int)sizeof work->folder) {
+        fprintf(stderr, "axon: TMPDIR %s is too long a folder name\n", temporary);
+        work->folder[0] = '\0';
+        return 1;
+    }
     if (!mkdtemp(work->folder)) {
         fprintf(stderr, "axon: cannot make a temporary folder in %s: %s\n", temporary,
                 strerror(errno));
