@@ -279,7 +279,7 @@ const char *ax_dataset_source(const ax_dataset *dataset);
  * IDX pair or of .npy features with a separate labels file, else the same
  * as ax_dataset_source. */
 const char *ax_dataset_labels_source(const ax_dataset *dataset);
-/* (rows, features), owned by the dataset, writable; NULL for a streamed set. */
+/* (rows, features), owned by the dataset, writable; NULL for a streamed or a sparse set. */
 float *ax_dataset_features_data(ax_dataset *dataset);
 /* (rows) class labels, or NULL for a regression set or a streamed set. */
 int32_t *ax_dataset_labels_data(ax_dataset *dataset);
@@ -312,6 +312,25 @@ AX_NODISCARD ax_status ax_dataset_wrap(int64_t rows, int64_t features, int64_t c
                                        int64_t targets, const float *features_data,
                                        const int32_t *labels, const float *targets_data,
                                        const char *source, ax_dataset **out);
+/* ax_dataset_wrap for features in compressed sparse rows (CSR), as scipy.sparse.csr_matrix
+ * holds them: row r's stored values are values[row_starts[r] .. row_starts[r + 1]), in the
+ * columns columns[...] (in any order; a column given twice adds up, as scipy's toarray),
+ * every other feature 0. row_starts (rows + 1) starts at 0 and never falls; columns and
+ * values hold row_starts[rows] items. Training, evaluation and prediction make the rows of
+ * each batch dense as they use them, the same float32 rows the dense matrix holds, so the
+ * results equal the dense set's bit for bit; the whole set is never dense. The arrays stay
+ * the caller's, as with ax_dataset_wrap. Checked at once: the row starts, every column in
+ * [0, features) (AX_STATUS_BAD_ARGUMENT naming the row), values finite and labels in range
+ * (AX_STATUS_BAD_DATA). A sparse set is used by a network in float32 on a backend in host
+ * memory (the CPU; AX_STATUS_UNSUPPORTED otherwise), not by ax_dataset_split, checkpoints or
+ * ax_net_activations; ax_dataset_features_data gives NULL. */
+AX_NODISCARD ax_status ax_dataset_wrap_csr(int64_t rows, int64_t features, int64_t classes,
+                                           int64_t targets, const int64_t *row_starts,
+                                           const int32_t *columns, const float *values,
+                                           const int32_t *labels, const float *targets_data,
+                                           const char *source, ax_dataset **out);
+/* Whether the set is ax_dataset_wrap_csr's (its rows are made dense batch by batch). */
+bool ax_dataset_is_sparse(const ax_dataset *dataset);
 
 /* MNIST-format IDX files (gzipped or not); pixels scaled to [0, 1]. */
 AX_NODISCARD ax_status ax_dataset_load_idx(const char *images_path, const char *labels_path,
@@ -339,8 +358,13 @@ AX_NODISCARD ax_status ax_dataset_count_idx(const char *images_path, int64_t *ro
 /* The image count of a folder's train (or t10k when test) images file. */
 AX_NODISCARD ax_status ax_dataset_count_idx_dir(const char *dir, bool test, int64_t *rows);
 
+/* ax_csv_options.label_column for a file of features only: every column is a
+ * feature and the set has neither labels nor targets (for prediction). */
+#define AX_CSV_NO_LABEL (-2)
+
 typedef struct ax_csv_options {
-    int64_t label_column;  /* 0-based column of the label; -1 = last column */
+    int64_t label_column;  /* 0-based column of the label; -1 = last column; AX_CSV_NO_LABEL:
+                              none */
     bool header;           /* skip the first line */
     bool regression;       /* label is a float target, not a class */
     double scale;          /* features are multiplied by this (e.g. 1/255) */
@@ -546,6 +570,14 @@ typedef struct ax_data_options {
                                 centre one, each also mirrored, their softmax outputs averaged
                                 before the loss and the predicted class (a softmax
                                 cross-entropy network only) */
+    double lighting;         /* streamed, training: AlexNet's lighting noise, sigma: each
+                                training image gets sum_i a_i stdev_i v_i added to every (r, g, b)
+                                before the mean is subtracted, a_i ~ N(0, lighting) drawn from
+                                (seed, epoch, row), stdev_i and v_i meta.json's color_pca
+                                (docs/prep.md); RGB batches only (0: none) */
+    bool unlabeled;          /* FILE.csv and FILE.npy without a labels file: every column is a
+                                feature and the set has neither labels nor targets, for
+                                prediction (false: the label column, or column 0, is read) */
 } ax_data_options;
 
 /* Fills the first size bytes of *options with the defaults noted above and
@@ -562,6 +594,13 @@ static inline ax_data_options ax_data_options_defaults(void)
  * file, folder (with the part's IDX files) or labels file is there. options
  * may be NULL (the defaults) in every function of this section. */
 AX_NODISCARD ax_status ax_dataset_check_spec(const char *spec, const ax_data_options *options);
+/* The columns of a FILE.csv spec's first data line (label included; after the header
+ * line with options->csv.header) or the values per row of a FILE.npy spec (its
+ * dimensions after the first multiplied), reading only that line or the .npy header:
+ * how a program tells a feature-only file from one with its label column before
+ * loading it. Other kinds of data fail with AX_STATUS_UNSUPPORTED. */
+AX_NODISCARD ax_status ax_dataset_count_columns(const char *spec, const ax_data_options *options,
+                                               int64_t *columns);
 /* Opens spec whole into *out (the caller frees it). */
 AX_NODISCARD ax_status ax_dataset_open(const char *spec, const ax_data_options *options,
                                        ax_dataset **out);

@@ -5,10 +5,12 @@ interesting broken ones (truncated, absurd sizes, wrong types), so that the
 fuzzers start from inputs that reach deep into each parser. Inputs found by
 fuzzing (regressions) are kept next to them as crash-* files and are not
 touched here. Deterministic; needs numpy (Debian's, /usr/bin/python3): /usr/bin/python3 scripts/fuzz_corpus.py"""
+import codecs
 import gzip
 import io
 import json
 import os
+import pickle
 import struct
 import subprocess
 import tarfile
@@ -240,3 +242,28 @@ put("tar", "pax_long_name", tar([("d/" + "n" * 120 + ".png", small_png)], tarfil
 put("tar", "gnu_format", tar([("g/" + "m" * 110 + ".jpg", small_jpeg)], tarfile.GNU_FORMAT))
 put("tar", "truncated", tar([("a.png", small_png), ("b.png", small_png)])[:700])
 put("tar", "nested_truncated", tar([("n.tar", inner[:600])]))
+
+# ---------------------------------------------------------------- pickles
+# Seeds beside the committed cuda-convnet2 batches of tests/fuzz/corpus/pickle:
+# empty bytes as Python 3 writes them (protocol 2: __builtin__.bytes() or, with
+# fix_imports=False, builtins.bytes(); 3 to 5: SHORT_BINBYTES), an empty array
+# whose data is that memoized b'', and calls of bytes the reader refuses.
+
+class Reduced:
+    """Pickles as function(*arguments): a crafted call."""
+    def __init__(self, function, arguments):
+        self.function, self.arguments = function, arguments
+
+    def __reduce__(self):
+        return (self.function, self.arguments)
+
+
+for protocol in (2, 3, 4, 5):
+    put("pickle", "empty_bytes_p%d" % protocol, pickle.dumps(b"", protocol=protocol))
+put("pickle", "empty_bytes_builtins", pickle.dumps(b"", protocol=2, fix_imports=False))
+put("pickle", "empty_bytes_encode", pickle.dumps(Reduced(codecs.encode, ("", "latin1")), protocol=2))
+put("pickle", "empty_batch", pickle.dumps({"data": [b"", b"\xff\xd8ab", b""], "labels": [[0], [1], [0]],
+                                           "mean": np.zeros((0, 1), np.float32)}, protocol=2))
+put("pickle", "bytes_call", pickle.dumps(Reduced(bytes, (10,)), protocol=2))
+put("pickle", "bytearray_empty", pickle.dumps(bytearray(), protocol=2))
+put("pickle", "empty_bytes_py2", b"\x80\x02U\x00q\x00.")  # Python 2.7's pickle.dumps('', 2)

@@ -16,7 +16,8 @@ packages=(build-essential cmake pkg-config zlib1g-dev
           python3-numpy python3-scipy  # the tests' float64 references (tests/*.py, *.sh)
           python3-sklearn python3-pytest python3-venv # python/: axon.sklearn, its tests, scripts/python_env.sh
           python3-pip python3-setuptools python3-wheel # pip install . (tests/pip_install.sh)
-          python3-onnx) # ONNX export's checker (python/tests/test_onnx.py, tests/onnx_cli.sh)
+          python3-onnx # ONNX export's checker (python/tests/test_onnx.py, tests/onnx_cli.sh)
+          python3-tqdm) # Net.train(verbose=True)'s bars (python/tests/test_progress.py)
 bash scripts/apt_install.sh "axon setup" "${packages[@]}"
 
 # The CUDA backend is built when nvcc is found (on PATH, in CUDACXX or at

@@ -160,6 +160,8 @@ int main(void)
     FIELD(ax_data_options, mirror);
     FIELD(ax_data_options, mean);
     FIELD(ax_data_options, views);
+    FIELD(ax_data_options, lighting);
+    FIELD(ax_data_options, unlabeled);
     SIZE(ax_prep_options);
     FIELD(ax_prep_options, size);
     FIELD(ax_prep_options, input);

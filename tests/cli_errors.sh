@@ -391,8 +391,55 @@ finish
 
 refuse "input width mismatch in eval" 1 "narrow.csv" "model.safetensors" "3 features" "4 inputs" -- \
     "$AXON" eval --model model.safetensors --data narrow.csv
-refuse "input width mismatch in predict" 1 "narrow.csv" "3 features" "4 inputs" -- \
-    "$AXON" predict --model model.safetensors --data narrow.csv
+# predict tells a feature-only file from one with its label column by the
+# model's inputs (4): 4 columns are features only, 5 hold the label; other
+# counts, and readings that contradict an option, are refused.
+cut -d, -f1-3 blobs.csv > narrower.csv
+cut -d, -f2-5 blobs.csv > features.csv
+awk -F, -v OFS=, '{ print $2, $3, $4, $5, $1 }' blobs.csv > label_last.csv
+paste -d, features.csv features.csv > wide.csv
+refuse "input width mismatch in predict" 1 "narrower.csv" "3 columns" "4 inputs" "give 4 columns" -- \
+    "$AXON" predict --model model.safetensors --data narrower.csv
+refuse "predict on a file of twice the columns" 1 "wide.csv" "8 columns" "or 5" -- \
+    "$AXON" predict --model model.safetensors --data wide.csv
+refuse "predict --no-labels on a file with its label column" 1 "--no-labels" "5 columns" \
+    "exactly 4" -- "$AXON" predict --model model.safetensors --data blobs.csv --no-labels
+refuse "predict --label-column on a feature-only file" 1 "features.csv" "4 columns" \
+    "--label-column" -- "$AXON" predict --model model.safetensors --data features.csv \
+    --label-column 0
+refuse "predict --no-labels on synthetic data" 2 "--no-labels" "synth:linear" -- \
+    "$AXON" predict --model model.safetensors --data synth:linear --no-labels
+refuse "predict on a feature-only file that is missing" 1 "missing.csv" "no such file" -- \
+    "$AXON" predict --model model.safetensors --data missing.csv --no-labels
+
+begin "axon predict on features only: the rows of the labeled file"
+run "$AXON" predict --model model.safetensors --data blobs.csv --out labeled.csv
+run "$AXON" predict --model model.safetensors --data features.csv --out bare.csv
+status_is 0
+cmp -s labeled.csv bare.csv || note "features.csv's predictions differ from blobs.csv's"
+run "$AXON" predict --model model.safetensors --data features.csv --no-labels --out bare2.csv
+status_is 0
+cmp -s labeled.csv bare2.csv || note "--no-labels gives other predictions"
+run "$AXON" predict --model model.safetensors --data label_last.csv --label-column last --out last.csv
+status_is 0
+cmp -s labeled.csv last.csv || note "the label in the last column gives other predictions"
+[ "$(wc -l < bare.csv)" -eq 201 ] || note "bare.csv has $(wc -l < bare.csv) lines, expected 201"
+finish
+
+if has_python numpy; then
+    begin "axon predict on a feature-only .npy"
+    "$PYTHON" -c 'import numpy, sys
+x = numpy.loadtxt(sys.argv[1], delimiter=",", dtype=numpy.float32, ndmin=2)
+numpy.save(sys.argv[2], x)
+numpy.save(sys.argv[3], x[:, 1:])' blobs.csv labeled.npy bare.npy 2> py.txt || note "numpy: $(tail -1 py.txt)"
+    run "$AXON" predict --model model.safetensors --data labeled.npy --out labeled_npy.csv
+    status_is 0
+    run "$AXON" predict --model model.safetensors --data bare.npy --out bare_npy.csv
+    status_is 0
+    cmp -s labeled_npy.csv bare_npy.csv || note "bare.npy's predictions differ from labeled.npy's"
+    cmp -s labeled.csv bare_npy.csv || note "bare.npy's predictions differ from blobs.csv's"
+    finish
+fi
 if [ -s model.safetensors ]; then
     head -c 100 model.safetensors > corrupt.safetensors
 else

@@ -231,9 +231,16 @@ static void test_bad_files(void)
     CHECK_FAILS(ax_dataset_load_csv(path, &far, &data), AX_STATUS_BAD_ARGUMENT,
                 EXPECT("%s: label column 3 is out of range: line 1 has 3 fields (columns 0 to 2)",
                        path));
-    ax_csv_options negative = options_with(-2, false, false);
+    ax_csv_options negative = options_with(-3, false, false);
     CHECK_FAILS(ax_dataset_load_csv(path, &negative, &data), AX_STATUS_BAD_ARGUMENT,
-                EXPECT("%s: label column -2 is out of range", path));
+                EXPECT("%s: label column -3 is out of range", path));
+    /* AX_CSV_NO_LABEL (-2): the three fields are features, no labels. */
+    ax_csv_options none = options_with(AX_CSV_NO_LABEL, false, false);
+    CHECK_OK(ax_dataset_load_csv(path, &none, &data));
+    CHECK(data && ax_dataset_features(data) == 3 && ax_dataset_classes(data) == 0 &&
+          ax_dataset_labels_data(data) == NULL && ax_dataset_features_data(data)[2] == 2.0f);
+    ax_dataset_free(data);
+    data = NULL;
     ax_csv_options dot = ax_csv_defaults();
     dot.delimiter = '.';
     CHECK_FAILS(ax_dataset_load_csv(path, &dot, &data), AX_STATUS_BAD_ARGUMENT,

@@ -6,7 +6,10 @@
  * that a shard and a split's shards are the rows of the whole set the
  * trainer would cut; and that unknown, missing and bad specs fail with the
  * status the command line turns into its exit code (BAD_ARGUMENT: exit 2)
- * and the command line's words, the option named when options.name is set. */
+ * and the command line's words, the option named when options.name is set;
+ * and that feature-only files (options.unlabeled) give every column as a
+ * feature, the same values as the labeled file's features, with their columns
+ * counted from the first line or header alone (ax_dataset_count_columns). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdint.h>
@@ -233,6 +236,83 @@ static void test_npy(void)
     CHECK(strcmp(strstr(ax_error_message(), "missing.npy"), "missing.npy: no such file or directory") == 0);
 }
 
+/* Features only: the same rows as a labeled file's features, no labels. */
+static void test_unlabeled(void)
+{
+    char labeled[1024], bare[1024];
+    int used = snprintf(labeled, sizeof labeled, "y,a,b,c\n"), bare_used = snprintf(bare, sizeof bare, "a,b,c\n");
+    for (int row = 0; row < 9; row++) {
+        used += snprintf(labeled + used, sizeof labeled - (size_t)used, "%d,%d.25,%d,-%d\n",
+                         row % 3, row, row * 7, row);
+        bare_used += snprintf(bare + bare_used, sizeof bare - (size_t)bare_used, "%d.25,%d,-%d\n",
+                              row, row * 7, row);
+    }
+    write_file(in_work("labeled.csv"), labeled, (size_t)used);
+    write_file(in_work("bare.csv"), bare, (size_t)bare_used);
+    ax_data_options options = ax_data_options_defaults();
+    options.csv.header = true;
+    options.part = AX_DATA_PART_TEST; /* no split: that draws training rows */
+    int64_t columns = -1;
+    CHECK_OK(ax_dataset_count_columns(in_work("labeled.csv"), &options, &columns));
+    CHECK(columns == 4);
+    CHECK_OK(ax_dataset_count_columns(in_work("bare.csv"), &options, &columns));
+    CHECK(columns == 3);
+    ax_dataset *reference = open_checked(in_work("labeled.csv"), &options, 9, 3, 3);
+    options.unlabeled = true;
+    options.csv.label_column = 0; /* ignored: unlabeled has no label column */
+    ax_dataset *bare_set = open_checked(in_work("bare.csv"), &options, 9, 3, 0);
+    if (reference && bare_set) {
+        CHECK(ax_dataset_labels_data(bare_set) == NULL && ax_dataset_targets(bare_set) == 0);
+        CHECK(memcmp(ax_dataset_features_data(bare_set), ax_dataset_features_data(reference),
+                     9 * 3 * sizeof(float)) == 0);
+        check_shards(in_work("bare.csv"), &options, bare_set);
+    }
+    ax_dataset_free(reference);
+    ax_dataset_free(bare_set);
+
+    /* .npy: every column, the image shape of an (N, H, W, C) array kept. */
+    float x[6][4];
+    for (int i = 0; i < 24; i++)
+        x[i / 4][i % 4] = (float)i - 5.5f;
+    write_npy_array(in_work("bare.npy"), "<f4", "(6, 4)", x, sizeof x);
+    write_npy_array(in_work("images.npy"), "<f4", "(6, 2, 2, 1)", x, sizeof x);
+    options = ax_data_options_defaults();
+    options.part = AX_DATA_PART_TEST;
+    options.unlabeled = true;
+    CHECK_OK(ax_dataset_count_columns(in_work("images.npy"), &options, &columns));
+    CHECK(columns == 4);
+    ax_dataset *npy = open_checked(in_work("bare.npy"), &options, 6, 4, 0);
+    if (npy) {
+        CHECK(memcmp(ax_dataset_features_data(npy), x, sizeof x) == 0);
+        check_shards(in_work("bare.npy"), &options, npy);
+    }
+    ax_dataset_free(npy);
+    ax_dataset *images = open_checked(in_work("images.npy"), &options, 6, 4, 0);
+    int64_t shape[3] = {0, 0, 0};
+    CHECK(images && ax_dataset_image_shape(images, shape) && shape[0] == 2 && shape[1] == 2 &&
+          shape[2] == 1);
+    ax_dataset_free(images);
+
+    /* Only files hold features alone, and not beside a labels file. */
+    ax_dataset *data = NULL;
+    options.name = "--data";
+    CHECK_FAILS(ax_dataset_open("synth:linear", &options, &data), AX_STATUS_BAD_ARGUMENT,
+                "--data synth:linear: only a .csv or .npy file can be read as features without "
+                "labels");
+    options.labels = in_work("bare.npy");
+    CHECK_FAILS(ax_dataset_check_spec(in_work("bare.npy"), &options), AX_STATUS_BAD_ARGUMENT,
+                "features without labels, but a labels file");
+    CHECK(data == NULL);
+    CHECK_FAILS(ax_dataset_count_columns("synth:linear", NULL, &columns), AX_STATUS_UNSUPPORTED,
+                "synth:linear: columns are counted in .csv and .npy files only");
+    CHECK(columns == 0);
+    write_file(in_work("header_only.csv"), "a,b\n", 4);
+    options = ax_data_options_defaults();
+    options.csv.header = true;
+    CHECK_FAILS(ax_dataset_count_columns(in_work("header_only.csv"), &options, &columns),
+                AX_STATUS_BAD_FILE, "header_only.csv: no data rows after the header line");
+}
+
 static void test_batches(void)
 {
     char dir[128];
@@ -348,6 +428,7 @@ int main(void)
     test_idx_and_names();
     test_csv();
     test_npy();
+    test_unlabeled();
     test_batches();
     test_synth();
     test_refusals();

@@ -7,13 +7,18 @@
  * ['a', 'b'], 'num_vis': 12}); crafted pickles that call os.system (an
  * object whose __reduce__ returns (os.system, ('echo pwned',))) and hold an
  * object array are refused naming the global and the offset; the writer's
- * output reads back; every truncation of a valid pickle is refused. */
+ * output reads back; every truncation of a valid pickle is refused. Empty
+ * bytes as Python 3 writes them at protocols 2 to 5, and as Python 2 does
+ * (test_pickle_empty_bytes.h, from tests/make_pickle_empty_bytes.py), read
+ * as b'', while bytes() with an argument, bytearray and other builtins stay
+ * refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/error.h"
 #include "io/pickle.h"
+#include "test_pickle_empty_bytes.h"
 
 
 static const unsigned char batch_py3[] = {128,2,125,113,0,40,88,4,0,0,0,100,97,116,97,113,1,93,113,2,40,99,95,99,111,100,101,99,115,10,101,110,99,111,100,101,10,113,3,88,7,0,0,0,195,191,195,152,97,98,99,113,4,88,6,0,0,0,108,97,116,105,110,49,113,5,134,113,6,82,113,7,104,3,88,6,0,0,0,195,191,195,152,100,101,113,8,104,5,134,113,9,82,113,10,101,88,6,0,0,0,108,97,98,101,108,115,113,11,93,113,12,40,75,3,75,1,101,88,11,0,0,0,98,97,116,99,104,95,108,97,98,101,108,113,13,88,7,0,0,0,98,97,116,99,104,32,49,113,14,117,46};
@@ -139,6 +144,73 @@ static void test_writer(void)
     ax_pickle_write_free(&w);
 }
 
+/* The pickle's root is b'' (a bytes value of length 0, data not NULL). */
+static void empty_bytes(const char *what, const unsigned char *bytes, size_t size)
+{
+    ax_pickle *p = NULL;
+    const ax_pickle_value *root = NULL;
+    ax_status status = ax_pickle_parse(what, bytes, size, &p, &root);
+    CHECK(status == AX_STATUS_OK, "%s refused: %s", what, ax_error_message());
+    if (status != AX_STATUS_OK)
+        return;
+    CHECK(ax_pickle_kind_of(root) == AX_PICKLE_BYTES && ax_pickle_length(root) == 0 &&
+              ax_pickle_data(root) != NULL,
+          "%s: kind %d length %zu, expected empty bytes", what, (int)ax_pickle_kind_of(root),
+          ax_pickle_length(root));
+    ax_pickle_free(p);
+}
+
+static void test_empty_bytes(void)
+{
+    empty_bytes("protocol 2", empty_p2, sizeof empty_p2);
+    empty_bytes("protocol 3", empty_p3, sizeof empty_p3);
+    empty_bytes("protocol 4", empty_p4, sizeof empty_p4);
+    empty_bytes("protocol 5", empty_p5, sizeof empty_p5);
+    empty_bytes("Python 2's ''", empty_py2, sizeof empty_py2);
+    empty_bytes("builtins.bytes", empty_builtins, sizeof empty_builtins);
+    empty_bytes("_codecs.encode('')", empty_encode, sizeof empty_encode);
+
+    /* {'data': [b'', b'ab', b''], 'mean': np.zeros((0, 1), np.float32)}: the
+     * array's data is the memoized b'' */
+    ax_pickle *p = NULL;
+    const ax_pickle_value *root = NULL;
+    ax_status status = ax_pickle_parse("empty batch", empty_batch, sizeof empty_batch, &p, &root);
+    CHECK(status == AX_STATUS_OK, "empty batch refused: %s", ax_error_message());
+    if (status == AX_STATUS_OK) {
+        const ax_pickle_value *data = ax_pickle_get(root, "data");
+        CHECK(data && ax_pickle_length(data) == 3, "data is a list of 3");
+        const size_t lengths[3] = {0, 2, 0};
+        for (size_t i = 0; data && i < 3; i++) {
+            const ax_pickle_value *item = ax_pickle_item(data, i);
+            CHECK(item && ax_pickle_kind_of(item) == AX_PICKLE_BYTES &&
+                      ax_pickle_length(item) == lengths[i],
+                  "data[%zu] is bytes of length %zu", i, lengths[i]);
+        }
+        ax_pickle_array mean;
+        CHECK(ax_pickle_array_of(ax_pickle_get(root, "mean"), &mean) && mean.kind == 'f' &&
+                  mean.dims == 2 && mean.shape[0] == 0 && mean.shape[1] == 1 && mean.count == 0,
+              "mean is float32 (0, 1)");
+        ax_pickle_free(p);
+    }
+
+    refused("bytes(10)", bytes_ten, sizeof bytes_ten, "bytes takes no arguments");
+    refused("bytes('ab', 'latin1')", bytes_text, sizeof bytes_text, "bytes takes no arguments");
+    refused("bytearray()", bytearray_empty, sizeof bytearray_empty,
+            "the global __builtin__.bytearray is not allowed");
+    refused("builtins.eval()", builtins_eval, sizeof builtins_eval,
+            "the global builtins.eval is not allowed");
+    /* The same global with its module renamed is another global. */
+    unsigned char renamed[sizeof empty_builtins];
+    memcpy(renamed, empty_builtins, sizeof renamed);
+    memcpy(renamed + 3, "builtinz", 8);
+    refused("builtinz.bytes", renamed, sizeof renamed, "the global builtinz.bytes is not allowed");
+    /* A protocol beyond 5 is refused. */
+    unsigned char six[sizeof empty_p5];
+    memcpy(six, empty_p5, sizeof six);
+    six[1] = 6;
+    refused("protocol 6", six, sizeof six, "a protocol other than 2 to 5");
+}
+
 int main(void)
 {
     test_batch();
@@ -150,6 +222,7 @@ int main(void)
             "fetched from the memo");
     refused("empty", (const unsigned char *)"", 0, "without its STOP");
     test_writer();
+    test_empty_bytes();
     if (failures == 0)
         printf("test_pickle: all passed\n");
     return failures ? 1 : 0;

@@ -14,12 +14,20 @@
  *   - augmentation: a training row is a crop of its image at an offset in
  *     range, mirrored or not (about half are), the evaluation row the
  *     centre crop; the mean image is subtracted before the 1/255;
+ *   - lighting noise (--lighting): a training row lit differs from the
+ *     same row unlit by one (r, g, b) shift over all its pixels, whose
+ *     coordinates along meta.json's colour components, over their stdevs
+ *     and sigma, are standard normal draws (mean and spread over the rows);
+ *     the same (seed, epoch) gives the same rows bit for bit, another epoch
+ *     other shifts, evaluation rows none; refused without color_pca or on
+ *     grey images;
  *   - bad files: a batch file missing, truncated or of another shape is
  *     refused at opening naming the file and its place in meta.json; one
  *     truncated during training stops it naming the file, the epoch
  *     checkpoints stay and PREFIX.interrupted is written, from which the run
  *     resumes once the file is mended to the uninterrupted run's weights. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +85,11 @@ static void write_npy(const char *path, const char *descr, const int64_t *shape,
 
 typedef struct set_shape {
     int files, per_file, side, channels, classes;
+    bool color_pca; /* meta.json gets LIGHT_STDEVS and LIGHT_VECTORS */
 } set_shape;
+
+static const double LIGHT_STDEVS[3] = {40, 12, 3};
+static const double LIGHT_VECTORS[3][3] = {{0.6, 0.8, 0}, {-0.8, 0.6, 0}, {0, 0, 1}};
 
 /* Images whose first channel tells the class apart (the rest is noise):
  * what a small network can learn in a few epochs. */
@@ -116,8 +128,15 @@ static void make_set(const char *dir, const set_shape *shape)
     if (!meta)
         return;
     fprintf(meta, "{\n  \"format\": \"axon-prep\",\n  \"version\": 1,\n  \"image_size\": %d,\n"
-                  "  \"channels\": %d,\n  \"mean\": \"mean.npy\",\n  \"labels\": [",
+                  "  \"channels\": %d,\n  \"mean\": \"mean.npy\",\n",
             shape->side, shape->channels);
+    if (shape->color_pca)
+        fprintf(meta, "  \"color_pca\": {\"stdevs\": [%g, %g, %g], \"eigenvectors\": [[%g, %g, %g], "
+                      "[%g, %g, %g], [%g, %g, %g]]},\n", LIGHT_STDEVS[0], LIGHT_STDEVS[1],
+                LIGHT_STDEVS[2], LIGHT_VECTORS[0][0], LIGHT_VECTORS[0][1], LIGHT_VECTORS[0][2],
+                LIGHT_VECTORS[1][0], LIGHT_VECTORS[1][1], LIGHT_VECTORS[1][2],
+                LIGHT_VECTORS[2][0], LIGHT_VECTORS[2][1], LIGHT_VECTORS[2][2]);
+    fprintf(meta, "  \"labels\": [");
     for (int c = 0; c < shape->classes; c++)
         fprintf(meta, "%s\"class%d\"", c ? ", " : "", c);
     fprintf(meta, "],\n  \"batches\": [");
@@ -445,6 +464,109 @@ static void test_augmentation(const char *dir, const set_shape *shape)
     ax_dataset_free(streamed);
 }
 
+/* All rows of one pass of streamed into rows (rows, features). */
+static void read_pass(ax_dataset *streamed, int training, int64_t epoch, float *rows)
+{
+    const ax_stream_pass pass = {.training = training, .shuffle = true, .seed = 8, .epoch = epoch};
+    CHECK_OK(ax_batch_stream_begin(streamed->stream, &pass));
+    const int64_t total = ax_dataset_rows(streamed), features = ax_dataset_features(streamed);
+    for (int64_t r = 0; r < total; r += 16) {
+        const int64_t count = total - r < 16 ? total - r : 16;
+        ax_dataset *window = NULL;
+        CHECK_OK(ax_batch_stream_next(streamed->stream, count, &window));
+        if (!window)
+            break;
+        memcpy(rows + r * features, window->feature_values,
+               (size_t)(count * features) * sizeof *rows);
+    }
+    ax_batch_stream_end(streamed->stream);
+}
+
+static ax_status open_lit(const char *dir, double lighting, const char *mean, ax_dataset **out)
+{
+    char spec[2048];
+    snprintf(spec, sizeof spec, "batches:%s", dir);
+    ax_data_options options = ax_data_options_defaults();
+    options.stream = true;
+    options.crop = 3;
+    options.mirror = true;
+    options.mean = mean;
+    options.lighting = lighting;
+    return ax_dataset_open(spec, &options, out);
+}
+
+/* The (r, g, b) shift of row r: lit - plain in pixel units, the same at
+ * every pixel; false when it is not. */
+static bool row_shift(const float *lit, const float *plain, int64_t features, double shift[3])
+{
+    for (int c = 0; c < 3; c++)
+        shift[c] = ((double)lit[c] - plain[c]) * 255;
+    for (int64_t k = 0; k < features; k++)
+        if (fabs(((double)lit[k] - plain[k]) * 255 - shift[k % 3]) > 1e-3)
+            return false;
+    return true;
+}
+
+static void test_lighting(const char *dir, const char *grey_dir, const char *plain_dir)
+{
+    char mean_path[2048];
+    snprintf(mean_path, sizeof mean_path, "%s/mean.npy", dir);
+    const double sigma = 0.1;
+    ax_dataset *plain = NULL, *lit = NULL;
+    CHECK_OK(open_lit(dir, 0, mean_path, &plain));
+    CHECK_OK(open_lit(dir, sigma, mean_path, &lit));
+    if (!plain || !lit)
+        return;
+    const int64_t rows = ax_dataset_rows(lit), features = ax_dataset_features(lit);
+    const size_t bytes = (size_t)(rows * features) * sizeof(float);
+    float *a = malloc(bytes), *b = malloc(bytes), *again = malloc(bytes), *other = malloc(bytes);
+    read_pass(plain, 1, 3, a);
+    read_pass(lit, 1, 3, b);
+    read_pass(lit, 1, 3, again);
+    read_pass(lit, 1, 4, other);
+    CHECK(memcmp(b, again, bytes) == 0); /* (seed, epoch) decide it */
+    double sum = 0, square = 0;
+    int64_t constant = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        double shift[3];
+        constant += row_shift(b + r * features, a + r * features, features, shift);
+        for (int i = 0; i < 3; i++) { /* the draw behind component i */
+            double along = 0;
+            for (int c = 0; c < 3; c++)
+                along += LIGHT_VECTORS[i][c] * shift[c];
+            const double z = along / (LIGHT_STDEVS[i] * sigma);
+            sum += z;
+            square += z * z;
+        }
+    }
+    CHECK(constant == rows);
+    const double n = 3.0 * (double)rows, mean = sum / n, spread = sqrt(square / n - mean * mean);
+    /* 483 standard normal draws: mean within 4.4 of its 0.045 standard error */
+    CHECK(fabs(mean) < 0.2 && spread > 0.8 && spread < 1.2);
+    printf("lighting: %lld rows, draws' mean %.3f and spread %.3f\n", (long long)rows, mean, spread);
+    /* Another epoch: other shifts (its rows come in another order too). */
+    int64_t same = 0;
+    for (int64_t r = 0; r < rows; r++)
+        same += memcmp(other + r * features, b + r * features, (size_t)features * sizeof *b) == 0;
+    CHECK(same == 0);
+    /* Evaluation rows are not lit. */
+    read_pass(plain, 0, 3, a);
+    read_pass(lit, 0, 3, b);
+    CHECK(memcmp(a, b, bytes) == 0);
+    free(a);
+    free(b);
+    free(again);
+    free(other);
+    ax_dataset_free(plain);
+    ax_dataset_free(lit);
+    ax_dataset *refused = NULL;
+    CHECK(open_lit(plain_dir, sigma, NULL, &refused) == AX_STATUS_BAD_ARGUMENT && !refused &&
+          strstr(ax_error_message(), "no \"color_pca\""));
+    CHECK(open_lit(grey_dir, sigma, NULL, &refused) == AX_STATUS_BAD_ARGUMENT && !refused &&
+          strstr(ax_error_message(), "grey images"));
+    CHECK(open_lit(dir, -1, NULL, &refused) == AX_STATUS_BAD_ARGUMENT && !refused);
+}
+
 /* ------------------------------------------------------------ bad files */
 
 static void copy_set(const char *from, const char *to)
@@ -631,6 +753,16 @@ int main(int argc, char **argv)
     make_set(test_dir, &test_shape);
     test_same_as_whole(dir, test_dir);
     test_augmentation(dir, &shape);
+    set_shape lit_shape = shape, grey_shape = shape;
+    lit_shape.color_pca = true;
+    grey_shape.channels = 1;
+    grey_shape.color_pca = true;
+    char lit_dir[1024], grey_dir[1024];
+    snprintf(lit_dir, sizeof lit_dir, "%s/lit_set", work);
+    snprintf(grey_dir, sizeof grey_dir, "%s/grey_set", work);
+    make_set(lit_dir, &lit_shape);
+    make_set(grey_dir, &grey_shape);
+    test_lighting(lit_dir, grey_dir, dir);
     test_bad_files(dir, &shape);
     return test_finish("test_stream");
 }

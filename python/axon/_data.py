@@ -6,6 +6,11 @@ copy (a read-only array too: the library only reads). Any other array is
 converted once into such a copy. The Dataset keeps the arrays alive as long
 as the library may read them. A closed Dataset raises ValueError; closing one
 while a call (training on it) uses it raises RuntimeError (_guard.py).
+
+A scipy.sparse matrix becomes a sparse set (ax_dataset_wrap_csr): its compressed rows
+(row starts int64, columns int32, values float32: copies only where the matrix holds
+other types, never a dense copy), whose rows the library makes dense a batch at a time,
+the same float32 rows as the dense matrix's, so results equal the dense set's bit for bit.
 """
 import ctypes
 
@@ -17,6 +22,57 @@ from ._lib import lib
 
 _FLOAT_P = ctypes.POINTER(ctypes.c_float)
 _INT32_P = ctypes.POINTER(ctypes.c_int32)
+_INT64_P = ctypes.POINTER(ctypes.c_int64)
+
+
+def is_sparse(X):
+    """Whether X is a scipy.sparse matrix or array (without importing scipy)."""
+    return hasattr(X, "tocsr") and hasattr(X, "nnz") and hasattr(X, "shape")
+
+
+def csr_arrays(X, name="X"):
+    """The compressed sparse rows of a scipy.sparse X as the library reads them:
+    (row starts int64 (rows + 1), columns int32, values float32, shape), each the matrix's
+    own array where it already has that type."""
+    X = X.tocsr()
+    rows, features = X.shape
+    if rows == 0 or features == 0:
+        raise ValueError(f"axon: {name} is empty: shape {X.shape} (at least 1 row and 1 feature)")
+    if features > np.iinfo(np.int32).max:
+        raise ValueError(f"axon: {name} has {features} columns; at most 2^31 - 1 are read")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"axon: {name} must hold real numbers, not dtype {X.dtype}")
+    starts = np.ascontiguousarray(X.indptr, dtype=np.int64)
+    columns = np.ascontiguousarray(X.indices, dtype=np.int32)
+    values = np.ascontiguousarray(X.data, dtype=np.float32)
+    return starts, columns, values, (rows, features)
+
+
+def _answers(y, rows, name, classes):
+    """(labels int32 or None, targets float32 (rows, targets) or None, classes, targets)."""
+    y = _numeric(y, "y")
+    if y.shape[0] != rows:
+        raise ValueError(f"axon: {name} has {rows} rows but y has {y.shape[0]}")
+    labels = targets = None
+    n_classes = n_targets = 0
+    if y.dtype.kind in "biu":
+        if y.ndim != 1:
+            raise ValueError(f"axon: integer labels y must be 1-D (rows); got shape {y.shape}")
+        if y.size and (y.min() < 0 or y.max() > np.iinfo(np.int32).max):
+            bad = int(np.argmax((y < 0) | (y > np.iinfo(np.int32).max)))
+            raise ValueError(f"axon: y: row {bad + 1} has label {y[bad]} "
+                             "(labels are 0 to classes - 1)")
+        labels = y if y.dtype == np.int32 and y.flags.c_contiguous else \
+            np.ascontiguousarray(y, dtype=np.int32)
+        n_classes = int(classes) if classes is not None else int(labels.max()) + 1
+    else:
+        if y.ndim not in (1, 2):
+            raise ValueError(f"axon: targets y must be 1-D or 2-D; got shape {y.shape}")
+        targets = y.reshape(len(y), -1) if y.ndim == 1 else y
+        if targets.dtype != np.float32 or not targets.flags.c_contiguous:
+            targets = np.ascontiguousarray(targets, dtype=np.float32)
+        n_targets = targets.shape[1]
+    return labels, targets, n_classes, n_targets
 
 
 def _numeric(array, name):
@@ -77,31 +133,12 @@ class Dataset:
         """Features X (rows, features) with integer class labels y (rows) in [0, classes)
         or float targets y (rows,) / (rows, targets). classes defaults to max label + 1.
         X (rows, height, width, channels) makes a set of images of that shape, which
-        convolution layers take."""
+        convolution layers take. A scipy.sparse X makes a sparse set (module docstring)."""
+        if is_sparse(X):
+            return cls.from_sparse(X, y, classes, name)
         image_shape = tuple(int(n) for n in np.shape(X)[1:]) if np.ndim(X) == 4 else None
         X = features_array(X, name, images=True)
-        y = _numeric(y, "y")
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"axon: {name} has {X.shape[0]} rows but y has {y.shape[0]}")
-        labels = targets = None
-        n_classes = n_targets = 0
-        if y.dtype.kind in "biu":
-            if y.ndim != 1:
-                raise ValueError(f"axon: integer labels y must be 1-D (rows); got shape {y.shape}")
-            if y.size and (y.min() < 0 or y.max() > np.iinfo(np.int32).max):
-                bad = int(np.argmax((y < 0) | (y > np.iinfo(np.int32).max)))
-                raise ValueError(f"axon: y: row {bad + 1} has label {y[bad]} "
-                                 "(labels are 0 to classes - 1)")
-            labels = y if y.dtype == np.int32 and y.flags.c_contiguous else \
-                np.ascontiguousarray(y, dtype=np.int32)
-            n_classes = int(classes) if classes is not None else int(labels.max()) + 1
-        else:
-            if y.ndim not in (1, 2):
-                raise ValueError(f"axon: targets y must be 1-D or 2-D; got shape {y.shape}")
-            targets = y.reshape(len(y), -1) if y.ndim == 1 else y
-            if targets.dtype != np.float32 or not targets.flags.c_contiguous:
-                targets = np.ascontiguousarray(targets, dtype=np.float32)
-            n_targets = targets.shape[1]
+        labels, targets, n_classes, n_targets = _answers(y, X.shape[0], name, classes)
         handle = ctypes.c_void_p()
         _lib.check(lib.ax_dataset_wrap(
             X.shape[0], X.shape[1], n_classes, n_targets, pointer(X),
@@ -114,6 +151,21 @@ class Dataset:
                 _lib.check(lib.ax_dataset_set_image_shape(
                     wrapped, (ctypes.c_int64 * 3)(*image_shape)), name)
         return data
+
+    @classmethod
+    def from_sparse(cls, X, y, classes=None, name="X"):
+        """A sparse set over scipy.sparse X (any format; CSR used as it is) with labels or
+        targets y as from_arrays takes them."""
+        starts, columns, values, (rows, features) = csr_arrays(X, name)
+        labels, targets, n_classes, n_targets = _answers(y, rows, name, classes)
+        handle = ctypes.c_void_p()
+        _lib.check(lib.ax_dataset_wrap_csr(
+            rows, features, n_classes, n_targets, pointer(starts, _INT64_P),
+            pointer(columns, _INT32_P), pointer(values),
+            pointer(labels, _INT32_P) if labels is not None else None,
+            pointer(targets) if targets is not None else None, _lib.encode(name),
+            ctypes.byref(handle)))
+        return cls(handle, (starts, columns, values, labels, targets), name)
 
     @classmethod
     def open(cls, spec, *, part="train", scale=None, labels=None, csv_label_column=None,
@@ -174,8 +226,16 @@ class Dataset:
             return tuple(shape) if lib.ax_dataset_image_shape(handle, shape) else None
 
     def arrays(self):
-        """(X, y) as NumPy arrays: copies of the library's data."""
+        """(X, y) as NumPy arrays: copies of the library's data (X a scipy.sparse CSR
+        matrix for a sparse set)."""
         with self._use() as handle:
+            if lib.ax_dataset_is_sparse(handle):
+                from scipy.sparse import csr_matrix
+                starts, columns, values, labels, targets = self._keep
+                X = csr_matrix((values.copy(), columns.copy(), starts.copy()),
+                               shape=(lib.ax_dataset_rows(handle),
+                                      lib.ax_dataset_features(handle)))
+                return X, (labels if labels is not None else targets).copy()
             rows, features = lib.ax_dataset_rows(handle), lib.ax_dataset_features(handle)
             X = np.ctypeslib.as_array(lib.ax_dataset_features_data(handle),
                                       (rows, features)).copy()

@@ -117,6 +117,8 @@ class Progress(Structure):
 
 
 PROGRESS_FN = CFUNCTYPE(c_bool, POINTER(Progress), c_void_p)
+# ax_predict_rows_fn: rows [first, first + count) of ax_net_predict_dataset's outputs.
+PREDICT_ROWS_FN = CFUNCTYPE(c_bool, c_int64, c_int64, POINTER(c_float), c_void_p)
 
 
 class TrainConfig(Structure):
@@ -170,7 +172,7 @@ class DataOptions(Structure):
                 ("labels", c_char_p), ("synth_rows", c_int64), ("synth_features", c_int64),
                 ("seed", c_uint64), ("name", c_char_p), ("labels_name", c_char_p),
                 ("stream", c_bool), ("crop", c_int64), ("mirror", c_bool), ("mean", c_char_p),
-                ("views", c_int)]
+                ("views", c_int), ("lighting", c_double), ("unlabeled", c_bool)]
 
 
 class PrepOptions(Structure):
@@ -404,6 +406,10 @@ _declare("ax_device_parse", c_int, c_char_p, POINTER(Device))
 _declare("ax_device_count", c_int, c_char_p)
 _declare("ax_dataset_wrap", c_int, c_int64, c_int64, c_int64, c_int64, POINTER(c_float),
          POINTER(c_int32), POINTER(c_float), c_char_p, POINTER(_P))
+_declare("ax_dataset_wrap_csr", c_int, c_int64, c_int64, c_int64, c_int64, POINTER(c_int64),
+         POINTER(c_int32), POINTER(c_float), POINTER(c_int32), POINTER(c_float), c_char_p,
+         POINTER(_P))
+_declare("ax_dataset_is_sparse", c_bool, _P)
 _declare("ax_dataset_open", c_int, c_char_p, POINTER(DataOptions), POINTER(_P))
 _declare("ax_dataset_spec_has_test_part", c_bool, c_char_p)
 _declare("ax_dataset_free", None, _P)
@@ -446,6 +452,7 @@ _declare("ax_net_save", c_int, _P, c_char_p)
 _declare("ax_net_export_onnx", c_int, _P, c_char_p)
 _declare("ax_net_load", c_int, c_char_p, c_int, POINTER(_P))
 _declare("ax_net_predict", c_int, _P, POINTER(c_float), c_int64, POINTER(c_float))
+_declare("ax_net_predict_dataset", c_int, _P, _P, PREDICT_ROWS_FN, c_void_p)
 _declare("ax_net_evaluate", c_int, _P, _P, POINTER(Evaluation))
 _declare("ax_evaluation_free", None, POINTER(Evaluation))
 _declare("ax_net_activations", c_int, _P, _P, c_int, POINTER(c_float))

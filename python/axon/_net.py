@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from . import _lib
-from ._data import Dataset, as_dataset, check_finite, features_array, pointer
+from ._data import Dataset, as_dataset, check_finite, features_array, is_sparse, pointer
 from ._guard import Guard
 from ._lib import lib
 from ._optimizer_state import OptimizerState
@@ -406,7 +406,11 @@ class Net:
     # ---------------------------------------------------------- inference
     def predict(self, X):
         """Outputs (rows, output width) for inputs (rows, input width) or images (rows,
-        height, width, channels): probabilities (softmax, sigmoid) or values. float32."""
+        height, width, channels): probabilities (softmax, sigmoid) or values. float32.
+        A scipy.sparse X is made dense a chunk of rows at a time by the library, never
+        whole; its outputs equal the dense matrix's bit for bit."""
+        if is_sparse(X):
+            return self._predict_sparse(X)
         X = features_array(X, images=True)
         if X.shape[1] != self.input_width:
             raise ValueError(f"axon: X has {X.shape[1]} features per row but the network's "
@@ -415,6 +419,27 @@ class Net:
         out = np.empty((X.shape[0], self.output_width), dtype=np.float32)
         with self._lock, self._use() as net:
             _lib.check(lib.ax_net_predict(net, pointer(X), X.shape[0], pointer(out)))
+        return out
+
+    def _predict_sparse(self, X):
+        """Net.predict of scipy.sparse X through ax_net_predict_dataset, which takes the
+        rows in the chunks ax_net_predict takes (so the same bits)."""
+        rows, features = X.shape
+        if features != self.input_width:
+            raise ValueError(f"axon: X has {features} features per row but the network's "
+                             f"input width is {self.input_width}")
+        # Labels of no use to prediction: a sparse set, like any, holds some.
+        data = Dataset.from_sparse(X, np.zeros(rows, dtype=np.int32), classes=1)
+        out = np.empty((rows, self.output_width), dtype=np.float32)
+        width = self.output_width
+
+        def keep(first, count, outputs, _):
+            out[first:first + count] = np.ctypeslib.as_array(outputs, (count, width))
+            return True
+
+        callback = _lib.PREDICT_ROWS_FN(keep)
+        with data, self._lock, self._use() as net, data._use() as handle:
+            _lib.check(lib.ax_net_predict_dataset(net, handle, callback, None))
         return out
 
     def _dataset(self, data, name):
@@ -547,17 +572,92 @@ class Net:
                         verbose)
 
 
+def _progress_bar_class():
+    """tqdm's bar (its notebook widget under Jupyter) where tqdm is installed, else None."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
+def _epoch_figures(p):
+    """The epoch's figures after its loss, as the verbose lines and the bar show them."""
+    figures = []
+    if not math.isnan(p.validation_loss):
+        figures.append(f"val_loss {p.validation_loss:.6f}")
+        if not math.isnan(p.validation_accuracy):
+            figures.append(f"val_acc {p.validation_accuracy:.2%}")
+    if not math.isnan(p.test_loss):
+        figures.append(f"test_loss {p.test_loss:.6f}")
+        if not math.isnan(p.test_accuracy):
+            figures.append(f"test_acc {p.test_accuracy:.2%}")
+    return figures
+
+
+class _Bars:
+    """verbose's progress bars, Keras-style: one per epoch over its steps, or for the
+    full-batch optimizers (cg, lbfgs: one step an epoch) one over the epochs."""
+
+    def __init__(self, tqdm):
+        self.tqdm = tqdm
+        self.bar = None
+        self.per_epoch = None
+
+    def step(self, p):
+        """After a step of a mini-batch epoch: the bar moves, the running loss shown."""
+        if self.per_epoch is None:
+            self.per_epoch = p.batches > 1
+        if not self.per_epoch:
+            return
+        if self.bar is None:
+            self.bar = self.tqdm(total=int(p.batches), desc=f"epoch {p.epoch}/{p.epochs}",
+                                 unit="step", file=sys.stderr, leave=True, dynamic_ncols=True)
+        self.bar.set_postfix_str(f"loss {p.train_loss:.4f}", refresh=False)
+        self.bar.update(int(p.batch) - self.bar.n)
+
+    def epoch(self, p):
+        """At an epoch's end: its figures on its bar, which is closed (and kept)."""
+        figures = ", ".join([f"loss {p.train_loss:.6f}"] + _epoch_figures(p))
+        if self.per_epoch is None:
+            self.per_epoch = p.batches > 1
+        if self.per_epoch:
+            self.step(p)
+            self.bar.set_postfix_str(figures, refresh=False)
+            self.bar.update(int(p.batches) - self.bar.n)
+            self.close()
+            return
+        if self.bar is None:
+            self.bar = self.tqdm(total=int(p.epochs), desc="training", unit="epoch",
+                                 file=sys.stderr, leave=True, dynamic_ncols=True)
+        self.bar.set_postfix_str(figures, refresh=False)
+        self.bar.update(1)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
 class _Watcher:
-    """The library's progress callback: the user's callback, verbose lines, Ctrl-C."""
+    """The library's progress callback: the user's callback, verbose's bars or lines,
+    Ctrl-C. verbose True (or 1) draws tqdm bars where tqdm is installed and prints a
+    line per epoch otherwise; verbose 2 prints the lines (Keras' verbose=2)."""
 
     def __init__(self, user, interval, verbose):
         self.user = user
         self.interval = interval
         self.verbose = verbose
+        tqdm = _progress_bar_class() if verbose and verbose != 2 else None
+        self.bars = _Bars(tqdm) if tqdm is not None else None
         self.history = []
         self.interrupted = False
         self.error = None
         self.last = time.monotonic()
+
+    def close(self):
+        if self.bars is not None:
+            self.bars.close()
 
     def __call__(self, progress_p, _):
         try:
@@ -565,18 +665,21 @@ class _Watcher:
             now = time.monotonic()
             due = self.user is not None and now - self.last >= self.interval
             if not p.epoch_done and not due:
+                if self.bars is not None:
+                    self.bars.step(p)
                 return not self.interrupted  # after every step: kept cheap
             info = {name: getattr(p, name) for name, _ in _lib.Progress._fields_}
             if p.epoch_done:
                 self.history.append(info)
-                if self.verbose:
-                    line = f"epoch {p.epoch}/{p.epochs}  loss {p.train_loss:.6f}"
-                    if not math.isnan(p.validation_loss):
-                        line += f"  val_loss {p.validation_loss:.6f}"
-                    if not math.isnan(p.test_loss):
-                        line += f"  test_loss {p.test_loss:.6f}  test_acc {p.test_accuracy:.2%}"
-                    line += f"  {p.epoch_seconds:.2f} s  {p.gflops:.0f} GFLOP/s"
+                if self.bars is not None:
+                    self.bars.epoch(p)
+                elif self.verbose:
+                    line = "  ".join([f"epoch {p.epoch}/{p.epochs}  loss {p.train_loss:.6f}"]
+                                     + _epoch_figures(p)
+                                     + [f"{p.epoch_seconds:.2f} s  {p.gflops:.0f} GFLOP/s"])
                     print(line, file=sys.stderr, flush=True)
+            elif self.bars is not None:
+                self.bars.step(p)
             go_on = True
             if self.user is not None:
                 self.last = now
@@ -616,6 +719,7 @@ def _run(net, train, validation, test, config, progress, interval, verbose):
         handles = [held.enter_context(part._use()) if part is not None else None
                    for part in (net, train, validation, test)]
         held.enter_context(_sigint_sets(watcher))
+        held.callback(watcher.close)  # a bar ends on its line whatever happened
         status = lib.ax_train(*handles, ctypes.byref(config), ctypes.byref(summary))
     if watcher.error is not None:
         raise watcher.error

@@ -31,6 +31,13 @@ axon starts a new state where scikit-learn would go on with its old
 optimizer object; the learning rate, momentum and betas are always the
 current parameters' (scikit-learn's optimizer keeps those it was made with).
 
+X may be a scipy.sparse matrix, as for scikit-learn's estimators (any format, read as
+CSR): the library makes the rows of each batch dense as it uses them (ax_dataset_wrap_csr),
+never the whole set, and predicts from the sparse rows a chunk at a time; coefs_ and the
+predictions equal those of the dense matrix bit for bit (precision float32; float64 and
+bfloat16 networks take dense X). Early stopping's validation scores multiply the sparse
+rows by the first layer's weights as scikit-learn does.
+
 Differences, by construction: the rows are shuffled by axon's generator, not
 NumPy's; lbfgs is axon's L-BFGS
 (strong-Wolfe line search, gtol = tol, max_iter iterations), not SciPy's
@@ -51,6 +58,7 @@ from sklearn.utils.multiclass import (_check_partial_fit_first_call, check_class
                                       type_of_target, unique_labels)
 from sklearn.utils.validation import check_is_fitted
 
+from ._data import is_sparse
 from ._lib import StoppedError
 from ._net import Net, set_threads
 from ._optimizer_state import OptimizerState
@@ -63,9 +71,10 @@ _PRECISIONS = {"float32": "f32", "f32": "f32", "float64": "f64", "f64": "f64",
 
 def _forward(coefs, intercepts, X, activation, out_activation):
     """scikit-learn's forward pass in float64 (for validation scores and checks)."""
-    a = np.asarray(X, dtype=np.float64)
+    # sparse X: the first product is the sparse rows' (an ndarray), as scikit-learn's
+    a = X.astype(np.float64) if is_sparse(X) else np.asarray(X, dtype=np.float64)
     for i, (W, b) in enumerate(zip(coefs, intercepts)):
-        a = a @ W + b
+        a = np.asarray(a @ W) + b
         kind = activation if i + 1 < len(coefs) else out_activation
         if kind == "relu":
             a = np.maximum(a, 0)
@@ -470,7 +479,7 @@ class _AxonMLP(BaseEstimator):
 
     def _predict_raw(self, X):
         check_is_fitted(self, "coefs_")
-        X = self._validate_data(X, accept_sparse=False, dtype=[np.float32, np.float64],
+        X = self._validate_data(X, accept_sparse="csr", dtype=[np.float32, np.float64],
                                 reset=False)
         return self._get_net().predict(X).astype(np.float64)
 
@@ -485,7 +494,7 @@ class MLPClassifier(ClassifierMixin, _AxonMLP):
     (float32, float64 or bfloat16: axon's compute precision)."""
 
     def _validate_input(self, X, y, incremental, reset):
-        X, y = self._validate_data(X, y, accept_sparse=False, multi_output=True,
+        X, y = self._validate_data(X, y, accept_sparse="csr", multi_output=True,
                                    dtype=[np.float32, np.float64], reset=reset)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
@@ -570,7 +579,7 @@ class MLPRegressor(MultiOutputMixin, RegressorMixin, _AxonMLP):
     _regression = True
 
     def _validate_input(self, X, y, incremental, reset):
-        X, y = self._validate_data(X, y, accept_sparse=False, multi_output=True,
+        X, y = self._validate_data(X, y, accept_sparse="csr", multi_output=True,
                                    y_numeric=True, dtype=[np.float32, np.float64], reset=reset)
         if y.ndim == 1:
             y = y.reshape(-1, 1)

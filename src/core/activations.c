@@ -13,9 +13,11 @@ ax_status ax_net_activations(ax_net *net, const ax_dataset *data, int layer, flo
     if (!net || !data || !out)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "activations: the %s is missing",
                        !net ? "network" : !data ? "data set" : "output array");
-    if (ax_dataset_is_streamed(data))
-        return ax_fail(AX_STATUS_UNSUPPORTED, "activations: %s is streamed: its rows are not in "
-                       "memory (open it whole)", ax_dataset_source(data));
+    if (ax_dataset_is_streamed(data) || ax_dataset_is_sparse(data))
+        return ax_fail(AX_STATUS_UNSUPPORTED, "activations: %s is %s: its rows are not in "
+                       "memory as dense rows (%s)", ax_dataset_source(data),
+                       ax_dataset_is_sparse(data) ? "sparse" : "streamed",
+                       ax_dataset_is_sparse(data) ? "give them dense" : "open it whole");
     if (layer < 0 || layer >= net->layer_count)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "layer %d does not exist: this network has %d layer%s, numbered 0 to %d "

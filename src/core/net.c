@@ -415,10 +415,23 @@ void ax_net_parameters_set(ax_net *net, const double *values)
     net->backend->ops->upload_f64(net->backend, net->parameters, values, net->parameter_count);
 }
 
+ax_status ax_net_check_sparse(const ax_net *net, const ax_dataset *data, const char *role)
+{
+    /* Its rows are made dense as float32 straight into the input buffer. */
+    if (ax_dataset_is_sparse(data) &&
+        (!net->backend->host_memory || net->config.precision != AX_PRECISION_F32))
+        return ax_fail(AX_STATUS_UNSUPPORTED,
+                       "%s data %s is sparse, whose rows are made dense in float32 in host "
+                       "memory: use the CPU in float32 (this network is not), or dense data",
+                       role, ax_dataset_source(data));
+    return AX_STATUS_OK;
+}
+
 ax_status ax_net_check_data(const ax_net *net, const ax_dataset *data, const char *role)
 {
     const char *source = ax_dataset_source(data);
     int64_t outputs = net->layers[net->layer_count - 1].out;
+    AX_TRY(ax_net_check_sparse(net, data, role));
     if (ax_dataset_rows(data) < 1)
         return ax_fail(AX_STATUS_BAD_DATA, "%s data %s has no rows", role, source);
     if (ax_dataset_features(data) != net->config.input_width)

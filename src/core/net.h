@@ -211,5 +211,8 @@ ax_status ax_line_cache_restore(ax_line_cache *cache, const double *base, int64_
 /* Checks a dataset fits the network: input width, labels within the output
  * width, targets of the output width. */
 ax_status ax_net_check_data(const ax_net *net, const ax_dataset *data, const char *role);
+/* A sparse set (ax_dataset_wrap_csr) is made dense in float32 in host memory:
+ * AX_STATUS_UNSUPPORTED on another precision or a device backend. */
+ax_status ax_net_check_sparse(const ax_net *net, const ax_dataset *data, const char *role);
 
 #endif

@@ -55,21 +55,28 @@ static bool side_input_holds(ax_net *net, int64_t count)
 /* dst (count, input_width) = the rows, gathered on the device from the
  * run's copy of the set when there is one (device_data.h), else from
  * host memory. */
-static void gather_inputs(ax_net *net, void *dst, const float *features, int64_t width,
-                          const int64_t *order, int64_t first, int64_t count)
+static void gather_inputs(ax_net *net, void *dst, const float *features, const ax_dataset *sparse,
+                          int64_t width, const int64_t *order, int64_t first, int64_t count)
 {
+    if (sparse) { /* host float32 (ax_net_check_sparse): the rows made dense there */
+        ax_dataset_densify_rows(sparse, dst, order, first, count);
+        return;
+    }
     if (ax_device_data_gather_rows(net->device_data, dst, features, width, order, first, count))
         net->device_batches++;
     else
         OPS->gather_rows(net->backend, dst, features, width, order, first, count);
 }
 
-static void load_inputs(ax_net *net, const float *features, const int64_t *order, int64_t first,
-                        int64_t count)
+/* features: the rows, or for a sparse set (sparse not NULL) its values,
+ * whose address tells which set's rows are loaded. */
+static void load_inputs(ax_net *net, const float *features, const ax_dataset *sparse,
+                        const int64_t *order, int64_t first, int64_t count)
 {
     int64_t width = net->config.input_width;
     /* float32 rows in order are used where they lie: no copy (full batch, predict). */
-    if (!order && net->backend->host_memory && net->config.precision != AX_PRECISION_F64) {
+    if (!order && net->backend->host_memory && net->config.precision != AX_PRECISION_F64 &&
+        !sparse) {
         net->current_input = features + first * width;
         return;
     }
@@ -81,11 +88,11 @@ static void load_inputs(ax_net *net, const float *features, const int64_t *order
     }
     if (keeping && side_input_holds(net, count)) {
         /* Other rows in order (an evaluation): the kept batch stays. */
-        gather_inputs(net, net->side_input, features, width, NULL, first, count);
+        gather_inputs(net, net->side_input, features, sparse, width, NULL, first, count);
         net->current_input = net->side_input;
         return;
     }
-    gather_inputs(net, net->input, features, width, order, first, count);
+    gather_inputs(net, net->input, features, sparse, width, order, first, count);
     net->current_input = net->input;
     /* A shuffled order changes between epochs at the same address: not kept. */
     net->loaded_valid = order == NULL;
@@ -97,7 +104,9 @@ static void load_inputs(ax_net *net, const float *features, const int64_t *order
 static void load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
 {
     const ax_dataset *data = batch->data;
-    load_inputs(net, data->feature_values, batch->order, batch->first, batch->count);
+    const bool sparse = data->csr_values != NULL;
+    load_inputs(net, sparse ? data->csr_values : data->feature_values, sparse ? data : NULL,
+                batch->order, batch->first, batch->count);
     if (!with_answers)
         return;
     net->batch_has_labels = data->labels != NULL;
@@ -400,7 +409,7 @@ ax_status ax_net_loss_gradient(ax_net *net, const ax_dataset *data, int64_t firs
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "rows %lld to %lld are outside %s (%lld rows)",
                        (long long)first + 1, (long long)(first + rows), data->source,
                        (long long)data->rows);
-    AX_TRY(ax_net_reserve(net, rows));
+    AX_TRY(ax_net_reserve_shuffled(net, rows, data->csr_values != NULL));
     ax_batch batch = {.data = data, .order = NULL, .first = first, .count = rows};
     ax_net_load_batch(net, &batch, true);
     AX_TRY(ax_net_forward(net, rows, regularization));
@@ -423,7 +432,7 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
     int64_t width = net->layers[net->layer_count - 1].out;
     for (int64_t first = 0; first < rows; first += chunk) {
         int64_t count = rows - first < chunk ? rows - first : chunk;
-        load_inputs(net, inputs, NULL, first, count);
+        load_inputs(net, inputs, NULL, NULL, first, count);
         (void)ax_net_forward(net, count, NULL); /* no dropout: cannot fail */
         OPS->download_f32(net->backend, outputs + first * width, net->outputs[net->layer_count - 1],
                           count * width);
@@ -518,11 +527,13 @@ ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data, ax_predict
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d views are averaged softmax outputs: the "
                        "network's loss must be cross-entropy (softmax output), not %s", views,
                        ax_loss_name(net->config.loss));
+    AX_TRY(ax_net_check_sparse(net, data, "the"));
     const int64_t images = data->rows, width = net->layers[net->layer_count - 1].out;
     int64_t per_chunk = ax_net_inference_rows(net, images * views) / views;
     if (per_chunk < 1)
         per_chunk = 1;
-    AX_TRY(ax_net_reserve(net, per_chunk * views));
+    /* A sparse set's rows are made dense in the input buffer. */
+    AX_TRY(ax_net_reserve_shuffled(net, per_chunk * views, data->csr_values != NULL));
     float *outputs = malloc((size_t)(per_chunk * views * width) * sizeof *outputs);
     float *mean = views > 1 ? malloc((size_t)(per_chunk * width) * sizeof *mean) : NULL;
     if (!outputs || (views > 1 && !mean)) {
@@ -538,14 +549,17 @@ ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data, ax_predict
     }
     for (int64_t first = 0; first < images && status == AX_STATUS_OK; first += per_chunk) {
         const int64_t count = images - first < per_chunk ? images - first : per_chunk;
-        if (data->stream) {
+        if (data->stream || data->csr_values) {
             ax_dataset *window = NULL;
-            status = ax_batch_stream_next(data->stream, count * views, &window);
+            if (data->stream)
+                status = ax_batch_stream_next(data->stream, count * views, &window);
             if (status != AX_STATUS_OK)
                 break;
             ax_batch batch = {.data = window, .order = NULL, .first = 0, .count = count * views};
+            if (!data->stream) /* sparse: the rows made dense into the input buffer */
+                batch = (ax_batch){.data = data, .order = NULL, .first = first, .count = count};
             net->loaded_valid = false;
-            ax_net_load_batch(net, &batch, true);
+            ax_net_load_batch(net, &batch, data->stream != NULL);
             ax_net_forward(net, count * views, NULL);
             OPS->download_f32(net->backend, outputs, net->outputs[net->layer_count - 1],
                               count * views * width);
@@ -583,7 +597,7 @@ static ax_status evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
         return evaluate_views(net, data, views, out);
     int64_t rows = data->rows;
     int64_t chunk = ax_net_inference_rows(net, rows);
-    AX_TRY(ax_net_reserve(net, chunk));
+    AX_TRY(ax_net_reserve_shuffled(net, chunk, data->csr_values != NULL));
     const bool streamed = data->stream != NULL;
     int64_t classes = data->labels || streamed ? net->layers[net->layer_count - 1].out : 0;
     if (classes > 0) {

@@ -951,6 +951,12 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
     if (test && (!sharded || test->rows > 0))
         AX_TRY(ax_net_check_data(net, test, "test"));
     AX_TRY(ax_dataset_check_finite(train));
+    const bool sparse = ax_dataset_is_sparse(train) || (validation && ax_dataset_is_sparse(validation)) ||
+                        (test && ax_dataset_is_sparse(test));
+    if (sparse && (config->checkpoint_prefix || config->resume))
+        return ax_fail(AX_STATUS_UNSUPPORTED,
+                       "checkpoints fingerprint their data row by row, which a sparse set does not "
+                       "hold: train on sparse data without checkpoints, or on dense data");
 
     const ax_train_state *resume = config->resume;
     if (resume)
@@ -975,8 +981,9 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
                        sharded ? "training on several ranks" : "a full batch (CG, L-BFGS, --batch 0 or a batch of every row)");
     const bool chunked = full_batch && local_rows > FULL_BATCH_CHUNK_ROWS;
     const int64_t local_batch = t.batch_rows < local_rows ? t.batch_rows : local_rows > 0 ? local_rows : 1;
+    /* Shuffled or sparse rows are gathered into an input buffer of their own. */
     ax_status status = ax_net_reserve_shuffled(net, chunked ? FULL_BATCH_CHUNK_ROWS : local_batch,
-                                               !full_batch);
+                                               !full_batch || sparse);
     if (status == AX_STATUS_OK && chunked) {
         t.accumulator = net->backend->ops->alloc(net->backend,
                                                  (size_t)net->parameter_count * net->backend->real_size);

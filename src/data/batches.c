@@ -241,6 +241,9 @@ ax_status ax_batches_meta_read(const char *dir, ax_batches_meta *meta)
                              name ? name : "", name ? "\"" : "");
     }
     if (status == AX_STATUS_OK)
+        status = ax_color_pca_read_json(ax_json_object_get(root, "color_pca"), meta_path,
+                                        &meta->color_pca);
+    if (status == AX_STATUS_OK)
         status = meta_int(root, "image_size", meta_path, &meta->side);
     if (status == AX_STATUS_OK)
         status = meta_int(root, "channels", meta_path, &meta->channels);

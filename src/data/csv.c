@@ -1,6 +1,7 @@
 /* csv.c: loads a CSV file of numbers, one row per line, one column of which
  * is the label (a class) or the target (a float), the rest features; the
  * Galaxy Zoo set in data/galaxy is the model (label in column 0, 1024 pixels).
+ * With AX_CSV_NO_LABEL every column is a feature (data to predict on).
  *
  * The whole file is read into one buffer, rows are counted with memchr, the
  * dataset is allocated once, and each field is parsed in place: plain
@@ -193,9 +194,9 @@ static ax_status check_options(const char *path, const ax_csv_options *options)
     if (!isfinite(options->scale))
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: the feature scale must be finite, not %g",
                        path, options->scale);
-    if (options->label_column < -1)
+    if (options->label_column < -1 && options->label_column != AX_CSV_NO_LABEL)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                       "%s: label column %lld is out of range (-1 means the last)", path,
+                       "%s: label column %lld is out of range (-1 means the last, -2 none)", path,
                        (long long)options->label_column);
     return AX_STATUS_OK;
 }
@@ -215,9 +216,9 @@ static ax_status parse_rows(const csv_reader *reader, const char **cursor, int64
                             int64_t row0, int64_t first_line, int64_t fields,
                             int64_t label_column, const ax_csv_options *options, row_sink *sink)
 {
-    const int64_t features = fields - 1;
-    const bool scaled = options->scale != 1.0;
     ax_dataset *dataset = sink->dataset;
+    const int64_t features = dataset->features;
+    const bool scaled = options->scale != 1.0;
     const char *p = *cursor;
     for (int64_t r = 0; r < rows; r++) {
         const int64_t row = row0 + r, line = first_line + row, kept = row - sink->keep_first;
@@ -274,6 +275,23 @@ static ax_status parse_rows(const csv_reader *reader, const char **cursor, int64
     return AX_STATUS_OK;
 }
 
+/* The dataset of `rows` rows for a file of `fields` columns: one of them the
+ * label or target unless there is none. */
+static ax_status allocate_rows(const char *path, int64_t rows, int64_t fields,
+                               const ax_csv_options *options, ax_dataset **out)
+{
+    if (options->label_column == AX_CSV_NO_LABEL)
+        return ax_dataset_allocate(rows, fields, 0, 0, path, out);
+    return ax_dataset_allocate(rows, fields - 1, options->regression ? 0 : 1,
+                               options->regression ? 1 : 0, path, out);
+}
+
+/* True when the rows hold class labels (their count is set after parsing). */
+static bool has_classes(const ax_csv_options *options)
+{
+    return !options->regression && options->label_column != AX_CSV_NO_LABEL;
+}
+
 /* The first data line's field count and the label column, checked. */
 static ax_status first_line_layout(const char *path, const char *p, const char *end,
                                    int64_t first_line, const ax_csv_options *options,
@@ -281,6 +299,8 @@ static ax_status first_line_layout(const char *path, const char *p, const char *
 {
     *fields = count_fields(p, end, options->delimiter);
     *label_column = options->label_column == -1 ? *fields - 1 : options->label_column;
+    if (options->label_column == AX_CSV_NO_LABEL)
+        return AX_STATUS_OK; /* no column matches it: every field is a feature */
     if (*label_column >= *fields)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "%s: label column %lld is out of range: line %lld has %lld fields "
@@ -338,13 +358,12 @@ ax_status ax_dataset_load_csv(const char *path, const ax_csv_options *options_in
     int64_t fields = 0, label_column = 0;
     status = first_line_layout(path, p, end, first_line, &options, &fields, &label_column);
     if (status == AX_STATUS_OK)
-        status = ax_dataset_allocate(rows, fields - 1, options.regression ? 0 : 1,
-                                     options.regression ? 1 : 0, path, out);
+        status = allocate_rows(path, rows, fields, &options, out);
     if (status == AX_STATUS_OK) {
         row_sink sink = {.dataset = *out};
         status = parse_rows(&reader, &p, rows, 0, first_line, fields, label_column, &options,
                             &sink);
-        if (status == AX_STATUS_OK && !options.regression)
+        if (status == AX_STATUS_OK && has_classes(&options))
             (*out)->classes = sink.largest + 1;
         if (status != AX_STATUS_OK) {
             ax_dataset_free(*out);
@@ -558,8 +577,7 @@ ax_status ax_dataset_load_csv_rows(const char *path, const ax_csv_options *optio
             status = first_line_layout(path, p, end, first_line, &options, &fields,
                                        &label_column);
             if (status == AX_STATUS_OK)
-                status = ax_dataset_allocate(count, fields - 1, options.regression ? 0 : 1,
-                                             options.regression ? 1 : 0, path, &sink.dataset);
+                status = allocate_rows(path, count, fields, &options, &sink.dataset);
             if (status == AX_STATUS_OK && !(sink.scratch = malloc((size_t)fields * sizeof(float))))
                 status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", path);
             if (status != AX_STATUS_OK)
@@ -583,8 +601,32 @@ ax_status ax_dataset_load_csv_rows(const char *path, const ax_csv_options *optio
         ax_dataset_free(sink.dataset);
         return status;
     }
-    if (!options.regression)
+    if (has_classes(&options))
         sink.dataset->classes = sink.largest + 1;
     *out = sink.dataset;
     return AX_STATUS_OK;
+}
+
+ax_status ax_csv_count_columns(const char *path, const ax_csv_options *options_in,
+                               int64_t *columns)
+{
+    *columns = 0;
+    ax_csv_options options = options_in ? *options_in : ax_csv_defaults();
+    AX_TRY(check_options(path, &options));
+    csv_stream stream;
+    ax_status status = stream_open(path, &stream);
+    if (status == AX_STATUS_OK)
+        status = stream_fill(&stream);
+    if (status == AX_STATUS_OK && options.header)
+        status = stream_skip_line(&stream);
+    size_t length = 0;
+    bool final = false;
+    if (status == AX_STATUS_OK) /* whole lines only: the first line is read, not the file */
+        status = stream_lines(&stream, &length, &final);
+    if (status == AX_STATUS_OK && length == 0)
+        status = no_rows(path, &options);
+    if (status == AX_STATUS_OK)
+        *columns = count_fields(stream.buffer, stream.buffer + length, options.delimiter);
+    stream_close(&stream);
+    return status;
 }

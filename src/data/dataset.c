@@ -94,6 +94,19 @@ ax_status ax_dataset_wrap(int64_t rows, int64_t features, int64_t classes, int64
     *out = NULL;
     if (!source)
         source = "(in memory)";
+    if (!feature_values)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: the features array is NULL", source);
+    return ax_dataset_wrap_borrowed(rows, features, classes, targets, feature_values, NULL, labels,
+                                    target_values, source, out);
+}
+
+ax_status ax_dataset_wrap_borrowed(int64_t rows, int64_t features, int64_t classes,
+                                   int64_t targets, const float *feature_values,
+                                   const void *const csr[3], const int32_t *labels,
+                                   const float *target_values, const char *source,
+                                   ax_dataset **out)
+{
+    *out = NULL;
     if (rows < 1 || features < 1 || classes < 0 || targets < 0 || (classes > 0) == (targets > 0))
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "%s: invalid dataset shape: %lld rows, %lld features, %lld classes, "
@@ -101,15 +114,20 @@ ax_status ax_dataset_wrap(int64_t rows, int64_t features, int64_t classes, int64
                        "classes and targets positive)",
                        source, (long long)rows, (long long)features, (long long)classes,
                        (long long)targets);
-    if (!feature_values || (classes > 0 && !labels) || (targets > 0 && !target_values))
+    if ((classes > 0 && !labels) || (targets > 0 && !target_values))
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: the %s array is NULL", source,
-                       !feature_values ? "features" : classes > 0 ? "labels" : "targets");
+                       classes > 0 ? "labels" : "targets");
     ax_dataset *dataset = dataset_shell(rows, features, classes, targets, source);
     if (!dataset)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", source);
     /* The library reads these only (ax_dataset_features_data hands the
      * caller's own pointer back). */
     dataset->feature_values = (float *)feature_values;
+    if (csr) {
+        dataset->csr_row_starts = csr[0];
+        dataset->csr_columns = csr[1];
+        dataset->csr_values = csr[2];
+    }
     dataset->labels = classes > 0 ? (int32_t *)labels : NULL;
     dataset->target_values = targets > 0 ? (float *)target_values : NULL;
     dataset->borrowed = true;
@@ -157,6 +175,7 @@ int32_t *ax_dataset_labels_data(ax_dataset *dataset) { return dataset->labels; }
 float *ax_dataset_targets_data(ax_dataset *dataset) { return dataset->target_values; }
 
 bool ax_dataset_is_streamed(const ax_dataset *dataset) { return dataset->stream != NULL; }
+bool ax_dataset_is_sparse(const ax_dataset *dataset) { return dataset->csr_values != NULL; }
 
 bool ax_dataset_image_shape(const ax_dataset *dataset, int64_t shape[3])
 {
@@ -186,7 +205,14 @@ ax_status ax_dataset_check_finite(const ax_dataset *dataset)
     if (dataset->stream) /* pixels are bytes, the mean image was checked as it was read */
         return AX_STATUS_OK;
     const int64_t width = dataset->features;
-    for (int64_t row = 0; row < dataset->rows; row++) {
+    for (int64_t row = 0; dataset->csr_values && row < dataset->rows; row++)
+        for (int64_t k = dataset->csr_row_starts[row]; k < dataset->csr_row_starts[row + 1]; k++)
+            if (!isfinite(dataset->csr_values[k]))
+                return ax_fail(AX_STATUS_BAD_DATA, "%s: row %lld, feature %lld is %s",
+                               dataset->source, (long long)row + 1,
+                               (long long)dataset->csr_columns[k] + 1,
+                               isnan(dataset->csr_values[k]) ? "NaN" : "infinite");
+    for (int64_t row = 0; dataset->feature_values && row < dataset->rows; row++) {
         const float *values = dataset->feature_values + row * width;
         for (int64_t column = 0; column < width; column++)
             if (!isfinite(values[column]))

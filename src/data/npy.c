@@ -208,9 +208,10 @@ static ax_status read_labels(npy_array *labels, int64_t targets, row_target *tar
     return status;
 }
 
-/* range: {first, count}, or NULL for the whole file. */
+/* range: {first, count}, or NULL for the whole file; unlabeled: no labels
+ * file and no label in column 0, every column a feature. */
 static ax_status load(npy_array *features, npy_array *labels, double scale, const int64_t *range,
-                      ax_dataset **out)
+                      bool unlabeled, ax_dataset **out)
 {
     AX_TRY(ax_npy_open(features->path, features));
     const char *path = features->path;
@@ -230,7 +231,7 @@ static ax_status load(npy_array *features, npy_array *labels, double scale, cons
     if (rows == 0 || width == 0)
         return ax_fail(AX_STATUS_BAD_DATA, "%s: the array is empty (%lld rows of %lld values)",
                        path, (long long)rows, (long long)(rows ? width : features->shape[1]));
-    if (!labels->path && width < 2)
+    if (!labels->path && !unlabeled && width < 2)
         return ax_fail(AX_STATUS_BAD_DATA,
                        "%s: with no labels file, column 0 is the label, but there is only one "
                        "column",
@@ -260,14 +261,16 @@ static ax_status load(npy_array *features, npy_array *labels, double scale, cons
     if (range)
         AX_TRY(ax_row_range_check(path, rows, "rows", range[0], range[1]));
     const int64_t first = range ? range[0] : 0, kept = range ? range[1] : rows;
-    const int64_t feature_count = labels->path ? width : width - 1;
-    AX_TRY(ax_dataset_allocate(kept, feature_count, targets ? 0 : 1, targets, path, out));
+    const bool whole_rows = labels->path || unlabeled; /* no label in column 0 */
+    const int64_t feature_count = whole_rows ? width : width - 1;
+    AX_TRY(ax_dataset_allocate(kept, feature_count, targets || unlabeled ? 0 : 1, targets, path,
+                               out));
     ax_dataset *dataset = *out;
-    if (features->dims == 4 && labels->path) /* (N, H, W, C): images */
+    if (features->dims == 4 && whole_rows) /* (N, H, W, C): images */
         for (int i = 0; i < 3; i++)
             dataset->image_shape[i] = features->shape[i + 1];
     row_target target = {.dataset = dataset, .range_first = first, .scale = scale,
-                         .label_in_column_0 = !labels->path};
+                         .label_in_column_0 = !whole_rows};
     /* Labels in column 0 need every row's column 0 for the classes. */
     ax_status status = target.label_in_column_0
                            ? read_feature_rows(features, 0, rows, &target)
@@ -280,13 +283,13 @@ static ax_status load(npy_array *features, npy_array *labels, double scale, cons
         *out = NULL;
         return status;
     }
-    if (!targets)
+    if (!targets && !unlabeled)
         dataset->classes = target.largest + 1;
     return AX_STATUS_OK;
 }
 
 static ax_status load_files(const char *features_path, const char *labels_path, double scale,
-                            const int64_t *range, ax_dataset **out)
+                            const int64_t *range, bool unlabeled, ax_dataset **out)
 {
     *out = NULL;
     if (!features_path)
@@ -295,7 +298,7 @@ static ax_status load_files(const char *features_path, const char *labels_path, 
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: the feature scale must be finite, not %g",
                        features_path, scale);
     npy_array features = {.path = features_path}, labels = {.path = labels_path};
-    ax_status status = load(&features, &labels, scale, range, out);
+    ax_status status = load(&features, &labels, scale, range, unlabeled, out);
     if (status == AX_STATUS_OK && labels_path) /* a bad label names its own file */
         snprintf((*out)->labels_source, sizeof (*out)->labels_source, "%s", labels_path);
     ax_npy_close(&features);
@@ -306,14 +309,14 @@ static ax_status load_files(const char *features_path, const char *labels_path, 
 ax_status ax_dataset_load_npy(const char *features_path, const char *labels_path, double scale,
                               ax_dataset **out)
 {
-    return load_files(features_path, labels_path, scale, NULL, out);
+    return load_files(features_path, labels_path, scale, NULL, false, out);
 }
 
 ax_status ax_dataset_load_npy_rows(const char *features_path, const char *labels_path,
                                    double scale, int64_t first, int64_t count, ax_dataset **out)
 {
     const int64_t range[2] = {first, count};
-    return load_files(features_path, labels_path, scale, range, out);
+    return load_files(features_path, labels_path, scale, range, false, out);
 }
 
 ax_status ax_dataset_count_npy(const char *features_path, int64_t *rows)
@@ -329,5 +332,27 @@ ax_status ax_dataset_count_npy(const char *features_path, int64_t *rows)
     if (status == AX_STATUS_OK)
         *rows = features.shape[0];
     ax_npy_close(&features);
+    return status;
+}
+
+ax_status ax_npy_load_unlabeled(const char *features_path, double scale, const int64_t *range,
+                                ax_dataset **out)
+{
+    return load_files(features_path, NULL, scale, range, true, out);
+}
+
+ax_status ax_npy_count_columns(const char *path, int64_t *columns)
+{
+    *columns = 0;
+    npy_array array;
+    ax_status status = ax_npy_open(path, &array);
+    if (status == AX_STATUS_OK && (array.dims < 2 || array.shape[0] == 0))
+        status = ax_fail(AX_STATUS_BAD_DATA, "%s: features must be 2-D or more (rows, ...) with "
+                         "at least one row, but the shape has %d dimension%s%s",
+                         path, array.dims, array.dims == 1 ? "" : "s",
+                         array.dims >= 2 ? " and no rows" : "");
+    if (status == AX_STATUS_OK)
+        *columns = array.count / array.shape[0];
+    ax_npy_close(&array);
     return status;
 }

@@ -363,6 +363,8 @@ static ax_status read_target(const spec_target *target, const ax_data_options *o
     const bool test = options->part == AX_DATA_PART_TEST;
     ax_csv_options csv = options->csv;
     csv.scale = options->scale;
+    if (options->unlabeled)
+        csv.label_column = AX_CSV_NO_LABEL;
     int64_t rows = 0, first = 0, count = 0;
     ax_status status = AX_STATUS_OK;
     switch (target->kind) {
@@ -376,7 +378,8 @@ static ax_status read_target(const spec_target *target, const ax_data_options *o
                            path);
         if (options->stream)
             return name_failure(ax_batch_stream_open(path, options->crop, options->mirror,
-                                                     options->mean, 0, options->views, out),
+                                                     options->mean, 0, options->views,
+                                                     options->lighting, out),
                                 path);
         if (!shard)
             return name_failure(ax_dataset_load_batches(path, out), path);
@@ -409,18 +412,38 @@ static ax_status read_target(const spec_target *target, const ax_data_options *o
             status = ax_dataset_load_csv_rows(path, &csv, first, count, out);
         break;
     case SPEC_NPY:
+        if (options->unlabeled && !shard)
+            return name_failure(ax_npy_load_unlabeled(path, options->scale, NULL, out), path);
         if (!shard)
             return name_failure(ax_dataset_load_npy(path, options->labels, options->scale, out),
                                 path);
         status = ax_dataset_count_npy(path, &rows);
         if (status == AX_STATUS_OK)
             status = shard_range(shard, rows, &first, &count);
-        if (status == AX_STATUS_OK)
+        if (status == AX_STATUS_OK && options->unlabeled)
+            status = ax_npy_load_unlabeled(path, options->scale, (int64_t[2]){first, count}, out);
+        else if (status == AX_STATUS_OK)
             status = ax_dataset_load_npy_rows(path, options->labels, options->scale, first, count,
                                               out);
         break;
     }
     return status == AX_STATUS_OK ? status : name_failure(status, path);
+}
+
+/* options.unlabeled is for the files that can hold features only. */
+static ax_status check_unlabeled(const char *spec, const ax_data_options *options,
+                                 const spec_target *target)
+{
+    if (!options->unlabeled)
+        return AX_STATUS_OK;
+    if (target->kind != SPEC_CSV && target->kind != SPEC_NPY)
+        return spec_fail(AX_STATUS_BAD_ARGUMENT, options->name, spec,
+                         "only a .csv or .npy file can be read as features without labels");
+    if (options->labels)
+        return spec_fail(AX_STATUS_BAD_ARGUMENT, options->name, spec,
+                         "features without labels, but a labels file (%s) is given",
+                         options->labels);
+    return AX_STATUS_OK;
 }
 
 /* The common path of the ax_dataset_open forms: find, read, check. */
@@ -435,6 +458,7 @@ static ax_status open_spec(const char *spec, const ax_data_options *given, shard
                        shard->rank, shard->size);
     spec_target target;
     AX_TRY(find_target(spec, &options, &target));
+    AX_TRY(check_unlabeled(spec, &options, &target));
     if (target.kind != SPEC_BATCHES && (options.stream || options.crop || options.mirror || options.mean))
         return spec_fail(AX_STATUS_BAD_ARGUMENT, options.name, spec,
                          "streaming, crops, mirroring and a mean image are for batches:DIR (axon "
@@ -468,7 +492,25 @@ ax_status ax_dataset_check_spec(const char *spec, const ax_data_options *options
     ax_data_options resolved;
     AX_TRY(read_options(options, &resolved));
     spec_target target;
-    return find_target(spec, &resolved, &target);
+    AX_TRY(find_target(spec, &resolved, &target));
+    return check_unlabeled(spec, &resolved, &target);
+}
+
+ax_status ax_dataset_count_columns(const char *spec, const ax_data_options *options,
+                                   int64_t *columns)
+{
+    *columns = 0;
+    ax_data_options resolved;
+    AX_TRY(read_options(options, &resolved));
+    spec_target target;
+    AX_TRY(find_target(spec, &resolved, &target));
+    if (target.kind == SPEC_CSV)
+        return name_failure(ax_csv_count_columns(target.path, &resolved.csv, columns),
+                            target.path);
+    if (target.kind == SPEC_NPY)
+        return name_failure(ax_npy_count_columns(target.path, columns), target.path);
+    return spec_fail(AX_STATUS_UNSUPPORTED, resolved.name, spec,
+                     "columns are counted in .csv and .npy files only");
 }
 
 ax_status ax_dataset_open(const char *spec, const ax_data_options *options, ax_dataset **out)

@@ -89,6 +89,9 @@ ax_status ax_dataset_split(const ax_dataset *source, double fraction, uint64_t s
     if (source->stream)
         return ax_fail(AX_STATUS_UNSUPPORTED, "%s: a streamed set cannot be split (open it "
                        "whole, without ax_data_options.stream)", source->source);
+    if (source->csr_values)
+        return ax_fail(AX_STATUS_UNSUPPORTED, "%s: a sparse set cannot be split (split the "
+                       "caller's matrix and wrap each part)", source->source);
     char *mask;
     int64_t held = 0;
     AX_TRY(held_mask(source->source, source->rows, fraction, seed, &mask, &held));

@@ -14,7 +14,11 @@
  * not depend on the thread's timing; evaluation takes the centre crop
  * (cuda-convnet2's multiview off). A pixel becomes (p - mean) / 255, or
  * p / 255 without a mean image, computed as batches.c computes it so that a
- * streamed set gives the loaded set's floats bit for bit. */
+ * streamed set gives the loaded set's floats bit for bit. With lighting
+ * noise (AlexNet's, Krizhevsky et al. 2012, section 4.1) a training image
+ * gets one (r, g, b) shift, sum_i a_i stdev_i v_i over meta.json's colour
+ * components, a_i ~ N(0, sigma) drawn from (seed, epoch, row) like the
+ * crop, added to every pixel before the mean is subtracted. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "data/stream.h"
@@ -52,6 +56,8 @@ struct ax_batch_stream {
     ax_batches_meta meta;
     int64_t crop, features, pixels_per_image, largest_file;
     bool mirror;
+    double lighting;           /* sigma of the lighting noise, 0: none */
+    double light_basis[3][3];  /* [i][c] = stdev_i v_i[c] */
     float *mean; /* (S, S, C) or NULL */
     uint64_t options_hash;
     int decode_threads;   /* JPEG batches: the decode pool's size */
@@ -329,8 +335,37 @@ void ax_batch_stream_free(ax_batch_stream *s)
     free(s);
 }
 
+/* The lighting noise needs the colour components of meta.json. */
+static ax_status set_lighting(ax_batch_stream *s, double lighting)
+{
+    if (!(lighting >= 0 && lighting <= 1e6))
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: a lighting sigma of %g: expected 0 or more",
+                       s->dir, lighting);
+    if (lighting == 0)
+        return AX_STATUS_OK;
+    if (s->meta.channels != 3 || !s->meta.color_pca.present)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s/meta.json: %s; the lighting noise needs the RGB "
+                       "colour components axon prep writes (make the batches again with this "
+                       "axon prep, or convert them from cuda-convnet2)", s->dir,
+                       s->meta.channels != 3 ? "grey images" : "no \"color_pca\"");
+    s->lighting = lighting;
+    for (int i = 0; i < 3; i++)
+        for (int c = 0; c < 3; c++)
+            s->light_basis[i][c] = s->meta.color_pca.stdevs[i] * s->meta.color_pca.eigenvectors[i][c];
+    /* Another sigma or other components make another set for a checkpoint. */
+    uint64_t bits;
+    memcpy(&bits, &lighting, sizeof bits);
+    s->options_hash = ax_hash64(s->options_hash ^ bits ^ 0x4c49474854ULL);
+    for (int i = 0; i < 3; i++)
+        for (int c = 0; c < 3; c++) {
+            memcpy(&bits, &s->light_basis[i][c], sizeof bits);
+            s->options_hash = ax_hash64(s->options_hash ^ bits);
+        }
+    return AX_STATUS_OK;
+}
+
 static ax_status open_stream(const char *dir, int64_t crop, bool mirror, const char *mean_path,
-                             int decode_threads, int views, ax_batch_stream *s)
+                             int decode_threads, int views, double lighting, ax_batch_stream *s)
 {
     if (views != 1 && views != 10)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s: %d views: 1 (the centre crop) or 10 (corners "
@@ -361,6 +396,7 @@ static ax_status open_stream(const char *dir, int64_t crop, bool mirror, const c
             s->options_hash = ax_hash64(s->options_hash ^ bits);
         }
     }
+    AX_TRY(set_lighting(s, lighting));
     const size_t files = s->meta.files_count;
     s->file_order = malloc((files + 1) * sizeof *s->file_order);
     s->file_first = malloc((files + 1) * sizeof *s->file_first);
@@ -418,7 +454,7 @@ static void free_slots(ax_batch_stream *s)
 }
 
 ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const char *mean_path,
-                               int decode_threads, int views, ax_dataset **out)
+                               int decode_threads, int views, double lighting, ax_dataset **out)
 {
     *out = NULL;
     ax_batch_stream *s = calloc(1, sizeof *s);
@@ -427,7 +463,8 @@ ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->changed, NULL);
     s->held = -1;
-    ax_status status = open_stream(dir, crop, mirror, mean_path, decode_threads, views, s);
+    ax_status status = open_stream(dir, crop, mirror, mean_path, decode_threads, views, lighting,
+                                   s);
     /* The set itself holds no rows: rows counts them, the data are read
      * as passes ask for them (ax_dataset_is_streamed). */
     ax_dataset *data = status == AX_STATUS_OK ? calloc(1, sizeof *data) : NULL;
@@ -529,6 +566,22 @@ static void release(ax_batch_stream *s)
     s->held = -1;
 }
 
+/* The (r, g, b) lighting shift of a training row, in pixel units. */
+static void light_shift(const ax_batch_stream *s, int64_t global_row, float shift[3])
+{
+    ax_rng rng;
+    ax_rng_seed(&rng, ax_hash64(pass_key(&s->pass) ^ ax_hash64((uint64_t)global_row ^
+                                                                0x4c49474854ULL)));
+    double a[3], sum[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++)
+        a[i] = s->lighting * ax_rng_normal(&rng);
+    for (int i = 0; i < 3; i++)
+        for (int c = 0; c < 3; c++)
+            sum[c] += a[i] * s->light_basis[i][c];
+    for (int c = 0; c < 3; c++)
+        shift[c] = (float)sum[c];
+}
+
 /* Row r of the held file into out: cropped, mirrored, less the mean, / 255.
  * view (evaluation with 10 views): 0 to 3 the corners (top-left, top-right,
  * bottom-left, bottom-right), 4 the centre, 5 to 9 the same mirrored, as
@@ -559,14 +612,19 @@ static void convert_row(const ax_batch_stream *s, const unsigned char *image, in
         flip = s->mirror && (draw >> 63) != 0;
     }
     const float *mean = s->mean;
+    /* p + 0.0f is p exactly: without lighting the floats are the loaded set's */
+    float shift[3] = {0, 0, 0};
+    if (s->pass.training && s->lighting > 0)
+        light_shift(s, global_row, shift);
     for (int64_t y = 0; y < crop; y++)
         for (int64_t x = 0; x < crop; x++) {
             const int64_t source_x = left + (flip ? crop - 1 - x : x);
             const int64_t at = ((top + y) * side + source_x) * channels;
             float *to = out + (y * crop + x) * channels;
-            for (int64_t c = 0; c < channels; c++)
-                to[c] = mean ? ((float)image[at + c] - mean[at + c]) * (1.0f / 255.0f)
-                             : (float)image[at + c] * (1.0f / 255.0f);
+            for (int64_t c = 0; c < channels; c++) {
+                const float lit = (float)image[at + c] + shift[c];
+                to[c] = mean ? (lit - mean[at + c]) * (1.0f / 255.0f) : lit * (1.0f / 255.0f);
+            }
         }
 }
 

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "data/color_pca.h"
 #include "data/dataset.h"
 
 /* One batch of meta.json: its two files (dir/name, malloc'd) and images. */
@@ -20,6 +21,7 @@ typedef struct ax_batches_file {
 typedef struct ax_batches_meta {
     int64_t side, channels, classes, rows;
     bool jpeg; /* "batch_format": "jpeg": the data files are JPEG batches (data/jpeg_batch.h) */
+    ax_color_pca color_pca; /* "color_pca" (RGB sets of this axon prep), else not present */
     size_t files_count;
     ax_batches_file *files;
     uint64_t hash; /* of meta.json's bytes */
@@ -46,9 +48,11 @@ typedef struct ax_batch_stream ax_batch_stream;
  * the training rows left-right; mean_path (or NULL) is a float32 (S, S, C)
  * image subtracted before the scaling by 1/255. JPEG batches are decoded by
  * a pool of decode_threads threads (<= 0: one per core, at most 8). views:
- * 1 or 10, for evaluation passes (below). */
+ * 1 or 10, for evaluation passes (below). lighting > 0: AlexNet's lighting
+ * noise of sigma lighting on training rows, from meta.json's color_pca
+ * (ax_data_options.lighting). */
 ax_status ax_batch_stream_open(const char *dir, int64_t crop, bool mirror, const char *mean_path,
-                               int decode_threads, int views, ax_dataset **out);
+                               int decode_threads, int views, double lighting, ax_dataset **out);
 /* Views of each image in an evaluation pass: 1, or 10 (cuda-convnet2's
  * multiview: ax_batch_stream_next then gives each image's 10 views as 10
  * consecutive rows: top-left, top-right, bottom-left, bottom-right and

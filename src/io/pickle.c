@@ -1,11 +1,11 @@
 /* pickle.c: the restricted pickle reader and writer of pickle.h.
  *
- * Opcodes (pickletools' names) accepted: PROTO (2 to 4), FRAME, STOP, MARK,
+ * Opcodes (pickletools' names) accepted: PROTO (2 to 5), FRAME, STOP, MARK,
  * EMPTY_DICT, EMPTY_LIST, EMPTY_TUPLE, TUPLE, TUPLE1-3, BINPUT, LONG_BINPUT,
  * MEMOIZE, BINGET, LONG_BINGET, BINUNICODE, SHORT_BINUNICODE,
  * SHORT_BINSTRING, BINSTRING, SHORT_BINBYTES, BINBYTES, BININT, BININT1,
  * BININT2, LONG1 (up to 8 bytes), BINFLOAT, NONE, NEWTRUE, NEWFALSE, APPEND,
- * APPENDS, SETITEM, SETITEMS, GLOBAL (four names), REDUCE and BUILD (only
+ * APPENDS, SETITEM, SETITEMS, GLOBAL (the names below), REDUCE and BUILD (only
  * in the recipes below). These are what Python 2's and 3's pickle write for
  * cuda-convnet2's batches at protocol 2 (seen with pickletools.dis on
  * batches made by Python 3 + NumPy 1.24; Python 2 writes bytes as
@@ -14,6 +14,9 @@
  * The recipes, the only calls a file may describe (none is executed: each
  * is recognised by its shape and built here):
  *   _codecs.encode(str, 'latin1')                        -> bytes
+ *   __builtin__.bytes() or builtins.bytes()              -> b'' (Python 3 at
+ *       protocol 2 writes empty bytes so, also an empty array's data; with
+ *       fix_imports=False the module is builtins; any argument is refused)
  *   numpy.core.multiarray._reconstruct(numpy.ndarray, (0,), b'b') -> an array
  *   numpy.dtype('f4', False, True), then BUILD (3, '<', None, None, None, -1, -1, 0)
  *   the array, then BUILD (1, shape, dtype, fortran, data bytes) */
@@ -28,7 +31,7 @@
 
 #include "base/error.h"
 
-enum { GLOBAL_ENCODE = 1, GLOBAL_RECONSTRUCT, GLOBAL_NDARRAY, GLOBAL_DTYPE };
+enum { GLOBAL_ENCODE = 1, GLOBAL_BYTES, GLOBAL_RECONSTRUCT, GLOBAL_NDARRAY, GLOBAL_DTYPE };
 
 struct ax_pickle_value {
     ax_pickle_kind kind;
@@ -212,6 +215,13 @@ static ax_status reduce(machine *m)
             return refuse(m, "_codecs.encode takes (text, 'latin1') only");
         AX_TRY(latin1(m, a[0], &result));
         break;
+    case GLOBAL_BYTES:
+        /* bytes(n) or bytes(text, codec) would be a call; only the empty one is a value */
+        if (args->length != 0)
+            return refuse(m, "bytes takes no arguments here (only b'' is written so)");
+        if ((result = make(m, AX_PICKLE_BYTES)))
+            result->data = (const unsigned char *)""; /* not NULL: ax_pickle_data says bytes */
+        break;
     case GLOBAL_RECONSTRUCT:
         if (args->length != 3 || a[0]->kind != AX_PICKLE_GLOBAL ||
             a[0]->integer != GLOBAL_NDARRAY || a[1]->kind != AX_PICKLE_TUPLE ||
@@ -317,6 +327,8 @@ static ax_status global(machine *m)
     m->at = (size_t)(second + 1 - m->bytes);
     static const struct { const char *name; int id; } allowed[] = {
         {"_codecs.encode", GLOBAL_ENCODE},
+        {"__builtin__.bytes", GLOBAL_BYTES},
+        {"builtins.bytes", GLOBAL_BYTES},
         {"numpy.core.multiarray._reconstruct", GLOBAL_RECONSTRUCT},
         {"numpy._core.multiarray._reconstruct", GLOBAL_RECONSTRUCT},
         {"numpy.ndarray", GLOBAL_NDARRAY},
@@ -405,8 +417,8 @@ static ax_status step(machine *m, bool *done)
     switch (m->opcode) {
     case 0x80: /* PROTO */
         AX_TRY(need(m, 1));
-        if (p[0] < 2 || p[0] > 4)
-            return refuse(m, "a protocol other than 2, 3 or 4");
+        if (p[0] < 2 || p[0] > 5) /* 5's new opcodes (out-of-band buffers) stay refused */
+            return refuse(m, "a protocol other than 2 to 5");
         m->at++;
         return AX_STATUS_OK;
     case 0x95: /* FRAME: a length hint */

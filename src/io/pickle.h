@@ -1,11 +1,13 @@
 /* pickle.h: a restricted reader of Python pickles, for cuda-convnet2's batch
  * folders (data_batch_N, batches.meta; issue 31). It runs the pickle
  * machine over the opcodes those files use (protocol 2 as Python 2 and 3
- * write it, and protocol 3's bytes) and builds only dicts, lists, tuples,
- * strings, bytes, integers, floats, booleans, None and NumPy arrays. The only
+ * write it, and the bytes and frames of protocols 3 to 5) and builds only
+ * dicts, lists, tuples, strings, bytes, integers, floats, booleans, None and
+ * NumPy arrays. The only
  * globals it knows are the ones those values need, and each is a fixed
  * recipe, never a call: _codecs.encode(str, 'latin1') (Python 3's bytes at
- * protocol 2), numpy.core.multiarray._reconstruct, numpy.ndarray and
+ * protocol 2), __builtin__.bytes() and builtins.bytes() with no argument
+ * (its empty bytes), numpy.core.multiarray._reconstruct, numpy.ndarray and
  * numpy.dtype (an array's pickle). Any other global, any REDUCE or BUILD
  * that is not part of those recipes, and every other opcode is refused with
  * the opcode, its byte offset and the file named: nothing in a file can run

@@ -346,7 +346,7 @@ static bool jpeg_batch_usable(const char *path, int64_t side, int channels, int6
 
 bool prep_batch_reuse(const char *dir, int64_t batch, int format, int64_t side, int channels,
                       int64_t max_count, int32_t label_count, int64_t *count, uint64_t *sums,
-                      int64_t *label_counts)
+                      ax_color_moments *moments, int64_t *label_counts)
 {
     char data_path[4096], labels_path[4096];
     prep_batch_names_format(dir, batch, format, data_path, labels_path, sizeof data_path);
@@ -372,6 +372,8 @@ bool prep_batch_reuse(const char *dir, int64_t batch, int format, int64_t side, 
             for (int64_t i = 0; sums && i < images; i++)
                 for (size_t j = 0; j < image_bytes; j++)
                     sums[j] += pixel_bytes[(size_t)i * image_bytes + j];
+            if (sums && moments && channels == 3)
+                ax_color_moments_add(moments, pixel_bytes, images * side * side);
             for (int64_t i = 0; label_counts && i < images; i++)
                 label_counts[(int64_t)ax_npy_element(&labels, label_bytes, (size_t)i)]++;
         }
@@ -402,6 +404,8 @@ bool prep_batch_reuse(const char *dir, int64_t batch, int format, int64_t side, 
             for (int64_t i = 0; i < data.shape[0]; i++)
                 for (size_t j = 0; j < image_bytes; j++)
                     sums[j] += pixel_bytes[(size_t)i * image_bytes + j];
+            if (moments && channels == 3)
+                ax_color_moments_add(moments, pixel_bytes, data.shape[0] * side * side);
         }
         if (label_counts)
             for (int64_t i = 0; i < labels.count; i++)

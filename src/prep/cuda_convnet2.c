@@ -17,7 +17,11 @@
  * but cuda-convnet2 has no place for (the seed, the images skipped, the
  * JPEG quality) travel as extra keys of batches.meta, so axon -> cuda-convnet2
  * -> axon gives the same files. The mean image is always recomputed from
- * the pixels (exact integer sums, as ax_prep_run does).
+ * the pixels (exact integer sums, as ax_prep_run does). The colour principal
+ * components (batches.meta's color_pca = (stdevs, eigenvectors as columns),
+ * which cuda-convnet2's ImageNet provider reads for its colour noise;
+ * meta.json's "color_pca") are carried as they are when the input has them,
+ * and computed from the pixels, as ax_prep_run does, when it has not.
  *
  * The output folder must be absent or empty; a conversion that fails removes
  * every file it wrote (each was written whole, through a temporary and a
@@ -27,6 +31,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +56,8 @@ typedef struct convert {
     int32_t label_count;
     int64_t *label_counts;
     uint64_t *sums; /* (S, S, C) */
+    ax_color_moments moments; /* RGB images: the pixels' moments */
+    ax_color_pca color_pca;   /* the input's, else computed from moments at the end */
     int64_t images, skipped;
     int64_t *batch_counts; /* indexed by batch number */
     int64_t batches;       /* largest batch number + 1 */
@@ -185,6 +192,16 @@ static void add_sums(convert *c, const unsigned char *pixels, int64_t count)
     for (int64_t i = 0; i < count; i++)
         for (int64_t p = 0; p < c->pixels; p++)
             c->sums[p] += pixels[i * c->pixels + p];
+    if (c->channels == 3)
+        ax_color_moments_add(&c->moments, pixels, count * c->side * c->side);
+}
+
+/* The components to write: the input's, else the pixels'. */
+static const ax_color_pca *color_pca(convert *c)
+{
+    if (!c->color_pca.present)
+        ax_color_pca_compute(&c->moments, &c->color_pca);
+    return &c->color_pca;
 }
 
 /* ------------------------------------------- cuda-convnet2 -> axon batches */
@@ -225,6 +242,63 @@ static ax_status meta_int(const char *path, const ax_pickle_value *meta, const c
         return ax_fail(AX_STATUS_BAD_FILE, "%s: '%s' is %s, not an integer in %lld .. %lld", path,
                        key, value ? "another type or out of range" : "missing", (long long)low,
                        (long long)high);
+    return AX_STATUS_OK;
+}
+
+/* The float values of a float32 or float64 array, in C order, into out[count]. */
+static bool float_array(const ax_pickle_value *value, int64_t count, double *out)
+{
+    ax_pickle_array a;
+    if (!value || !ax_pickle_array_of(value, &a) || a.kind != 'f' || a.count != count)
+        return false;
+    for (int64_t i = 0; i < count; i++) {
+        if (a.item_bytes == 4) {
+            float f;
+            memcpy(&f, a.data + 4 * i, 4);
+            out[i] = f;
+        } else {
+            memcpy(&out[i], a.data + 8 * i, 8);
+        }
+        if (!isfinite(out[i]))
+            return false;
+    }
+    if (a.fortran && a.dims == 2) { /* column-major: transpose into C order */
+        double copy[9];
+        for (int64_t i = 0; i < count; i++)
+            copy[i] = out[i];
+        const int64_t rows = a.shape[0], columns = a.shape[1];
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t k = 0; k < columns; k++)
+                out[r * columns + k] = copy[k * rows + r];
+    }
+    return true;
+}
+
+/* batches.meta's color_pca: (stdevs (3,), eigenvectors (3, 3) as columns),
+ * a list or tuple, float32 or float64 arrays. */
+static ax_status read_color_pca(convert *c, const char *path, const ax_pickle_value *meta)
+{
+    const ax_pickle_value *value = ax_pickle_get(meta, "color_pca");
+    if (!value || c->channels != 3)
+        return AX_STATUS_OK; /* grey images have no colour noise: nothing to carry */
+    const ax_pickle_kind kind = ax_pickle_kind_of(value);
+    double stdevs[3], vectors[9];
+    ax_pickle_array shape;
+    const bool ok = (kind == AX_PICKLE_LIST || kind == AX_PICKLE_TUPLE) &&
+                    ax_pickle_length(value) == 2 &&
+                    float_array(ax_pickle_item(value, 0), 3, stdevs) &&
+                    float_array(ax_pickle_item(value, 1), 9, vectors) &&
+                    ax_pickle_array_of(ax_pickle_item(value, 1), &shape) && shape.dims == 2 &&
+                    stdevs[0] >= 0 && stdevs[1] >= 0 && stdevs[2] >= 0;
+    if (!ok)
+        return ax_fail(AX_STATUS_BAD_FILE, "%s: 'color_pca' is not (stdevs, eigenvectors): a "
+                       "float array of 3 values >= 0 and a (3, 3) float array", path);
+    for (int i = 0; i < 3; i++) {
+        c->color_pca.stdevs[i] = stdevs[i];
+        for (int k = 0; k < 3; k++)
+            c->color_pca.eigenvectors[i][k] = vectors[k * 3 + i]; /* column i */
+    }
+    c->color_pca.present = true;
     return AX_STATUS_OK;
 }
 
@@ -278,6 +352,8 @@ static ax_status read_meta(convert *c)
         c->pixels = num_vis;
         status = set_labels(c, (int32_t)ax_pickle_length(names));
     }
+    if (status == AX_STATUS_OK)
+        status = read_color_pca(c, path, meta);
     for (int32_t i = 0; status == AX_STATUS_OK && i < c->label_count; i++) {
         const ax_pickle_value *name = ax_pickle_item(names, (size_t)i);
         const ax_pickle_kind kind = ax_pickle_kind_of(name);
@@ -662,7 +738,7 @@ static ax_status from_cuda_convnet2(convert *c, ax_prep_summary *summary)
         if (status == AX_STATUS_OK)
             status = prep_metadata_write(c->output, &list, &c->options, (int)c->channels,
                                          c->label_counts, c->batch_counts, c->batches, c->sums,
-                                         c->images, c->skipped);
+                                         color_pca(c), c->images, c->skipped);
     }
     return status;
 }
@@ -707,6 +783,9 @@ static ax_status read_axon_meta(convert *c, ax_batches_meta *meta)
     if (meta->jpeg && ax_json_int(ax_json_object_get(root, "jpeg_quality"), &value) &&
         value >= 0 && value <= 100)
         c->options.jpeg_quality = (int)value;
+    if (status == AX_STATUS_OK && c->channels == 3)
+        status = ax_color_pca_read_json(ax_json_object_get(root, "color_pca"), path,
+                                        &c->color_pca);
     ax_json_free(root);
     return status;
 }
@@ -864,6 +943,21 @@ static ax_status write_cc2_meta(convert *c, bool jpeg)
     ax_pickle_write_string(&w, "data_mean");
     const int64_t shape[2] = {c->pixels, 1};
     ax_pickle_write_array(&w, 'f', 8, 2, shape, mean);
+    const ax_color_pca *pca = color_pca(c);
+    if (pca->present) {
+        /* float64, so that axon -> cuda-convnet2 -> axon keeps every bit */
+        double stdevs[3], columns[9];
+        for (int i = 0; i < 3; i++) {
+            stdevs[i] = pca->stdevs[i];
+            for (int k = 0; k < 3; k++)
+                columns[k * 3 + i] = pca->eigenvectors[i][k];
+        }
+        ax_pickle_write_string(&w, "color_pca");
+        ax_pickle_write_list_begin(&w);
+        ax_pickle_write_array(&w, 'f', 8, 1, (const int64_t[]){3}, stdevs);
+        ax_pickle_write_array(&w, 'f', 8, 2, (const int64_t[]){3, 3}, columns);
+        ax_pickle_write_list_end(&w);
+    }
     /* axon's values that cuda-convnet2 has no key for: the way back */
     ax_pickle_write_string(&w, "axon_seed");
     ax_pickle_write_int(&w, (int64_t)c->options.seed);

@@ -4,7 +4,10 @@
  *              list, so a rerun resumes only into the run it continues and a
  *              different input or setting is refused instead of mixed in;
  *   meta.json  written last: label names, images per label, image size,
- *              channels, the batch list with each batch's image count;
+ *              channels, the batch list with each batch's image count, and
+ *              for RGB images the colour principal components (color_pca,
+ *              data/color_pca.h: AlexNet's lighting noise, cuda-convnet2's
+ *              batches.meta key);
  *   mean.npy   float32 (S, S, C): the mean image over every written image
  *              (from exact integer sums, so it does not depend on threads).
  */
@@ -133,8 +136,8 @@ ax_status prep_plan_check(const char *dir, uint64_t fingerprint, const ax_prep_o
 ax_status prep_metadata_write(const char *dir, const prep_list *list,
                               const ax_prep_options *options, int channels,
                               const int64_t *label_counts, const int64_t *batch_counts,
-                              int64_t batches, const uint64_t *sums, int64_t images,
-                              int64_t skipped)
+                              int64_t batches, const uint64_t *sums,
+                              const ax_color_pca *color_pca, int64_t images, int64_t skipped)
 {
     const int64_t side = options->image_size;
     const size_t pixels = (size_t)(side * side * channels);
@@ -171,7 +174,12 @@ ax_status prep_metadata_write(const char *dir, const prep_list *list,
     ax_json_writer_append_int(&w, images);
     ax_json_writer_append(&w, ",\n  \"images_skipped\": ");
     ax_json_writer_append_int(&w, skipped);
-    ax_json_writer_append(&w, ",\n  \"mean\": \"mean.npy\",\n  \"labels\": [");
+    ax_json_writer_append(&w, ",\n  \"mean\": \"mean.npy\"");
+    if (color_pca && color_pca->present) {
+        ax_json_writer_append(&w, ",\n  \"color_pca\": ");
+        ax_color_pca_write_json(&w, color_pca);
+    }
+    ax_json_writer_append(&w, ",\n  \"labels\": [");
     for (int32_t i = 0; i < list->label_count; i++) {
         ax_json_writer_append(&w, i ? ", " : "");
         ax_json_writer_append_string(&w, list->labels[i]);

@@ -92,6 +92,7 @@ typedef struct run {
     int32_t *labels;           /* (K) */
     char *why;                 /* (K, WHY_LENGTH): "" = image fine */
     uint64_t *sums;            /* (S * S * C) */
+    ax_color_moments moments;  /* RGB: for meta.json's color_pca */
     int64_t *label_counts;     /* (labels) */
     int64_t *batch_counts;     /* (batches) */
     scratch *scratch;          /* (threads) */
@@ -247,6 +248,7 @@ static void process_batch(run *r, int64_t b, int64_t count)
             mine->partial = calloc(r->image_bytes, sizeof *mine->partial);
         uint32_t *partial = mine->partial;
         bool partial_used = false;
+        ax_color_moments moments = {0}; /* exact integers too */
 #pragma omp for schedule(dynamic, 1)
         for (int64_t j = 0; j < count; j++) {
             bool stop;
@@ -293,6 +295,8 @@ static void process_batch(run *r, int64_t b, int64_t count)
                     for (size_t i = 0; i < r->image_bytes; i++)
                         partial[i] += slot[i];
                     partial_used = true;
+                    if (r->channels == 3)
+                        ax_color_moments_add(&moments, slot, side * side);
                 }
                 resize_seconds += ax_seconds_now() - t2;
             }
@@ -307,8 +311,11 @@ static void process_batch(run *r, int64_t b, int64_t count)
         }
         if (partial_used) {
 #pragma omp critical(prep_sums)
-            for (size_t i = 0; i < r->image_bytes; i++)
-                r->sums[i] += partial[i];
+            {
+                for (size_t i = 0; i < r->image_bytes; i++)
+                    r->sums[i] += partial[i];
+                ax_color_moments_merge(&r->moments, &moments);
+            }
             memset(partial, 0, r->image_bytes * sizeof *partial);
         }
     }
@@ -445,7 +452,8 @@ static ax_status make_batches(run *r)
                                                                    : o->batch_size;
         int64_t reused = 0;
         if (prep_batch_reuse(o->output, b, o->format, o->image_size, r->channels, count,
-                             r->list.label_count, &reused, r->sums, r->label_counts)) {
+                             r->list.label_count, &reused, r->sums, &r->moments,
+                             r->label_counts)) {
             r->batch_counts[b] = reused;
             r->done += count;
             r->skipped += count - reused;
@@ -532,6 +540,9 @@ static void add_over_ranks(run *r)
     if (ranks->size == 1)
         return;
     prep_ranks_sum_u64(ranks, r->sums, r->image_bytes);
+    prep_ranks_sum_u64(ranks, &r->moments.pixels, 1);
+    prep_ranks_sum_u64(ranks, r->moments.sums, 3);
+    prep_ranks_sum_u64(ranks, r->moments.products, 6);
     prep_ranks_sum_i64(ranks, r->label_counts, (size_t)r->list.label_count + 1);
     prep_ranks_sum_i64(ranks, r->batch_counts, (size_t)r->batches);
     int64_t counts[4] = {r->skipped, 0, 0, r->done};
@@ -612,9 +623,11 @@ static ax_status prep(run *r)
         return ax_fail(AX_STATUS_BAD_DATA, "%s: none of the %lld image files could be decoded",
                        o->input, (long long)r->list.count);
     status = AX_STATUS_OK;
+    ax_color_pca color_pca;
+    ax_color_pca_compute(&r->moments, &color_pca); /* none for grey images: no moments */
     if (ranks->rank == 0)
         status = prep_metadata_write(o->output, &r->list, o, r->channels, r->label_counts,
-                                     r->batch_counts, r->batches, r->sums, written,
+                                     r->batch_counts, r->batches, r->sums, &color_pca, written,
                                      r->skipped + r->list.skipped);
     return prep_ranks_agree(ranks, status, false);
 }

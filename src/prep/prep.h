@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "axon.h"
+#include "data/color_pca.h"
 
 /* The caller's options in *full: a program built against an older header
  * passes shorter options, and the fields it lacks keep their defaults; a
@@ -203,11 +204,12 @@ ax_status prep_writer_finish(prep_writer *writer, double *seconds, int64_t *writ
 void prep_writer_stop(prep_writer *writer);
 /* True when both files of a batch exist, are well-formed, hold between 1
  * and max_count images of the right shape and labels below label_count;
- * then *count, and (if not NULL) pixel sums into sums (S*S*C) and per-label
- * counts into label_counts are added. */
+ * then *count, and (if not NULL) pixel sums into sums (S*S*C), RGB moments
+ * into moments (with sums, for 3 channels) and per-label counts into
+ * label_counts are added. */
 bool prep_batch_reuse(const char *dir, int64_t batch, int format, int64_t side, int channels,
                       int64_t max_count, int32_t label_count, int64_t *count, uint64_t *sums,
-                      int64_t *label_counts);
+                      ax_color_moments *moments, int64_t *label_counts);
 
 /* Writes a whole file atomically (temporary + rename), checking every write. */
 ax_status prep_write_file_atomic(const char *path, const void *data, size_t size);
@@ -217,12 +219,13 @@ uint64_t prep_fingerprint(const prep_list *list, const ax_prep_options *options,
 /* Checks OUT/plan.json against the fingerprint (a mismatch is an error) or
  * writes it when absent. */
 ax_status prep_plan_check(const char *dir, uint64_t fingerprint, const ax_prep_options *options);
-/* Writes OUT/meta.json and OUT/mean.npy. */
+/* Writes OUT/meta.json and OUT/mean.npy; color_pca (if present) goes into
+ * meta.json. */
 ax_status prep_metadata_write(const char *dir, const prep_list *list,
                               const ax_prep_options *options, int channels,
                               const int64_t *label_counts, const int64_t *batch_counts,
-                              int64_t batches, const uint64_t *sums, int64_t images,
-                              int64_t skipped);
+                              int64_t batches, const uint64_t *sums,
+                              const ax_color_pca *color_pca, int64_t images, int64_t skipped);
 
 /* ax_prep_run's conversions (cuda_convnet2.c): options->from_cuda_convnet2
  * (a cuda-convnet2 batch folder to batches of options->format) or format

@@ -15,6 +15,7 @@ int command_train(int argc, char **argv);
 int command_eval(int argc, char **argv);
 int command_predict(int argc, char **argv);
 int command_export(int argc, char **argv);
+int command_plot(int argc, char **argv);
 int command_info(int argc, char **argv);
 int command_stats(int argc, char **argv);
 int command_prep(int argc, char **argv);

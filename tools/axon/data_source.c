@@ -55,6 +55,7 @@ bool data_stream_settings_read(const cli_args *args, const char *spec, data_sett
           cli_get_nonempty(args, "mean", &mean_file) &&
           cli_get_int64(args, "crop", 0, 1000000, &settings->crop) &&
           cli_get_flag(args, "mirror", &settings->mirror) &&
+          cli_get_double(args, "lighting", 0.0, 1e6, CLI_CLOSED, &settings->lighting) &&
           cli_get_flag(args, "subtract-mean", &settings->subtract_mean)))
         return false;
     settings->stream_mode = (stream_mode)mode;
@@ -64,15 +65,15 @@ bool data_stream_settings_read(const cli_args *args, const char *spec, data_sett
     }
     const bool subtract = settings->subtract_mean || mean_file;
     const bool batches = spec && strncmp(spec, "batches:", 8) == 0;
-    if (!batches && (settings->stream_mode == STREAM_ON || settings->crop > 0 || settings->mirror ||
-                     subtract)) {
-        cli_error(args, "--stream on, --crop, --mirror, --subtract-mean and --mean are for --data "
-                        "batches:DIR (axon prep's output)");
+    const bool augment = settings->crop > 0 || settings->mirror || settings->lighting > 0 || subtract;
+    if (!batches && (settings->stream_mode == STREAM_ON || augment)) {
+        cli_error(args, "--stream on, --crop, --mirror, --lighting, --subtract-mean and --mean are "
+                        "for --data batches:DIR (axon prep's output)");
         return false;
     }
-    if (settings->stream_mode == STREAM_OFF && (settings->crop > 0 || settings->mirror || subtract)) {
-        cli_error(args, "--crop, --mirror, --subtract-mean and --mean are made as batches are "
-                        "streamed: leave out --stream off");
+    if (settings->stream_mode == STREAM_OFF && augment) {
+        cli_error(args, "--crop, --mirror, --lighting, --subtract-mean and --mean are made as "
+                        "batches are streamed: leave out --stream off");
         return false;
     }
     settings->mean[0] = '\0';
@@ -105,10 +106,12 @@ static ax_data_options data_options(const char *option, const char *spec, const 
     options.seed = settings->seed;
     options.name = option;
     options.labels_name = strcmp(option, "--test") == 0 ? "--test-labels" : "--labels";
+    options.unlabeled = settings->unlabeled;
     if (strncmp(spec, "batches:", 8) == 0) { /* augmentation unstreamed is refused there */
         options.stream = settings->stream;
         options.crop = settings->crop;
         options.mirror = settings->mirror;
+        options.lighting = settings->lighting;
         options.views = settings->views > 0 ? settings->views : 1;
         options.mean = settings->mean[0] ? settings->mean : NULL;
     }
@@ -138,6 +141,21 @@ int data_source_load(const char *option, const char *spec, const char *labels_pa
     if (result != CLI_EXIT_OK)
         return result;
     ax_status status = ax_dataset_open(spec, &options, out);
+    return status == AX_STATUS_OK ? CLI_EXIT_OK : report_failure(status, NULL);
+}
+
+int data_source_count_columns(const char *option, const char *spec, const data_settings *settings,
+                              int64_t *columns)
+{
+    *columns = 0;
+    ax_data_options options = data_options(option, spec, settings->labels, DATA_PART_TEST, settings);
+    options.unlabeled = false; /* counted whatever the reading */
+    int result = check_spec(spec, &options);
+    if (result != CLI_EXIT_OK)
+        return result;
+    ax_status status = ax_dataset_count_columns(spec, &options, columns);
+    if (status == AX_STATUS_UNSUPPORTED)
+        return CLI_EXIT_OK;
     return status == AX_STATUS_OK ? CLI_EXIT_OK : report_failure(status, NULL);
 }
 

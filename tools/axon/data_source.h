@@ -53,6 +53,10 @@
      "crop (cuda-convnet2's augmentation); 0 = whole images"},                               \
     {"mirror", CLI_FLAG, NULL, NULL,                                                          \
      "streamed batches: mirror training images left-right at random"},                       \
+    {"lighting", CLI_NUMBER, "SIGMA", "0",                                                    \
+     "streamed RGB batches: AlexNet's lighting noise, each training image's\n"               \
+     "colours shifted along meta.json's color_pca by N(0, SIGMA) draws (0.1\n"               \
+     "in the paper); 0 = none"},                                                             \
     {"subtract-mean", CLI_FLAG, NULL, NULL,                                                   \
      "streamed batches: subtract --data's mean.npy (axon prep's mean image)\n"               \
      "from every image, --test's too, before the scaling by 1/255"},                         \
@@ -81,9 +85,11 @@ typedef struct data_settings {
     bool stream;
     int64_t crop;
     bool mirror;
+    double lighting; /* --lighting SIGMA, 0: none */
     int views; /* axon eval --views: 1 or 10 (0 counts as 1) */
     bool subtract_mean;
     char mean[4200];          /* --data's mean.npy with --subtract-mean, else "" */
+    bool unlabeled;           /* CSV/.npy: every column a feature, no labels (axon predict) */
 } data_settings;
 
 /* Reads DATA_STREAM_OPTIONS (after data_settings_read) for --data spec;
@@ -102,6 +108,13 @@ bool data_settings_read(const cli_args *args, data_settings *settings);
  * CLI_EXIT_USAGE (a spec that names no known kind of data). */
 int data_source_load(const char *option, const char *spec, const char *labels_path,
                      data_part part, const data_settings *settings, ax_dataset **out);
+
+/* The columns of a .csv or .npy spec (label column included), reading only its first
+ * line or header: CLI_EXIT_OK with *columns, CLI_EXIT_OK with *columns = 0 for a kind of
+ * data that has no columns to count (an IDX folder, batches:DIR, synth:linear), or an
+ * exit status after printing why (a missing or damaged file). */
+int data_source_count_columns(const char *option, const char *spec, const data_settings *settings,
+                              int64_t *columns);
 
 /* data_source_load for rank (of size ranks): only rows [⌊rank N/size⌋,
  * ⌊(rank+1) N/size⌋) of the N rows of spec, read through the library's row

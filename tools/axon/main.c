@@ -1,4 +1,4 @@
-/* main.c: the axon command: `axon train|eval|predict|export|info|stats|prep|help`, and
+/* main.c: the axon command: `axon train|eval|predict|export|plot|info|stats|prep|help`, and
  * `axon --version`. Each subcommand lives in its own file and uses only the
  * public header, like any other program built on libaxon. Exit status: 0 on
  * success, 1 for runtime errors (bad data, unreadable files), 2 for usage
@@ -24,6 +24,7 @@ static const command commands[] = {
     {"eval", command_eval, "loss, accuracy and confusion matrix of a saved model"},
     {"predict", command_predict, "write a saved model's outputs for a data set as CSV"},
     {"export", command_export, "write a saved model as ONNX, for ONNX runtimes"},
+    {"plot", command_plot, "draw the loss and accuracy per epoch of a --metrics file (gnuplot)"},
     {"info", command_info, "version, build (BLAS, CPU features, OpenMP), threads and cores"},
     {"bench", command_bench, "run a reference workload (b1a, b1b, b2, galaxy-cg, entropy-mi, tensor-mean): mean and sd over repeats"},
     {"stats", command_stats, "entropy-mi and tensor-mean of arrays or of a model's layers"},

@@ -187,6 +187,7 @@ bool metrics_write_epoch(metrics_file *metrics, const ax_progress *progress, boo
     write_field(stream, "val_loss", progress->validation_loss);
     write_field(stream, "test_loss", progress->test_loss);
     write_field(stream, "test_accuracy", classification ? progress->test_accuracy : NAN);
+    write_field(stream, "val_accuracy", classification ? progress->validation_accuracy : NAN);
     write_field(stream, "seconds", progress->epoch_seconds);
     write_field(stream, "gflops", progress->gflops);
     write_field(stream, "lr", progress->learning_rate); /* null for cg and lbfgs */

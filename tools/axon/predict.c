@@ -3,7 +3,11 @@
  *   classification (softmax or sigmoid output): predicted,p0,p1,...
  *   regression:                                  y  (or y0,y1,... for several)
  * Rows go through the network in chunks so that the outputs of a large set
- * never need to be held at once. */
+ * never need to be held at once.
+ *
+ * A CSV or .npy file (without --labels) may hold features only or features
+ * and their label column: its column count against the model's inputs says
+ * which (read_features_only), before the file is loaded. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -19,8 +23,12 @@
 static const cli_option predict_options[] = {
     {"model", CLI_STRING, "FILE", NULL, "the model (required), from axon train --out"},
     {"data", CLI_STRING, "D", NULL,
-     "the inputs (required): an IDX folder (its t10k files), FILE.csv (with its\n"
-     "label column, which is ignored), FILE.npy or synth:linear"},
+     "the inputs (required): an IDX folder (its t10k files), FILE.csv or\n"
+     "FILE.npy (features only, or with a label column, which is ignored: told\n"
+     "apart by the model's inputs) or synth:linear"},
+    {"no-labels", CLI_FLAG, NULL, NULL,
+     "CSV/.npy: every column is a feature (the default when the file has as\n"
+     "many columns as the model has inputs); refuses a file with one more"},
     {"out", CLI_STRING, "FILE", NULL, "write the CSV there instead of to stdout"},
     PRECISION_OPTION,
     DEVICE_OPTION,
@@ -157,6 +165,62 @@ static int write_predictions(ax_net *net, ax_dataset *data, output_stream *outpu
     return result;
 }
 
+/* Whether spec (a CSV, or .npy without --labels) holds features only: it
+ * does when its columns are the model's inputs; one more column is the label
+ * column, which predict ignores. Any other count, --no-labels on a file with a
+ * label column, or --label-column on a file without one is refused, as the
+ * reading would be a guess. */
+static int read_features_only(const cli_args *args, const char *spec, const char *model_path,
+                              int64_t inputs, data_settings *settings)
+{
+    const bool no_labels = settings->unlabeled;
+    settings->unlabeled = false;
+    if (settings->labels) {
+        if (!no_labels)
+            return CLI_EXIT_OK; /* the features file holds features only already */
+        cli_error(args, "--no-labels and --labels FILE do not go together: with a labels file "
+                        "every column of --data is a feature already");
+        return CLI_EXIT_USAGE;
+    }
+    int64_t columns = 0;
+    int result = data_source_count_columns("--data", spec, settings, &columns);
+    if (result != CLI_EXIT_OK)
+        return result;
+    if (columns == 0) { /* IDX, batches:DIR, synth:linear: their labels are apart */
+        if (!no_labels)
+            return CLI_EXIT_OK;
+        cli_error(args, "--no-labels is for a .csv or .npy file (--data %s keeps its labels "
+                        "apart from its features)", spec);
+        return CLI_EXIT_USAGE;
+    }
+    const long long have = (long long)columns, want = (long long)inputs;
+    if (columns == inputs) {
+        if (cli_given(args, "label-column")) {
+            fprintf(stderr,
+                    "axon: --data %s has %lld columns, as many as %s has inputs, so it holds "
+                    "features only, but --label-column names a label column in it: leave "
+                    "--label-column out, or give the file its label column\n",
+                    spec, have, model_path);
+            return CLI_EXIT_RUNTIME;
+        }
+        settings->unlabeled = true;
+        return CLI_EXIT_OK;
+    }
+    if (columns == inputs + 1 && !no_labels)
+        return CLI_EXIT_OK; /* with its label column */
+    if (no_labels)
+        fprintf(stderr,
+                "axon: --data %s has %lld columns but %s takes %lld inputs: --no-labels reads "
+                "every column as a feature, so the file needs exactly %lld\n",
+                spec, have, model_path, want, want);
+    else
+        fprintf(stderr,
+                "axon: --data %s has %lld columns but %s takes %lld inputs: give %lld columns "
+                "(features only) or %lld (with a label column, which predict ignores)\n",
+                spec, have, model_path, want, want, want + 1);
+    return CLI_EXIT_RUNTIME;
+}
+
 int command_predict(int argc, char **argv)
 {
     cli_args args;
@@ -177,7 +241,8 @@ int command_predict(int argc, char **argv)
         !cli_get_nonempty(&args, "data", &data_spec) ||
         !cli_get_nonempty(&args, "out", &out_path) || !read_precision(&args, &precision) || !read_device(&args, &device) ||
         !data_settings_read(&args, &settings) ||
-        !data_stream_settings_read(&args, data_spec, &settings))
+        !data_stream_settings_read(&args, data_spec, &settings) ||
+        !cli_get_flag(&args, "no-labels", &settings.unlabeled))
         return CLI_EXIT_USAGE;
     int views = 1;
     if (!cli_get_int(&args, "views", 1, 10, &views))
@@ -193,6 +258,10 @@ int command_predict(int argc, char **argv)
     }
     if (settings.mirror) {
         cli_error(&args, "--mirror is training's random mirroring; predict mirrors with --views 10");
+        return CLI_EXIT_USAGE;
+    }
+    if (settings.lighting > 0) {
+        cli_error(&args, "--lighting is training's colour noise; predict takes the images as they are");
         return CLI_EXIT_USAGE;
     }
     settings.views = views;
@@ -220,10 +289,15 @@ int command_predict(int argc, char **argv)
     result = load_model_on_device("--model", model_path, precision, device, &net);
     if (result != CLI_EXIT_OK)
         return result;
+    const ax_net_config *config = ax_net_config_get(net);
+    result = read_features_only(&args, data_spec, model_path, config->input_width, &settings);
+    if (result != CLI_EXIT_OK) {
+        ax_net_free(net);
+        return result;
+    }
     data_part part = strncmp(data_spec, "synth:", 6) == 0 ? DATA_PART_TRAIN : DATA_PART_TEST;
     ax_dataset *data = NULL;
     result = data_source_load("--data", data_spec, settings.labels, part, &settings, &data);
-    const ax_net_config *config = ax_net_config_get(net);
     if (result == CLI_EXIT_OK && ax_dataset_features(data) != config->input_width) {
         fprintf(stderr, "axon: %s has %lld features per row but %s takes %lld inputs\n",
                 ax_dataset_source(data), (long long)ax_dataset_features(data), model_path,

@@ -925,7 +925,7 @@ static int load_data(const train_request *request, train_data *data)
     }
     /* A batch of every row is a full batch, which needs the set whole. */
     if (result == CLI_EXIT_OK && settings->stream_mode == STREAM_AUTO && streamed.stream &&
-        !settings->crop && !settings->mirror && !settings->mean[0] &&
+        !settings->crop && !settings->mirror && !settings->lighting && !settings->mean[0] &&
         request->train.batch_size >= ax_dataset_rows(data->loaded)) {
         ax_dataset_free(data->loaded);
         data->loaded = NULL;
