@@ -16,7 +16,7 @@ library's types (float32 features and targets, int32 labels, C order) are
 passed without copies. Errors are exceptions carrying axon's message:
 ValueError for bad arguments and data, OSError for files (docs/python.md).
 """
-from . import _lib  # first: libaxon's BLAS and OpenMP before NumPy's (docs/python.md)
+from . import _lib  # first: NumPy's BLAS, then libaxon with its own copy of the OpenMP build (docs/python.md)
 from . import stats
 from ._data import Dataset
 from ._lib import (AxonError, AxonMemoryError, AxonOSError, AxonValueError, DeviceError,

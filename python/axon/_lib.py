@@ -16,6 +16,17 @@ message read after a failed call is that call's.
 import ctypes
 import ctypes.util
 import os
+
+# NumPy before libaxon, always. Debian's OpenBLAS OpenMP and pthread builds share the
+# soname libopenblas.so.0, and the loader hands a later request for that soname the object
+# already loaded. Loaded first, libaxon would make its OpenMP build that object, and
+# NumPy's libblas.so.3 (the pthread build's interface layer) would then run on the OpenMP
+# build's threading core: a deadlock once anything sets OpenMP's thread count below
+# OpenBLAS's (torch at import, threadpoolctl): `import axon; import torch` hung in a torch
+# Linear, `import axon; import numpy` in a matmul after omp_set_num_threads(1). With NumPy
+# loaded first, the system's pair stays whole and libaxon opens its own private copy of
+# the OpenMP build (src/backend/cpu/blas.c), in both import orders.
+import numpy  # noqa: F401,E402  (for its BLAS; see above)
 from ctypes import (CFUNCTYPE, POINTER, Structure, Union, c_bool, c_char, c_char_p, c_double,
                     c_float, c_int, c_int32, c_int64, c_size_t, c_uint64, c_void_p)
 

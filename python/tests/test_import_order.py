@@ -83,9 +83,40 @@ def test_axon_runs_the_openmp_openblas_in_either_order(order):
         pytest.skip(f"built with {info['blas']}")
     assert openblas_is_openmp_and_ours(result), info["blas"]
     assert info["blas_kernels"] == run("axon-first")["info"]["blas_kernels"]
-    pthread_first = order == "sklearn-first" and any(
-        "openblas-pthread" in name for name in result["openblas_files"])
-    assert ("own copy" in info["blas"]) == pthread_first, (info["blas"], result)
+    # The package loads NumPy before libaxon in both orders, so where NumPy's BLAS is
+    # the pthread build libaxon runs on its own copy of the OpenMP build in both.
+    pthread_loaded = any("openblas-pthread" in name for name in result["openblas_files"])
+    assert ("own copy" in info["blas"]) == pthread_loaded, (info["blas"], result)
+
+
+LIVENESS = r"""
+import ctypes, sys
+sys.path.insert(0, sys.argv[1])
+import axon
+import numpy
+# What torch does at import on a machine it counts one physical core on, and
+# threadpoolctl's limits: OpenMP's thread count below OpenBLAS's.
+ctypes.CDLL("libgomp.so.1").omp_set_num_threads(1)
+a = numpy.ones((512, 512), numpy.float32)
+print((a @ a)[0, 0])
+"""
+
+
+def test_numpy_after_axon_survives_a_lowered_openmp_thread_count():
+    """`import axon` first used to make libaxon's OpenMP OpenBLAS the process's
+    libopenblas.so.0, under NumPy's pthread interface layer (libblas.so.3): a matmul then
+    waited forever for an OpenMP thread that was never started once the OpenMP thread
+    count was lowered (a torch Linear after `import axon; import torch` hung so). The
+    timeout is a hang's bound, not a speed verdict: the product takes milliseconds."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("OPENBLAS_CORETYPE", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    try:
+        done = subprocess.run([sys.executable, "-c", LIVENESS, PYTHON_DIR], env=environment,
+                              capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a NumPy matmul after `import axon` and omp_set_num_threads(1) hung")
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.split()[-1]) == 512.0
 
 
 def test_imported_after_scikit_learn_without_a_spin_count_axon_warns():
