@@ -15,6 +15,7 @@
 #include "core/checkpoint.h"
 #include "core/lr_schedule.h"
 #include "core/net.h"
+#include "data/fingerprint.h"
 #include "io/json.h"
 #include "io/safetensors.h"
 

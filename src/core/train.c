@@ -26,6 +26,7 @@
 #include "core/thread_governor.h"
 #include "core/train_state.h"
 #include "data/dataset.h"
+#include "data/fingerprint.h"
 #include "data/stream.h"
 #include "optim/optimizer.h"
 

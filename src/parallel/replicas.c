@@ -11,8 +11,8 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/random.h"
-#include "core/checkpoint.h"
 #include "data/dataset.h"
+#include "data/fingerprint.h"
 #include "parallel/replicas.h"
 
 /* Every sum goes through here, to be timed. */
