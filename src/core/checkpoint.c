@@ -82,9 +82,7 @@ static void net_json(const ax_net_config *c, ax_json_writer *w)
     append_string(w, "loss", ax_loss_name(c->loss));
     append_string(w, "init", ax_init_name(c->init));
     append_double(w, "init_range", c->init_range);
-    append_string(w, "precision", c->precision == AX_PRECISION_F64    ? "f64"
-                                  : c->precision == AX_PRECISION_BF16 ? "bf16"
-                                                                      : "f32");
+    append_string(w, "precision", ax_precision_name(c->precision));
     append_u64(w, "seed", c->seed);
     /* The CPU as the integer of the files written before ax_device (-1);
      * any other device as its text (checkpoint_load.c reads both). */

@@ -26,16 +26,6 @@ struct ax_optimizer_state {
     int64_t allocated;          /* doubles in each array allocated */
 };
 
-static const char *precision_name(ax_precision precision)
-{
-    switch (precision) {
-    case AX_PRECISION_F32: return "f32";
-    case AX_PRECISION_F64: return "f64";
-    case AX_PRECISION_BF16: return "bf16";
-    }
-    return "unknown";
-}
-
 /* The kinds whose whole state is arrays of the parameters' shape and a step
  * count (CG's and L-BFGS's belong to one full batch). */
 static bool carries_state(ax_optimizer_kind kind)
@@ -139,7 +129,7 @@ ax_status ax_optimizer_state_assign(ax_optimizer_state *state, ax_optimizer_kind
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "an optimizer state is sgd's, adam's or adamw's, not %s (kind %d)",
                        ax_optimizer_name(kind), (int)kind);
-    if (strcmp(precision_name(precision), "unknown") == 0)
+    if (strcmp(ax_precision_name(precision), "unknown") == 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown precision %d for an optimizer state",
                        (int)precision);
     if (parameters <= 0)
@@ -217,7 +207,7 @@ ax_status ax_optimizer_state_start(const ax_optimizer_state *carried, ax_optimiz
     if (carried->precision != precision)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "the optimizer state is in precision %s; this network is %s",
-                       precision_name(carried->precision), precision_name(precision));
+                       ax_precision_name(carried->precision), ax_precision_name(precision));
     const int arrays = arrays_of(optimizer);
     if (carried->arrays != arrays)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
