@@ -107,16 +107,6 @@ static void draw_initial_parameters(const ax_net *net, double *values)
  * fit). A layout of
  * absurd widths is then refused with its sizes rather than failing inside
  * malloc, or succeeding lazily and being killed by the kernel later. */
-/* Out of memory for `what`, followed by the reason a device backend's
- * alloc gave (naming the device and its memory) when it left one: the
- * caller clears the message before allocating. */
-static ax_status alloc_failure(const char *what)
-{
-    if (ax_error_message()[0])
-        return ax_fail_context(AX_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
-    return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
-}
-
 static ax_status check_network_memory(const ax_net_config *config, int64_t parameters, size_t real)
 {
     const double arenas = ax_device_is_cpu(config->device) ? 2.0 : 0.0;
@@ -218,16 +208,14 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
         status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating a network");
         goto done;
     }
-    ax_error_clear(); /* a device backend's alloc says why it failed (the device's memory) */
-    net->parameters = net->backend->ops->alloc(net->backend, (size_t)offset * real);
-    net->gradients = net->backend->ops->alloc(net->backend, (size_t)offset * real);
-    if (!net->parameters || !net->gradients) {
-        char what[128];
-        snprintf(what, sizeof what, "%lld parameters (the weights and the gradients, %zu bytes each)",
-                 (long long)offset, (size_t)offset * real);
-        status = alloc_failure(what);
+    char what[128];
+    snprintf(what, sizeof what, "%lld parameters (the weights and the gradients, %zu bytes each)",
+             (long long)offset, (size_t)offset * real);
+    status = ax_backend_alloc(net->backend, (size_t)offset * real, what, &net->parameters);
+    if (status == AX_STATUS_OK)
+        status = ax_backend_alloc(net->backend, (size_t)offset * real, what, &net->gradients);
+    if (status != AX_STATUS_OK)
         goto done;
-    }
     draw_initial_parameters(net, initial);
     net->backend->ops->upload_f64(net->backend, net->parameters, initial, offset);
 done:
@@ -350,32 +338,31 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
     AX_TRY(ax_memory_check((size_t)bytes, what));
 
     int64_t output_width = net->layers[net->layer_count - 1].out;
-    bool ok = true;
-    ax_error_clear(); /* a device backend's alloc says why it failed (the device's memory) */
-    if (copy_input) {
-        net->input = backend->ops->alloc(backend, (size_t)rows * (size_t)net->config.input_width * real);
-        ok = net->input != NULL;
-    }
-    for (int l = 0; l < net->layer_count && ok; l++) {
-        net->outputs[l] = backend->ops->alloc(backend, (size_t)rows * (size_t)net->layers[l].out * real);
-        ok = net->outputs[l] != NULL;
-    }
-    if (ok) {
-        net->delta[0] = backend->ops->alloc(backend, (size_t)rows * (size_t)net->max_width * real);
-        net->delta[1] = backend->ops->alloc(backend, (size_t)rows * (size_t)net->max_width * real);
-        net->targets = backend->ops->alloc(backend, (size_t)rows * (size_t)output_width * real);
-        net->labels = backend->ops->alloc(backend, (size_t)rows * sizeof(int32_t));
-        net->predicted = malloc((size_t)rows * sizeof(int32_t));
-        ok = net->delta[0] && net->delta[1] && net->targets && net->labels && net->predicted;
-    }
-    if (ok && scratch_reals > 0) {
-        net->scratch = backend->ops->alloc(backend, (size_t)scratch_reals * real);
+    const size_t rows_bytes = (size_t)rows * real;
+    ax_status status = AX_STATUS_OK;
+    if (copy_input)
+        status = ax_backend_alloc(backend, rows_bytes * (size_t)net->config.input_width, what,
+                                  &net->input);
+    for (int l = 0; l < net->layer_count && status == AX_STATUS_OK; l++)
+        status = ax_backend_alloc(backend, rows_bytes * (size_t)net->layers[l].out, what,
+                                  &net->outputs[l]);
+    for (int i = 0; i < 2 && status == AX_STATUS_OK; i++)
+        status = ax_backend_alloc(backend, rows_bytes * (size_t)net->max_width, what, &net->delta[i]);
+    if (status == AX_STATUS_OK)
+        status = ax_backend_alloc(backend, rows_bytes * (size_t)output_width, what, &net->targets);
+    void *labels = NULL;
+    if (status == AX_STATUS_OK)
+        status = ax_backend_alloc(backend, (size_t)rows * sizeof(int32_t), what, &labels);
+    net->labels = labels;
+    if (status == AX_STATUS_OK && !(net->predicted = malloc((size_t)rows * sizeof(int32_t))))
+        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
+    if (status == AX_STATUS_OK && scratch_reals > 0) {
+        status = ax_backend_alloc(backend, (size_t)scratch_reals * real, what, &net->scratch);
         net->scratch_reals = scratch_reals;
-        ok = net->scratch != NULL;
     }
-    if (!ok) {
+    if (status != AX_STATUS_OK) {
         release_workspace(net);
-        return alloc_failure(what);
+        return status;
     }
     net->capacity = rows;
     return AX_STATUS_OK;

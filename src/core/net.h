@@ -77,10 +77,11 @@ struct ax_net {
             call;                                                                 \
             break;                                                                \
         }                                                                         \
-        (net)->backend->ops->synchronize((net)->backend);                         \
+        /* A failure stays in the backend's status, which the pass checks. */     \
+        (void)ax_backend_synchronize((net)->backend);                             \
         double profile_start_ = ax_seconds_now();                                 \
         call;                                                                     \
-        (net)->backend->ops->synchronize((net)->backend);                         \
+        (void)ax_backend_synchronize((net)->backend);                             \
         ax_profile_record(profile_, (kind), (layer), profile_start_, (flops));    \
     } while (0)
 

@@ -42,9 +42,10 @@ static bool side_input_holds(ax_net *net, int64_t count)
 {
     if (count <= net->side_rows)
         return true;
-    void *grown = OPS->alloc(net->backend, (size_t)count * (size_t)net->config.input_width *
-                                               net->backend->real_size);
-    if (!grown)
+    void *grown = NULL;
+    if (ax_backend_alloc(net->backend,
+                         (size_t)count * (size_t)net->config.input_width * net->backend->real_size,
+                         "the side input", &grown) != AX_STATUS_OK)
         return false;
     OPS->free(net->backend, net->side_input);
     net->side_input = grown;

@@ -13,6 +13,7 @@
  * need not be dense: any kind that declares its outputs linear in its
  * weights (ax_layer_ops.linear_product and bias_activation) will do. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/error.h"
@@ -62,13 +63,15 @@ ax_status ax_line_cache_create(ax_net *net, int64_t rows, ax_line_cache **out)
     cache->rows = rows;
     cache->width = net->layers[0].out;
     size_t bytes = (size_t)rows * (size_t)cache->width * net->backend->real_size;
-    cache->base = OPS->alloc(net->backend, bytes);
-    cache->along = OPS->alloc(net->backend, bytes);
-    if (!cache->base || !cache->along) {
+    char what[128];
+    snprintf(what, sizeof what, "the line-search cache (2 x %lld x %lld values)", (long long)rows,
+             (long long)cache->width);
+    ax_status status = ax_backend_alloc(net->backend, bytes, what, &cache->base);
+    if (status == AX_STATUS_OK)
+        status = ax_backend_alloc(net->backend, bytes, what, &cache->along);
+    if (status != AX_STATUS_OK) {
         ax_line_cache_free(cache);
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY,
-                       "out of memory for the line-search cache (2 x %lld x %lld values)",
-                       (long long)rows, (long long)cache->width);
+        return status;
     }
     *out = cache;
     return AX_STATUS_OK;

@@ -979,10 +979,8 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
     ax_status status = ax_net_reserve_shuffled(net, chunked ? FULL_BATCH_CHUNK_ROWS : local_batch,
                                                !full_batch);
     if (status == AX_STATUS_OK && chunked) {
-        t.accumulator = net->backend->ops->alloc(net->backend,
-                                                 (size_t)net->parameter_count * net->backend->real_size);
-        if (!t.accumulator)
-            status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the full-batch gradient sum");
+        status = ax_backend_alloc(net->backend, (size_t)net->parameter_count * net->backend->real_size,
+                                  "the full-batch gradient sum", &t.accumulator);
     }
     if (status == AX_STATUS_OK)
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
