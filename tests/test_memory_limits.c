@@ -76,9 +76,9 @@ static void test_batch(void)
     /* 2^60 rows: past what the size arithmetic may hold; refused the same way. */
     CHECK_FAILS(ax_net_reserve(net, (int64_t)1 << 60), AX_STATUS_OUT_OF_MEMORY,
                 "the workspace for a batch of 1152921504606846976 rows");
-    CHECK(net->capacity == 0);
+    CHECK(net->workspace.capacity == 0);
     CHECK_OK(ax_net_reserve_shuffled(net, 1000, true));
-    CHECK(net->capacity == 1000);
+    CHECK(net->workspace.capacity == 1000);
     ax_net_free(net);
 }
 

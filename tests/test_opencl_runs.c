@@ -381,8 +381,8 @@ static device_run run_on_device(const char *setting, const char *layers, int64_t
         training.epochs = 3;
         CHECK_OK(ax_train(net, train, NULL, test, &training, &run.summary));
         run.weights = weights_of(net);
-        run.device_batches = net->device_batches;
-        run.device_losses = net->device_losses;
+        run.device_batches = net->run.device_batches;
+        run.device_losses = net->run.device_losses;
         ax_evaluation evaluation = ax_evaluation_empty();
         CHECK_OK(ax_net_evaluate(net, test, &evaluation));
         run.test_loss = evaluation.loss;

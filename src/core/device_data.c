@@ -281,4 +281,4 @@ bool ax_device_data_gather_labels(ax_device_data *data, int32_t *dst, const int3
     return true;
 }
 
-const char *ax_net_data_placement(const ax_net *net) { return net->data_placement; }
+const char *ax_net_data_placement(const ax_net *net) { return net->run.data_placement; }

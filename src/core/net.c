@@ -231,33 +231,34 @@ done:
 static void release_workspace(ax_net *net)
 {
     ax_backend *backend = net->backend;
-    backend->ops->free(backend, net->input);
-    backend->ops->free(backend, net->side_input);
-    net->side_input = NULL;
-    net->side_rows = 0;
+    backend->ops->free(backend, net->workspace.input);
+    backend->ops->free(backend, net->workspace.side_input);
+    net->workspace.side_input = NULL;
+    net->workspace.side_rows = 0;
     for (int l = 0; l < net->layer_count; l++) {
-        backend->ops->free(backend, net->outputs[l]);
-        net->outputs[l] = NULL;
+        backend->ops->free(backend, net->workspace.outputs[l]);
+        net->workspace.outputs[l] = NULL;
     }
-    backend->ops->free(backend, net->delta[0]);
-    backend->ops->free(backend, net->delta[1]);
-    backend->ops->free(backend, net->targets);
-    backend->ops->free(backend, net->scratch);
-    net->scratch = NULL;
-    net->scratch_reals = 0;
-    backend->ops->free(backend, net->labels);
-    free(net->predicted);
-    net->input = net->delta[0] = net->delta[1] = net->targets = NULL;
-    net->labels = net->predicted = NULL;
-    net->capacity = 0;
-    net->loaded_valid = false;
+    backend->ops->free(backend, net->workspace.delta[0]);
+    backend->ops->free(backend, net->workspace.delta[1]);
+    backend->ops->free(backend, net->workspace.targets);
+    backend->ops->free(backend, net->workspace.scratch);
+    net->workspace.scratch = NULL;
+    net->workspace.scratch_reals = 0;
+    backend->ops->free(backend, net->workspace.labels);
+    free(net->workspace.predicted);
+    net->workspace.input = net->workspace.delta[0] = net->workspace.delta[1] =
+        net->workspace.targets = NULL;
+    net->workspace.labels = net->workspace.predicted = NULL;
+    net->workspace.capacity = 0;
+    net->workspace.loaded_valid = false;
 }
 
 void ax_net_free(ax_net *net)
 {
     if (!net)
         return;
-    free(net->profile);
+    free(net->run.profile);
     if (net->backend) {
         release_workspace(net);
         net->backend->ops->free(net->backend, net->parameters);
@@ -308,11 +309,11 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
     /* A copy of the input, once made, stays: an evaluation that grows the
      * workspace in the middle of training (shuffled batches) must not take
      * away the buffer the next batch is gathered into. */
-    bool copy_input = needs_input_copy(net, shuffled) || net->input != NULL;
-    if (rows <= net->capacity && (!copy_input || net->input))
+    bool copy_input = needs_input_copy(net, shuffled) || net->workspace.input != NULL;
+    if (rows <= net->workspace.capacity && (!copy_input || net->workspace.input))
         return AX_STATUS_OK;
-    if (rows < net->capacity)
-        rows = net->capacity;
+    if (rows < net->workspace.capacity)
+        rows = net->workspace.capacity;
     release_workspace(net);
     ax_backend *backend = net->backend;
     size_t real = backend->real_size;
@@ -342,29 +343,33 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
     ax_status status = AX_STATUS_OK;
     if (copy_input)
         status = ax_backend_alloc(backend, rows_bytes * (size_t)net->config.input_width, what,
-                                  &net->input);
+                                  &net->workspace.input);
     for (int l = 0; l < net->layer_count && status == AX_STATUS_OK; l++)
         status = ax_backend_alloc(backend, rows_bytes * (size_t)net->layers[l].out, what,
-                                  &net->outputs[l]);
+                                  &net->workspace.outputs[l]);
     for (int i = 0; i < 2 && status == AX_STATUS_OK; i++)
-        status = ax_backend_alloc(backend, rows_bytes * (size_t)net->max_width, what, &net->delta[i]);
+        status = ax_backend_alloc(backend, rows_bytes * (size_t)net->max_width, what,
+                                  &net->workspace.delta[i]);
     if (status == AX_STATUS_OK)
-        status = ax_backend_alloc(backend, rows_bytes * (size_t)output_width, what, &net->targets);
+        status = ax_backend_alloc(backend, rows_bytes * (size_t)output_width, what,
+                                  &net->workspace.targets);
     void *labels = NULL;
     if (status == AX_STATUS_OK)
         status = ax_backend_alloc(backend, (size_t)rows * sizeof(int32_t), what, &labels);
-    net->labels = labels;
-    if (status == AX_STATUS_OK && !(net->predicted = malloc((size_t)rows * sizeof(int32_t))))
+    net->workspace.labels = labels;
+    if (status == AX_STATUS_OK &&
+        !(net->workspace.predicted = malloc((size_t)rows * sizeof(int32_t))))
         status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
     if (status == AX_STATUS_OK && scratch_reals > 0) {
-        status = ax_backend_alloc(backend, (size_t)scratch_reals * real, what, &net->scratch);
-        net->scratch_reals = scratch_reals;
+        status =
+            ax_backend_alloc(backend, (size_t)scratch_reals * real, what, &net->workspace.scratch);
+        net->workspace.scratch_reals = scratch_reals;
     }
     if (status != AX_STATUS_OK) {
         release_workspace(net);
         return status;
     }
-    net->capacity = rows;
+    net->workspace.capacity = rows;
     return AX_STATUS_OK;
 }
 
@@ -451,21 +456,21 @@ ax_status ax_net_check_data(const ax_net *net, const ax_dataset *data, const cha
 
 void ax_net_profile_enable(ax_net *net, bool enabled)
 {
-    if (enabled && !net->profile)
-        net->profile = calloc(1, sizeof *net->profile); /* on failure profiling stays off */
+    if (enabled && !net->run.profile)
+        net->run.profile = calloc(1, sizeof *net->run.profile); /* on failure profiling stays off */
     else if (!enabled) {
-        free(net->profile);
-        net->profile = NULL;
+        free(net->run.profile);
+        net->run.profile = NULL;
     }
 }
 
 void ax_net_profile_reset(ax_net *net)
 {
-    if (net->profile)
-        ax_profile_clear(net->profile);
+    if (net->run.profile)
+        ax_profile_clear(net->run.profile);
 }
 
 int ax_net_profile_get(const ax_net *net, ax_profile_entry *entries, int capacity)
 {
-    return net->profile ? ax_profile_entries(net->profile, entries, capacity) : 0;
+    return net->run.profile ? ax_profile_entries(net->run.profile, entries, capacity) : 0;
 }

@@ -13,19 +13,12 @@
 #include "core/layer.h"
 #include "perf/profile.h"
 
-struct ax_net {
-    ax_net_config config; /* loss and init resolved */
-    ax_backend *backend;
-    ax_layer *layers;     /* layer_count, input to output */
-    ax_layer_spec *specs; /* layer_count, the net's copy (config.layers points here) */
-    int layer_count;
-    int64_t parameter_count;
-    int64_t max_width;
-    void *parameters; /* arena (parameter_count) */
-    void *gradients;  /* same layout */
-
-    /* Workspace for up to `capacity` rows (ax_net_reserve). */
-    int64_t capacity;
+/* The buffers a pass works in, sized once for the largest batch
+ * (ax_net_reserve) so that training allocates nothing per step, and which
+ * batch they hold. Not part of the model: a network saved, loaded or
+ * copied has the same weights whatever its workspace held. */
+typedef struct ax_net_workspace {
+    int64_t capacity;                /* rows it holds (ax_net_reserve) */
     void *input;                     /* (capacity, input_width) copy, when needed */
     const void *current_input;       /* the loaded batch: input, or a view of the data set */
     /* Which rows `input` holds, so that a full batch in row order is not
@@ -50,7 +43,11 @@ struct ax_net {
     int32_t *labels;                 /* (capacity) backend memory */
     bool batch_has_labels;           /* the loaded answers are labels, not targets */
     int32_t *predicted;              /* (capacity) host memory */
+} ax_net_workspace;
 
+/* What a run attaches to the network while it trains or measures: none of
+ * it is the model, and each part is set and cleared by its owner. */
+typedef struct ax_net_run {
     /* The training run's data sets in backend memory (core/device_data.h),
      * while ax_train runs on a backend that can hold them; else NULL. */
     struct ax_device_data *device_data;
@@ -65,6 +62,23 @@ struct ax_net {
      * (src/parallel/replicas.c). NULL = none. */
     void (*gradient_ready)(void *user, int layer);
     void *gradient_ready_user;
+} ax_net_run;
+
+/* The model (its configuration, layers and parameter arena, with the
+ * gradient arena of the same layout), then what passes and runs use. */
+struct ax_net {
+    ax_net_config config; /* loss and init resolved */
+    ax_backend *backend;
+    ax_layer *layers;     /* layer_count, input to output */
+    ax_layer_spec *specs; /* layer_count, the net's copy (config.layers points here) */
+    int layer_count;
+    int64_t parameter_count;
+    int64_t max_width;
+    void *parameters; /* arena (parameter_count) */
+    void *gradients;  /* same layout */
+
+    ax_net_workspace workspace; /* owned: freed with the net */
+    ax_net_run run;
 };
 
 /* Runs call, timed into the network's profile as (kind, layer) with flops
@@ -72,7 +86,7 @@ struct ax_net {
  * asynchronous backends are timed for their work, not for queuing it. */
 #define AX_PROFILED(net, kind, layer, flops, call)                                \
     do {                                                                          \
-        ax_profile *profile_ = (net)->profile;                                    \
+        ax_profile *profile_ = (net)->run.profile;                                    \
         if (!profile_) {                                                          \
             call;                                                                 \
             break;                                                                \

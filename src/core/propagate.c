@@ -35,21 +35,21 @@ static double dropout_before(const ax_net *net, const ax_regularization *regular
     return l > 0 ? regularization->dropout : 0.0;
 }
 
-/* Whether net->side_input has room for count rows, growing it if not. A
+/* Whether net->workspace.side_input has room for count rows, growing it if not. A
  * buffer that cannot grow stays as it was (what an evaluation could not
  * have, the next training step's input dropout still has). */
 static bool side_input_holds(ax_net *net, int64_t count)
 {
-    if (count <= net->side_rows)
+    if (count <= net->workspace.side_rows)
         return true;
     void *grown = NULL;
     if (ax_backend_alloc(net->backend,
                          (size_t)count * (size_t)net->config.input_width * net->backend->real_size,
                          "the side input", &grown) != AX_STATUS_OK)
         return false;
-    OPS->free(net->backend, net->side_input);
-    net->side_input = grown;
-    net->side_rows = count;
+    OPS->free(net->backend, net->workspace.side_input);
+    net->workspace.side_input = grown;
+    net->workspace.side_rows = count;
     return true;
 }
 
@@ -59,8 +59,8 @@ static bool side_input_holds(ax_net *net, int64_t count)
 static void gather_inputs(ax_net *net, void *dst, const float *features, int64_t width,
                           const int64_t *order, int64_t first, int64_t count)
 {
-    if (ax_device_data_gather_rows(net->device_data, dst, features, width, order, first, count))
-        net->device_batches++;
+    if (ax_device_data_gather_rows(net->run.device_data, dst, features, width, order, first, count))
+        net->run.device_batches++;
     else
         OPS->gather_rows(net->backend, dst, features, width, order, first, count);
 }
@@ -71,28 +71,29 @@ static void load_inputs(ax_net *net, const float *features, const int64_t *order
     int64_t width = net->config.input_width;
     /* float32 rows in order are used where they lie: no copy (full batch, predict). */
     if (!order && net->backend->host_memory && net->config.precision != AX_PRECISION_F64) {
-        net->current_input = features + first * width;
+        net->workspace.current_input = features + first * width;
         return;
     }
-    const bool keeping = !order && net->reuse_loaded && net->loaded_valid;
-    if (keeping && net->loaded_features == features && net->loaded_first == first &&
-        net->loaded_count == count) {
-        net->current_input = net->input; /* the rows are there from the step before */
+    const bool keeping = !order && net->workspace.reuse_loaded && net->workspace.loaded_valid;
+    if (keeping && net->workspace.loaded_features == features &&
+        net->workspace.loaded_first == first && net->workspace.loaded_count == count) {
+        /* the rows are there from the step before */
+        net->workspace.current_input = net->workspace.input;
         return;
     }
     if (keeping && side_input_holds(net, count)) {
         /* Other rows in order (an evaluation): the kept batch stays. */
-        gather_inputs(net, net->side_input, features, width, NULL, first, count);
-        net->current_input = net->side_input;
+        gather_inputs(net, net->workspace.side_input, features, width, NULL, first, count);
+        net->workspace.current_input = net->workspace.side_input;
         return;
     }
-    gather_inputs(net, net->input, features, width, order, first, count);
-    net->current_input = net->input;
+    gather_inputs(net, net->workspace.input, features, width, order, first, count);
+    net->workspace.current_input = net->workspace.input;
     /* A shuffled order changes between epochs at the same address: not kept. */
-    net->loaded_valid = order == NULL;
-    net->loaded_features = features;
-    net->loaded_first = first;
-    net->loaded_count = count;
+    net->workspace.loaded_valid = order == NULL;
+    net->workspace.loaded_features = features;
+    net->workspace.loaded_first = first;
+    net->workspace.loaded_count = count;
 }
 
 static void load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
@@ -101,28 +102,28 @@ static void load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
     load_inputs(net, data->feature_values, batch->order, batch->first, batch->count);
     if (!with_answers)
         return;
-    net->batch_has_labels = data->labels != NULL;
+    net->workspace.batch_has_labels = data->labels != NULL;
     if (data->labels) {
-        if (!ax_device_data_gather_labels(net->device_data, net->labels, data->labels,
+        if (!ax_device_data_gather_labels(net->run.device_data, net->workspace.labels, data->labels,
                                           batch->order, batch->first, batch->count))
-            OPS->gather_labels(net->backend, net->labels, data->labels, batch->order, batch->first,
-                               batch->count);
-    } else if (!ax_device_data_gather_rows(net->device_data, net->targets, data->target_values,
-                                           data->targets, batch->order, batch->first,
-                                           batch->count)) {
-        OPS->gather_rows(net->backend, net->targets, data->target_values, data->targets,
+            OPS->gather_labels(net->backend, net->workspace.labels, data->labels, batch->order,
+                               batch->first, batch->count);
+    } else if (!ax_device_data_gather_rows(net->run.device_data, net->workspace.targets,
+                                           data->target_values, data->targets, batch->order,
+                                           batch->first, batch->count)) {
+        OPS->gather_rows(net->backend, net->workspace.targets, data->target_values, data->targets,
                          batch->order, batch->first, batch->count);
     }
 }
 
 void ax_net_keep_loaded_batch(ax_net *net, bool keep)
 {
-    net->reuse_loaded = keep;
-    net->loaded_valid = false;
+    net->workspace.reuse_loaded = keep;
+    net->workspace.loaded_valid = false;
     if (!keep) {
-        OPS->free(net->backend, net->side_input);
-        net->side_input = NULL;
-        net->side_rows = 0;
+        OPS->free(net->backend, net->workspace.side_input);
+        net->workspace.side_input = NULL;
+        net->workspace.side_rows = 0;
     }
 }
 
@@ -150,19 +151,19 @@ ax_status ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization
                            (long long)rows, (long long)net->config.input_width, input_rate);
         /* The inputs' dropout on a copy: the rows may be the data set's own
          * (a float32 batch in order) or a batch kept for the next step. */
-        OPS->copy(net->backend, net->side_input, net->current_input,
+        OPS->copy(net->backend, net->workspace.side_input, net->workspace.current_input,
                   rows * net->config.input_width);
         AX_PROFILED(net, AX_PROFILE_DROPOUT, -1, 0.0,
-                    OPS->dropout(net->backend, net->side_input, input_rate,
+                    OPS->dropout(net->backend, net->workspace.side_input, input_rate,
                                  layer_key(regularization, -1), regularization->dropout_first_row,
                                  rows, net->config.input_width));
-        net->current_input = net->side_input;
-        net->loaded_valid = false;
+        net->workspace.current_input = net->workspace.side_input;
+        net->workspace.loaded_valid = false;
     }
-    const void *x = first > 0 ? net->outputs[first - 1] : net->current_input;
+    const void *x = first > 0 ? net->workspace.outputs[first - 1] : net->workspace.current_input;
     for (int l = first; l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
-        void *z = net->outputs[l];
+        void *z = net->workspace.outputs[l];
         layer->ops->forward(net, l, x, z, rows);
         const double rate = dropout_before(net, regularization, l + 1);
         if (rate > 0.0)
@@ -179,16 +180,17 @@ ax_status ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization
 static double output_loss(ax_net *net, int64_t rows, void *delta, double scale)
 {
     int64_t cols = net->layers[net->layer_count - 1].out;
-    const void *y = net->outputs[net->layer_count - 1];
-    const int32_t *labels = net->batch_has_labels ? net->labels : NULL;
+    const void *y = net->workspace.outputs[net->layer_count - 1];
+    const int32_t *labels = net->workspace.batch_has_labels ? net->workspace.labels : NULL;
     switch (net->config.loss) {
     case AX_LOSS_CROSS_ENTROPY:
-        return OPS->cross_entropy(net->backend, y, net->labels, delta, scale, rows, cols);
+        return OPS->cross_entropy(net->backend, y, net->workspace.labels, delta, scale, rows, cols);
     case AX_LOSS_BINARY_CROSS_ENTROPY:
-        return OPS->binary_cross_entropy(net->backend, y, labels, net->targets, delta, scale, rows,
-                                         cols);
+        return OPS->binary_cross_entropy(net->backend, y, labels, net->workspace.targets, delta,
+                                         scale, rows, cols);
     default:
-        return OPS->squared_error(net->backend, y, labels, net->targets, delta, scale, rows, cols);
+        return OPS->squared_error(net->backend, y, labels, net->workspace.targets, delta, scale,
+                                  rows, cols);
     }
 }
 
@@ -246,8 +248,10 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
     double loss = 0.0;
     /* TMVA's FLOP count counts derivative and Hadamard product:
      * the fused gradient does both. */
-    AX_PROFILED(net, AX_PROFILE_LOSS, last, with_gradient ? 2.0 * nb * nout : 0.0,
-                loss = output_loss(net, rows, with_gradient ? net->delta[current] : NULL, scale) * scale);
+    AX_PROFILED(
+        net, AX_PROFILE_LOSS, last, with_gradient ? 2.0 * nb * nout : 0.0,
+        loss = output_loss(net, rows, with_gradient ? net->workspace.delta[current] : NULL, scale) *
+               scale);
     if (l2 > 0.0)
         AX_PROFILED(net, AX_PROFILE_L2, -1, 0.0, loss += ax_net_l2_penalty(net, l2));
     if (l1 > 0.0)
@@ -259,22 +263,23 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
      * output's, which the activation's derivative turns into it. */
     const bool pre_activation =
         !(net->config.loss == AX_LOSS_MSE && output->activation != AX_ACT_IDENTITY);
-    output->ops->backward_activation(net, last, net->delta[current], 1.0, pre_activation, rows);
+    output->ops->backward_activation(net, last, net->workspace.delta[current], 1.0, pre_activation,
+                                     rows);
 
     for (int l = last; l >= 0; l--) {
         const ax_layer *layer = &net->layers[l];
-        const void *x = l > 0 ? net->outputs[l - 1] : net->current_input;
+        const void *x = l > 0 ? net->workspace.outputs[l - 1] : net->workspace.current_input;
         if (l == 0 && !first_weights)
             break;
-        layer->ops->backward_weights(net, l, net->delta[current], x, l2, rows);
+        layer->ops->backward_weights(net, l, net->workspace.delta[current], x, l2, rows);
         if (l1 > 0.0)
             AX_PROFILED(net, AX_PROFILE_L2, l, 0.0, add_l1_gradient(net, l, l1));
-        if (net->gradient_ready)
-            net->gradient_ready(net->gradient_ready_user, l);
+        if (net->run.gradient_ready)
+            net->run.gradient_ready(net->run.gradient_ready_user, l);
         if (l == 0)
             break;
-        void *previous = net->delta[1 - current];
-        layer->ops->backward_input(net, l, net->delta[current], previous, rows);
+        void *previous = net->workspace.delta[1 - current];
+        layer->ops->backward_input(net, l, net->workspace.delta[current], previous, rows);
         double kept_scale = 1.0;
         const double rate = dropout_before(net, regularization, l);
         if (rate > 0.0) {
@@ -426,8 +431,8 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
         int64_t count = rows - first < chunk ? rows - first : chunk;
         load_inputs(net, inputs, NULL, first, count);
         (void)ax_net_forward(net, count, NULL); /* no dropout: cannot fail */
-        OPS->download_f32(net->backend, outputs + first * width, net->outputs[net->layer_count - 1],
-                          count * width);
+        OPS->download_f32(net->backend, outputs + first * width,
+                          net->workspace.outputs[net->layer_count - 1], count * width);
     }
     return OPS->status(net->backend);
 }
@@ -467,10 +472,10 @@ static ax_status evaluate_views(ax_net *net, const ax_dataset *data, int views,
         if (status != AX_STATUS_OK)
             break;
         ax_batch batch = {.data = window, .order = NULL, .first = 0, .count = count * views};
-        net->loaded_valid = false;
+        net->workspace.loaded_valid = false;
         ax_net_load_batch(net, &batch, true);
         ax_net_forward(net, count * views, NULL);
-        OPS->download_f32(net->backend, outputs, net->outputs[net->layer_count - 1],
+        OPS->download_f32(net->backend, outputs, net->workspace.outputs[net->layer_count - 1],
                           count * views * classes);
         for (int64_t i = 0; i < count; i++) {
             for (int64_t c = 0; c < classes; c++) {
@@ -545,10 +550,10 @@ ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data, ax_predict
             if (status != AX_STATUS_OK)
                 break;
             ax_batch batch = {.data = window, .order = NULL, .first = 0, .count = count * views};
-            net->loaded_valid = false;
+            net->workspace.loaded_valid = false;
             ax_net_load_batch(net, &batch, true);
             ax_net_forward(net, count * views, NULL);
-            OPS->download_f32(net->backend, outputs, net->outputs[net->layer_count - 1],
+            OPS->download_f32(net->backend, outputs, net->workspace.outputs[net->layer_count - 1],
                               count * views * width);
             status = OPS->status(net->backend);
         } else {
@@ -606,16 +611,17 @@ static ax_status evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
             if (status != AX_STATUS_OK)
                 break;
             batch = (ax_batch){.data = window, .order = NULL, .first = 0, .count = count};
-            net->loaded_valid = false; /* new rows where the last ones were */
+            net->workspace.loaded_valid = false; /* new rows where the last ones were */
         }
         ax_net_load_batch(net, &batch, true);
         (void)ax_net_forward(net, count, NULL); /* no dropout: cannot fail */
         loss_sum += ax_net_data_loss(net, count) * (double)count;
         if (classes > 0) {
-            OPS->argmax_rows(net->backend, net->outputs[net->layer_count - 1], net->predicted,
-                             count, classes);
+            OPS->argmax_rows(net->backend, net->workspace.outputs[net->layer_count - 1],
+                             net->workspace.predicted, count, classes);
             for (int64_t r = 0; r < count; r++) {
-                int32_t truth = batch.data->labels[batch.first + r], guess = net->predicted[r];
+                int32_t truth = batch.data->labels[batch.first + r],
+                        guess = net->workspace.predicted[r];
                 out->confusion[truth * classes + guess]++;
                 correct += truth == guess;
             }
