@@ -437,22 +437,56 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
     return OPS->status(net->backend);
 }
 
-/* cuda-convnet2's multiview test on a streamed set of `views` views per
- * image: the softmax outputs of an image's views are averaged (summed in
- * view order in double), then the loss is -log of the true class's mean
+/* Passes over a streamed set of `views` views per image (cuda-convnet2's
+ * multiview test), shared by evaluate and predict: the views of an image
+ * are consecutive rows, and their softmax outputs are averaged. */
+
+/* Refuses views on a network whose outputs are not probabilities; else
+ * reserves the workspace for the images of a chunk, *per_chunk of them. */
+static ax_status begin_view_chunks(ax_net *net, int64_t images, int views, int64_t *per_chunk)
+{
+    if (views > 1 && net->config.loss != AX_LOSS_CROSS_ENTROPY)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d views are averaged softmax outputs: the "
+                       "network's loss must be cross-entropy (softmax output), not %s", views,
+                       ax_loss_name(net->config.loss));
+    *per_chunk = ax_net_inference_rows(net, images * views) / views;
+    if (*per_chunk < 1)
+        *per_chunk = 1;
+    return ax_net_reserve(net, *per_chunk * views);
+}
+
+/* The next `rows` rows of the stream (*window, the stream's) through the
+ * network, their outputs (rows, output width) copied into outputs. */
+static ax_status forward_stream_rows(ax_net *net, ax_batch_stream *stream, int64_t rows,
+                                     float *outputs, ax_dataset **window)
+{
+    AX_TRY(ax_batch_stream_next(stream, rows, window));
+    ax_batch batch = {.data = *window, .order = NULL, .first = 0, .count = rows};
+    net->workspace.loaded_valid = false;
+    ax_net_load_batch(net, &batch, true);
+    ax_net_forward(net, rows, NULL);
+    OPS->download_f32(net->backend, outputs, net->workspace.outputs[net->layer_count - 1],
+                      rows * net->layers[net->layer_count - 1].out);
+    return OPS->status(net->backend);
+}
+
+/* The mean of output c over image i's views (summed in view order in double). */
+static double view_mean(const float *outputs, int64_t i, int views, int64_t width, int64_t c)
+{
+    double sum = 0.0;
+    for (int v = 0; v < views; v++)
+        sum += (double)outputs[(i * views + v) * width + c];
+    return sum / views;
+}
+
+/* The multiview test: the loss is -log of the true class's mean
  * probability and the prediction its argmax (the first of equal ones). */
 static ax_status evaluate_views(ax_net *net, const ax_dataset *data, int views,
                                 ax_evaluation *out)
 {
-    if (net->config.loss != AX_LOSS_CROSS_ENTROPY)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d views are averaged softmax outputs: the "
-                       "network's loss must be cross-entropy (softmax output), not %s", views,
-                       ax_loss_name(net->config.loss));
     const int64_t images = data->rows, classes = net->layers[net->layer_count - 1].out;
-    int64_t per_chunk = ax_net_inference_rows(net, images * views) / views;
-    if (per_chunk < 1)
-        per_chunk = 1;
-    AX_TRY(ax_net_reserve(net, per_chunk * views));
+    int64_t per_chunk = 0;
+    AX_TRY(begin_view_chunks(net, images, views, &per_chunk));
     out->confusion = calloc((size_t)(classes * classes), sizeof(int64_t));
     float *outputs = malloc((size_t)(per_chunk * views * classes) * sizeof *outputs);
     double *mean = malloc((size_t)classes * sizeof *mean);
@@ -468,22 +502,12 @@ static ax_status evaluate_views(ax_net *net, const ax_dataset *data, int views,
     for (int64_t first = 0; first < images && status == AX_STATUS_OK; first += per_chunk) {
         const int64_t count = images - first < per_chunk ? images - first : per_chunk;
         ax_dataset *window = NULL;
-        status = ax_batch_stream_next(data->stream, count * views, &window);
+        status = forward_stream_rows(net, data->stream, count * views, outputs, &window);
         if (status != AX_STATUS_OK)
             break;
-        ax_batch batch = {.data = window, .order = NULL, .first = 0, .count = count * views};
-        net->workspace.loaded_valid = false;
-        ax_net_load_batch(net, &batch, true);
-        ax_net_forward(net, count * views, NULL);
-        OPS->download_f32(net->backend, outputs, net->workspace.outputs[net->layer_count - 1],
-                          count * views * classes);
         for (int64_t i = 0; i < count; i++) {
-            for (int64_t c = 0; c < classes; c++) {
-                double sum = 0.0;
-                for (int v = 0; v < views; v++)
-                    sum += (double)outputs[(i * views + v) * classes + c];
-                mean[c] = sum / views;
-            }
+            for (int64_t c = 0; c < classes; c++)
+                mean[c] = view_mean(outputs, i, views, classes, c);
             int64_t guess = 0;
             for (int64_t c = 1; c < classes; c++)
                 if (mean[c] > mean[guess])
@@ -497,8 +521,6 @@ static ax_status evaluate_views(ax_net *net, const ax_dataset *data, int views,
     ax_batch_stream_end(data->stream);
     free(outputs);
     free(mean);
-    if (status == AX_STATUS_OK)
-        status = OPS->status(net->backend);
     if (status != AX_STATUS_OK) {
         ax_evaluation_free(out);
         return status;
@@ -520,15 +542,9 @@ ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data, ax_predict
                        "%lld inputs", data->source, (long long)data->rows,
                        (long long)data->features, (long long)net->config.input_width);
     const int views = data->stream ? ax_batch_stream_views(data->stream) : 1;
-    if (views > 1 && net->config.loss != AX_LOSS_CROSS_ENTROPY)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d views are averaged softmax outputs: the "
-                       "network's loss must be cross-entropy (softmax output), not %s", views,
-                       ax_loss_name(net->config.loss));
     const int64_t images = data->rows, width = net->layers[net->layer_count - 1].out;
-    int64_t per_chunk = ax_net_inference_rows(net, images * views) / views;
-    if (per_chunk < 1)
-        per_chunk = 1;
-    AX_TRY(ax_net_reserve(net, per_chunk * views));
+    int64_t per_chunk = 0;
+    AX_TRY(begin_view_chunks(net, images, views, &per_chunk));
     float *outputs = malloc((size_t)(per_chunk * views * width) * sizeof *outputs);
     float *mean = views > 1 ? malloc((size_t)(per_chunk * width) * sizeof *mean) : NULL;
     if (!outputs || (views > 1 && !mean)) {
@@ -546,16 +562,7 @@ ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data, ax_predict
         const int64_t count = images - first < per_chunk ? images - first : per_chunk;
         if (data->stream) {
             ax_dataset *window = NULL;
-            status = ax_batch_stream_next(data->stream, count * views, &window);
-            if (status != AX_STATUS_OK)
-                break;
-            ax_batch batch = {.data = window, .order = NULL, .first = 0, .count = count * views};
-            net->workspace.loaded_valid = false;
-            ax_net_load_batch(net, &batch, true);
-            ax_net_forward(net, count * views, NULL);
-            OPS->download_f32(net->backend, outputs, net->workspace.outputs[net->layer_count - 1],
-                              count * views * width);
-            status = OPS->status(net->backend);
+            status = forward_stream_rows(net, data->stream, count * views, outputs, &window);
         } else {
             status = ax_net_predict(net, data->feature_values + first * data->features, count,
                                     outputs);
@@ -563,12 +570,8 @@ ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data, ax_predict
         if (status != AX_STATUS_OK)
             break;
         for (int64_t i = 0; views > 1 && i < count; i++)
-            for (int64_t c = 0; c < width; c++) {
-                double sum = 0.0;
-                for (int v = 0; v < views; v++)
-                    sum += (double)outputs[(i * views + v) * width + c];
-                mean[i * width + c] = (float)(sum / views);
-            }
+            for (int64_t c = 0; c < width; c++)
+                mean[i * width + c] = (float)view_mean(outputs, i, views, width, c);
         if (!on_rows(first, count, views > 1 ? mean : outputs, user))
             status = ax_fail(AX_STATUS_INTERRUPTED, "prediction stopped by its caller after %lld "
                              "rows", (long long)first);
