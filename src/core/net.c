@@ -228,39 +228,13 @@ done:
     return AX_STATUS_OK;
 }
 
-static void release_workspace(ax_net *net)
-{
-    ax_backend *backend = net->backend;
-    backend->ops->free(backend, net->workspace.input);
-    backend->ops->free(backend, net->workspace.side_input);
-    net->workspace.side_input = NULL;
-    net->workspace.side_rows = 0;
-    for (int l = 0; l < net->layer_count; l++) {
-        backend->ops->free(backend, net->workspace.outputs[l]);
-        net->workspace.outputs[l] = NULL;
-    }
-    backend->ops->free(backend, net->workspace.delta[0]);
-    backend->ops->free(backend, net->workspace.delta[1]);
-    backend->ops->free(backend, net->workspace.targets);
-    backend->ops->free(backend, net->workspace.scratch);
-    net->workspace.scratch = NULL;
-    net->workspace.scratch_reals = 0;
-    backend->ops->free(backend, net->workspace.labels);
-    free(net->workspace.predicted);
-    net->workspace.input = net->workspace.delta[0] = net->workspace.delta[1] =
-        net->workspace.targets = NULL;
-    net->workspace.labels = net->workspace.predicted = NULL;
-    net->workspace.capacity = 0;
-    net->workspace.loaded_valid = false;
-}
-
 void ax_net_free(ax_net *net)
 {
     if (!net)
         return;
     free(net->run.profile);
     if (net->backend) {
-        release_workspace(net);
+        ax_net_workspace_release(net);
         net->backend->ops->free(net->backend, net->parameters);
         net->backend->ops->free(net->backend, net->gradients);
         net->backend->ops->destroy(net->backend);
@@ -268,109 +242,6 @@ void ax_net_free(ax_net *net)
     free(net->specs);
     free(net->layers);
     free(net);
-}
-
-/* float32 rows taken in order are read where they lie (ax_net_load_batch;
- * bf16 keeps its activations in float32 too),
- * so the copy of the input is only needed for shuffled batches or another
- * precision: a full-batch epoch then needs no second copy of the data set. */
-static bool needs_input_copy(const ax_net *net, bool shuffled)
-{
-    return shuffled || net->config.precision == AX_PRECISION_F64 || !net->backend->host_memory;
-}
-
-ax_status ax_net_reserve(ax_net *net, int64_t rows)
-{
-    return ax_net_reserve_shuffled(net, rows, false);
-}
-
-/* Bytes of workspace per row, scratch aside (see ax_net_reserve_shuffled). */
-static size_t workspace_row_bytes(const ax_net *net, bool copy_input)
-{
-    size_t real = net->backend->real_size;
-    size_t row_bytes = (size_t)((copy_input ? net->config.input_width : 0) + 2 * net->max_width + 1) * real;
-    for (int l = 0; l < net->layer_count; l++)
-        row_bytes += (size_t)net->layers[l].out * real;
-    return row_bytes;
-}
-
-int64_t ax_net_inference_rows(const ax_net *net, int64_t rows)
-{
-    int64_t chunk = (int64_t)(AX_INFERENCE_BYTES / workspace_row_bytes(net, true));
-    if (chunk > AX_INFERENCE_ROWS)
-        chunk = AX_INFERENCE_ROWS;
-    if (chunk < 1)
-        chunk = 1;
-    return rows < chunk ? rows : chunk;
-}
-
-ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
-{
-    /* A copy of the input, once made, stays: an evaluation that grows the
-     * workspace in the middle of training (shuffled batches) must not take
-     * away the buffer the next batch is gathered into. */
-    bool copy_input = needs_input_copy(net, shuffled) || net->workspace.input != NULL;
-    if (rows <= net->workspace.capacity && (!copy_input || net->workspace.input))
-        return AX_STATUS_OK;
-    if (rows < net->workspace.capacity)
-        rows = net->workspace.capacity;
-    release_workspace(net);
-    ax_backend *backend = net->backend;
-    size_t real = backend->real_size;
-    size_t row_bytes = workspace_row_bytes(net, copy_input);
-    /* each layer its own part: a convolution keeps its columns from the
-     * forward pass to the backward pass */
-    int64_t scratch_reals = 0;
-    for (int l = 0; l < net->layer_count; l++) {
-        net->layers[l].scratch_offset = scratch_reals;
-        net->layers[l].columns_input = NULL;
-        if (net->layers[l].ops->scratch_reals)
-            scratch_reals += net->layers[l].ops->scratch_reals(&net->layers[l], rows);
-    }
-    char what[200], scratch[64] = "";
-    if (scratch_reals > 0)
-        snprintf(scratch, sizeof scratch, ", %lld bytes of scratch",
-                 (long long)((size_t)scratch_reals * real));
-    snprintf(what, sizeof what, "the workspace for a batch of %lld rows (%lld bytes per row%s)",
-             (long long)rows, (long long)row_bytes, scratch);
-    const double bytes = (double)rows * (double)row_bytes + (double)scratch_reals * (double)real;
-    if (bytes > 1e18)
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s needs %.3g GiB", what, bytes / 1073741824.0);
-    AX_TRY(ax_memory_check((size_t)bytes, what));
-
-    int64_t output_width = net->layers[net->layer_count - 1].out;
-    const size_t rows_bytes = (size_t)rows * real;
-    ax_status status = AX_STATUS_OK;
-    if (copy_input)
-        status = ax_backend_alloc(backend, rows_bytes * (size_t)net->config.input_width, what,
-                                  &net->workspace.input);
-    for (int l = 0; l < net->layer_count && status == AX_STATUS_OK; l++)
-        status = ax_backend_alloc(backend, rows_bytes * (size_t)net->layers[l].out, what,
-                                  &net->workspace.outputs[l]);
-    for (int i = 0; i < 2 && status == AX_STATUS_OK; i++)
-        status = ax_backend_alloc(backend, rows_bytes * (size_t)net->max_width, what,
-                                  &net->workspace.delta[i]);
-    if (status == AX_STATUS_OK)
-        status = ax_backend_alloc(backend, rows_bytes * (size_t)output_width, what,
-                                  &net->workspace.targets);
-    void *labels = NULL;
-    if (status == AX_STATUS_OK)
-        status = ax_backend_alloc(backend, (size_t)rows * sizeof(int32_t), what, &labels);
-    net->workspace.labels = labels;
-    if (status == AX_STATUS_OK &&
-        !(net->workspace.predicted = malloc((size_t)rows * sizeof(int32_t))))
-        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
-    if (status == AX_STATUS_OK && scratch_reals > 0) {
-        status =
-            ax_backend_alloc(backend, (size_t)scratch_reals * real, what, &net->workspace.scratch);
-        net->workspace.scratch_reals = scratch_reals;
-    }
-    if (status != AX_STATUS_OK) {
-        release_workspace(net);
-        return status;
-    }
-    net->workspace.capacity = rows;
-    return AX_STATUS_OK;
 }
 
 void *ax_layer_block(const ax_net *net, void *arena, int layer)

@@ -104,8 +104,6 @@ void *ax_layer_block(const ax_net *net, void *arena, int layer);
 void *ax_layer_weights(const ax_net *net, void *arena, int layer);
 void *ax_layer_bias(const ax_net *net, void *arena, int layer);
 
-/* Makes the workspace hold at least rows rows (allocates only when it
- * grows), for batches of rows taken in order. */
 /* Rows per forward pass of predict, evaluate and layer activations: as
  * many as keep the workspace's rows within AX_INFERENCE_BYTES, at most
  * AX_INFERENCE_ROWS and at most `rows`, a function of the layout and `rows`
@@ -121,10 +119,13 @@ void *ax_layer_bias(const ax_net *net, void *arena, int layer);
 #define AX_INFERENCE_BYTES ((size_t)64 << 20)
 int64_t ax_net_inference_rows(const ax_net *net, int64_t rows);
 
-
+/* The workspace (net_workspace.c). ax_net_reserve (axon.h) makes it hold
+ * at least rows rows (allocating only when it grows), for batches of rows
+ * taken in order; _shuffled the same, for batches that may be shuffled (an
+ * order array). _release frees its buffers (capacity 0). */
 ax_status ax_net_reserve(ax_net *net, int64_t rows);
-/* The same, for batches that may be shuffled (an order array). */
 ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled);
+void ax_net_workspace_release(ax_net *net);
 
 /* The rows of a dataset a pass works on: rows order[first + r] (or first + r
  * when order is NULL), r < count. */
