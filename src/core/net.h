@@ -138,6 +138,15 @@ typedef struct ax_batch {
 
 /* Copies a batch's inputs (and labels/targets) into the workspace. */
 void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers);
+/* Makes rows order[first + r] (first + r without an order), r < count, of
+ * the (rows, input width) float32 features the pass's input: read where
+ * they lie, or gathered into the workspace (net_workspace.c). */
+void ax_net_load_inputs(ax_net *net, const float *features, const int64_t *order, int64_t first,
+                        int64_t count);
+/* Whether the workspace's side input has room for count rows, growing it if
+ * not. A buffer that cannot grow stays as it was (what an evaluation could
+ * not have, the next training step's input dropout still has). */
+bool ax_net_side_input_holds(ax_net *net, int64_t count);
 /* While keep is on (ax_train), a batch of rows in order stays in the
  * workspace and is not loaded again when asked for again; other rows in
  * order go to a side buffer. Off frees that buffer and forgets the batch. */

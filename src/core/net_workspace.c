@@ -1,12 +1,16 @@
 /* net_workspace.c: the network's workspace (net.h, ax_net_workspace), the
  * buffers a pass works in: sized once for the largest batch asked for, so
- * that training allocates nothing per step, and released with the net. */
+ * that training allocates nothing per step, and released with the net; and
+ * the batches loaded into it, with the batch kept between the steps of a
+ * full batch. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "base/error.h"
 #include "base/memory.h"
+#include "core/device_data.h"
 #include "core/net.h"
+#include "data/dataset.h"
 
 void ax_net_workspace_release(ax_net *net)
 {
@@ -134,4 +138,102 @@ ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
     }
     work->capacity = rows;
     return AX_STATUS_OK;
+}
+
+/* ------------------------------------------------------ loading batches */
+
+#define OPS (net->backend->ops)
+
+bool ax_net_side_input_holds(ax_net *net, int64_t count)
+{
+    if (count <= net->workspace.side_rows)
+        return true;
+    void *grown = NULL;
+    if (ax_backend_alloc(net->backend,
+                         (size_t)count * (size_t)net->config.input_width * net->backend->real_size,
+                         "the side input", &grown) != AX_STATUS_OK)
+        return false;
+    OPS->free(net->backend, net->workspace.side_input);
+    net->workspace.side_input = grown;
+    net->workspace.side_rows = count;
+    return true;
+}
+
+/* dst (count, input_width) = the rows, gathered on the device from the
+ * run's copy of the set when there is one (device_data.h), else from
+ * host memory. */
+static void gather_inputs(ax_net *net, void *dst, const float *features, int64_t width,
+                          const int64_t *order, int64_t first, int64_t count)
+{
+    if (ax_device_data_gather_rows(net->run.device_data, dst, features, width, order, first, count))
+        net->run.device_batches++;
+    else
+        OPS->gather_rows(net->backend, dst, features, width, order, first, count);
+}
+
+void ax_net_load_inputs(ax_net *net, const float *features, const int64_t *order, int64_t first,
+                        int64_t count)
+{
+    int64_t width = net->config.input_width;
+    /* float32 rows in order are used where they lie: no copy (full batch, predict). */
+    if (!order && net->backend->host_memory && net->config.precision != AX_PRECISION_F64) {
+        net->workspace.current_input = features + first * width;
+        return;
+    }
+    const bool keeping = !order && net->workspace.reuse_loaded && net->workspace.loaded_valid;
+    if (keeping && net->workspace.loaded_features == features &&
+        net->workspace.loaded_first == first && net->workspace.loaded_count == count) {
+        /* the rows are there from the step before */
+        net->workspace.current_input = net->workspace.input;
+        return;
+    }
+    if (keeping && ax_net_side_input_holds(net, count)) {
+        /* Other rows in order (an evaluation): the kept batch stays. */
+        gather_inputs(net, net->workspace.side_input, features, width, NULL, first, count);
+        net->workspace.current_input = net->workspace.side_input;
+        return;
+    }
+    gather_inputs(net, net->workspace.input, features, width, order, first, count);
+    net->workspace.current_input = net->workspace.input;
+    /* A shuffled order changes between epochs at the same address: not kept. */
+    net->workspace.loaded_valid = order == NULL;
+    net->workspace.loaded_features = features;
+    net->workspace.loaded_first = first;
+    net->workspace.loaded_count = count;
+}
+
+static void load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
+{
+    const ax_dataset *data = batch->data;
+    ax_net_load_inputs(net, data->feature_values, batch->order, batch->first, batch->count);
+    if (!with_answers)
+        return;
+    net->workspace.batch_has_labels = data->labels != NULL;
+    if (data->labels) {
+        if (!ax_device_data_gather_labels(net->run.device_data, net->workspace.labels, data->labels,
+                                          batch->order, batch->first, batch->count))
+            OPS->gather_labels(net->backend, net->workspace.labels, data->labels, batch->order,
+                               batch->first, batch->count);
+    } else if (!ax_device_data_gather_rows(net->run.device_data, net->workspace.targets,
+                                           data->target_values, data->targets, batch->order,
+                                           batch->first, batch->count)) {
+        OPS->gather_rows(net->backend, net->workspace.targets, data->target_values, data->targets,
+                         batch->order, batch->first, batch->count);
+    }
+}
+
+void ax_net_keep_loaded_batch(ax_net *net, bool keep)
+{
+    net->workspace.reuse_loaded = keep;
+    net->workspace.loaded_valid = false;
+    if (!keep) {
+        OPS->free(net->backend, net->workspace.side_input);
+        net->workspace.side_input = NULL;
+        net->workspace.side_rows = 0;
+    }
+}
+
+void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
+{
+    AX_PROFILED(net, AX_PROFILE_BATCH_COPY, -1, 0.0, load_batch(net, batch, with_answers));
 }
