@@ -185,11 +185,14 @@ typedef enum ax_optimizer_setting {
 const char *ax_activation_name(ax_activation activation);
 const char *ax_loss_name(ax_loss loss);
 const char *ax_init_name(ax_init init);
+/* "f32", "f64" or "bf16" ("unknown" for a value no precision has). */
+const char *ax_precision_name(ax_precision precision);
 const char *ax_optimizer_name(ax_optimizer_kind kind);
-/* Parse a name ("relu", "cross-entropy", "he", "sgd", ...) into the enum. */
+/* Parse a name ("relu", "cross-entropy", "he", "f64", "sgd", ...) into the enum. */
 AX_NODISCARD ax_status ax_activation_parse(const char *name, ax_activation *out);
 AX_NODISCARD ax_status ax_loss_parse(const char *name, ax_loss *out);
 AX_NODISCARD ax_status ax_init_parse(const char *name, ax_init *out);
+AX_NODISCARD ax_status ax_precision_parse(const char *name, ax_precision *out);
 AX_NODISCARD ax_status ax_optimizer_parse(const char *name, ax_optimizer_kind *out);
 /* How many optimizer kinds this build has; their values are 0 .. count - 1. */
 int ax_optimizer_count(void);

@@ -219,6 +219,14 @@ refuse "unknown synthetic set" 2 "synth:quadratic" -- "$AXON" train --data synth
 refuse "unknown data format" 2 "notes.txt" -- "$AXON" train --data notes.txt
 refuse "eval without --model" 2 "--model" -- "$AXON" eval --data blobs.csv
 refuse "predict without --data" 2 "--data" -- "$AXON" predict --model model.safetensors
+# --views, read alike by eval and predict (data_views_read).
+for command in eval predict; do
+    out=(); [ $command = predict ] && out=(--out views.csv)
+    refuse "$command --views 5" 2 "--views is 1 (the centre crop) or 10" -- \
+        "$AXON" $command --model model.safetensors --data blobs.csv --views 5 "${out[@]}"
+    refuse "$command --views 10 without crops" 2 "--views 10 takes crops of streamed batches" -- \
+        "$AXON" $command --model model.safetensors --data blobs.csv --views 10 "${out[@]}"
+done
 
 # ----------------------------------------------------- runtime errors (1)
 

@@ -44,8 +44,8 @@ static double *train_classifier(ax_device device, int64_t *device_batches)
         train_loss = summary.final_train_loss;
         weights = malloc((size_t)ax_net_parameter_count(net) * sizeof(double));
         ax_net_parameters_get(net, weights);
-        *device_batches = net->device_batches;
-        device_losses = net->device_losses;
+        *device_batches = net->run.device_batches;
+        device_losses = net->run.device_losses;
     }
     ax_net_free(net);
     ax_dataset_free(data);

@@ -538,6 +538,28 @@ static void test_refusals(const ax_dataset *train)
                     "field \"rng0\" is not 16 hexadecimal digits");
     }
 
+    /* The precision is written and read by its name (ax_precision_name and
+     * ax_precision_parse): each comes back, and a name no precision has is
+     * refused, naming the file and the choices. */
+    for (int p = 0; p < 3; p++) {
+        const ax_precision precision = (ax_precision)p;
+        /* Every precision's checkpoint holds float64 arrays: f32's file
+         * with the name changed is a valid checkpoint of that precision. */
+        char from[600], replace[64];
+        snprintf(from, sizeof from, "%s/named.safetensors", folder);
+        snprintf(replace, sizeof replace, "\"precision\":\"%s\"", ax_precision_name(precision));
+        edit_checkpoint(path, from, "net", "\"precision\":\"f32\"", replace, NULL, 0, 0);
+        CHECK_OK(ax_checkpoint_load(from, &loaded, &loaded_config, &state));
+        CHECK(loaded && ax_net_config_get(loaded)->precision == precision);
+        ax_net_free(loaded);
+        ax_train_state_free(state);
+        loaded = NULL;
+        state = NULL;
+    }
+    CHECK(strcmp(ax_precision_name((ax_precision)7), "unknown") == 0);
+    edit_checkpoint(path, bad, "net", "\"precision\":\"f32\"", "\"precision\":\"f16\"", NULL, 0, 0);
+    check_refused(bad, "unknown precision 'f16' (choose from f32, f64, bf16)");
+
     /* A model file is not a checkpoint. */
     net = make_net(AX_PRECISION_F32);
     snprintf(bad, sizeof bad, "%s/model.safetensors", folder);

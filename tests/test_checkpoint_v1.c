@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "core/checkpoint.h"
+#include "data/fingerprint.h"
 #include "test_util.h"
 #include "test_files.h"
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "base/random.h"
 #include "core/net.h"
 #include "io/safetensors.h"
@@ -75,9 +76,9 @@ static void test_batch(void)
     /* 2^60 rows: past what the size arithmetic may hold; refused the same way. */
     CHECK_FAILS(ax_net_reserve(net, (int64_t)1 << 60), AX_STATUS_OUT_OF_MEMORY,
                 "the workspace for a batch of 1152921504606846976 rows");
-    CHECK(net->capacity == 0);
+    CHECK(net->workspace.capacity == 0);
     CHECK_OK(ax_net_reserve_shuffled(net, 1000, true));
-    CHECK(net->capacity == 1000);
+    CHECK(net->workspace.capacity == 1000);
     ax_net_free(net);
 }
 
@@ -167,20 +168,33 @@ static void test_checkpoint(void)
         fprintf(stderr, "could not remove %s\n", folder);
 }
 
-/* The CPU backend's table with an alloc that fails for failing_bytes. */
+/* The CPU backend's table with allocations that fail for failing_bytes:
+ * alloc_status, which the library calls (ax_backend_alloc), and alloc,
+ * which it calls for a plugin older than version 6 (old_plugin: the table
+ * then has no alloc_status). */
 static size_t failing_bytes;
 static ax_backend_ops failing_ops;
 static void *(*real_alloc)(ax_backend *, size_t);
+static ax_status (*real_alloc_status)(ax_backend *, size_t, void **);
 static void *alloc_or_fail(ax_backend *backend, size_t bytes)
 {
     return bytes == failing_bytes ? NULL : real_alloc(backend, bytes);
 }
+static ax_status alloc_status_or_fail(ax_backend *backend, size_t bytes, void **memory)
+{
+    if (bytes != failing_bytes)
+        return real_alloc_status(backend, bytes, memory);
+    *memory = NULL;
+    return ax_fail(AX_STATUS_OUT_OF_MEMORY, "no room for %zu bytes (a test's failure)", bytes);
+}
 
-static void fail_allocations_of(ax_net *net, size_t bytes)
+static void fail_allocations_of(ax_net *net, size_t bytes, bool old_plugin)
 {
     failing_ops = *net->backend->ops;
     real_alloc = failing_ops.alloc;
+    real_alloc_status = failing_ops.alloc_status;
     failing_ops.alloc = alloc_or_fail;
+    failing_ops.alloc_status = old_plugin ? NULL : alloc_status_or_fail;
     failing_bytes = bytes;
     net->backend->ops = &failing_ops;
 }
@@ -205,24 +219,45 @@ static void test_input_dropout_copy(void)
     const ax_regularization dropping = {.size = sizeof(ax_regularization),
                                         .dropout_layers = rates, .dropout_key = 3};
 
-    /* ax_net_loss_gradient: its workspace fits, the copy does not. */
+    /* ax_net_loss_gradient: its workspace fits, the copy does not; through
+     * alloc_status, and through alloc as for a plugin of before it. */
     ax_net *net = NULL;
     ax_net_config config = layout(WIDTH, "5:relu,2:softmax", AX_PRECISION_F32);
-    CHECK_OK(ax_net_create(&config, &net));
-    CHECK_OK(ax_net_reserve(net, ROWS));
-    const ax_backend_ops *ops = net->backend->ops;
-    fail_allocations_of(net, copy_bytes);
-    double loss = 0.0, undropped = 0.0, dropped = 0.0;
-    CHECK_FAILS(ax_net_loss_gradient(net, data, 0, ROWS, &dropping, &loss, NULL),
-                AX_STATUS_OUT_OF_MEMORY,
-                "out of memory for the copy of 10 input rows (7 values each) that input dropout "
-                "(0.5) drops");
-    net->backend->ops = ops;
-    /* With memory, the same call drops the inputs: another loss than none. */
-    CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, NULL, &undropped, NULL));
-    CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &dropping, &dropped, NULL));
-    CHECK(dropped != undropped);
-    ax_net_free(net);
+    const ax_backend_ops *ops = NULL;
+    for (int old_plugin = 0; old_plugin < 2; old_plugin++) {
+        CHECK_OK(ax_net_create(&config, &net));
+        if (!net)
+            break;
+        CHECK_OK(ax_net_reserve(net, ROWS));
+        ops = net->backend->ops;
+        fail_allocations_of(net, copy_bytes, old_plugin);
+        double loss = 0.0, undropped = 0.0, dropped = 0.0;
+        CHECK_FAILS(ax_net_loss_gradient(net, data, 0, ROWS, &dropping, &loss, NULL),
+                    AX_STATUS_OUT_OF_MEMORY,
+                    "out of memory for the copy of 10 input rows (7 values each) that input dropout "
+                    "(0.5) drops");
+        net->backend->ops = ops;
+        /* With memory, the same call drops the inputs: another loss than none. */
+        CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, NULL, &undropped, NULL));
+        CHECK_OK(ax_net_loss_gradient(net, data, 0, ROWS, &dropping, &dropped, NULL));
+        CHECK(dropped != undropped);
+        ax_net_free(net);
+
+        /* A workspace that does not fit: refused naming it and the backend's
+         * reason (the first layer's outputs, 10 rows of 5 floats, fail). */
+        CHECK_OK(ax_net_create(&config, &net));
+        if (!net)
+            break;
+        ops = net->backend->ops;
+        fail_allocations_of(net, (size_t)ROWS * 5 * sizeof(float), old_plugin);
+        CHECK_FAILS(ax_net_reserve(net, ROWS), AX_STATUS_OUT_OF_MEMORY,
+                    "the workspace for a batch of 10 rows");
+        CHECK(strstr(ax_error_message(), old_plugin ? "memory for 200 bytes"
+                                                    : "no room for 200 bytes (a test's failure)"));
+        net->backend->ops = ops;
+        CHECK_OK(ax_net_reserve(net, ROWS));
+        ax_net_free(net);
+    }
 
     /* ax_train (SGD on the full batch in order: no other buffer of that size). */
     net = NULL;
@@ -230,7 +265,7 @@ static void test_input_dropout_copy(void)
     ax_net_config_release(&config);
     CHECK_OK(ax_net_reserve(net, ROWS));
     ops = net->backend->ops;
-    fail_allocations_of(net, copy_bytes);
+    fail_allocations_of(net, copy_bytes, false);
     ax_train_config train = ax_train_defaults();
     train.epochs = 1;
     train.batch_size = 0;

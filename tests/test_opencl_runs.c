@@ -325,12 +325,21 @@ static void test_refusals(void)
     if (!backend)
         return;
     const size_t huge = (size_t)1 << 46; /* 64 TiB */
+    static int value_of_nothing;
     void *memory = backend->ops->alloc(backend, huge);
     CHECK(memory == NULL);
     CHECK(strstr(ax_error_message(), "70368744177664 bytes") != NULL);
     CHECK(strstr(ax_error_message(), "GiB") != NULL);
     printf("refused: %s\n", ax_error_message());
     CHECK_OK(backend->ops->status(backend));
+    /* The same through alloc_status, as the library allocates (ax_backend_alloc):
+     * out of memory, named with the buffer, and not sticky either. */
+    memory = &value_of_nothing;
+    CHECK_FAILS(ax_backend_alloc(backend, huge, "a huge buffer", &memory), AX_STATUS_OUT_OF_MEMORY,
+                "a huge buffer: ");
+    CHECK(memory == NULL);
+    CHECK(strstr(ax_error_message(), "70368744177664 bytes") != NULL);
+    CHECK_OK(ax_backend_synchronize(backend));
     /* A pointer the backend did not hand out: a sticky device failure. */
     double value = 1.0;
     backend->ops->upload_f64(backend, &value, &value, 1);
@@ -381,8 +390,8 @@ static device_run run_on_device(const char *setting, const char *layers, int64_t
         training.epochs = 3;
         CHECK_OK(ax_train(net, train, NULL, test, &training, &run.summary));
         run.weights = weights_of(net);
-        run.device_batches = net->device_batches;
-        run.device_losses = net->device_losses;
+        run.device_batches = net->run.device_batches;
+        run.device_losses = net->run.device_losses;
         ax_evaluation evaluation = ax_evaluation_empty();
         CHECK_OK(ax_net_evaluate(net, test, &evaluation));
         run.test_loss = evaluation.loss;

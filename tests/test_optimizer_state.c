@@ -249,6 +249,8 @@ static void check_refusals(const ax_dataset *train)
     cg.optimizer = AX_OPTIMIZER_LBFGS;
     CHECK_FAILS(ax_train(net, train, NULL, NULL, &cg, &summary), AX_STATUS_UNSUPPORTED,
                 "lbfgs cannot carry an optimizer state");
+    /* The kinds that can, as the registry lists them. */
+    CHECK(strstr(ax_error_message(), "only sgd, adam and adamw take optimizer_state") != NULL);
     /* refused before anything changed: the weights and the state are as they were */
     double *after = weights_of(net);
     CHECK(before && after &&
@@ -316,12 +318,22 @@ static void check_refusals(const ax_dataset *train)
     CHECK_FAILS(ax_optimizer_state_assign(assigned, AX_OPTIMIZER_SGD, AX_PRECISION_F32, 4, 2, 1, pair),
                 AX_STATUS_BAD_ARGUMENT, "0 or 1 (the velocity)");
     CHECK_FAILS(ax_optimizer_state_assign(assigned, AX_OPTIMIZER_ADAM, AX_PRECISION_F32, 4, 2, 1, pair),
-                AX_STATUS_BAD_ARGUMENT, "holds -1 at 1; its values must be finite and >= 0");
+                AX_STATUS_BAD_ARGUMENT,
+                "holds -1 at 1; its values must be finite and >= 0 (second moments)");
+    /* AdamW's moments are Adam's: the same counts and checks. */
+    CHECK_FAILS(ax_optimizer_state_assign(assigned, AX_OPTIMIZER_ADAMW, AX_PRECISION_F32, 4, 2, 1, pair),
+                AX_STATUS_BAD_ARGUMENT, "array 1 of the adamw optimizer state holds -1 at 1");
+    CHECK_FAILS(ax_optimizer_state_assign(assigned, AX_OPTIMIZER_ADAMW, AX_PRECISION_F32, 4, 1, 1, pair),
+                AX_STATUS_BAD_ARGUMENT, "a adamw optimizer state holds 2 (m and v) arrays, not 1");
     CHECK_FAILS(ax_optimizer_state_assign(assigned, AX_OPTIMIZER_SGD, AX_PRECISION_F64, 4, 1, 1, one),
                 AX_STATUS_BAD_ARGUMENT, "array 0 of the sgd optimizer state holds nan at 1");
     CHECK_FAILS(ax_optimizer_state_assign(assigned, AX_OPTIMIZER_SGD, AX_PRECISION_F64, 4, 1, 1, NULL),
                 AX_STATUS_BAD_ARGUMENT, "array 0 of the optimizer state is missing");
     CHECK(!ax_optimizer_state_describe(assigned, NULL, NULL, NULL, NULL, NULL)); /* still empty */
+    /* SGD's first array may be negative (a velocity). */
+    const double *velocity_values[1] = {ok};
+    CHECK_OK(ax_optimizer_state_assign(assigned, AX_OPTIMIZER_SGD, AX_PRECISION_F32, 4, 1, 1,
+                                       velocity_values));
     pair[1] = square;
     CHECK_OK(ax_optimizer_state_assign(assigned, AX_OPTIMIZER_ADAM, AX_PRECISION_F32, 4, 2, 3, pair));
     double back[4];

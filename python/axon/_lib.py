@@ -410,6 +410,7 @@ _declare("ax_init_parse", c_int, c_char_p, POINTER(c_int))
 _declare("ax_optimizer_parse", c_int, c_char_p, POINTER(c_int))
 _declare("ax_activation_name", c_char_p, c_int)
 _declare("ax_loss_name", c_char_p, c_int)
+_declare("ax_precision_name", c_char_p, c_int)
 _declare("ax_optimizer_name", c_char_p, c_int)
 _declare("ax_optimizer_default_learning_rate", c_double, c_int)
 _declare("ax_optimizer_is_full_batch", c_bool, c_int)
@@ -510,6 +511,17 @@ def parse_enum(function, what, name):
     value = c_int()
     check(function(encode(str(name)), ctypes.byref(value)), what)
     return value.value
+
+
+def _precision_names():
+    """{enum value: name} as the library spells them (ax_precision_name)."""
+    names = {}
+    while (name := lib.ax_precision_name(len(names)).decode()) != "unknown":
+        names[len(names)] = name
+    return names
+
+
+PRECISION_NAMES = _precision_names()
 
 
 def _sized(cls, init):

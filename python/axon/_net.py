@@ -34,7 +34,7 @@ from ._optimizer_state import OptimizerState
 
 _PRECISIONS = {"f32": 0, "float32": 0, "float": 0, "f64": 1, "float64": 1, "double": 1,
                "bf16": 2, "bfloat16": 2}
-_PRECISION_NAMES = {0: "f32", 1: "f64", 2: "bf16"}
+_PRECISION_NAMES = _lib.PRECISION_NAMES
 _KEEP_BEST = {None: 0, "none": 0, "validation": 1, "test": 2}
 
 

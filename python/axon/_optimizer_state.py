@@ -11,7 +11,7 @@ from . import _lib
 from ._guard import Guard
 from ._lib import lib
 
-_PRECISION_NAMES = {0: "f32", 1: "f64", 2: "bf16"}
+_PRECISION_NAMES = _lib.PRECISION_NAMES
 
 
 class OptimizerState:

@@ -134,6 +134,14 @@ def test_bad_values_and_labels_name_the_place():
         net.predict(bad)
 
 
+def test_precision_names_are_the_librarys():
+    # ax_precision_name's spelling, every precision's, in both directions
+    from axon import _lib
+    assert _lib.PRECISION_NAMES == {0: "f32", 1: "f64", 2: "bf16"}
+    for name in ("f32", "f64", "bf16"):
+        assert axon.Net(5, "3:softmax", precision=name).precision == name
+
+
 def test_bad_arguments_carry_axons_message():
     with pytest.raises(ValueError, match="layers"):
         axon.Net(5, "4:relu,3:softmaxx")

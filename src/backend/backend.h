@@ -51,7 +51,9 @@ typedef struct ax_window_geometry {
 typedef struct ax_backend_ops {
     const char *name;
 
-    /* Memory. alloc returns zeroed, 64-byte aligned memory or NULL. */
+    /* Memory. alloc returns zeroed, 64-byte aligned memory or NULL. The
+     * library calls ax_backend_alloc (alloc_status, version 6), which
+     * falls back on alloc for older plugins only. */
     void *(*alloc)(ax_backend *backend, size_t bytes);
     void (*free)(ax_backend *backend, void *memory);
     /* Copies count reals between host doubles and backend memory. */
@@ -162,7 +164,8 @@ typedef struct ax_backend_ops {
     void (*transpose)(ax_backend *backend, const void *src, void *dst, int64_t batches,
                       int64_t rows, int64_t cols);
 
-    /* Waits until queued work is done (timing and host reads). */
+    /* Waits until queued work is done (timing and host reads). Called
+     * through ax_backend_synchronize, as alloc through ax_backend_alloc. */
     void (*synchronize)(ax_backend *backend);
     /* AX_STATUS_OK while every operation so far has succeeded. Operations
      * return no status, so a backend keeps its first failure (a failed

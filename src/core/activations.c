@@ -40,8 +40,8 @@ ax_status ax_net_activations(ax_net *net, const ax_dataset *data, int layer, flo
         ax_batch batch = {.data = data, .order = NULL, .first = first, .count = count};
         ax_net_load_batch(net, &batch, false);
         (void)ax_net_forward(net, count, NULL); /* no dropout: cannot fail */
-        net->backend->ops->download_f32(net->backend, out + first * width, net->outputs[layer],
-                                        count * width);
+        net->backend->ops->download_f32(net->backend, out + first * width,
+                                        net->workspace.outputs[layer], count * width);
     }
     return net->backend->ops->status(net->backend);
 }

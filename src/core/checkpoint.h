@@ -47,22 +47,11 @@ struct ax_train_state {
     uint64_t train_hash;
     int64_t validation_rows;         /* -1 without a validation set */
     uint64_t validation_hash;
-    int fingerprint;                 /* how the hashes were made: AX_FINGERPRINT_VERSION, or 1
-                                        for checkpoints of axon before it (one chained hash of
-                                        the set, which shards cannot compute) */
+    int fingerprint;                 /* how the hashes were made: AX_FINGERPRINT_VERSION
+                                        (data/fingerprint.h), or 1 for checkpoints of axon
+                                        before it (one chained hash of the set, which shards
+                                        cannot compute) */
 };
-
-/* A fingerprint of a dataset's features and answers (not its name):
- * ax_dataset_fingerprint_finish(the sum of the parts of its row ranges, its
- * rows, its features). The part of rows [first_row, first_row + rows) of a
- * larger set is that of a data set holding those rows alone, with first_row
- * its place in the set; parts add up mod 2^64 (how ranks combine shards). */
-enum { AX_FINGERPRINT_VERSION = 2 };
-uint64_t ax_dataset_fingerprint(const ax_dataset *data);
-uint64_t ax_dataset_fingerprint_part(const ax_dataset *data, int64_t first_row);
-uint64_t ax_dataset_fingerprint_finish(uint64_t sum, int64_t rows, int64_t features);
-/* The fingerprint checkpoints of version 1 stored (one process only). */
-uint64_t ax_dataset_fingerprint_v1(const ax_dataset *data);
 
 /* Writes state to path (atomically: temporary file, fsync, rename). */
 ax_status ax_checkpoint_write(const ax_train_state *state, const char *path);

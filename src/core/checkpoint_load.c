@@ -15,6 +15,7 @@
 #include "core/checkpoint.h"
 #include "core/lr_schedule.h"
 #include "core/net.h"
+#include "data/fingerprint.h"
 #include "io/json.h"
 #include "io/safetensors.h"
 
@@ -154,14 +155,7 @@ static ax_status read_net(reader *r, ax_net_config *c)
     CHECK_PARSE(ax_layers_parse(layers, c));
     CHECK_PARSE(ax_loss_parse(loss, &c->loss));
     CHECK_PARSE(ax_init_parse(init, &c->init));
-    if (strcmp(precision, "f32") != 0 && strcmp(precision, "f64") != 0 &&
-        strcmp(precision, "bf16") != 0)
-        return ax_fail(AX_STATUS_BAD_FILE,
-                       "%s: checkpoint metadata \"net\": precision '%s' is not f32, f64 or bf16",
-                       r->path, precision);
-    c->precision = strcmp(precision, "f64") == 0    ? AX_PRECISION_F64
-                   : strcmp(precision, "bf16") == 0 ? AX_PRECISION_BF16
-                                                    : AX_PRECISION_F32;
+    CHECK_PARSE(ax_precision_parse(precision, &c->precision));
     return AX_STATUS_OK;
 }
 

@@ -62,8 +62,9 @@ static bool upload_array(ax_backend *backend, device_array *array, const void *h
         for (int64_t b = 0; placed && b < blocks; b++) {
             const int64_t first = b * block_rows;
             const int64_t n = rows - first < block_rows ? rows - first : block_rows;
-            void *block = backend->ops->alloc(backend, (size_t)n * row_bytes);
-            placed = block != NULL;
+            void *block = NULL;
+            placed = ax_backend_alloc(backend, (size_t)n * row_bytes, "a block of a data set",
+                                      &block) == AX_STATUS_OK;
             if (placed) {
                 array->block[array->blocks++] = block;
                 backend->ops->write_bytes(backend, block,
@@ -181,8 +182,8 @@ ax_status ax_device_data_create(ax_backend *backend, const ax_dataset *const *se
      * side buffer, a backend's scratch): 64 MiB and an eighth of the sets. */
     if (fits && data->count > 0) {
         const size_t headroom = ((size_t)64 << 20) + (size_t)(bytes / 8.0);
-        void *spare = backend->ops->alloc(backend, headroom);
-        fits = spare != NULL;
+        void *spare = NULL;
+        fits = ax_backend_alloc(backend, headroom, "the headroom", &spare) == AX_STATUS_OK;
         backend->ops->free(backend, spare);
         if (!fits)
             snprintf(why, capacity, "data sets in host memory: on the device (%.0f MB) they would "
@@ -209,7 +210,9 @@ void ax_device_data_set_order(ax_device_data *data, const int64_t *order, int64_
         backend->ops->free(backend, data->order);
         free(data->order_stage);
         data->order_bytes = rows <= INT32_MAX ? 4 : 8;
-        data->order = backend->ops->alloc(backend, (size_t)rows * (size_t)data->order_bytes);
+        data->order = NULL;
+        (void)ax_backend_alloc(backend, (size_t)rows * (size_t)data->order_bytes, "the order",
+                               &data->order); /* NULL on failure, handled below */
         data->order_stage = data->order_bytes == 4 ? malloc((size_t)rows * sizeof(int32_t)) : NULL;
         data->order_rows = rows;
         if (!data->order || (data->order_bytes == 4 && !data->order_stage)) {
@@ -278,4 +281,4 @@ bool ax_device_data_gather_labels(ax_device_data *data, int32_t *dst, const int3
     return true;
 }
 
-const char *ax_net_data_placement(const ax_net *net) { return net->data_placement; }
+const char *ax_net_data_placement(const ax_net *net) { return net->run.data_placement; }

@@ -8,28 +8,30 @@
 #include "base/error.h"
 #include "core/net.h"
 
-/* Median-free but repeat-until-long-enough timing of one GEMM shape. */
-static double time_gemm(ax_net *net, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                        void *a, void *b, void *c)
+/* Median-free but repeat-until-long-enough timing of one GEMM shape:
+ * *rate in GFLOP/s, or the backend's failure. */
+static ax_status time_gemm(ax_net *net, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                           void *a, void *b, void *c, double *rate)
 {
     const ax_backend_ops *ops = net->backend->ops;
     int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
     ops->gemm(net->backend, trans_a, trans_b, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
-    ops->synchronize(net->backend);
+    AX_TRY(ax_backend_synchronize(net->backend));
     double best = INFINITY;
     for (int round = 0; round < 5; round++) {
         int repeats = 0;
         double start = ax_seconds_now(), elapsed;
         do {
             ops->gemm(net->backend, trans_a, trans_b, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
-            ops->synchronize(net->backend);
+            AX_TRY(ax_backend_synchronize(net->backend));
             repeats++;
             elapsed = ax_seconds_now() - start;
         } while (elapsed < 0.02);
         double per_call = elapsed / repeats;
         best = per_call < best ? per_call : best;
     }
-    return 2.0 * (double)m * (double)n * (double)k / best * 1e-9;
+    *rate = 2.0 * (double)m * (double)n * (double)k / best * 1e-9;
+    return AX_STATUS_OK;
 }
 
 ax_status ax_net_gemm_rate(ax_net *net, int64_t batch, double *gflops)
@@ -41,29 +43,32 @@ ax_status ax_net_gemm_rate(ax_net *net, int64_t batch, double *gflops)
     size_t bytes = (size_t)batch * (size_t)widest * net->backend->real_size;
     size_t weight_bytes = (size_t)widest * (size_t)widest * net->backend->real_size;
     ax_backend *backend = net->backend;
-    void *x = backend->ops->alloc(backend, bytes), *y = backend->ops->alloc(backend, bytes);
-    void *w = backend->ops->alloc(backend, weight_bytes);
-    ax_status status = AX_STATUS_OK;
-    if (!x || !y || !w) {
-        status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory measuring the GEMM rate");
-    } else {
-        /* The same three products as training, weighted by their FLOPs. */
-        double flops = 0.0, seconds = 0.0;
-        for (int l = 0; l < net->layer_count; l++) {
-            int64_t in = net->layers[l].in, out_width = net->layers[l].out;
-            double f = 2.0 * (double)batch * (double)in * (double)out_width;
-            double forward = time_gemm(net, false, true, batch, out_width, in, x, w, y);
-            double weight = time_gemm(net, true, false, out_width, in, batch, y, x, w);
-            flops += 2.0 * f;
-            seconds += f / (forward * 1e9) + f / (weight * 1e9);
-            if (l > 0) {
-                double input = time_gemm(net, false, false, batch, in, out_width, y, w, x);
-                flops += f;
-                seconds += f / (input * 1e9);
-            }
+    void *x = NULL, *y = NULL, *w = NULL;
+    const char *what = "the buffers measuring the GEMM rate";
+    ax_status status = ax_backend_alloc(backend, bytes, what, &x);
+    if (status == AX_STATUS_OK)
+        status = ax_backend_alloc(backend, bytes, what, &y);
+    if (status == AX_STATUS_OK)
+        status = ax_backend_alloc(backend, weight_bytes, what, &w);
+    /* The same three products as training, weighted by their FLOPs. */
+    double flops = 0.0, seconds = 0.0;
+    for (int l = 0; l < net->layer_count && status == AX_STATUS_OK; l++) {
+        int64_t in = net->layers[l].in, out_width = net->layers[l].out;
+        double f = 2.0 * (double)batch * (double)in * (double)out_width;
+        double forward = 0.0, weight = 0.0, input = 0.0;
+        status = time_gemm(net, false, true, batch, out_width, in, x, w, y, &forward);
+        if (status == AX_STATUS_OK)
+            status = time_gemm(net, true, false, out_width, in, batch, y, x, w, &weight);
+        flops += 2.0 * f;
+        seconds += f / (forward * 1e9) + f / (weight * 1e9);
+        if (l > 0 && status == AX_STATUS_OK) {
+            status = time_gemm(net, false, false, batch, in, out_width, y, w, x, &input);
+            flops += f;
+            seconds += f / (input * 1e9);
         }
-        *gflops = flops / seconds * 1e-9;
     }
+    if (status == AX_STATUS_OK)
+        *gflops = flops / seconds * 1e-9;
     backend->ops->free(backend, x);
     backend->ops->free(backend, y);
     backend->ops->free(backend, w);

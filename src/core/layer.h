@@ -62,7 +62,7 @@ struct ax_layer {
     int64_t offset, parameter_count;
     int64_t weight_offset, weight_count; /* the weights L2 decays, inside the block */
     int64_t bias_offset;                 /* the bias (out), inside the block */
-    /* Its part of net->scratch (ops->scratch_reals reals from here), set by
+    /* Its part of net->workspace.scratch (ops->scratch_reals reals from here), set by
      * ax_net_reserve; and what a kind keeps there between passes: the input
      * and rows whose convolution columns it holds (NULL: none), so that the
      * weight gradient reuses the forward pass's columns. */
@@ -101,7 +101,7 @@ struct ax_layer_ops {
     /* Fills layer's shapes, widths and its view, the block starting at
      * layer->offset (set by the caller): parameter_count, weights, bias. */
     void (*lay_out)(ax_layer *layer, ax_layer_shape in);
-    /* Reals of scratch memory (net->scratch) its passes need for `rows`
+    /* Reals of scratch memory (net->workspace.scratch) its passes need for `rows`
      * rows; NULL for none. */
     int64_t (*scratch_reals)(const ax_layer *layer, int64_t rows);
     /* The backend operations the kind needs that ops lacks (their names,

@@ -11,7 +11,7 @@
  * (a few thousand values) and the forward pass is columns W'^T, the weight
  * gradient delta^T columns (transposed back into place) and the input
  * gradient col2im(delta W'). The columns of a group of images live in the
- * layer's part of net->scratch, bounded in size whatever the batch; when
+ * layer's part of net->workspace.scratch, bounded in size whatever the batch; when
  * the batch is one group the weight gradient reuses the forward pass's.
  * The bias and activation are the dense layer's backend passes over
  * (rows * positions, filters). */
@@ -308,15 +308,16 @@ static void *at(const ax_net *net, const void *base, int64_t reals)
     return (char *)base + (size_t)reals * net->backend->real_size;
 }
 
-/* The layer's two parts of net->scratch. */
+/* The layer's two parts of net->workspace.scratch. */
 static void *scratch_weights(const ax_net *net, const ax_layer *layer)
 {
-    return at(net, net->scratch, layer->scratch_offset);
+    return at(net, net->workspace.scratch, layer->scratch_offset);
 }
 
 static void *scratch_columns(const ax_net *net, const ax_layer *layer)
 {
-    return at(net, net->scratch, layer->scratch_offset + layer->spec.conv.filters * patch(layer));
+    return at(net, net->workspace.scratch,
+              layer->scratch_offset + layer->spec.conv.filters * patch(layer));
 }
 
 /* The weights (filters, channels, kh kw) of the parameters in the columns'
@@ -374,8 +375,8 @@ static void conv_backward_activation(ax_net *net, int index, void *delta, double
     else
         AX_PROFILED(net, AX_PROFILE_DERIVATIVE, index, 2.0 * nb * nl + nl * (nb - 1.0),
                     OPS->activation_backward(net->backend, layer->activation, delta,
-                                             net->outputs[index], kept_scale, bias_gradient,
-                                             positions_all, f));
+                                             net->workspace.outputs[index], kept_scale,
+                                             bias_gradient, positions_all, f));
 }
 
 /* dW (filters, channels, kh kw) = the sum over groups of delta^T columns(x),

@@ -179,8 +179,8 @@ static void dense_backward_activation(ax_net *net, int index, void *delta, doubl
     else /* derivative, Hadamard product and column sums in one pass */
         AX_PROFILED(net, AX_PROFILE_DERIVATIVE, index, 2.0 * nb * nl + nl * (nb - 1.0),
                     OPS->activation_backward(net->backend, layer->activation, delta,
-                                             net->outputs[index], kept_scale, bias_gradient, rows,
-                                             layer->out));
+                                             net->workspace.outputs[index], kept_scale,
+                                             bias_gradient, rows, layer->out));
 }
 
 static void dense_backward_weights(ax_net *net, int index, const void *delta, const void *x,

@@ -52,5 +52,5 @@ ax_status ax_window_require_image(int index, const char *item, ax_layer_shape in
 
 const void *ax_window_layer_input(const ax_net *net, int index)
 {
-    return index > 0 ? net->outputs[index - 1] : net->current_input;
+    return index > 0 ? net->workspace.outputs[index - 1] : net->workspace.current_input;
 }

@@ -1,5 +1,5 @@
-/* names.c: the text names of activations, losses, initialisations and
- * optimizers (those from the registry in optim/optimizer.c, which also
+/* names.c: the text names of activations, losses, initialisations,
+ * precisions and optimizers (those from the registry in optim/optimizer.c, which also
  * answers ax_optimizer_name; the layer layout syntax is layer.c's). */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +11,9 @@
 static const char *const activation_names[] = {"identity", "sigmoid", "tanh", "relu", "softmax"};
 static const char *const loss_names[] = {"auto", "cross-entropy", "binary-cross-entropy", "mse"};
 static const char *const init_names[] = {"auto", "he", "xavier", "uniform"};
+/* In the order of ax_precision's values; the spelling of checkpoints,
+ * optimizer states, bench lines and --precision. */
+static const char *const precision_names[] = {"f32", "f64", "bf16"};
 
 #define COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
@@ -56,6 +59,10 @@ const char *ax_activation_name(ax_activation activation)
 }
 const char *ax_loss_name(ax_loss loss) { return name_of(loss_names, COUNT(loss_names), (int)loss); }
 const char *ax_init_name(ax_init init) { return name_of(init_names, COUNT(init_names), (int)init); }
+const char *ax_precision_name(ax_precision precision)
+{
+    return name_of(precision_names, COUNT(precision_names), (int)precision);
+}
 
 ax_status ax_activation_parse(const char *name, ax_activation *out)
 {
@@ -81,6 +88,14 @@ ax_status ax_init_parse(const char *name, ax_init *out)
     int value = 0;
     AX_TRY(parse_name(init_names, COUNT(init_names), "initialisation", name, &value));
     *out = (ax_init)value;
+    return AX_STATUS_OK;
+}
+
+ax_status ax_precision_parse(const char *name, ax_precision *out)
+{
+    int value = 0;
+    AX_TRY(parse_name(precision_names, COUNT(precision_names), "precision", name, &value));
+    *out = (ax_precision)value;
     return AX_STATUS_OK;
 }
 

@@ -107,16 +107,6 @@ static void draw_initial_parameters(const ax_net *net, double *values)
  * fit). A layout of
  * absurd widths is then refused with its sizes rather than failing inside
  * malloc, or succeeding lazily and being killed by the kernel later. */
-/* Out of memory for `what`, followed by the reason a device backend's
- * alloc gave (naming the device and its memory) when it left one: the
- * caller clears the message before allocating. */
-static ax_status alloc_failure(const char *what)
-{
-    if (ax_error_message()[0])
-        return ax_fail_context(AX_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
-    return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
-}
-
 static ax_status check_network_memory(const ax_net_config *config, int64_t parameters, size_t real)
 {
     const double arenas = ax_device_is_cpu(config->device) ? 2.0 : 0.0;
@@ -218,16 +208,14 @@ ax_status ax_net_create(const ax_net_config *config, ax_net **out)
         status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating a network");
         goto done;
     }
-    ax_error_clear(); /* a device backend's alloc says why it failed (the device's memory) */
-    net->parameters = net->backend->ops->alloc(net->backend, (size_t)offset * real);
-    net->gradients = net->backend->ops->alloc(net->backend, (size_t)offset * real);
-    if (!net->parameters || !net->gradients) {
-        char what[128];
-        snprintf(what, sizeof what, "%lld parameters (the weights and the gradients, %zu bytes each)",
-                 (long long)offset, (size_t)offset * real);
-        status = alloc_failure(what);
+    char what[128];
+    snprintf(what, sizeof what, "%lld parameters (the weights and the gradients, %zu bytes each)",
+             (long long)offset, (size_t)offset * real);
+    status = ax_backend_alloc(net->backend, (size_t)offset * real, what, &net->parameters);
+    if (status == AX_STATUS_OK)
+        status = ax_backend_alloc(net->backend, (size_t)offset * real, what, &net->gradients);
+    if (status != AX_STATUS_OK)
         goto done;
-    }
     draw_initial_parameters(net, initial);
     net->backend->ops->upload_f64(net->backend, net->parameters, initial, offset);
 done:
@@ -240,38 +228,13 @@ done:
     return AX_STATUS_OK;
 }
 
-static void release_workspace(ax_net *net)
-{
-    ax_backend *backend = net->backend;
-    backend->ops->free(backend, net->input);
-    backend->ops->free(backend, net->side_input);
-    net->side_input = NULL;
-    net->side_rows = 0;
-    for (int l = 0; l < net->layer_count; l++) {
-        backend->ops->free(backend, net->outputs[l]);
-        net->outputs[l] = NULL;
-    }
-    backend->ops->free(backend, net->delta[0]);
-    backend->ops->free(backend, net->delta[1]);
-    backend->ops->free(backend, net->targets);
-    backend->ops->free(backend, net->scratch);
-    net->scratch = NULL;
-    net->scratch_reals = 0;
-    backend->ops->free(backend, net->labels);
-    free(net->predicted);
-    net->input = net->delta[0] = net->delta[1] = net->targets = NULL;
-    net->labels = net->predicted = NULL;
-    net->capacity = 0;
-    net->loaded_valid = false;
-}
-
 void ax_net_free(ax_net *net)
 {
     if (!net)
         return;
-    free(net->profile);
+    free(net->run.profile);
     if (net->backend) {
-        release_workspace(net);
+        ax_net_workspace_release(net);
         net->backend->ops->free(net->backend, net->parameters);
         net->backend->ops->free(net->backend, net->gradients);
         net->backend->ops->destroy(net->backend);
@@ -279,106 +242,6 @@ void ax_net_free(ax_net *net)
     free(net->specs);
     free(net->layers);
     free(net);
-}
-
-/* float32 rows taken in order are read where they lie (ax_net_load_batch;
- * bf16 keeps its activations in float32 too),
- * so the copy of the input is only needed for shuffled batches or another
- * precision: a full-batch epoch then needs no second copy of the data set. */
-static bool needs_input_copy(const ax_net *net, bool shuffled)
-{
-    return shuffled || net->config.precision == AX_PRECISION_F64 || !net->backend->host_memory;
-}
-
-ax_status ax_net_reserve(ax_net *net, int64_t rows)
-{
-    return ax_net_reserve_shuffled(net, rows, false);
-}
-
-/* Bytes of workspace per row, scratch aside (see ax_net_reserve_shuffled). */
-static size_t workspace_row_bytes(const ax_net *net, bool copy_input)
-{
-    size_t real = net->backend->real_size;
-    size_t row_bytes = (size_t)((copy_input ? net->config.input_width : 0) + 2 * net->max_width + 1) * real;
-    for (int l = 0; l < net->layer_count; l++)
-        row_bytes += (size_t)net->layers[l].out * real;
-    return row_bytes;
-}
-
-int64_t ax_net_inference_rows(const ax_net *net, int64_t rows)
-{
-    int64_t chunk = (int64_t)(AX_INFERENCE_BYTES / workspace_row_bytes(net, true));
-    if (chunk > AX_INFERENCE_ROWS)
-        chunk = AX_INFERENCE_ROWS;
-    if (chunk < 1)
-        chunk = 1;
-    return rows < chunk ? rows : chunk;
-}
-
-ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled)
-{
-    /* A copy of the input, once made, stays: an evaluation that grows the
-     * workspace in the middle of training (shuffled batches) must not take
-     * away the buffer the next batch is gathered into. */
-    bool copy_input = needs_input_copy(net, shuffled) || net->input != NULL;
-    if (rows <= net->capacity && (!copy_input || net->input))
-        return AX_STATUS_OK;
-    if (rows < net->capacity)
-        rows = net->capacity;
-    release_workspace(net);
-    ax_backend *backend = net->backend;
-    size_t real = backend->real_size;
-    size_t row_bytes = workspace_row_bytes(net, copy_input);
-    /* each layer its own part: a convolution keeps its columns from the
-     * forward pass to the backward pass */
-    int64_t scratch_reals = 0;
-    for (int l = 0; l < net->layer_count; l++) {
-        net->layers[l].scratch_offset = scratch_reals;
-        net->layers[l].columns_input = NULL;
-        if (net->layers[l].ops->scratch_reals)
-            scratch_reals += net->layers[l].ops->scratch_reals(&net->layers[l], rows);
-    }
-    char what[200], scratch[64] = "";
-    if (scratch_reals > 0)
-        snprintf(scratch, sizeof scratch, ", %lld bytes of scratch",
-                 (long long)((size_t)scratch_reals * real));
-    snprintf(what, sizeof what, "the workspace for a batch of %lld rows (%lld bytes per row%s)",
-             (long long)rows, (long long)row_bytes, scratch);
-    const double bytes = (double)rows * (double)row_bytes + (double)scratch_reals * (double)real;
-    if (bytes > 1e18)
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s needs %.3g GiB", what, bytes / 1073741824.0);
-    AX_TRY(ax_memory_check((size_t)bytes, what));
-
-    int64_t output_width = net->layers[net->layer_count - 1].out;
-    bool ok = true;
-    ax_error_clear(); /* a device backend's alloc says why it failed (the device's memory) */
-    if (copy_input) {
-        net->input = backend->ops->alloc(backend, (size_t)rows * (size_t)net->config.input_width * real);
-        ok = net->input != NULL;
-    }
-    for (int l = 0; l < net->layer_count && ok; l++) {
-        net->outputs[l] = backend->ops->alloc(backend, (size_t)rows * (size_t)net->layers[l].out * real);
-        ok = net->outputs[l] != NULL;
-    }
-    if (ok) {
-        net->delta[0] = backend->ops->alloc(backend, (size_t)rows * (size_t)net->max_width * real);
-        net->delta[1] = backend->ops->alloc(backend, (size_t)rows * (size_t)net->max_width * real);
-        net->targets = backend->ops->alloc(backend, (size_t)rows * (size_t)output_width * real);
-        net->labels = backend->ops->alloc(backend, (size_t)rows * sizeof(int32_t));
-        net->predicted = malloc((size_t)rows * sizeof(int32_t));
-        ok = net->delta[0] && net->delta[1] && net->targets && net->labels && net->predicted;
-    }
-    if (ok && scratch_reals > 0) {
-        net->scratch = backend->ops->alloc(backend, (size_t)scratch_reals * real);
-        net->scratch_reals = scratch_reals;
-        ok = net->scratch != NULL;
-    }
-    if (!ok) {
-        release_workspace(net);
-        return alloc_failure(what);
-    }
-    net->capacity = rows;
-    return AX_STATUS_OK;
 }
 
 void *ax_layer_block(const ax_net *net, void *arena, int layer)
@@ -477,21 +340,21 @@ ax_status ax_net_check_data(const ax_net *net, const ax_dataset *data, const cha
 
 void ax_net_profile_enable(ax_net *net, bool enabled)
 {
-    if (enabled && !net->profile)
-        net->profile = calloc(1, sizeof *net->profile); /* on failure profiling stays off */
+    if (enabled && !net->run.profile)
+        net->run.profile = calloc(1, sizeof *net->run.profile); /* on failure profiling stays off */
     else if (!enabled) {
-        free(net->profile);
-        net->profile = NULL;
+        free(net->run.profile);
+        net->run.profile = NULL;
     }
 }
 
 void ax_net_profile_reset(ax_net *net)
 {
-    if (net->profile)
-        ax_profile_clear(net->profile);
+    if (net->run.profile)
+        ax_profile_clear(net->run.profile);
 }
 
 int ax_net_profile_get(const ax_net *net, ax_profile_entry *entries, int capacity)
 {
-    return net->profile ? ax_profile_entries(net->profile, entries, capacity) : 0;
+    return net->run.profile ? ax_profile_entries(net->run.profile, entries, capacity) : 0;
 }

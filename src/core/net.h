@@ -13,19 +13,12 @@
 #include "core/layer.h"
 #include "perf/profile.h"
 
-struct ax_net {
-    ax_net_config config; /* loss and init resolved */
-    ax_backend *backend;
-    ax_layer *layers;     /* layer_count, input to output */
-    ax_layer_spec *specs; /* layer_count, the net's copy (config.layers points here) */
-    int layer_count;
-    int64_t parameter_count;
-    int64_t max_width;
-    void *parameters; /* arena (parameter_count) */
-    void *gradients;  /* same layout */
-
-    /* Workspace for up to `capacity` rows (ax_net_reserve). */
-    int64_t capacity;
+/* The buffers a pass works in, sized once for the largest batch
+ * (ax_net_reserve) so that training allocates nothing per step, and which
+ * batch they hold. Not part of the model: a network saved, loaded or
+ * copied has the same weights whatever its workspace held. */
+typedef struct ax_net_workspace {
+    int64_t capacity;                /* rows it holds (ax_net_reserve) */
     void *input;                     /* (capacity, input_width) copy, when needed */
     const void *current_input;       /* the loaded batch: input, or a view of the data set */
     /* Which rows `input` holds, so that a full batch in row order is not
@@ -50,7 +43,11 @@ struct ax_net {
     int32_t *labels;                 /* (capacity) backend memory */
     bool batch_has_labels;           /* the loaded answers are labels, not targets */
     int32_t *predicted;              /* (capacity) host memory */
+} ax_net_workspace;
 
+/* What a run attaches to the network while it trains or measures: none of
+ * it is the model, and each part is set and cleared by its owner. */
+typedef struct ax_net_run {
     /* The training run's data sets in backend memory (core/device_data.h),
      * while ax_train runs on a backend that can hold them; else NULL. */
     struct ax_device_data *device_data;
@@ -65,6 +62,23 @@ struct ax_net {
      * (src/parallel/replicas.c). NULL = none. */
     void (*gradient_ready)(void *user, int layer);
     void *gradient_ready_user;
+} ax_net_run;
+
+/* The model (its configuration, layers and parameter arena, with the
+ * gradient arena of the same layout), then what passes and runs use. */
+struct ax_net {
+    ax_net_config config; /* loss and init resolved */
+    ax_backend *backend;
+    ax_layer *layers;     /* layer_count, input to output */
+    ax_layer_spec *specs; /* layer_count, the net's copy (config.layers points here) */
+    int layer_count;
+    int64_t parameter_count;
+    int64_t max_width;
+    void *parameters; /* arena (parameter_count) */
+    void *gradients;  /* same layout */
+
+    ax_net_workspace workspace; /* owned: freed with the net */
+    ax_net_run run;
 };
 
 /* Runs call, timed into the network's profile as (kind, layer) with flops
@@ -72,15 +86,16 @@ struct ax_net {
  * asynchronous backends are timed for their work, not for queuing it. */
 #define AX_PROFILED(net, kind, layer, flops, call)                                \
     do {                                                                          \
-        ax_profile *profile_ = (net)->profile;                                    \
+        ax_profile *profile_ = (net)->run.profile;                                    \
         if (!profile_) {                                                          \
             call;                                                                 \
             break;                                                                \
         }                                                                         \
-        (net)->backend->ops->synchronize((net)->backend);                         \
+        /* A failure stays in the backend's status, which the pass checks. */     \
+        (void)ax_backend_synchronize((net)->backend);                             \
         double profile_start_ = ax_seconds_now();                                 \
         call;                                                                     \
-        (net)->backend->ops->synchronize((net)->backend);                         \
+        (void)ax_backend_synchronize((net)->backend);                             \
         ax_profile_record(profile_, (kind), (layer), profile_start_, (flops));    \
     } while (0)
 
@@ -89,8 +104,6 @@ void *ax_layer_block(const ax_net *net, void *arena, int layer);
 void *ax_layer_weights(const ax_net *net, void *arena, int layer);
 void *ax_layer_bias(const ax_net *net, void *arena, int layer);
 
-/* Makes the workspace hold at least rows rows (allocates only when it
- * grows), for batches of rows taken in order. */
 /* Rows per forward pass of predict, evaluate and layer activations: as
  * many as keep the workspace's rows within AX_INFERENCE_BYTES, at most
  * AX_INFERENCE_ROWS and at most `rows`, a function of the layout and `rows`
@@ -106,10 +119,13 @@ void *ax_layer_bias(const ax_net *net, void *arena, int layer);
 #define AX_INFERENCE_BYTES ((size_t)64 << 20)
 int64_t ax_net_inference_rows(const ax_net *net, int64_t rows);
 
-
+/* The workspace (net_workspace.c). ax_net_reserve (axon.h) makes it hold
+ * at least rows rows (allocating only when it grows), for batches of rows
+ * taken in order; _shuffled the same, for batches that may be shuffled (an
+ * order array). _release frees its buffers (capacity 0). */
 ax_status ax_net_reserve(ax_net *net, int64_t rows);
-/* The same, for batches that may be shuffled (an order array). */
 ax_status ax_net_reserve_shuffled(ax_net *net, int64_t rows, bool shuffled);
+void ax_net_workspace_release(ax_net *net);
 
 /* The rows of a dataset a pass works on: rows order[first + r] (or first + r
  * when order is NULL), r < count. */
@@ -122,6 +138,17 @@ typedef struct ax_batch {
 
 /* Copies a batch's inputs (and labels/targets) into the workspace. */
 void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers);
+/* Makes rows order[first + r] (first + r without an order), r < count, of
+ * the (rows, input width) float32 features the pass's input: read where
+ * they lie, or gathered into the workspace (net_workspace.c). For a sparse
+ * set (sparse not NULL) features are its values, whose address tells which
+ * set's rows are loaded, and the rows are made dense in the workspace. */
+void ax_net_load_inputs(ax_net *net, const float *features, const ax_dataset *sparse,
+                        const int64_t *order, int64_t first, int64_t count);
+/* Whether the workspace's side input has room for count rows, growing it if
+ * not. A buffer that cannot grow stays as it was (what an evaluation could
+ * not have, the next training step's input dropout still has). */
+bool ax_net_side_input_holds(ax_net *net, int64_t count);
 /* While keep is on (ax_train), a batch of rows in order stays in the
  * workspace and is not loaded again when asked for again; other rows in
  * order go to a side buffer. Off frees that buffer and forgets the batch. */

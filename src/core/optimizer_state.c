@@ -7,7 +7,9 @@
  * the steps an uninterrupted one would, bit for bit. */
 #include "core/optimizer_state.h"
 
+#include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,27 +28,31 @@ struct ax_optimizer_state {
     int64_t allocated;          /* doubles in each array allocated */
 };
 
-static const char *precision_name(ax_precision precision)
+/* How kind's state is carried (the registry's answer), or NULL for the kinds
+ * whose state belongs to one full batch and for a value no kind has. */
+static const ax_optimizer_carry *carry_of(ax_optimizer_kind kind)
 {
-    switch (precision) {
-    case AX_PRECISION_F32: return "f32";
-    case AX_PRECISION_F64: return "f64";
-    case AX_PRECISION_BF16: return "bf16";
+    const ax_optimizer_descriptor *descriptor = ax_optimizer_descriptor_of(kind);
+    return descriptor ? descriptor->carry : NULL;
+}
+
+/* The names of the kinds that carry a state, each followed by `suffix`,
+ * as a list ending in `last_joint` ("sgd, adam and adamw"), for messages. */
+static void carrying_kinds(const char *suffix, const char *last_joint, char *text, size_t capacity)
+{
+    int total = 0;
+    for (int k = 0; k < ax_optimizer_count(); k++)
+        total += carry_of((ax_optimizer_kind)k) != NULL;
+    text[0] = '\0';
+    for (int k = 0, listed = 0; k < ax_optimizer_count(); k++) {
+        if (!carry_of((ax_optimizer_kind)k))
+            continue;
+        const size_t used = strlen(text);
+        snprintf(text + used, capacity - used, "%s%s%s",
+                 listed == 0 ? "" : listed == total - 1 ? last_joint : ", ",
+                 ax_optimizer_name((ax_optimizer_kind)k), suffix);
+        listed++;
     }
-    return "unknown";
-}
-
-/* The kinds whose whole state is arrays of the parameters' shape and a step
- * count (CG's and L-BFGS's belong to one full batch). */
-static bool carries_state(ax_optimizer_kind kind)
-{
-    return kind == AX_OPTIMIZER_SGD || kind == AX_OPTIMIZER_ADAM || kind == AX_OPTIMIZER_ADAMW;
-}
-
-/* Adam and AdamW keep the same moments m and v. */
-static bool keeps_moments(ax_optimizer_kind kind)
-{
-    return kind == AX_OPTIMIZER_ADAM || kind == AX_OPTIMIZER_ADAMW;
 }
 
 ax_status ax_optimizer_state_create(ax_optimizer_state **state)
@@ -135,11 +141,14 @@ ax_status ax_optimizer_state_assign(ax_optimizer_state *state, ax_optimizer_kind
 {
     if (!state)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "no optimizer state to assign to");
-    if (!carries_state(kind))
-        return ax_fail(AX_STATUS_BAD_ARGUMENT,
-                       "an optimizer state is sgd's, adam's or adamw's, not %s (kind %d)",
+    const ax_optimizer_carry *carry = carry_of(kind);
+    if (!carry) {
+        char kinds[256];
+        carrying_kinds("'s", " or ", kinds, sizeof kinds);
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "an optimizer state is %s, not %s (kind %d)", kinds,
                        ax_optimizer_name(kind), (int)kind);
-    if (strcmp(precision_name(precision), "unknown") == 0)
+    }
+    if (strcmp(ax_precision_name(precision), "unknown") == 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "unknown precision %d for an optimizer state",
                        (int)precision);
     if (parameters <= 0)
@@ -149,22 +158,23 @@ ax_status ax_optimizer_state_assign(ax_optimizer_state *state, ax_optimizer_kind
     if (steps < 0)
         return ax_fail(AX_STATUS_BAD_ARGUMENT, "an optimizer state's step count must be >= 0, not %lld",
                        (long long)steps);
-    const bool arrays_fit = keeps_moments(kind) ? arrays == 2 : arrays == 0 || arrays == 1;
-    if (!arrays_fit)
+    if (arrays < carry->fewest_arrays || arrays > carry->most_arrays)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "a %s optimizer state holds %s arrays, not %d", ax_optimizer_name(kind),
-                       keeps_moments(kind) ? "2 (m and v)" : "0 or 1 (the velocity)", arrays);
+                       carry->arrays_text, arrays);
     for (int a = 0; a < arrays; a++) {
         if (!values || !values[a])
             return ax_fail(AX_STATUS_BAD_ARGUMENT, "array %d of the optimizer state is missing", a);
+        const bool nonnegative = a == carry->nonnegative_array;
         for (int64_t i = 0; i < parameters; i++) {
             const double x = values[a][i];
-            if (!isfinite(x) || (keeps_moments(kind) && a == 1 && x < 0.0))
+            if (!isfinite(x) || (nonnegative && x < 0.0))
                 return ax_fail(AX_STATUS_BAD_ARGUMENT,
                                "array %d of the %s optimizer state holds %g at %lld; its values must "
-                               "be finite%s",
+                               "be finite%s%s%s",
                                a, ax_optimizer_name(kind), x, (long long)i,
-                               keeps_moments(kind) && a == 1 ? " and >= 0 (second moments)" : "");
+                               nonnegative ? " and >= 0 (" : "",
+                               nonnegative ? carry->nonnegative_text : "", nonnegative ? ")" : "");
         }
     }
     AX_TRY(reserve(state, parameters, arrays));
@@ -181,12 +191,15 @@ ax_status ax_optimizer_state_assign(ax_optimizer_state *state, ax_optimizer_kind
 
 ax_status ax_optimizer_state_check_kind(const ax_optimizer_state *carried, ax_optimizer_kind kind)
 {
-    if (carried && !carries_state(kind))
+    if (carried && !carry_of(kind)) {
+        char kinds[256];
+        carrying_kinds("", " and ", kinds, sizeof kinds);
         return ax_fail(AX_STATUS_UNSUPPORTED,
                        "%s cannot carry an optimizer state from one training call into the next: "
                        "its search directions and correction pairs belong to one full batch; "
-                       "only sgd, adam and adamw take optimizer_state (set it to NULL)",
-                       ax_optimizer_name(kind));
+                       "only %s take optimizer_state (set it to NULL)",
+                       ax_optimizer_name(kind), kinds);
+    }
     return AX_STATUS_OK;
 }
 
@@ -217,16 +230,16 @@ ax_status ax_optimizer_state_start(const ax_optimizer_state *carried, ax_optimiz
     if (carried->precision != precision)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "the optimizer state is in precision %s; this network is %s",
-                       precision_name(carried->precision), precision_name(precision));
+                       ax_precision_name(carried->precision), ax_precision_name(precision));
     const int arrays = arrays_of(optimizer);
+    /* A held state is of a kind that carries one (assign and check_kind see to it). */
+    assert(optimizer->kind->carry != NULL);
     if (carried->arrays != arrays)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "the %s optimizer state holds %d array%s; this run keeps %d (%s)",
                        ax_optimizer_name(kind), carried->arrays, carried->arrays == 1 ? "" : "s",
-                       arrays,
-                       kind == AX_OPTIMIZER_SGD
-                           ? (arrays ? "momentum above 0: a velocity" : "momentum 0: no velocity")
-                           : "its two moments");
+                       arrays, arrays ? optimizer->kind->carry->why_some
+                                      : optimizer->kind->carry->why_none);
     for (int i = 0; i < arrays; i++)
         AX_TRY(ax_optimizer_state_set(optimizer, i, carried->values[i]));
     optimizer->counters.steps = carried->steps;

@@ -12,7 +12,6 @@
 #include "base/error.h"
 #include "base/memory.h"
 #include "base/random.h"
-#include "core/device_data.h"
 #include "core/net.h"
 #include "data/dataset.h"
 #include "data/stream.h"
@@ -35,110 +34,6 @@ static double dropout_before(const ax_net *net, const ax_regularization *regular
     return l > 0 ? regularization->dropout : 0.0;
 }
 
-/* Whether net->side_input has room for count rows, growing it if not. A
- * buffer that cannot grow stays as it was (what an evaluation could not
- * have, the next training step's input dropout still has). */
-static bool side_input_holds(ax_net *net, int64_t count)
-{
-    if (count <= net->side_rows)
-        return true;
-    void *grown = OPS->alloc(net->backend, (size_t)count * (size_t)net->config.input_width *
-                                               net->backend->real_size);
-    if (!grown)
-        return false;
-    OPS->free(net->backend, net->side_input);
-    net->side_input = grown;
-    net->side_rows = count;
-    return true;
-}
-
-/* dst (count, input_width) = the rows, gathered on the device from the
- * run's copy of the set when there is one (device_data.h), else from
- * host memory. */
-static void gather_inputs(ax_net *net, void *dst, const float *features, const ax_dataset *sparse,
-                          int64_t width, const int64_t *order, int64_t first, int64_t count)
-{
-    if (sparse) { /* host float32 (ax_net_check_sparse): the rows made dense there */
-        ax_dataset_densify_rows(sparse, dst, order, first, count);
-        return;
-    }
-    if (ax_device_data_gather_rows(net->device_data, dst, features, width, order, first, count))
-        net->device_batches++;
-    else
-        OPS->gather_rows(net->backend, dst, features, width, order, first, count);
-}
-
-/* features: the rows, or for a sparse set (sparse not NULL) its values,
- * whose address tells which set's rows are loaded. */
-static void load_inputs(ax_net *net, const float *features, const ax_dataset *sparse,
-                        const int64_t *order, int64_t first, int64_t count)
-{
-    int64_t width = net->config.input_width;
-    /* float32 rows in order are used where they lie: no copy (full batch, predict). */
-    if (!order && net->backend->host_memory && net->config.precision != AX_PRECISION_F64 &&
-        !sparse) {
-        net->current_input = features + first * width;
-        return;
-    }
-    const bool keeping = !order && net->reuse_loaded && net->loaded_valid;
-    if (keeping && net->loaded_features == features && net->loaded_first == first &&
-        net->loaded_count == count) {
-        net->current_input = net->input; /* the rows are there from the step before */
-        return;
-    }
-    if (keeping && side_input_holds(net, count)) {
-        /* Other rows in order (an evaluation): the kept batch stays. */
-        gather_inputs(net, net->side_input, features, sparse, width, NULL, first, count);
-        net->current_input = net->side_input;
-        return;
-    }
-    gather_inputs(net, net->input, features, sparse, width, order, first, count);
-    net->current_input = net->input;
-    /* A shuffled order changes between epochs at the same address: not kept. */
-    net->loaded_valid = order == NULL;
-    net->loaded_features = features;
-    net->loaded_first = first;
-    net->loaded_count = count;
-}
-
-static void load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
-{
-    const ax_dataset *data = batch->data;
-    const bool sparse = data->csr_values != NULL;
-    load_inputs(net, sparse ? data->csr_values : data->feature_values, sparse ? data : NULL,
-                batch->order, batch->first, batch->count);
-    if (!with_answers)
-        return;
-    net->batch_has_labels = data->labels != NULL;
-    if (data->labels) {
-        if (!ax_device_data_gather_labels(net->device_data, net->labels, data->labels,
-                                          batch->order, batch->first, batch->count))
-            OPS->gather_labels(net->backend, net->labels, data->labels, batch->order, batch->first,
-                               batch->count);
-    } else if (!ax_device_data_gather_rows(net->device_data, net->targets, data->target_values,
-                                           data->targets, batch->order, batch->first,
-                                           batch->count)) {
-        OPS->gather_rows(net->backend, net->targets, data->target_values, data->targets,
-                         batch->order, batch->first, batch->count);
-    }
-}
-
-void ax_net_keep_loaded_batch(ax_net *net, bool keep)
-{
-    net->reuse_loaded = keep;
-    net->loaded_valid = false;
-    if (!keep) {
-        OPS->free(net->backend, net->side_input);
-        net->side_input = NULL;
-        net->side_rows = 0;
-    }
-}
-
-void ax_net_load_batch(ax_net *net, const ax_batch *batch, bool with_answers)
-{
-    AX_PROFILED(net, AX_PROFILE_BATCH_COPY, -1, 0.0, load_batch(net, batch, with_answers));
-}
-
 ax_status ax_net_forward(ax_net *net, int64_t rows, const ax_regularization *regularization)
 {
     return ax_net_forward_from(net, rows, regularization, 0);
@@ -151,26 +46,26 @@ ax_status ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization
     if (input_rate > 0.0) {
         /* Without the copy the inputs would go through undropped: a
          * different model, trained without a word. */
-        if (!side_input_holds(net, rows))
+        if (!ax_net_side_input_holds(net, rows))
             return ax_fail(AX_STATUS_OUT_OF_MEMORY,
                            "out of memory for the copy of %lld input rows (%lld values each) "
                            "that input dropout (%g) drops",
                            (long long)rows, (long long)net->config.input_width, input_rate);
         /* The inputs' dropout on a copy: the rows may be the data set's own
          * (a float32 batch in order) or a batch kept for the next step. */
-        OPS->copy(net->backend, net->side_input, net->current_input,
+        OPS->copy(net->backend, net->workspace.side_input, net->workspace.current_input,
                   rows * net->config.input_width);
         AX_PROFILED(net, AX_PROFILE_DROPOUT, -1, 0.0,
-                    OPS->dropout(net->backend, net->side_input, input_rate,
+                    OPS->dropout(net->backend, net->workspace.side_input, input_rate,
                                  layer_key(regularization, -1), regularization->dropout_first_row,
                                  rows, net->config.input_width));
-        net->current_input = net->side_input;
-        net->loaded_valid = false;
+        net->workspace.current_input = net->workspace.side_input;
+        net->workspace.loaded_valid = false;
     }
-    const void *x = first > 0 ? net->outputs[first - 1] : net->current_input;
+    const void *x = first > 0 ? net->workspace.outputs[first - 1] : net->workspace.current_input;
     for (int l = first; l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
-        void *z = net->outputs[l];
+        void *z = net->workspace.outputs[l];
         layer->ops->forward(net, l, x, z, rows);
         const double rate = dropout_before(net, regularization, l + 1);
         if (rate > 0.0)
@@ -187,16 +82,17 @@ ax_status ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization
 static double output_loss(ax_net *net, int64_t rows, void *delta, double scale)
 {
     int64_t cols = net->layers[net->layer_count - 1].out;
-    const void *y = net->outputs[net->layer_count - 1];
-    const int32_t *labels = net->batch_has_labels ? net->labels : NULL;
+    const void *y = net->workspace.outputs[net->layer_count - 1];
+    const int32_t *labels = net->workspace.batch_has_labels ? net->workspace.labels : NULL;
     switch (net->config.loss) {
     case AX_LOSS_CROSS_ENTROPY:
-        return OPS->cross_entropy(net->backend, y, net->labels, delta, scale, rows, cols);
+        return OPS->cross_entropy(net->backend, y, net->workspace.labels, delta, scale, rows, cols);
     case AX_LOSS_BINARY_CROSS_ENTROPY:
-        return OPS->binary_cross_entropy(net->backend, y, labels, net->targets, delta, scale, rows,
-                                         cols);
+        return OPS->binary_cross_entropy(net->backend, y, labels, net->workspace.targets, delta,
+                                         scale, rows, cols);
     default:
-        return OPS->squared_error(net->backend, y, labels, net->targets, delta, scale, rows, cols);
+        return OPS->squared_error(net->backend, y, labels, net->workspace.targets, delta, scale,
+                                  rows, cols);
     }
 }
 
@@ -254,8 +150,10 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
     double loss = 0.0;
     /* TMVA's FLOP count counts derivative and Hadamard product:
      * the fused gradient does both. */
-    AX_PROFILED(net, AX_PROFILE_LOSS, last, with_gradient ? 2.0 * nb * nout : 0.0,
-                loss = output_loss(net, rows, with_gradient ? net->delta[current] : NULL, scale) * scale);
+    AX_PROFILED(
+        net, AX_PROFILE_LOSS, last, with_gradient ? 2.0 * nb * nout : 0.0,
+        loss = output_loss(net, rows, with_gradient ? net->workspace.delta[current] : NULL, scale) *
+               scale);
     if (l2 > 0.0)
         AX_PROFILED(net, AX_PROFILE_L2, -1, 0.0, loss += ax_net_l2_penalty(net, l2));
     if (l1 > 0.0)
@@ -267,22 +165,23 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
      * output's, which the activation's derivative turns into it. */
     const bool pre_activation =
         !(net->config.loss == AX_LOSS_MSE && output->activation != AX_ACT_IDENTITY);
-    output->ops->backward_activation(net, last, net->delta[current], 1.0, pre_activation, rows);
+    output->ops->backward_activation(net, last, net->workspace.delta[current], 1.0, pre_activation,
+                                     rows);
 
     for (int l = last; l >= 0; l--) {
         const ax_layer *layer = &net->layers[l];
-        const void *x = l > 0 ? net->outputs[l - 1] : net->current_input;
+        const void *x = l > 0 ? net->workspace.outputs[l - 1] : net->workspace.current_input;
         if (l == 0 && !first_weights)
             break;
-        layer->ops->backward_weights(net, l, net->delta[current], x, l2, rows);
+        layer->ops->backward_weights(net, l, net->workspace.delta[current], x, l2, rows);
         if (l1 > 0.0)
             AX_PROFILED(net, AX_PROFILE_L2, l, 0.0, add_l1_gradient(net, l, l1));
-        if (net->gradient_ready)
-            net->gradient_ready(net->gradient_ready_user, l);
+        if (net->run.gradient_ready)
+            net->run.gradient_ready(net->run.gradient_ready_user, l);
         if (l == 0)
             break;
-        void *previous = net->delta[1 - current];
-        layer->ops->backward_input(net, l, net->delta[current], previous, rows);
+        void *previous = net->workspace.delta[1 - current];
+        layer->ops->backward_input(net, l, net->workspace.delta[current], previous, rows);
         double kept_scale = 1.0;
         const double rate = dropout_before(net, regularization, l);
         if (rate > 0.0) {
@@ -432,30 +331,74 @@ ax_status ax_net_predict(ax_net *net, const float *inputs, int64_t rows, float *
     int64_t width = net->layers[net->layer_count - 1].out;
     for (int64_t first = 0; first < rows; first += chunk) {
         int64_t count = rows - first < chunk ? rows - first : chunk;
-        load_inputs(net, inputs, NULL, NULL, first, count);
+        ax_net_load_inputs(net, inputs, NULL, NULL, first, count);
         (void)ax_net_forward(net, count, NULL); /* no dropout: cannot fail */
-        OPS->download_f32(net->backend, outputs + first * width, net->outputs[net->layer_count - 1],
-                          count * width);
+        OPS->download_f32(net->backend, outputs + first * width,
+                          net->workspace.outputs[net->layer_count - 1], count * width);
     }
     return OPS->status(net->backend);
 }
 
-/* cuda-convnet2's multiview test on a streamed set of `views` views per
- * image: the softmax outputs of an image's views are averaged (summed in
- * view order in double), then the loss is -log of the true class's mean
+/* Passes over a streamed set of `views` views per image (cuda-convnet2's
+ * multiview test), shared by evaluate and predict: the views of an image
+ * are consecutive rows, and their softmax outputs are averaged. */
+
+/* Refuses views on a network whose outputs are not probabilities; else
+ * reserves the workspace for the images of a chunk, *per_chunk of them. */
+static ax_status begin_view_chunks(ax_net *net, int64_t images, int views, bool sparse,
+                                   int64_t *per_chunk)
+{
+    if (views > 1 && net->config.loss != AX_LOSS_CROSS_ENTROPY)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d views are averaged softmax outputs: the "
+                       "network's loss must be cross-entropy (softmax output), not %s", views,
+                       ax_loss_name(net->config.loss));
+    *per_chunk = ax_net_inference_rows(net, images * views) / views;
+    if (*per_chunk < 1)
+        *per_chunk = 1;
+    /* A sparse set's rows are made dense in the input buffer. */
+    return ax_net_reserve_shuffled(net, *per_chunk * views, sparse);
+}
+
+/* The batch's rows through the network (with its answers loaded or not),
+ * their outputs (rows, output width) copied into outputs. */
+static ax_status forward_batch(ax_net *net, const ax_batch *batch, bool with_answers,
+                               float *outputs)
+{
+    net->workspace.loaded_valid = false;
+    ax_net_load_batch(net, batch, with_answers);
+    ax_net_forward(net, batch->count, NULL);
+    OPS->download_f32(net->backend, outputs, net->workspace.outputs[net->layer_count - 1],
+                      batch->count * net->layers[net->layer_count - 1].out);
+    return OPS->status(net->backend);
+}
+
+/* The next `rows` rows of the stream (*window, the stream's) through the
+ * network, their outputs (rows, output width) copied into outputs. */
+static ax_status forward_stream_rows(ax_net *net, ax_batch_stream *stream, int64_t rows,
+                                     float *outputs, ax_dataset **window)
+{
+    AX_TRY(ax_batch_stream_next(stream, rows, window));
+    ax_batch batch = {.data = *window, .order = NULL, .first = 0, .count = rows};
+    return forward_batch(net, &batch, true, outputs);
+}
+
+/* The mean of output c over image i's views (summed in view order in double). */
+static double view_mean(const float *outputs, int64_t i, int views, int64_t width, int64_t c)
+{
+    double sum = 0.0;
+    for (int v = 0; v < views; v++)
+        sum += (double)outputs[(i * views + v) * width + c];
+    return sum / views;
+}
+
+/* The multiview test: the loss is -log of the true class's mean
  * probability and the prediction its argmax (the first of equal ones). */
 static ax_status evaluate_views(ax_net *net, const ax_dataset *data, int views,
                                 ax_evaluation *out)
 {
-    if (net->config.loss != AX_LOSS_CROSS_ENTROPY)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d views are averaged softmax outputs: the "
-                       "network's loss must be cross-entropy (softmax output), not %s", views,
-                       ax_loss_name(net->config.loss));
     const int64_t images = data->rows, classes = net->layers[net->layer_count - 1].out;
-    int64_t per_chunk = ax_net_inference_rows(net, images * views) / views;
-    if (per_chunk < 1)
-        per_chunk = 1;
-    AX_TRY(ax_net_reserve(net, per_chunk * views));
+    int64_t per_chunk = 0;
+    AX_TRY(begin_view_chunks(net, images, views, false, &per_chunk));
     out->confusion = calloc((size_t)(classes * classes), sizeof(int64_t));
     float *outputs = malloc((size_t)(per_chunk * views * classes) * sizeof *outputs);
     double *mean = malloc((size_t)classes * sizeof *mean);
@@ -471,22 +414,12 @@ static ax_status evaluate_views(ax_net *net, const ax_dataset *data, int views,
     for (int64_t first = 0; first < images && status == AX_STATUS_OK; first += per_chunk) {
         const int64_t count = images - first < per_chunk ? images - first : per_chunk;
         ax_dataset *window = NULL;
-        status = ax_batch_stream_next(data->stream, count * views, &window);
+        status = forward_stream_rows(net, data->stream, count * views, outputs, &window);
         if (status != AX_STATUS_OK)
             break;
-        ax_batch batch = {.data = window, .order = NULL, .first = 0, .count = count * views};
-        net->loaded_valid = false;
-        ax_net_load_batch(net, &batch, true);
-        ax_net_forward(net, count * views, NULL);
-        OPS->download_f32(net->backend, outputs, net->outputs[net->layer_count - 1],
-                          count * views * classes);
         for (int64_t i = 0; i < count; i++) {
-            for (int64_t c = 0; c < classes; c++) {
-                double sum = 0.0;
-                for (int v = 0; v < views; v++)
-                    sum += (double)outputs[(i * views + v) * classes + c];
-                mean[c] = sum / views;
-            }
+            for (int64_t c = 0; c < classes; c++)
+                mean[c] = view_mean(outputs, i, views, classes, c);
             int64_t guess = 0;
             for (int64_t c = 1; c < classes; c++)
                 if (mean[c] > mean[guess])
@@ -500,8 +433,6 @@ static ax_status evaluate_views(ax_net *net, const ax_dataset *data, int views,
     ax_batch_stream_end(data->stream);
     free(outputs);
     free(mean);
-    if (status == AX_STATUS_OK)
-        status = OPS->status(net->backend);
     if (status != AX_STATUS_OK) {
         ax_evaluation_free(out);
         return status;
@@ -523,17 +454,10 @@ ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data, ax_predict
                        "%lld inputs", data->source, (long long)data->rows,
                        (long long)data->features, (long long)net->config.input_width);
     const int views = data->stream ? ax_batch_stream_views(data->stream) : 1;
-    if (views > 1 && net->config.loss != AX_LOSS_CROSS_ENTROPY)
-        return ax_fail(AX_STATUS_BAD_ARGUMENT, "%d views are averaged softmax outputs: the "
-                       "network's loss must be cross-entropy (softmax output), not %s", views,
-                       ax_loss_name(net->config.loss));
-    AX_TRY(ax_net_check_sparse(net, data, "the"));
     const int64_t images = data->rows, width = net->layers[net->layer_count - 1].out;
-    int64_t per_chunk = ax_net_inference_rows(net, images * views) / views;
-    if (per_chunk < 1)
-        per_chunk = 1;
-    /* A sparse set's rows are made dense in the input buffer. */
-    AX_TRY(ax_net_reserve_shuffled(net, per_chunk * views, data->csr_values != NULL));
+    int64_t per_chunk = 0;
+    AX_TRY(ax_net_check_sparse(net, data, "the"));
+    AX_TRY(begin_view_chunks(net, images, views, data->csr_values != NULL, &per_chunk));
     float *outputs = malloc((size_t)(per_chunk * views * width) * sizeof *outputs);
     float *mean = views > 1 ? malloc((size_t)(per_chunk * width) * sizeof *mean) : NULL;
     if (!outputs || (views > 1 && !mean)) {
@@ -549,21 +473,12 @@ ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data, ax_predict
     }
     for (int64_t first = 0; first < images && status == AX_STATUS_OK; first += per_chunk) {
         const int64_t count = images - first < per_chunk ? images - first : per_chunk;
-        if (data->stream || data->csr_values) {
+        if (data->stream) {
             ax_dataset *window = NULL;
-            if (data->stream)
-                status = ax_batch_stream_next(data->stream, count * views, &window);
-            if (status != AX_STATUS_OK)
-                break;
-            ax_batch batch = {.data = window, .order = NULL, .first = 0, .count = count * views};
-            if (!data->stream) /* sparse: the rows made dense into the input buffer */
-                batch = (ax_batch){.data = data, .order = NULL, .first = first, .count = count};
-            net->loaded_valid = false;
-            ax_net_load_batch(net, &batch, data->stream != NULL);
-            ax_net_forward(net, count * views, NULL);
-            OPS->download_f32(net->backend, outputs, net->outputs[net->layer_count - 1],
-                              count * views * width);
-            status = OPS->status(net->backend);
+            status = forward_stream_rows(net, data->stream, count * views, outputs, &window);
+        } else if (data->csr_values) { /* sparse: the rows made dense into the input buffer */
+            ax_batch batch = {.data = data, .order = NULL, .first = first, .count = count};
+            status = forward_batch(net, &batch, false, outputs);
         } else {
             status = ax_net_predict(net, data->feature_values + first * data->features, count,
                                     outputs);
@@ -571,12 +486,8 @@ ax_status ax_net_predict_dataset(ax_net *net, const ax_dataset *data, ax_predict
         if (status != AX_STATUS_OK)
             break;
         for (int64_t i = 0; views > 1 && i < count; i++)
-            for (int64_t c = 0; c < width; c++) {
-                double sum = 0.0;
-                for (int v = 0; v < views; v++)
-                    sum += (double)outputs[(i * views + v) * width + c];
-                mean[i * width + c] = (float)(sum / views);
-            }
+            for (int64_t c = 0; c < width; c++)
+                mean[i * width + c] = (float)view_mean(outputs, i, views, width, c);
         if (!on_rows(first, count, views > 1 ? mean : outputs, user))
             status = ax_fail(AX_STATUS_INTERRUPTED, "prediction stopped by its caller after %lld "
                              "rows", (long long)first);
@@ -619,16 +530,17 @@ static ax_status evaluate(ax_net *net, const ax_dataset *data, ax_evaluation *ou
             if (status != AX_STATUS_OK)
                 break;
             batch = (ax_batch){.data = window, .order = NULL, .first = 0, .count = count};
-            net->loaded_valid = false; /* new rows where the last ones were */
+            net->workspace.loaded_valid = false; /* new rows where the last ones were */
         }
         ax_net_load_batch(net, &batch, true);
         (void)ax_net_forward(net, count, NULL); /* no dropout: cannot fail */
         loss_sum += ax_net_data_loss(net, count) * (double)count;
         if (classes > 0) {
-            OPS->argmax_rows(net->backend, net->outputs[net->layer_count - 1], net->predicted,
-                             count, classes);
+            OPS->argmax_rows(net->backend, net->workspace.outputs[net->layer_count - 1],
+                             net->workspace.predicted, count, classes);
             for (int64_t r = 0; r < count; r++) {
-                int32_t truth = batch.data->labels[batch.first + r], guess = net->predicted[r];
+                int32_t truth = batch.data->labels[batch.first + r],
+                        guess = net->workspace.predicted[r];
                 out->confusion[truth * classes + guess]++;
                 correct += truth == guess;
             }

@@ -13,6 +13,7 @@
  * need not be dense: any kind that declares its outputs linear in its
  * weights (ax_layer_ops.linear_product and bias_activation) will do. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/error.h"
@@ -51,10 +52,10 @@ ax_status ax_line_cache_create(ax_net *net, int64_t rows, ax_line_cache **out)
         return ax_fail(AX_STATUS_UNSUPPORTED,
                        "a line-search cache needs a first layer whose outputs are linear in its "
                        "weights; a %s layer's are not", net->layers[0].ops->name);
-    if (rows < 1 || rows > net->capacity)
+    if (rows < 1 || rows > net->workspace.capacity)
         return ax_fail(AX_STATUS_BAD_ARGUMENT,
                        "a line-search cache for %lld rows needs a workspace that large (it has %lld)",
-                       (long long)rows, (long long)net->capacity);
+                       (long long)rows, (long long)net->workspace.capacity);
     ax_line_cache *cache = calloc(1, sizeof *cache);
     if (!cache)
         return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the line-search cache");
@@ -62,13 +63,15 @@ ax_status ax_line_cache_create(ax_net *net, int64_t rows, ax_line_cache **out)
     cache->rows = rows;
     cache->width = net->layers[0].out;
     size_t bytes = (size_t)rows * (size_t)cache->width * net->backend->real_size;
-    cache->base = OPS->alloc(net->backend, bytes);
-    cache->along = OPS->alloc(net->backend, bytes);
-    if (!cache->base || !cache->along) {
+    char what[128];
+    snprintf(what, sizeof what, "the line-search cache (2 x %lld x %lld values)", (long long)rows,
+             (long long)cache->width);
+    ax_status status = ax_backend_alloc(net->backend, bytes, what, &cache->base);
+    if (status == AX_STATUS_OK)
+        status = ax_backend_alloc(net->backend, bytes, what, &cache->along);
+    if (status != AX_STATUS_OK) {
         ax_line_cache_free(cache);
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY,
-                       "out of memory for the line-search cache (2 x %lld x %lld values)",
-                       (long long)rows, (long long)cache->width);
+        return status;
     }
     *out = cache;
     return AX_STATUS_OK;
@@ -94,7 +97,7 @@ static void first_layer_product(ax_net *net, ax_line_cache *cache, const void *a
 {
     const ax_layer *layer = &net->layers[0];
     cache->flops += layer->ops->flops(layer, cache->rows, AX_LAYER_WORK_FORWARD_PRODUCT);
-    layer->ops->linear_product(net, 0, net->current_input, arena, out, cache->rows);
+    layer->ops->linear_product(net, 0, net->workspace.current_input, arena, out, cache->rows);
 }
 
 void ax_net_line_begin(ax_net *net, ax_line_cache *cache, const void *direction)
@@ -113,7 +116,7 @@ void ax_net_line_begin(ax_net *net, ax_line_cache *cache, const void *direction)
 /* The first layer's delta after ax_net_backward_along. */
 static const void *first_delta(const ax_net *net)
 {
-    return net->delta[(net->layer_count - 1) % 2];
+    return net->workspace.delta[(net->layer_count - 1) % 2];
 }
 
 /* gradient . d, with the first layer's weight part as delta . X D^T plus the
@@ -146,7 +149,7 @@ double ax_net_line_evaluate(ax_net *net, ax_line_cache *cache, double alpha, boo
     if (!cache->evaluated || alpha != cache->alpha) {
         /* z = X W^T + alpha X D^T, then bias and activation: the forward GEMM's
          * work without its pass over X (timed with the bias and activation). */
-        void *z = net->outputs[0];
+        void *z = net->workspace.outputs[0];
         const double n = (double)rows * (double)first->out;
         AX_PROFILED(net, AX_PROFILE_BIAS_ACTIVATION, 0, 4.0 * n,
                     OPS->copy(net->backend, z, cache->base, rows * first->out);
@@ -167,7 +170,8 @@ double ax_net_line_evaluate(ax_net *net, ax_line_cache *cache, double alpha, boo
     if (with_gradient && !cache->gradient_done) {
         /* dW = delta^T X + l2 W, the one pass over X the search needs */
         cache->flops += first->ops->flops(first, rows, AX_LAYER_WORK_WEIGHT_GRADIENT);
-        first->ops->backward_weights(net, 0, first_delta(net), net->current_input, l2, rows);
+        first->ops->backward_weights(net, 0, first_delta(net), net->workspace.current_input, l2,
+                                     rows);
         cache->gradient_done = true;
     }
     *slope = cache->slope;

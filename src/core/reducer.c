@@ -3,8 +3,8 @@
  * hands back its input, and the training loop needs no test for replicas. */
 #include "core/reducer.h"
 
-#include "core/checkpoint.h"
 #include "data/dataset.h"
+#include "data/fingerprint.h"
 
 static void single_select(ax_reducer *self, const ax_batch *batch, ax_batch *local) { *local = *batch; }
 

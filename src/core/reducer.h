@@ -48,7 +48,7 @@ typedef struct ax_reducer_ops {
     ax_status (*share_outcome)(ax_reducer *self, ax_status status, const char *what);
     /* After epoch `epoch`: fails when the replicas' weights differ. */
     ax_status (*check)(ax_reducer *self, const ax_net *net, int epoch);
-    /* The fingerprints (checkpoint.h) of the whole training and validation
+    /* The fingerprints (data/fingerprint.h) of the whole training and validation
      * sets (validation NULL: *validation_hash 0). */
     ax_status (*fingerprints)(ax_reducer *self, const ax_dataset *train, const ax_dataset *validation,
                               uint64_t *train_hash, uint64_t *validation_hash);

@@ -26,6 +26,7 @@
 #include "core/thread_governor.h"
 #include "core/train_state.h"
 #include "data/dataset.h"
+#include "data/fingerprint.h"
 #include "data/stream.h"
 #include "optim/optimizer.h"
 
@@ -87,7 +88,7 @@ static void clip_gradient(const step_context *step)
 static ax_status evaluate_loaded_batch(void *context, double *loss)
 {
     step_context *step = context;
-    double start = step->net->profile ? ax_seconds_now() : 0.0;
+    double start = step->net->run.profile ? ax_seconds_now() : 0.0;
     if (step->line) /* the weights may have moved other than along a search */
         ax_line_cache_invalidate(step->line);
     step->plain_evaluations++;
@@ -107,7 +108,7 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
     AX_TRY(ax_reducer_reduce(step->reducer, step->net, step->rows, loss));
     if (step->clip_norm > 0.0 || step->clip_value > 0.0)
         clip_gradient(step);
-    if (step->net->profile)
+    if (step->net->run.profile)
         step->evaluate_seconds += ax_seconds_now() - start;
     return AX_STATUS_OK;
 }
@@ -117,9 +118,9 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
 static ax_status begin_along(void *context, const void *direction)
 {
     step_context *step = context;
-    double start = step->net->profile ? ax_seconds_now() : 0.0;
+    double start = step->net->run.profile ? ax_seconds_now() : 0.0;
     ax_net_line_begin(step->net, step->line, direction);
-    if (step->net->profile)
+    if (step->net->run.profile)
         step->evaluate_seconds += ax_seconds_now() - start;
     return AX_STATUS_OK;
 }
@@ -128,10 +129,10 @@ static ax_status evaluate_along(void *context, double alpha, bool with_gradient,
                                 double *slope)
 {
     step_context *step = context;
-    double start = step->net->profile ? ax_seconds_now() : 0.0;
+    double start = step->net->run.profile ? ax_seconds_now() : 0.0;
     *loss = ax_net_line_evaluate(step->net, step->line, alpha, with_gradient, &step->regularization,
                                  slope);
-    if (step->net->profile)
+    if (step->net->run.profile)
         step->evaluate_seconds += ax_seconds_now() - start;
     return AX_STATUS_OK;
 }
@@ -519,7 +520,7 @@ static ax_status next_streamed(trainer *t, int epoch, int64_t b, int64_t count, 
     ax_status status = ax_batch_stream_next(t->train->stream, count, &window);
     if (status == AX_STATUS_OK) {
         *local = (ax_batch){.data = window, .order = NULL, .first = 0, .count = count};
-        t->net->loaded_valid = false; /* new rows where the last batch's were */
+        t->net->workspace.loaded_valid = false; /* new rows where the last batch's were */
         return AX_STATUS_OK;
     }
     ax_batch_stream_end(t->train->stream);
@@ -563,9 +564,9 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         AX_PROFILED(t->net, AX_PROFILE_SHUFFLE, -1, 0.0, ax_rng_permutation(&t->state.rng, t->order, rows));
     /* The epoch's order (drawn now, or restored from a checkpoint) goes to
      * the device once, where the batches are gathered by it. */
-    if (t->order && t->net->device_data)
+    if (t->order && t->net->run.device_data)
         AX_PROFILED(t->net, AX_PROFILE_BATCH_COPY, -1, 0.0,
-                    ax_device_data_set_order(t->net->device_data, t->order, rows));
+                    ax_device_data_set_order(t->net->run.device_data, t->order, rows));
     ax_objective objective = {.evaluate = evaluate_loaded_batch};
     step_context step = {.net = t->net,
                          .chunked_data = t->accumulator ? t->train : NULL,
@@ -623,7 +624,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
         const int64_t evaluations_before = t->optimizer->counters.evaluations;
         step.evaluate_seconds = 0.0;
         step.plain_evaluations = 0;
-        double step_start = t->net->profile ? ax_seconds_now() : 0.0;
+        double step_start = t->net->run.profile ? ax_seconds_now() : 0.0;
         if (deferred)
             backend->ops->loss_defer(backend, true);
         if (t->scheduled)
@@ -636,8 +637,8 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
             AX_TRY(backend_status(t->net));
             return status;
         }
-        if (t->net->profile) /* the step's own work: the update and any line-search algebra */
-            ax_profile_record_seconds(t->net->profile, AX_PROFILE_OPTIMIZER_UPDATE, -1,
+        if (t->net->run.profile) /* the step's own work: the update and any line-search algebra */
+            ax_profile_record_seconds(t->net->run.profile, AX_PROFILE_OPTIMIZER_UPDATE, -1,
                                       ax_seconds_now() - step_start - step.evaluate_seconds, 0.0);
         t->state.step++;
         /* A test's fault at this step (AXON_TEST_FAULT): the progress report
@@ -651,7 +652,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
              * output loss's sum times its scale (no L2 term: l2 is 0 here). */
             backend->ops->loss_accumulate(backend, ax_net_loss_scale(t->net, local.count),
                                           (double)batch.count, b + 1);
-            t->net->device_losses++;
+            t->net->run.device_losses++;
         } else if (!isfinite(loss)) {
             AX_TRY(backend_status(t->net));
             /* Finite weights whose penalty overflows: the cause is the l2
@@ -737,11 +738,11 @@ static ax_status evaluate_into(ax_net *net, ax_reducer *reducer, const ax_datase
         return ax_reducer_sum_evaluation(reducer, 0, loss, accuracy);
     ax_evaluation evaluation = ax_evaluation_empty();
     /* Evaluation is timed as one entry, not mixed into the training passes. */
-    ax_profile *profile = net->profile;
-    net->profile = NULL;
+    ax_profile *profile = net->run.profile;
+    net->run.profile = NULL;
     double start = ax_seconds_now();
     ax_status status = ax_net_evaluate(net, data, &evaluation);
-    net->profile = profile;
+    net->run.profile = profile;
     if (profile)
         ax_profile_record(profile, AX_PROFILE_EVALUATION, -1, start, 0.0);
     AX_TRY(status);
@@ -985,10 +986,8 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
     ax_status status = ax_net_reserve_shuffled(net, chunked ? FULL_BATCH_CHUNK_ROWS : local_batch,
                                                !full_batch || sparse);
     if (status == AX_STATUS_OK && chunked) {
-        t.accumulator = net->backend->ops->alloc(net->backend,
-                                                 (size_t)net->parameter_count * net->backend->real_size);
-        if (!t.accumulator)
-            status = ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the full-batch gradient sum");
+        status = ax_backend_alloc(net->backend, (size_t)net->parameter_count * net->backend->real_size,
+                                  "the full-batch gradient sum", &t.accumulator);
     }
     if (status == AX_STATUS_OK)
         status = ax_optimizer_create(config, net->backend, net->parameters, net->gradients,
@@ -1021,10 +1020,10 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
      * of their own, from host memory). */
     if (status == AX_STATUS_OK && !sharded) {
         const ax_dataset *sets[3] = {train, validation, test};
-        status = ax_device_data_create(net->backend, sets, 3, &net->device_data,
-                                       net->data_placement, sizeof net->data_placement);
+        status = ax_device_data_create(net->backend, sets, 3, &net->run.device_data,
+                                       net->run.data_placement, sizeof net->run.data_placement);
     } else if (sharded) {
-        snprintf(net->data_placement, sizeof net->data_placement,
+        snprintf(net->run.data_placement, sizeof net->run.data_placement,
                  "data sets in host memory: each replica gathers its shard's rows there");
     }
     /* SGD and Adam alone, without L2 (whose penalty is a dot product read
@@ -1068,8 +1067,8 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
         }
     }
     ax_train_state_release_taken(&t.snapshot, t.line_base);
-    ax_device_data_free(net->device_data);
-    net->device_data = NULL;
+    ax_device_data_free(net->run.device_data);
+    net->run.device_data = NULL;
     free(t.order);
     free(t.best_parameters);
     if (t.accumulator)

@@ -36,10 +36,21 @@ static int adam_state_arrays(const ax_train_config *config)
     return 2;
 }
 
+const ax_optimizer_carry ax_adam_carry = {
+    .fewest_arrays = 2,
+    .most_arrays = 2,
+    .arrays_text = "2 (m and v)",
+    .nonnegative_array = 1,
+    .nonnegative_text = "second moments",
+    .why_none = "its two moments",
+    .why_some = "its two moments",
+};
+
 const ax_optimizer_descriptor ax_optimizer_adam = {
     .name = "adam",
     .settings = AX_OPTIMIZER_SETTING_LEARNING_RATE | AX_OPTIMIZER_SETTING_BETAS,
     .default_learning_rate = 0.001,
     .state_arrays = adam_state_arrays,
     .step = adam_step,
+    .carry = &ax_adam_carry,
 };

@@ -39,4 +39,5 @@ const ax_optimizer_descriptor ax_optimizer_adamw = {
     .default_learning_rate = 0.001,
     .state_arrays = adamw_state_arrays,
     .step = adamw_step,
+    .carry = &ax_adam_carry,
 };

@@ -7,6 +7,7 @@
  * min(1, 2.02 (f - f_previous) / slope), convergence when the gradient's
  * largest component is at most gtol. One step is one iteration. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/error.h"
@@ -223,13 +224,14 @@ static ax_status cg_init(ax_optimizer *o)
     o->kind_state = s;
     s->g_largest = s->seen_alpha = NAN;
     size_t bytes = (size_t)o->count * o->backend->real_size;
-    s->x = o->backend->ops->alloc(o->backend, bytes);
-    s->g = o->backend->ops->alloc(o->backend, bytes);
-    s->d = o->backend->ops->alloc(o->backend, bytes);
+    char what[96];
+    snprintf(what, sizeof what, "the CG state (%lld parameters)", (long long)o->count);
+    void **arenas[] = {&s->x, &s->g, &s->d};
+    for (int i = 0; i < 3; i++)
+        AX_TRY(ax_backend_alloc(o->backend, bytes, what, arenas[i]));
     s->scratch = malloc((size_t)o->count * sizeof *s->scratch);
-    if (!s->x || !s->g || !s->d || !s->scratch)
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the CG state (%lld parameters)",
-                       (long long)o->count);
+    if (!s->scratch)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
     return AX_STATUS_OK;
 }
 

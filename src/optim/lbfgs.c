@@ -6,6 +6,7 @@
  * does). Pairs with s.y <= 0 would break positive definiteness and are
  * skipped; a direction that fails to descend resets the memory. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/error.h"
@@ -309,19 +310,18 @@ static ax_status lbfgs_init(ax_optimizer *o)
     st->rho = calloc((size_t)m, sizeof *st->rho);
     st->alpha = calloc((size_t)m, sizeof *st->alpha);
     st->scratch = malloc((size_t)o->count * sizeof *st->scratch);
-    st->x = b->ops->alloc(b, bytes);
-    st->g = b->ops->alloc(b, bytes);
-    st->d = b->ops->alloc(b, bytes);
-    bool ok = st->s && st->y && st->rho && st->alpha && st->scratch && st->x && st->g && st->d;
-    for (int i = 0; ok && i < m; i++) {
-        st->s[i] = b->ops->alloc(b, bytes);
-        st->y[i] = b->ops->alloc(b, bytes);
-        ok = st->s[i] && st->y[i];
+    char what[128];
+    snprintf(what, sizeof what, "the L-BFGS state (%d pairs of %lld parameters)", m,
+             (long long)o->count);
+    if (!st->s || !st->y || !st->rho || !st->alpha || !st->scratch)
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for %s", what);
+    void **arenas[] = {&st->x, &st->g, &st->d};
+    for (int i = 0; i < 3; i++)
+        AX_TRY(ax_backend_alloc(b, bytes, what, arenas[i]));
+    for (int i = 0; i < m; i++) {
+        AX_TRY(ax_backend_alloc(b, bytes, what, &st->s[i]));
+        AX_TRY(ax_backend_alloc(b, bytes, what, &st->y[i]));
     }
-    if (!ok)
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY,
-                       "out of memory for the L-BFGS state (%d pairs of %lld parameters)", m,
-                       (long long)o->count);
     return AX_STATUS_OK;
 }
 

@@ -98,11 +98,9 @@ static ax_status check_config(const ax_train_config *config)
 /* Allocates state arena i (zeroed). */
 static ax_status allocate_state(ax_optimizer *optimizer, int index)
 {
-    optimizer->state[index] = optimizer->backend->ops->alloc(
-        optimizer->backend, (size_t)optimizer->count * optimizer->backend->real_size);
-    if (!optimizer->state[index])
-        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory for the optimizer's state");
-    return AX_STATUS_OK;
+    return ax_backend_alloc(optimizer->backend,
+                            (size_t)optimizer->count * optimizer->backend->real_size,
+                            "the optimizer's state", &optimizer->state[index]);
 }
 
 ax_status ax_optimizer_create(const ax_train_config *config, ax_backend *backend, void *parameters,

@@ -54,6 +54,21 @@ typedef struct ax_optimizer_saved {
     } scalars[AX_OPTIMIZER_SAVED_MAX];
 } ax_optimizer_saved;
 
+/* How a kind's state goes from one training call into the next
+ * (core/optimizer_state.c, ax_train_config.optimizer_state): for the kinds
+ * whose whole state is the arenas state[0 ..] and a step count. The texts
+ * are for the messages that refuse a state. */
+typedef struct ax_optimizer_carry {
+    int fewest_arrays, most_arrays; /* how many arenas a carried state may hold */
+    const char *arrays_text;        /* those counts and what they hold: "2 (m and v)" */
+    /* An arena whose values are >= 0 (Adam's second moments), or -1; and
+     * what it is, for the message. */
+    int nonnegative_array;
+    const char *nonnegative_text;
+    /* Why a run keeps no arena, or some, for the message of a mismatch. */
+    const char *why_none, *why_some;
+} ax_optimizer_carry;
+
 /* One optimizer kind: its name, what it needs of training, and its
  * operations. Each kind's file defines one (ax_optimizer_sgd, ...) and the
  * registry in optimizer.c lists them at their enum values; the trainer, the
@@ -89,6 +104,9 @@ typedef struct ax_optimizer_descriptor {
     ax_status (*check_saved)(const ax_train_config *config, int64_t count,
                              const ax_optimizer_saved *saved);
     void (*restore)(ax_optimizer *optimizer, const ax_optimizer_saved *saved);
+    /* How its state is carried between calls, or NULL where it cannot be
+     * (CG's and L-BFGS's belong to one full batch). */
+    const ax_optimizer_carry *carry;
 } ax_optimizer_descriptor;
 
 /* The kinds (one file each), listed by the registry in optimizer.c. */
@@ -101,6 +119,8 @@ extern const ax_optimizer_descriptor ax_optimizer_adamw;
 /* Adam's update of every parameter from the gradient arena (adam.c), the
  * step count already advanced; AdamW's step ends with it. */
 void ax_adam_update_all(ax_optimizer *optimizer);
+/* Adam's moments m and v as a carried state (adam.c); AdamW's too. */
+extern const ax_optimizer_carry ax_adam_carry;
 
 /* The descriptor of kind, or NULL for a value no kind has. */
 const ax_optimizer_descriptor *ax_optimizer_descriptor_of(ax_optimizer_kind kind);

@@ -11,8 +11,8 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/random.h"
-#include "core/checkpoint.h"
 #include "data/dataset.h"
+#include "data/fingerprint.h"
 #include "parallel/replicas.h"
 
 /* Every sum goes through here, to be timed. */
@@ -262,16 +262,16 @@ void ax_replicas_arm(ax_replicas *replicas, ax_net *net, int64_t rows)
     replicas->share = share_of(replicas, rows);
     replicas->next_layer = net->layer_count - 1;
     replicas->begun = AX_STATUS_OK;
-    net->gradient_ready = gradient_ready;
-    net->gradient_ready_user = replicas;
+    net->run.gradient_ready = gradient_ready;
+    net->run.gradient_ready_user = replicas;
 }
 
 /* Begins the sums the backward pass did not (all of them for a rank
  * without rows in the batch) and waits for all. */
 static ax_status finish_overlapped(ax_replicas *replicas, ax_net *net)
 {
-    net->gradient_ready = NULL;
-    net->gradient_ready_user = NULL;
+    net->run.gradient_ready = NULL;
+    net->run.gradient_ready_user = NULL;
     replicas->armed = NULL;
     while (replicas->next_layer >= 0)
         begin_layer(replicas, net, replicas->next_layer--);

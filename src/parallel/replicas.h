@@ -39,7 +39,7 @@ ax_status ax_replicas_create(const ax_communicator *communicator, const ax_net *
                              const ax_dataset *test, ax_replicas **out);
 void ax_replicas_free(ax_replicas *replicas);
 
-/* The fingerprints (checkpoint.h) of the whole training and validation
+/* The fingerprints (data/fingerprint.h) of the whole training and validation
  * sets, from every rank's shard: the same on every rank, and the same as
  * one process holding all the rows computes (validation NULL: *validation_hash 0). */
 ax_status ax_replicas_fingerprints(ax_replicas *replicas, const ax_dataset *train,

@@ -314,9 +314,7 @@ int command_bench(int argc, char **argv)
         ax_dataset_free(work.test);
         return result;
     }
-    epoch_log log = {.work = &work, .precision = precision == AX_PRECISION_F64    ? "f64"
-                                                  : precision == AX_PRECISION_BF16 ? "bf16"
-                                                                                   : "f32",
+    epoch_log log = {.work = &work, .precision = ax_precision_name(precision),
                      .threads = replicas > 1 ? replicas * threads_each : threads};
     if (csv_path && !(log.csv = bench_csv_open(csv_path))) {
         fprintf(stderr, "axon bench: cannot open %s for appending\n", csv_path);
@@ -326,7 +324,7 @@ int command_bench(int argc, char **argv)
     work.train.progress_user = &log;
     printf("axon bench %s: %lld-%s, %s, batch %lld, %d epoch(s), %s, %d thread(s), %d repeat(s)",
            work.name, (long long)work.input_width, work.layers, ax_optimizer_name(work.train.optimizer),
-           (long long)work.train.batch_size, work.train.epochs, precision_name(precision), threads,
+           (long long)work.train.batch_size, work.train.epochs, precision_description(precision), threads,
            repeat);
     if (replicas > 1)
         printf(", %d replicas of %d thread(s)", replicas, threads_each);

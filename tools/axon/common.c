@@ -62,11 +62,13 @@ bool threads_left_to_axon(const cli_args *args)
 
 bool read_precision(const cli_args *args, ax_precision *precision)
 {
-    static const char *const names[] = {"f32", "f64", "bf16", NULL};
+    /* The library's names, in the order of the enum's values. */
+    const char *const names[] = {ax_precision_name(AX_PRECISION_F32), ax_precision_name(AX_PRECISION_F64),
+                                 ax_precision_name(AX_PRECISION_BF16), NULL};
     int index = 0;
     if (!cli_get_choice(args, "precision", names, &index))
         return false;
-    *precision = index == 1 ? AX_PRECISION_F64 : index == 2 ? AX_PRECISION_BF16 : AX_PRECISION_F32;
+    *precision = (ax_precision)index;
     /* Emulated bf16 computes the same roundings, so it runs rather than
      * refuses (results and tests carry over), but the user came for speed. */
     if (*precision == AX_PRECISION_BF16 && !ax_bf16_native())
@@ -129,7 +131,7 @@ int move_to_device(ax_net **net, ax_device device)
     return CLI_EXIT_OK;
 }
 
-const char *precision_name(ax_precision precision)
+const char *precision_description(ax_precision precision)
 {
     return precision == AX_PRECISION_F64    ? "f64 (double)"
            : precision == AX_PRECISION_BF16 ? (ax_bf16_native() ? "bf16 (bfloat16 GEMMs on VDPBF16PS, float32 elsewhere)"

@@ -46,6 +46,24 @@ bool data_settings_read(const cli_args *args, data_settings *settings)
     return true;
 }
 
+bool data_views_read(const cli_args *args, data_settings *settings)
+{
+    int views = 1;
+    if (!cli_get_int(args, "views", 1, 10, &views))
+        return false;
+    if (views != 1 && views != 10) {
+        cli_error(args, "--views is 1 (the centre crop) or 10 (corners and centre, mirrored)");
+        return false;
+    }
+    if (views == 10 && (settings->crop <= 0 || settings->stream_mode == STREAM_OFF)) {
+        cli_error(args, "--views 10 takes crops of streamed batches: give --crop N with "
+                        "--data batches:DIR");
+        return false;
+    }
+    settings->views = views;
+    return true;
+}
+
 bool data_stream_settings_read(const cli_args *args, const char *spec, data_settings *settings)
 {
     static const char *const modes[] = {"auto", "on", "off", NULL}; /* stream_mode */

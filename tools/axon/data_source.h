@@ -86,7 +86,7 @@ typedef struct data_settings {
     int64_t crop;
     bool mirror;
     double lighting; /* --lighting SIGMA, 0: none */
-    int views; /* axon eval --views: 1 or 10 (0 counts as 1) */
+    int views; /* --views of eval and predict: 1 or 10 (0 counts as 1) */
     bool subtract_mean;
     char mean[4200];          /* --data's mean.npy with --subtract-mean, else "" */
     bool unlabeled;           /* CSV/.npy: every column a feature, no labels (axon predict) */
@@ -95,6 +95,11 @@ typedef struct data_settings {
 /* Reads DATA_STREAM_OPTIONS (after data_settings_read) for --data spec;
  * false after printing an error. */
 bool data_stream_settings_read(const cli_args *args, const char *spec, data_settings *settings);
+
+/* Reads --views of eval and predict into settings->views (after
+ * data_stream_settings_read): 1, or 10 with --crop of streamed batches;
+ * false after printing an error. */
+bool data_views_read(const cli_args *args, data_settings *settings);
 
 /* Reads the DATA_SOURCE_OPTIONS (and --seed) from args; false after printing
  * a usage message. */

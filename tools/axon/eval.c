@@ -83,7 +83,7 @@ static void print_text(const char *model_path, const ax_net *net, const ax_datas
     char text[1024];
     ax_layers_format(config, text, sizeof text);
     printf("model     %s: %s, %lld parameters, %s\n", model_path, text,
-           (long long)ax_net_parameter_count(net), precision_name(config->precision));
+           (long long)ax_net_parameter_count(net), precision_description(config->precision));
     data_describe(data, text, sizeof text);
     printf("data      %s: %s\n", data_name(data, spec), text);
     printf("loss      %.6g (%s)\n", evaluation->loss, ax_loss_name(config->loss));
@@ -153,19 +153,8 @@ int command_eval(int argc, char **argv)
         !read_precision(&args, &precision) || !read_device(&args, &device) || !data_settings_read(&args, &settings) ||
         !data_stream_settings_read(&args, data_spec ? data_spec : test_spec, &settings))
         return CLI_EXIT_USAGE;
-    int views = 1;
-    if (!cli_get_int(&args, "views", 1, 10, &views))
+    if (!data_views_read(&args, &settings))
         return CLI_EXIT_USAGE;
-    if (views != 1 && views != 10) {
-        cli_error(&args, "--views is 1 (the centre crop) or 10 (corners and centre, mirrored)");
-        return CLI_EXIT_USAGE;
-    }
-    if (views == 10 && (settings.crop <= 0 || settings.stream_mode == STREAM_OFF)) {
-        cli_error(&args, "--views 10 takes crops of streamed batches: give --crop N with "
-                         "--data batches:DIR");
-        return CLI_EXIT_USAGE;
-    }
-    settings.views = views;
     /* An evaluation reads its rows once, in order: batches are streamed but with --stream off. */
     settings.stream = settings.stream_mode != STREAM_OFF;
     if (!model_path) {

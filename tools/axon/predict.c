@@ -244,18 +244,8 @@ int command_predict(int argc, char **argv)
         !data_stream_settings_read(&args, data_spec, &settings) ||
         !cli_get_flag(&args, "no-labels", &settings.unlabeled))
         return CLI_EXIT_USAGE;
-    int views = 1;
-    if (!cli_get_int(&args, "views", 1, 10, &views))
+    if (!data_views_read(&args, &settings))
         return CLI_EXIT_USAGE;
-    if (views != 1 && views != 10) {
-        cli_error(&args, "--views is 1 (the centre crop) or 10 (corners and centre, mirrored)");
-        return CLI_EXIT_USAGE;
-    }
-    if (views == 10 && (settings.crop <= 0 || settings.stream_mode == STREAM_OFF)) {
-        cli_error(&args, "--views 10 takes crops of streamed batches: give --crop N with "
-                         "--data batches:DIR");
-        return CLI_EXIT_USAGE;
-    }
     if (settings.mirror) {
         cli_error(&args, "--mirror is training's random mirroring; predict mirrors with --views 10");
         return CLI_EXIT_USAGE;
@@ -264,9 +254,8 @@ int command_predict(int argc, char **argv)
         cli_error(&args, "--lighting is training's colour noise; predict takes the images as they are");
         return CLI_EXIT_USAGE;
     }
-    settings.views = views;
     /* Streamed only where asked: a set loaded whole gives the rows as before. */
-    settings.stream = settings.stream_mode == STREAM_ON || settings.crop > 0 || views > 1 ||
+    settings.stream = settings.stream_mode == STREAM_ON || settings.crop > 0 || settings.views > 1 ||
                       settings.mean[0] != '\0';
     if (!model_path || !data_spec) {
         cli_error(&args, "--%s is required (see axon predict --help)", model_path ? "data" : "model");

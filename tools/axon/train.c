@@ -339,6 +339,21 @@ static bool read_resumed_phases(train_request *request, const char *note)
 }
 
 /* --resume FILE: the options come from the checkpoint. */
+/* The options a new run and a resumed one read alike: the data and its
+ * settings, where the results go, and how the run reports. */
+static bool read_run_files(const cli_args *args, train_request *request)
+{
+    return cli_get_nonempty(args, "data", &request->data) &&
+           cli_get_nonempty(args, "test", &request->test) &&
+           cli_get_nonempty(args, "out", &request->out) &&
+           cli_get_nonempty(args, "metrics", &request->metrics_path) &&
+           cli_get_flag(args, "quiet", &request->quiet) &&
+           cli_get_flag(args, "profile", &request->profile) &&
+           cli_get_nonempty(args, "profile-json", &request->profile_json) &&
+           data_settings_read(args, &request->data_settings) &&
+           data_stream_settings_read(args, cli_text(args, "data"), &request->data_settings);
+}
+
 static bool read_resume_request(const cli_args *args, train_request *request)
 {
     for (int i = 0; recorded_options[i]; i++)
@@ -347,16 +362,7 @@ static bool read_resume_request(const cli_args *args, train_request *request)
                             "leave it out", recorded_options[i]);
             return false;
         }
-    bool ok = cli_get_nonempty(args, "data", &request->data) &&
-              cli_get_nonempty(args, "test", &request->test) &&
-              cli_get_nonempty(args, "out", &request->out) &&
-              cli_get_nonempty(args, "metrics", &request->metrics_path) &&
-              cli_get_flag(args, "quiet", &request->quiet) &&
-              cli_get_flag(args, "profile", &request->profile) &&
-              cli_get_nonempty(args, "profile-json", &request->profile_json) &&
-              data_settings_read(args, &request->data_settings) &&
-              data_stream_settings_read(args, cli_text(args, "data"), &request->data_settings);
-    if (!ok)
+    if (!read_run_files(args, request))
         return false;
     if (!request->data) {
         cli_error(args, "--resume needs the training data again: add --data (and --test if the run had one)");
@@ -490,8 +496,7 @@ static bool read_request(const cli_args *args, train_request *request)
     int loss = 0, optimizer = 0, init = 0, keep_best = 0;
     int64_t batch = 0, seed = 1;
     bool nesterov = false, no_shuffle = false;
-    bool ok = cli_get_nonempty(args, "data", &request->data) &&
-              cli_get_nonempty(args, "test", &request->test) &&
+    bool ok = read_run_files(args, request) &&
               cli_get_nonempty(args, "layers", &request->layers) &&
               cli_get_choice(args, "loss", losses, &loss) &&
               cli_get_choice(args, "optimizer", optimizers, &optimizer) &&
@@ -519,16 +524,9 @@ static bool read_request(const cli_args *args, train_request *request)
               cli_get_double(args, "val-split", 0.0, 1.0, CLI_MAX_OPEN, &request->val_split) &&
               cli_get_int(args, "early-stop", 0, 1000000, &request->train.early_stop) &&
               cli_get_choice(args, "keep-best", keep_bests, &keep_best) &&
-              cli_get_nonempty(args, "out", &request->out) &&
-              cli_get_nonempty(args, "metrics", &request->metrics_path) &&
-              cli_get_flag(args, "quiet", &request->quiet) &&
-              cli_get_flag(args, "profile", &request->profile) &&
-              cli_get_nonempty(args, "profile-json", &request->profile_json) &&
               cli_get_flag(args, "no-shuffle", &no_shuffle) &&
               cli_get_flag(args, "keep-subnormals", &request->train.keep_subnormals) &&
-              cli_get_nonempty(args, "init-from", &request->init_from) &&
-              data_settings_read(args, &request->data_settings) &&
-              data_stream_settings_read(args, cli_text(args, "data"), &request->data_settings);
+              cli_get_nonempty(args, "init-from", &request->init_from);
     if (!ok)
         return false;
     if (request->init_from) {
@@ -776,7 +774,7 @@ static void print_header(const train_request *request, const ax_net *net, const 
                train_config->checkpoint_every == 1 ? "" : "s", kept);
     }
     ax_build_info build = ax_build_info_get();
-    printf("  precision   %s, %d thread%s, BLAS %s (%s)\n", precision_name(config->precision),
+    printf("  precision   %s, %d thread%s, BLAS %s (%s)\n", precision_description(config->precision),
            ax_threads(), ax_threads() == 1 ? "" : "s", build.blas ? build.blas : "?",
            build.blas_kernels ? build.blas_kernels : "?");
     if (!ax_device_is_cpu(config->device)) { /* the device's GEMMs and kernels, not BLAS's */

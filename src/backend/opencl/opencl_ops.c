@@ -337,6 +337,19 @@ void ax_ocl_argmax_rows(ax_backend *backend, const void *outputs, int32_t *host_
 
 /* ------------------------------------------- data sets on the device */
 
+/* The arguments both gather kernels end with (kernels.cl): the order
+ * (NULL: a dummy, not read, and the rows are first + r), the bytes of its
+ * indices, and the rows [first, first + count) of it. */
+static void arg_rows_in_order(ax_ocl_launch *launch, const void *order, int order_bytes,
+                              int64_t first, int64_t count)
+{
+    ax_ocl_arg_array(launch, order);
+    ax_ocl_arg_int(launch, order != NULL);
+    ax_ocl_arg_int(launch, order_bytes);
+    ax_ocl_arg_long(launch, first);
+    ax_ocl_arg_long(launch, count);
+}
+
 void ax_ocl_gather_rows_device(ax_backend *backend, void *dst, const float *block, int64_t width,
                                int64_t block_first, int64_t block_rows, const void *order,
                                int order_bytes, int64_t first, int64_t count)
@@ -349,11 +362,7 @@ void ax_ocl_gather_rows_device(ax_backend *backend, void *dst, const float *bloc
     ax_ocl_arg_long(&launch, width);
     ax_ocl_arg_long(&launch, block_first);
     ax_ocl_arg_long(&launch, block_rows);
-    ax_ocl_arg_array(&launch, order); /* NULL: a dummy, not read */
-    ax_ocl_arg_int(&launch, order != NULL);
-    ax_ocl_arg_int(&launch, order_bytes);
-    ax_ocl_arg_long(&launch, first);
-    ax_ocl_arg_long(&launch, count);
+    arg_rows_in_order(&launch, order, order_bytes, first, count);
     /* A group of up to 64 work-items per row, at most 4096 groups. */
     const size_t local = ax_ocl(backend)->group < 64 ? ax_ocl(backend)->group : 64;
     const int64_t groups = count < 4096 ? count : 4096;
@@ -369,11 +378,7 @@ void ax_ocl_gather_labels_device(ax_backend *backend, int32_t *dst, const int32_
                                         "gather_labels_device");
     ax_ocl_arg_array(&launch, dst);
     ax_ocl_arg_array(&launch, labels);
-    ax_ocl_arg_array(&launch, order);
-    ax_ocl_arg_int(&launch, order != NULL);
-    ax_ocl_arg_int(&launch, order_bytes);
-    ax_ocl_arg_long(&launch, first);
-    ax_ocl_arg_long(&launch, count);
+    arg_rows_in_order(&launch, order, order_bytes, first, count);
     ax_ocl_run(&launch, ax_ocl_elementwise_items(count), 0);
 }
 
