@@ -22,6 +22,7 @@
 set -u
 axon=$1
 work=$2
+case "$axon" in /*) ;; *) axon="$PWD/$axon" ;; esac
 rm -rf "$work"
 mkdir -p "$work" || exit 1
 cd "$work" || exit 1
