@@ -12,7 +12,10 @@
  *    protocol 5, an integer of 2^70, a complex number, a tuple as a dict key,
  *    big-endian, float16 and 9-dimensional arrays) is refused with
  *    AX_STATUS_BAD_FILE, a message naming the file and why, and the byte
- *    offset of the opcode where pickletools puts it. */
+ *    offset of the opcode where pickletools puts it;
+ *  - fourteen pickles made byte by byte (stack underflows, a missing MARK, a
+ *    memo key never stored, a negative length, a list as a dict key, REDUCE
+ *    of a number) refused at their opcode's offset with the reader's reason. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -268,6 +271,46 @@ static void test_refusals(void)
     CHECK(refusals == 9, "%d refusals in the manifest, not 9", refusals);
 }
 
+/* Pickles no writer makes, byte by byte: each refused at the opcode (offset
+ * after the 2 bytes of PROTO 2) with the reason the reader gives. */
+static void test_crafted(void)
+{
+    static const struct {
+        const char *bytes;
+        size_t size;
+        long offset;
+        const char *words;
+    } cases[] = {
+        {"\x80\x02" "e.", 4, 2, "no MARK before it"},
+        {"\x80\x02" "K\x01K\x02.", 7, 6, "STOP with other than one value on the stack"},
+        {"\x80\x02" "\x86.", 4, 2, "TUPLE1-3 with too few values on the stack"},
+        {"\x80\x02" "K\x01" "a.", 6, 4, "APPEND needs a list and a value"},
+        {"\x80\x02" "}K\x01" "s.", 7, 5, "SETITEM needs a dict, a key and a value"},
+        {"\x80\x02" "h\x03.", 5, 2, "a memo key never stored"},
+        {"\x80\x02" "K\x01R.", 6, 4, "REDUCE needs a callable and its arguments"},
+        {"\x80\x02" "K\x01" "b.", 6, 4, "BUILD needs an object and its state"},
+        {"\x80\x02" "T\xff\xff\xff\xff.", 8, 2, "a negative length"},
+        {"\x80\x02" "q\x00.", 5, 2, "nothing on the stack to remember"},
+        {"\x80\x02" "(K\x01" "e.", 7, 5, "no list or dict below its MARK"},
+        {"\x80\x02" "}(K\x01u.", 8, 6, "SETITEMS with a key but no value"},
+        {"\x80\x02" "}(]K\x01u.", 9, 7, "a dict key that is not a string or an integer"},
+        {"\x80\x02" "K\x01K\x02R.", 8, 6, "REDUCE of something other than an allowed global"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ax_pickle *pickle = NULL;
+        const ax_pickle_value *root = NULL;
+        ax_status status = ax_pickle_parse("crafted", (const unsigned char *)cases[i].bytes, cases[i].size,
+                                           &pickle, &root);
+        const char *message = status == AX_STATUS_OK ? "accepted" : ax_error_message();
+        char at[64];
+        snprintf(at, sizeof at, "crafted: pickle opcode 0x%02x at byte %ld: %s",
+                 (unsigned char)cases[i].bytes[cases[i].offset], cases[i].offset, cases[i].words);
+        CHECK(status == AX_STATUS_BAD_FILE && !pickle && !root && strncmp(message, at, strlen(at)) == 0,
+              "case %zu: expected '%s', got status %d: %s", i, at, (int)status, message);
+        ax_pickle_free(pickle);
+    }
+}
+
 int main(void)
 {
     test_values("values_p2.pkl");
@@ -276,6 +319,7 @@ int main(void)
     test_arrays("arrays_p2.pkl");
     test_arrays("arrays_p3.pkl");
     test_refusals();
+    test_crafted();
     if (failures == 0)
         printf("test_pickle_python: all passed\n");
     return failures ? 1 : 0;
