@@ -2,7 +2,8 @@
  * JSON (escapes, surrogate pairs, numbers at the int64 limits, nesting to the
  * limit) is read exactly, that each kind of invalid input is refused with the
  * byte offset where it goes wrong, and that strings written by the writer
- * parse back to themselves. */
+ * parse back to themselves. Every accessor takes NULL (an absent member)
+ * and answers as for a value of another type. */
 #include <math.h>
 #include <string.h>
 
@@ -122,6 +123,33 @@ static void test_objects(void)
     CHECK(ax_json_type_of(ax_json_object_value(root, 2)) == AX_JSON_OBJECT);
     CHECK(ax_json_object_key(root, 3) == NULL && ax_json_object_value(root, 3) == NULL);
     CHECK(ax_json_offset(entry) == 9);
+    ax_json_free(root);
+}
+
+/* A lookup that found nothing (NULL) reads as a value of another type in
+ * every accessor, so chained lookups on untrusted files cannot crash. */
+static void test_absent_values(void)
+{
+    ax_json *root = parse("{\"a\": 1}");
+    CHECK(root != NULL);
+    const ax_json *absent = ax_json_object_get(root, "b");
+    CHECK(absent == NULL);
+    int64_t integer = 7;
+    double number = 7;
+    bool flag = true;
+    CHECK(ax_json_type_of(absent) == AX_JSON_NULL);
+    CHECK(ax_json_offset(absent) == 0);
+    CHECK(ax_json_length(absent) == 0);
+    CHECK(ax_json_array_get(absent, 0) == NULL);
+    CHECK(ax_json_object_get(absent, "a") == NULL);
+    CHECK(ax_json_object_key(absent, 0) == NULL && ax_json_object_key_length(absent, 0) == 0);
+    CHECK(ax_json_object_value(absent, 0) == NULL);
+    CHECK(ax_json_string(ax_json_object_get(absent, "a")) == NULL);
+    CHECK(ax_json_string_length(absent) == 0);
+    CHECK(!ax_json_int(absent, &integer) && integer == 7);
+    CHECK(!ax_json_number(absent, &number) && number == 7);
+    CHECK(!ax_json_bool(absent, &flag) && flag);
+    CHECK(ax_json_int(ax_json_object_get(root, "a"), &integer) && integer == 1);
     ax_json_free(root);
 }
 
@@ -283,6 +311,7 @@ int main(void)
     test_scalars();
     test_strings();
     test_objects();
+    test_absent_values();
     test_nesting_limit();
     test_bad_input();
     test_utf8_validation();

@@ -599,7 +599,10 @@ void ax_json_free(ax_json *root)
 
 /* ------------------------------------------------------------- accessors */
 
-ax_json_type ax_json_type_of(const ax_json *node) { return node->type; }
+/* Every accessor takes NULL, the answer of a lookup that found nothing, and
+ * answers as for a value of another type: callers chain
+ * ax_json_string(ax_json_object_get(root, key)) on files they do not trust. */
+ax_json_type ax_json_type_of(const ax_json *node) { return node ? node->type : AX_JSON_NULL; }
 
 const char *ax_json_type_name(ax_json_type type)
 {
@@ -615,27 +618,27 @@ const char *ax_json_type_name(ax_json_type type)
     return "unknown";
 }
 
-size_t ax_json_offset(const ax_json *node) { return node->offset; }
+size_t ax_json_offset(const ax_json *node) { return node ? node->offset : 0; }
 
 size_t ax_json_length(const ax_json *node)
 {
-    if (node->type == AX_JSON_ARRAY)
+    if (ax_json_type_of(node) == AX_JSON_ARRAY)
         return node->as.array.count;
-    if (node->type == AX_JSON_OBJECT)
+    if (ax_json_type_of(node) == AX_JSON_OBJECT)
         return node->as.object.count;
     return 0;
 }
 
 const ax_json *ax_json_array_get(const ax_json *node, size_t index)
 {
-    if (node->type != AX_JSON_ARRAY || index >= node->as.array.count)
+    if (ax_json_type_of(node) != AX_JSON_ARRAY || index >= node->as.array.count)
         return NULL;
     return &node->as.array.items[index];
 }
 
 const ax_json *ax_json_object_get(const ax_json *node, const char *key)
 {
-    if (node->type != AX_JSON_OBJECT)
+    if (ax_json_type_of(node) != AX_JSON_OBJECT)
         return NULL;
     size_t length = strlen(key);
     for (size_t i = 0; i < node->as.object.count; i++) {
@@ -648,38 +651,38 @@ const ax_json *ax_json_object_get(const ax_json *node, const char *key)
 
 const char *ax_json_object_key(const ax_json *node, size_t index)
 {
-    if (node->type != AX_JSON_OBJECT || index >= node->as.object.count)
+    if (ax_json_type_of(node) != AX_JSON_OBJECT || index >= node->as.object.count)
         return NULL;
     return node->as.object.members[index].key;
 }
 
 size_t ax_json_object_key_length(const ax_json *node, size_t index)
 {
-    if (node->type != AX_JSON_OBJECT || index >= node->as.object.count)
+    if (ax_json_type_of(node) != AX_JSON_OBJECT || index >= node->as.object.count)
         return 0;
     return node->as.object.members[index].key_length;
 }
 
 const ax_json *ax_json_object_value(const ax_json *node, size_t index)
 {
-    if (node->type != AX_JSON_OBJECT || index >= node->as.object.count)
+    if (ax_json_type_of(node) != AX_JSON_OBJECT || index >= node->as.object.count)
         return NULL;
     return &node->as.object.members[index].value;
 }
 
 const char *ax_json_string(const ax_json *node)
 {
-    return node->type == AX_JSON_STRING ? node->as.string.chars : NULL;
+    return ax_json_type_of(node) == AX_JSON_STRING ? node->as.string.chars : NULL;
 }
 
 size_t ax_json_string_length(const ax_json *node)
 {
-    return node->type == AX_JSON_STRING ? node->as.string.length : 0;
+    return ax_json_type_of(node) == AX_JSON_STRING ? node->as.string.length : 0;
 }
 
 bool ax_json_int(const ax_json *node, int64_t *out)
 {
-    if (node->type != AX_JSON_INT)
+    if (ax_json_type_of(node) != AX_JSON_INT)
         return false;
     *out = node->as.integer;
     return true;
@@ -687,9 +690,9 @@ bool ax_json_int(const ax_json *node, int64_t *out)
 
 bool ax_json_number(const ax_json *node, double *out)
 {
-    if (node->type == AX_JSON_INT)
+    if (ax_json_type_of(node) == AX_JSON_INT)
         *out = (double)node->as.integer;
-    else if (node->type == AX_JSON_DOUBLE)
+    else if (ax_json_type_of(node) == AX_JSON_DOUBLE)
         *out = node->as.number;
     else
         return false;
@@ -698,7 +701,7 @@ bool ax_json_number(const ax_json *node, double *out)
 
 bool ax_json_bool(const ax_json *node, bool *out)
 {
-    if (node->type != AX_JSON_BOOL)
+    if (ax_json_type_of(node) != AX_JSON_BOOL)
         return false;
     *out = node->as.boolean;
     return true;

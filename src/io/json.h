@@ -37,6 +37,8 @@ AX_NODISCARD ax_status ax_json_parse(const char *text, size_t length, size_t fir
 /* Frees a tree returned by ax_json_parse; accepts NULL. */
 void ax_json_free(ax_json *root);
 
+/* Every accessor below accepts NULL (what a lookup that found nothing returns) and
+ * answers as for a value of another type: AX_JSON_NULL, 0, NULL or false. */
 /* The node's type; "null", "boolean", "integer", "number", "string", "array", "object". */
 ax_json_type ax_json_type_of(const ax_json *node);
 const char *ax_json_type_name(ax_json_type type);
