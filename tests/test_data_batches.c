@@ -1,6 +1,7 @@
-/* test_data_batches.c: proves ax_dataset_load_batches (batches.c) reads a
- * hand-written `axon prep` folder exactly and refuses every way its
- * meta.json or batch files can disagree, naming the file and the place.
+/* test_data_batches.c: proves ax_dataset_load_batches (batches.c) and the
+ * streamed reader of the same folders (stream.c) read a hand-written
+ * `axon prep` folder exactly and refuse every way its meta.json or batch
+ * files can disagree, naming the file and the place.
  * - A folder of two batches, colour images, labels stored as int64 in one
  *   and uint8 in the other: features are pixel / 255 (float64 reference),
  *   labels and image shape as written; a row range spanning both batches
@@ -13,7 +14,13 @@
  *   no images at all), each BAD_FILE or BAD_DATA with meta.json's path.
  * - batch file refusals (pixels of the wrong dtype or count, float or
  *   miscounted labels, a label outside the classes, a missing or truncated
- *   file), each naming the batch file; the output stays NULL. */
+ *   file), each naming the batch file; the output stays NULL.
+ * - Streamed: an unshuffled evaluation pass gives the loaded rows; refused
+ *   at opening: a view count other than 1 or 10, a crop that does not fit,
+ *   float labels (naming the batch's place in meta.json), a mean image of
+ *   another shape or with a value outside 0 .. 255 (NaN included); refused
+ *   while reading: a label outside the classes (the pass stops, naming the
+ *   file), a read outside a pass, a pass asked for more rows than it has. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdint.h>
@@ -21,6 +28,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "data/dataset.h"
+#include "data/stream.h"
 #include "test_util.h"
 #include "test_files.h"
 
@@ -258,6 +267,106 @@ static void test_batch_refusals(void)
     check_batch_refused(AX_STATUS_BAD_DATA, "b1_labels.npy", "label [1] is -1, outside 0 .. 1");
 }
 
+/* One evaluation pass of a streamed set, in meta.json's order, into rows. */
+static ax_status stream_pass(ax_dataset *streamed, int64_t count, float *rows)
+{
+    const ax_stream_pass pass = {.training = false, .shuffle = false, .seed = 1, .epoch = 0};
+    ax_status status = ax_batch_stream_begin(streamed->stream, &pass);
+    ax_dataset *window = NULL;
+    if (status == AX_STATUS_OK)
+        status = ax_batch_stream_next(streamed->stream, count, &window);
+    if (status == AX_STATUS_OK && rows)
+        memcpy(rows, window->feature_values, (size_t)(count * PIXELS) * sizeof *rows);
+    ax_batch_stream_end(streamed->stream);
+    return status;
+}
+
+static void test_stream(void)
+{
+    ax_dataset *whole = NULL, *streamed = NULL;
+    CHECK_OK(ax_dataset_load_batches(dir, &whole));
+    CHECK_OK(ax_batch_stream_open(dir, 0, false, NULL, 1, 1, 0.0, &streamed));
+    if (!whole || !streamed) {
+        ax_dataset_free(whole);
+        ax_dataset_free(streamed);
+        return;
+    }
+    CHECK(ax_dataset_rows(streamed) == ROWS0 + ROWS1);
+    float rows[(ROWS0 + ROWS1) * PIXELS];
+    CHECK_OK(stream_pass(streamed, ROWS0 + ROWS1, rows));
+    CHECK(memcmp(rows, ax_dataset_features_data(whole), sizeof rows) == 0);
+    ax_dataset *window = (ax_dataset *)1;
+    CHECK_FAILS(ax_batch_stream_next(streamed->stream, 1, &window), AX_STATUS_BAD_ARGUMENT,
+                "a streamed set read outside a pass");
+    CHECK(window == NULL);
+    CHECK_FAILS(stream_pass(streamed, ROWS0 + ROWS1 + 1, NULL), AX_STATUS_BAD_ARGUMENT,
+                "a pass asked for more than its 5 rows");
+    ax_dataset_free(streamed);
+    ax_dataset_free(whole);
+
+    /* A label outside the classes is found as the file is read. */
+    int64_t beyond[ROWS0] = {0, 2, 1};
+    write_npy_array(in_dir("b0_labels.npy"), "<i8", "(3,)", beyond, sizeof beyond);
+    streamed = NULL;
+    CHECK_OK(ax_batch_stream_open(dir, 0, false, NULL, 1, 1, 0.0, &streamed));
+    if (streamed) {
+        CHECK_FAILS(stream_pass(streamed, 2, NULL), AX_STATUS_BAD_DATA,
+                    "b0_labels.npy: label [1] is 2, outside 0 .. 1 (meta.json lists 2 labels)");
+        ax_dataset_free(streamed);
+    }
+    write_good_batches();
+
+    streamed = (ax_dataset *)1;
+    CHECK_FAILS(ax_batch_stream_open(dir, 0, false, NULL, 1, 3, 0.0, &streamed),
+                AX_STATUS_BAD_ARGUMENT, "3 views: 1 (the centre crop) or 10");
+    CHECK(streamed == NULL);
+    CHECK_FAILS(ax_batch_stream_open(dir, 3, false, NULL, 1, 1, 0.0, &streamed),
+                AX_STATUS_BAD_ARGUMENT, "a crop of 3 x 3 does not fit its 2 x 2 images");
+    CHECK_FAILS(ax_batch_stream_open(dir, -1, false, NULL, 1, 1, 0.0, &streamed),
+                AX_STATUS_BAD_ARGUMENT, "does not fit");
+    float float_labels[ROWS1] = {1, 0};
+    write_npy_array(in_dir("b1_labels.npy"), "<f4", "(2,)", float_labels, sizeof float_labels);
+    CHECK_FAILS(ax_batch_stream_open(dir, 0, false, NULL, 1, 1, 0.0, &streamed),
+                AX_STATUS_BAD_FILE, "b1_labels.npy: expected 2 integer labels");
+    CHECK(strstr(ax_error_message(), "batch 2 of 2 in ") && strstr(ax_error_message(), dir));
+    CHECK(streamed == NULL);
+    write_good_batches();
+
+    float mean[PIXELS];
+    for (int i = 0; i < PIXELS; i++)
+        mean[i] = 100.0f;
+    write_npy_array(in_dir("mean_grey.npy"), "<f4", "(2, 2, 1)", mean, 4 * sizeof *mean);
+    CHECK_FAILS(ax_batch_stream_open(dir, 0, false, in_dir("mean_grey.npy"), 1, 1, 0.0, &streamed),
+                AX_STATUS_BAD_FILE, "mean_grey.npy: expected a float32 (2, 2, 3) mean image");
+    write_npy_array(in_dir("mean_f8.npy"), "<f8", "(2, 2, 3)", (double[PIXELS]){0}, PIXELS * 8);
+    CHECK_FAILS(ax_batch_stream_open(dir, 0, false, in_dir("mean_f8.npy"), 1, 1, 0.0, &streamed),
+                AX_STATUS_BAD_FILE, "found dtype <f8 with 3 dimensions");
+    mean[5] = 255.5f;
+    write_npy_array(in_dir("mean_big.npy"), "<f4", "(2, 2, 3)", mean, sizeof mean);
+    CHECK_FAILS(ax_batch_stream_open(dir, 0, false, in_dir("mean_big.npy"), 1, 1, 0.0, &streamed),
+                AX_STATUS_BAD_DATA, "mean_big.npy: value [5] is 255.5, not a mean of pixels");
+    mean[5] = 100.0f;
+    mean[7] = NAN;
+    write_npy_array(in_dir("mean_nan.npy"), "<f4", "(2, 2, 3)", mean, sizeof mean);
+    CHECK_FAILS(ax_batch_stream_open(dir, 0, false, in_dir("mean_nan.npy"), 1, 1, 0.0, &streamed),
+                AX_STATUS_BAD_DATA, "mean_nan.npy: value [7] is nan, not a mean of pixels");
+    CHECK(streamed == NULL);
+    /* A good mean is subtracted before the 1/255. */
+    mean[7] = 100.0f;
+    write_npy_array(in_dir("mean.npy"), "<f4", "(2, 2, 3)", mean, sizeof mean);
+    CHECK_OK(ax_batch_stream_open(dir, 0, false, in_dir("mean.npy"), 1, 1, 0.0, &streamed));
+    if (streamed) {
+        float rows_less_mean[ROWS0 * PIXELS];
+        CHECK_OK(stream_pass(streamed, ROWS0, rows_less_mean));
+        int wrong = 0;
+        for (int i = 0; i < ROWS0; i++)
+            for (int j = 0; j < PIXELS; j++)
+                wrong += fabs(rows_less_mean[i * PIXELS + j] - (pixels[i][j] - 100.0) / 255.0) > 1e-7;
+        CHECK(wrong == 0);
+        ax_dataset_free(streamed);
+    }
+}
+
 int main(void)
 {
     if (!test_work_dir_make("axon-batches"))
@@ -273,6 +382,7 @@ int main(void)
     test_range_opens_only_its_batches();
     test_meta_refusals();
     test_batch_refusals();
+    test_stream();
     test_good_folder(); /* the refusals left nothing behind that changes a good load */
     test_work_dir_remove();
     return test_finish("test_data_batches");
