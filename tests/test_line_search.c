@@ -22,7 +22,10 @@
  *   step, exactly 10, 5, 2.5, 1.25, then the search converges below the
  *   wall; and with every step beyond the best one infinite it halves
  *   toward it (0.5 + 4 / 2^i exactly) until the interval is below xtol and
- *   ends saying so, the parameters back at x0. */
+ *   ends saying so, the parameters back at x0.
+ * - Nocedal-Wright's bracketing on a line falling forever: it doubles the
+ *   step to its largest step or through its 10 doublings and ends saying
+ *   which; uphill it refuses before evaluating anything. */
 #include <math.h>
 
 #include "backend/backend.h"
@@ -135,6 +138,9 @@ static ax_status evaluate(void *context, double *loss)
 
 typedef enum { SEARCH_BOTH, SEARCH_MORE_THUENTE, SEARCH_NOCEDAL_WRIGHT } which_search;
 
+/* The largest step a search may take: the tests of the bracketing's end lower it. */
+static double search_amax = 1e100;
+
 /* Runs one search of fn from x0 = 0 along d = 1 with first step alpha1;
  * the trials land in r. */
 static ax_status search(which_search which, function fn, double alpha1, double c1, double c2,
@@ -154,7 +160,7 @@ static ax_status search(which_search which, function fn, double alpha1, double c
     *r = (run){.fn = fn, .x = x, .g = g};
     ax_objective objective = {.evaluate = evaluate, .context = r};
     ax_line_search s = {.optimizer = optimizer, .objective = &objective, .x0 = x0,
-                        .direction = d, .c1 = c1, .c2 = c2, .amin = 1e-100, .amax = 1e100,
+                        .direction = d, .c1 = c1, .c2 = c2, .amin = 1e-100, .amax = search_amax,
                         .max_evaluations = 100};
     const value start = fn(0.0);
     ax_status status;
@@ -367,9 +373,41 @@ static void check_infinite_cost(void)
            result.reason ? result.reason : "?");
 }
 
+/* A line along which the cost falls forever (phi = -a): Nocedal-Wright's
+ * bracketing doubles the step, 1, 2, 4, ..., and ends at its largest step
+ * or after its 10 doublings, saying which; a first step beyond the largest
+ * is cut to it, one that is not a positive number starts at 1. Uphill
+ * (phi = a) it stops before any evaluation: not a descent direction. */
+static value downhill(double a) { return (value){-a, -1.0}; }
+static value uphill(double a) { return (value){a, 1.0}; }
+
+static void check_bracketing_ends(void)
+{
+    run r;
+    ax_line_search_result result;
+    search_amax = 4.0;
+    CHECK_OK(search(SEARCH_NOCEDAL_WRIGHT, downhill, 1.0, 1e-4, 0.9, &r, &result));
+    CHECK(!result.found && result.reason &&
+          strstr(result.reason, "failed to find a Wolfe point below its largest step"));
+    CHECK(r.count == 3 && r.trials[0] == 1.0 && r.trials[1] == 2.0 && r.trials[2] == 4.0);
+    CHECK_OK(search(SEARCH_NOCEDAL_WRIGHT, downhill, 100.0, 1e-4, 0.9, &r, &result));
+    CHECK(!result.found && r.count == 1 && r.trials[0] == 4.0);
+    search_amax = 1e100;
+    CHECK_OK(search(SEARCH_NOCEDAL_WRIGHT, downhill, NAN, 1e-4, 0.9, &r, &result));
+    CHECK(!result.found && result.reason &&
+          strstr(result.reason, "its bracketing ran out of steps"));
+    CHECK(r.count == 11 && r.trials[0] == 1.0 && r.trials[10] == 1024.0);
+    CHECK_OK(search(SEARCH_NOCEDAL_WRIGHT, downhill, -3.0, 1e-4, 0.9, &r, &result));
+    CHECK(r.count == 11 && r.trials[0] == 1.0);
+    CHECK_OK(search(SEARCH_NOCEDAL_WRIGHT, uphill, 1.0, 1e-4, 0.9, &r, &result));
+    CHECK(!result.found && r.count == 0 && result.reason &&
+          strstr(result.reason, "the search direction is not a descent direction"));
+}
+
 int main(void)
 {
     check_reference();
     check_infinite_cost();
+    check_bracketing_ends();
     return test_finish("test_line_search");
 }

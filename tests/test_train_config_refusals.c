@@ -1,7 +1,9 @@
 /* test_train_config_refusals.c: ax_train refuses an optimizer setting out of
  * its range (learning rate 0, NaN or infinite; momentum outside [0, 1);
  * Nesterov without momentum; Adam's betas outside [0, 1); epsilon 0; an
- * optimizer number that names none) with AX_STATUS_BAD_ARGUMENT and a message
+ * optimizer number that names none; CG's and L-BFGS's gtol negative, NaN or
+ * infinite, line-search evaluations outside 2 to 1000, an L-BFGS memory of
+ * 0) with AX_STATUS_BAD_ARGUMENT and a message
  * naming the setting and the value given, before any step: the weights are
  * those it was given, bit for bit. A valid config on the same net then trains
  * (the weights move), so the refusals are not of the net or the data. */
@@ -78,6 +80,28 @@ int main(void)
     c = sgd;
     c.optimizer = (ax_optimizer_kind)999;
     refused("optimizer 999", c, "999");
+    /* The full-batch optimizers' own settings (line_search.c, lbfgs.c). */
+    const ax_optimizer_kind full_batch[] = {AX_OPTIMIZER_CG, AX_OPTIMIZER_LBFGS};
+    for (int k = 0; k < 2; k++) {
+        c = sgd;
+        c.optimizer = full_batch[k];
+        c.gtol = -1e-3;
+        refused("gtol -1e-3", c, "gtol must be a finite number >= 0, not -0.001");
+        c.gtol = NAN;
+        refused("gtol NaN", c, "gtol must be a finite number >= 0, not nan");
+        c.gtol = INFINITY;
+        refused("gtol inf", c, "gtol must be a finite number >= 0, not inf");
+        c.gtol = 0.0;
+        c.line_search_max_evaluations = 1;
+        refused("1 line-search evaluation", c,
+                "line-search evaluations must be from 2 to 1000, not 1");
+        c.line_search_max_evaluations = 1001;
+        refused("1001 line-search evaluations", c, "from 2 to 1000, not 1001");
+    }
+    c = sgd;
+    c.optimizer = AX_OPTIMIZER_LBFGS;
+    c.lbfgs_memory = 0;
+    refused("L-BFGS memory 0", c, "the L-BFGS memory must be from 1 to 1000, not 0");
 
     /* the same net and data train with a valid config */
     c = sgd;
