@@ -1,6 +1,6 @@
 /* test_cg.c: nonlinear CG and L-BFGS. On functions with known minima (a
  * badly scaled quadratic, the Rosenbrock function) both reach the minimum to
- * 1e-6; a gradient that lies makes the line search fail with a reason; a
+ * 1e-6 (and, started there, stop at once having moved nothing); a gradient that lies makes the line search fail with a reason; a
  * NaN cost stops the run with the last good point kept (the galaxy network
  * against scipy's fmin_cg is test_cg_galaxy.c). Line searches along a direction (propagate_along.c, which keeps X W^T and
  * X D^T instead of reading X at every trial step) give the plain path's
@@ -147,6 +147,21 @@ static void test_quadratic(ax_optimizer_kind kind)
            (long long)r.evaluations, worst, r.reason ? r.reason : "?");
     CHECK(worst < 1e-6);
     CHECK(r.loss < 1e-12);
+}
+
+/* Started at the quadratic's minimum (gradient exactly 0): the first
+ * step evaluates once, says it converged and moves nothing. */
+static void test_start_at_minimum(ax_optimizer_kind kind)
+{
+    enum { N = 8 };
+    double start[N], x[N];
+    for (int i = 0; i < N; i++)
+        start[i] = quadratic_c(i, N);
+    run_result r = run(kind, QUADRATIC, N, start, x, 5);
+    CHECK_OK(r.status);
+    CHECK(r.converged && r.evaluations == 1 && r.loss == 0.0);
+    CHECK(r.reason && strcmp(r.reason, "converged: gradient norm below gtol") == 0);
+    CHECK(memcmp(start, x, sizeof x) == 0);
 }
 
 static void test_rosenbrock(ax_optimizer_kind kind, int64_t n)
@@ -603,6 +618,7 @@ int main(void)
     const ax_optimizer_kind kinds[2] = {AX_OPTIMIZER_CG, AX_OPTIMIZER_LBFGS};
     for (int k = 0; k < 2; k++) {
         test_quadratic(kinds[k]);
+        test_start_at_minimum(kinds[k]);
         test_rosenbrock(kinds[k], 2);
         test_rosenbrock(kinds[k], 10);
         test_line_search_failure(kinds[k]);
