@@ -17,7 +17,12 @@
 # - refusals naming the file, exit 1, no output folder left: a pickle that
 #   calls os.system (which must not run), a truncated data_batch, a 'data'
 #   whose shape disagrees with num_vis, labels of another length, a label
-#   outside label_names, a batch number past 99999; a non-empty output folder.
+#   outside label_names, a batch number past 99999; a non-empty output folder;
+#   batches.meta without a dict, num_vis, num_colors, label_names or with
+#   them out of range, a bad color_pca or jpeg_quality; data_batch files
+#   without data or labels, with data of another type, a JPEG that is not
+#   one, no images; no data_batch files; and axon folders whose files
+#   disagree with meta.json on the way to cuda-convnet2.
 # Usage: prep_cuda_convnet2.sh AXON WORKDIR
 set -u
 axon=$1
@@ -272,6 +277,120 @@ pickle.dump({"data": np.zeros((192, 2), np.uint8), "labels": np.array([0, -1], n
 PY
 refused "a negative label" "negative/data_batch_3: 'labels'[1] is not a label number" \
     out_negative -- "$axon" prep --from-cuda-convnet2 negative --out out_negative
+
+# batches.meta and data_batch files that disagree with what cuda-convnet2
+# writes, and axon folders that disagree with their meta.json on the way to
+# cuda-convnet2: each refused naming the file and the key or item, exit 1,
+# no output left. The folders are cc2's with one file replaced.
+"$python" - <<'PY' || exit 1
+import json, os, pickle, shutil
+import numpy as np
+def meta_case(name, meta):
+    shutil.copytree("cc2", name)
+    pickle.dump(meta, open(f"{name}/batches.meta", "wb"), protocol=2)
+def batch_case(name, batch, number=3):
+    shutil.copytree("cc2", name)
+    pickle.dump(batch, open(f"{name}/data_batch_{number}", "wb"), protocol=2)
+good = {"label_names": ["a", "b", "c", "d"], "num_vis": 192}
+meta_case("m_list", [1, 2])
+meta_case("m_novis", {"label_names": ["a"]})
+meta_case("m_strvis", {**good, "num_vis": "192"})
+meta_case("m_colors2", {**good, "num_colors": 2})
+meta_case("m_colors4", {**good, "num_colors": 4})
+meta_case("m_vis193", {**good, "num_vis": 193})
+meta_case("m_imgsize", {**good, "img_size": 7})
+meta_case("m_nonames", {"num_vis": 192})
+meta_case("m_emptynames", {**good, "label_names": []})
+meta_case("m_intname", {**good, "label_names": ["a", 5, "c", "d"]})
+meta_case("m_quality", {**good, "jpeg_quality": 101})
+meta_case("m_pca", {**good, "color_pca": (np.ones(3), np.eye(2))})
+meta_case("m_pcanan", {**good, "color_pca": (np.array([1.0, np.nan, 1.0]), np.eye(3))})
+meta_case("m_pcaneg", {**good, "color_pca": [np.array([1.0, -1.0, 1.0], np.float32), np.eye(3)]})
+batch_case("b_nodata", {"labels": [0, 1]})
+batch_case("b_nolabels", {"data": np.zeros((192, 2), np.uint8)})
+batch_case("b_floatdata", {"data": np.zeros((192, 2), np.float32), "labels": [0, 1]})
+batch_case("b_dict", {"data": {"x": 1}, "labels": [0, 1]})
+batch_case("b_mixed", {"data": [b"\xff\xd8"], "labels": [0]})
+def jpeg_case(name, batch):
+    shutil.copytree("cc2j", name)
+    pickle.dump(batch, open(f"{name}/data_batch_1", "wb"), protocol=2)
+jpeg_case("b_intjpeg", {"data": [b"\xff\xd8", 5], "labels": [0, 1]})
+jpeg_case("b_badjpeg", {"data": [b"not a jpeg"], "labels": [0]})
+os.makedirs("b_empty")
+shutil.copy("cc2/batches.meta", "b_empty/")
+pickle.dump({"data": np.zeros((192, 0), np.uint8), "labels": []},
+            open("b_empty/data_batch_1", "wb"), protocol=2)
+# an empty batch before the others (it once read a count array not yet made)
+shutil.copytree("cc2", "emptyfirst")
+pickle.dump({"data": np.zeros((192, 0), np.uint8), "labels": []},
+            open("emptyfirst/data_batch_0", "wb"), protocol=2)
+os.makedirs("b_none")
+shutil.copy("cc2/batches.meta", "b_none/")
+# axon -> cuda-convnet2: the converted folder ax/ with one thing changed
+def axon_case(name, edit):
+    shutil.copytree("ax", name)
+    edit(name)
+def names_edit(d):
+    m = json.load(open(f"{d}/meta.json")); m["labels"][2] = 7; json.dump(m, open(f"{d}/meta.json", "w"))
+def rename_edit(d):
+    m = json.load(open(f"{d}/meta.json"))
+    os.rename(f"{d}/batch_00002.npy", f"{d}/two.npy")
+    m["batches"][1]["data"] = "two.npy"
+    json.dump(m, open(f"{d}/meta.json", "w"))
+def labels_edit(d):
+    np.save(f"{d}/batch_00002_labels.npy", np.zeros(4, np.int32))
+def pixels_edit(d):
+    np.save(f"{d}/batch_00002.npy", np.zeros((5, 8, 8, 1), np.uint8))
+def label_range_edit(d):
+    np.save(f"{d}/batch_00003_labels.npy", np.array([0, 9, 1], np.int32))
+axon_case("a_names", names_edit)
+axon_case("a_rename", rename_edit)
+axon_case("a_labels", labels_edit)
+axon_case("a_pixels", pixels_edit)
+axon_case("a_range", label_range_edit)
+PY
+while IFS='|' read -r case text; do
+    refused "batches.meta or data_batch $case" "$case$text" "out_$case" -- \
+        "$axon" prep --from-cuda-convnet2 "$case" --out "out_$case"
+done <<'CASES'
+m_list|/batches.meta: holds no dict (cuda-convnet2's files are dicts)
+m_novis|/batches.meta: 'num_vis' is missing, not an integer in 1 .. 1099511627776
+m_strvis|/batches.meta: 'num_vis' is another type or out of range, not an integer
+m_colors2|/batches.meta: 'num_colors' is 2; axon reads 1 or 3
+m_colors4|/batches.meta: 'num_colors' is another type or out of range, not an integer in 1 .. 3
+m_vis193|/batches.meta: 'num_vis' 193 is not S x S x 3 for any image size S
+m_imgsize|/batches.meta: 'num_vis' 192 is not S x S x 3 for any image size S (nor for its 'img_size')
+m_nonames|/batches.meta: 'label_names' is missing, not a list of names
+m_emptynames|/batches.meta: 'label_names' is empty or another type, not a list of names
+m_intname|/batches.meta: 'label_names'[1] is not a string
+m_quality|/batches.meta: 'jpeg_quality' is another type or out of range, not an integer in 0 .. 100
+m_pca|/batches.meta: 'color_pca' is not (stdevs, eigenvectors)
+m_pcanan|/batches.meta: 'color_pca' is not (stdevs, eigenvectors)
+m_pcaneg|/batches.meta: 'color_pca' is not (stdevs, eigenvectors)
+b_nodata|/data_batch_3: lacks 'data'
+b_nolabels|/data_batch_3: lacks 'labels'
+b_floatdata|/data_batch_3: 'data' is a f4 array of 2 dimensions
+b_dict|/data_batch_3: 'data' is neither a uint8 array nor a list of
+b_mixed|/data_batch_3: 'data' is a list of JPEGs, where the batches before held pixel arrays; a folder holds one form
+b_intjpeg|/data_batch_1: 'data'[1] is not a byte string (a list of JPEGs)
+b_badjpeg|/data_batch_1: image 0 ('data'[0], 10 bytes)
+b_empty|: its batches hold no images
+b_none|: no data_batch_N files (not a cuda-convnet2
+CASES
+while IFS='|' read -r case text; do
+    refused "axon folder $case to cuda-convnet2" "$case$text" "out_$case" -- \
+        "$axon" prep --input "$case" --out "out_$case" --format cuda-convnet2
+done <<'CASES'
+a_names|/meta.json: "labels"[2] is not a string
+a_rename|/two.npy: not named batch_NNNNN as axon prep names them
+a_labels|/batch_00002_labels.npy: expected 5 integer labels as meta.json says
+a_pixels|/batch_00002.npy: expected uint8 (5, 8, 8, 3)
+a_range|/batch_00003_labels.npy: label [1] is 9, outside 0 .. 3
+CASES
+
+run "an empty batch first" -- "$axon" prep --from-cuda-convnet2 emptyfirst --out out_emptyfirst
+grep -qF "13 images in 3 batches" stdout || fail "an empty batch first: $(cat stdout)"
+same_folders ax out_emptyfirst "an empty batch first"
 
 mkdir full && touch full/keep
 "$axon" prep --from-cuda-convnet2 cc2 --out full >stdout 2>stderr

@@ -714,9 +714,13 @@ static ax_status from_cuda_convnet2(convert *c, ax_prep_summary *summary)
     int64_t largest = 0;
     for (size_t b = 0; status == AX_STATUS_OK && b < source_count; b++) {
         status = convert_batch(c, &sources[b], &jpeg_form, &form_known);
-        if (status == AX_STATUS_OK && c->batch_counts[sources[b].number] > largest)
-            largest = c->batch_counts[sources[b].number];
-        if (status == AX_STATUS_OK && summary)
+        /* A batch of no images writes and counts nothing: batch_counts may
+         * not reach its number (nor exist, when it comes first). */
+        const int64_t number = sources[b].number;
+        const int64_t images = number < c->batches ? c->batch_counts[number] : 0;
+        if (status == AX_STATUS_OK && images > largest)
+            largest = images;
+        if (status == AX_STATUS_OK && summary && images > 0)
             summary->batches_written++;
     }
     free_numbered(sources, source_count);
