@@ -6,7 +6,9 @@
 # Checks the summary's counts, the warning naming the bad file, the resume
 # of a rerun (and its removal of stale temporaries, and only those), the
 # refusal of other settings into the same folder, the exit statuses of usage
-# and runtime errors, and that the model learns the two labels.
+# and runtime errors, and that the model learns the two labels; tars that
+# cannot be listed (compressed, not a tar, nested too deep) and files a
+# folder walk ignores (dot files, a FIFO).
 # Usage: prep_cli.sh AXON WORKDIR
 set -u
 axon=$1
@@ -229,6 +231,40 @@ expect 0 "prep of a cut tar" -- "$axon" prep --input "$work/cut.tar" --out "$wor
     --size 16 --batch 8
 contains stderr "the member runs past the end of the tar (truncated?); skipped"
 contains stdout "2 images written, 1 skipped"
+
+# Tars axon cannot list image by image: a compressed one is refused with
+# the hint to decompress it, a file named .tar that is no tar is refused
+# (exit 1, no batches written); a tar inside 5 others is warned about
+# and left out, the images of the shallower ones kept. In a folder, names
+# starting with '.' and files that are not regular files (a FIFO) are
+# counted as ignored, never opened.
+gzip -c "$work/whole.tar" >"$work/whole.tar.gz" && cp "$work/whole.tar.gz" "$work/zipped.tar"
+expect 1 "prep of a gzip-compressed tar" -- "$axon" prep --input "$work/zipped.tar" \
+    --out "$work/zipped_out" --size 16 --batch 8
+contains stderr "zipped.tar: a compressed tar (gzip) cannot be read image by image in shuffled order; decompress it first"
+[ -z "$(ls "$work/zipped_out"/batch_* 2>/dev/null)" ] || fail "a compressed tar left batches"
+head -c 3000 /dev/zero | tr '\0' 'x' >"$work/fake.tar"
+expect 1 "prep of a file that is no tar" -- "$axon" prep --input "$work/fake.tar" \
+    --out "$work/fake_out" --size 16 --batch 8
+contains stderr "fake.tar: not a readable tar"
+rm -rf "$work/nest" && mkdir -p "$work/nest/cat"
+cp "$photos/logo2.png" "$work/nest/cat/0.png"
+cp "$photos/logo2.png" "$work/nest/cat/1.png"
+(cd "$work/nest" && tar cf t6.tar cat/1.png)
+for depth in 5 4 3 2 1; do (cd "$work/nest" && mv "t$((depth + 1)).tar" "cat/t$((depth + 1)).tar" &&
+    tar cf "t$depth.tar" cat/0.png "cat/t$((depth + 1)).tar" && rm "cat/t$((depth + 1)).tar"); done
+expect 0 "prep of tars nested 6 deep" -- "$axon" prep --input "$work/nest/t1.tar" \
+    --out "$work/nest_out" --size 16 --batch 8
+contains stderr "cat/t6.tar: tars nested more than 4 deep are not read"
+contains stdout "5 images written, 0 skipped"
+rm -rf "$work/odd" && mkdir -p "$work/odd/cat" "$work/odd/dog"
+cp "$photos/logo2.png" "$work/odd/cat/1.png"
+cp "$photos/logo2.png" "$work/odd/dog/1.png"
+cp "$photos/logo2.png" "$work/odd/dog/.hidden.png"
+mkfifo "$work/odd/cat/pipe.png"
+expect 0 "prep of a folder with a FIFO and a dot file" -- "$axon" prep --input "$work/odd" \
+    --out "$work/odd_out" --size 16 --batch 8
+contains stdout "2 images written, 0 skipped, 2 other files ignored; 2 labels"
 
 if [ "$failures" -ne 0 ]; then
     echo "prep_cli: $failures check(s) failed"
