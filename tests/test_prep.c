@@ -29,7 +29,10 @@
  *   naming the file, leaving no partial batch;
  * - ax_dataset_load_batches reads the output as pixels / 255.
  * - a validation set with an ILSVRC ground-truth file (folder and tar stored
- *   out of name order) gets each image's label by name order. */
+ *   out of name order) gets each image's label by name order;
+ * - options out of range or that cannot go together (no input or output,
+ *   image size, format, JPEG quality, batch size, a batch over 64 GiB, the
+ *   conversions' own) are refused naming the value, no output folder made. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <archive.h>
@@ -833,6 +836,76 @@ static void check_ground_truth(void)
     ax_prep_summary_free(&summary);
 }
 
+/* One refused set of options: BAD_ARGUMENT with text, and no output folder made. */
+static void check_refused_options(const ax_prep_options *options, const char *text)
+{
+    ax_prep_summary summary = ax_prep_summary_empty();
+    CHECK_FAILS(ax_prep_run(options, NULL, NULL, &summary), AX_STATUS_BAD_ARGUMENT, text);
+    CHECK(summary.images_written == 0 && summary.batches_written == 0);
+    ax_prep_summary_free(&summary);
+    struct stat info;
+    if (options && options->output && stat(options->output, &info) == 0) {
+        fprintf(stderr, "%s: made %s\n", text, options->output);
+        test_failures++;
+    }
+}
+
+/* Settings that cannot go together or lie outside their ranges are refused
+ * before the input is read or the output made, naming the setting and value. */
+static void check_option_refusals(const char *folder)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/refused_out", root);
+    ax_prep_options good = ax_prep_defaults();
+    good.input = folder;
+    good.output = out;
+    good.image_size = 8;
+    ax_prep_options o = good;
+    o.input = "";
+    check_refused_options(&o, "prep: no input folder or tar given");
+    check_refused_options(NULL, "prep: no input folder or tar given");
+    o = good;
+    o.output = NULL;
+    check_refused_options(&o, "prep: no output folder given");
+    o = good;
+    o.image_size = 0;
+    check_refused_options(&o, "prep: image size 0 is outside 1 .. 16384");
+    o.image_size = 16385;
+    check_refused_options(&o, "prep: image size 16385 is outside 1 .. 16384");
+    o = good;
+    o.format = (ax_prep_format)7;
+    check_refused_options(&o, "prep: unknown batch format 7 (raw 0 or jpeg 1)");
+    o = good;
+    o.format = AX_PREP_FORMAT_JPEG;
+    o.jpeg_quality = 0;
+    check_refused_options(&o, "prep: JPEG quality 0 is outside 1 .. 100");
+    o.jpeg_quality = 101;
+    check_refused_options(&o, "prep: JPEG quality 101 is outside 1 .. 100");
+    o = good;
+    o.batch_size = 0;
+    check_refused_options(&o, "prep: batch size 0 is outside 1 .. 1000000");
+    o.batch_size = 1000001;
+    check_refused_options(&o, "prep: batch size 1000001 is outside 1 .. 1000000");
+    o.batch_size = 1000000; /* 1e6 images of 16384^2 x 3 bytes */
+    o.image_size = 16384;
+    check_refused_options(&o, "prep: a batch of 1000000 images of 16384 x 16384 pixels exceeds "
+                              "64 GiB; use a smaller --batch");
+    /* The conversions of cuda-convnet2's folders check their own. */
+    o = good;
+    o.from_cuda_convnet2 = true;
+    o.format = AX_PREP_FORMAT_CUDA_CONVNET2;
+    check_refused_options(&o, "prep: from cuda-convnet2 to cuda-convnet2 is no conversion");
+    o.format = (ax_prep_format)9;
+    check_refused_options(&o, "prep: unknown batch format 9 (raw 0 or jpeg 1)");
+    o.format = AX_PREP_FORMAT_JPEG;
+    o.jpeg_quality = -5;
+    check_refused_options(&o, "prep: JPEG quality -5 is outside 1 .. 100");
+    o = good;
+    o.from_cuda_convnet2 = true;
+    o.output = NULL;
+    check_refused_options(&o, "prep: the input and output folders are required");
+}
+
 int main(void)
 {
     check_resize_unit();
@@ -993,6 +1066,7 @@ int main(void)
     ax_prep_summary_free(&summary);
 
     check_ground_truth();
+    check_option_refusals(folder);
 
     for (int i = 0; i < member_count; i++)
         free(members[i].bytes.data);
