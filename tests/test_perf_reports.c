@@ -15,8 +15,16 @@
  *   lanes x 2 x pipes x clock x cores (float64 half of float32), the FMA
  *   loop's rate and the bf16 peak positive and finite.
  * - ax_net_gemm_rate: positive and finite in float32 and float64; a batch
- *   of 0 refused. */
+ *   of 0 refused.
+ * - ax_set_threads: more than 4096 refused, the count kept; the default is
+ *   OMP_NUM_THREADS when set, else the CPUs of this process's affinity
+ *   mask (sched_getaffinity); ax_others_running is -1 or a count. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* CPU_COUNT, setenv */
+#endif
 #include <math.h>
+#include <sched.h>
+#include <stdlib.h>
 
 #include "test_util.h"
 #include "test_datasets.h"
@@ -159,10 +167,38 @@ static void check_gemm_rate(void)
     }
 }
 
+static void check_threads(void)
+{
+    const int before = ax_threads();
+    CHECK_FAILS(ax_set_threads(5000), AX_STATUS_BAD_ARGUMENT,
+                "5000 threads is more than this machine can use");
+    CHECK(ax_threads() == before);
+    const char *saved = getenv("OMP_NUM_THREADS");
+    char *kept = saved ? strdup(saved) : NULL;
+    CHECK(setenv("OMP_NUM_THREADS", "3", 1) == 0);
+    CHECK_OK(ax_set_threads(0));
+    CHECK(ax_threads() == 3);
+    CHECK(setenv("OMP_NUM_THREADS", "none", 1) == 0); /* not a count: the default */
+    CHECK_OK(ax_set_threads(-1));
+    cpu_set_t set;
+    CHECK(sched_getaffinity(0, sizeof set, &set) == 0);
+    CHECK(ax_threads() == CPU_COUNT(&set));
+    if (kept)
+        CHECK(setenv("OMP_NUM_THREADS", kept, 1) == 0);
+    else
+        CHECK(unsetenv("OMP_NUM_THREADS") == 0);
+    free(kept);
+    const int others = ax_others_running();
+    CHECK(others >= -1);
+    CHECK_OK(ax_set_threads(before));
+    CHECK(ax_threads() == before);
+}
+
 int main(void)
 {
     check_profile();
     check_peak();
     check_gemm_rate();
+    check_threads();
     return test_finish("test_perf_reports");
 }
