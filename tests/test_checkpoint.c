@@ -7,7 +7,9 @@
  * whose checkpoints carry the kind's own state and the line-search cache's
  * X W^T. Also: only the newest K checkpoints are kept, a divergence leaves
  * the old ones untouched, and corrupt files, other data, changed options and
- * edited or mismatched optimizer states are refused. */
+ * edited or mismatched optimizer states are refused; so is metadata edited
+ * by hand (a field missing, of another type, out of range or unparsable; a
+ * section not JSON or not an object), naming the file, section and field. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -559,6 +561,41 @@ static void test_refusals(const ax_dataset *train)
     CHECK(strcmp(ax_precision_name((ax_precision)7), "unknown") == 0);
     edit_checkpoint(path, bad, "net", "\"precision\":\"f32\"", "\"precision\":\"f16\"", NULL, 0, 0);
     check_refused(bad, "unknown precision 'f16' (choose from f32, f64, bf16)");
+
+    /* Metadata edited by hand: each field missing, of another type, out of
+     * range or not parsable is refused naming the section and the field. */
+    static const struct {
+        const char *section, *find, *replace, *text;
+    } edits[] = {
+        {"net", "\"input_width\":", "\"input_width\":\"six\",\"x\":",
+         "checkpoint metadata \"net\": field \"input_width\" has the wrong type"},
+        {"net", "\"input_width\":", "\"width\":", "field \"input_width\" is missing"},
+        {"net", "\"input_width\":", "\"input_width\":0,\"x\":",
+         "checkpoint metadata \"net\": field \"input_width\""},
+        {"net", "\"seed\":\"", "\"seed\":\"12", "field \"seed\" is not 16 hexadecimal digits"},
+        {"net", "\"device\":", "\"device\":\"cpu:1\",\"x\":", "device 'cpu:1' is not a device"},
+        {"net", "\"device\":", "\"device\":4096,\"x\":", "field \"device\""},
+        {"net", "\"layers\":\"", "\"layers\":\"4:fancy", "checkpoint metadata \"net\""},
+        {"net", "\"loss\":\"", "\"loss\":\"hinge", "checkpoint metadata \"net\""},
+        {"net", "\"init\":\"", "\"init\":\"zeros", "checkpoint metadata \"net\""},
+        {"train", "\"learning_rate\":", "\"learning_rate\":\"fast\",\"x\":",
+         "checkpoint metadata \"train\": field \"learning_rate\" has the wrong type"},
+        {"train", "\"optimizer\":\"", "\"optimizer\":\"rmsprop", "checkpoint metadata \"train\""},
+        {"state", "\"loss_sum\":\"", "\"loss_sum\":\"many",
+         "checkpoint metadata \"state\": field \"loss_sum\" is not a number: 'many'"},
+        {"state", "\"epoch\":", "\"epoch\":-3,\"x\":", "checkpoint metadata \"state\": field \"epoch\""},
+    };
+    for (size_t e = 0; e < sizeof edits / sizeof *edits; e++) {
+        edit_checkpoint(path, bad, edits[e].section, edits[e].find, edits[e].replace, NULL, 0, 0);
+        if (test_failures)
+            break;
+        check_refused(bad, edits[e].text);
+    }
+    /* A section that is not JSON, not an object, or absent. */
+    edit_checkpoint(path, bad, "net", "{", "[", NULL, 0, 0);
+    check_refused(bad, "checkpoint metadata \"net\"");
+    edit_checkpoint(path, bad, "state", "\"epoch\":", "\"epoch\"", NULL, 0, 0);
+    check_refused(bad, "checkpoint metadata \"state\"");
 
     /* A model file is not a checkpoint. */
     net = make_net(AX_PRECISION_F32);
