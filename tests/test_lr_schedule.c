@@ -14,8 +14,10 @@
  * - a run resumed from a checkpoint (plateau with its best loss and bad
  *   epochs; cosine) equals the uninterrupted one bit for bit, rates included;
  * - scikit-learn's adaptive schedule stops a run that cannot improve;
- * - the refusals (malformed texts, a schedule with a line search,
- *   scikit-learn's schedules with Adam, plateau without validation). */
+ * - the refusals (malformed texts, each with its reason and the config
+ *   untouched; a schedule with a line search, scikit-learn's schedules with
+ *   Adam, plateau without validation; fields set directly out of range);
+ *   the optional numbers given and left out. */
 #include <errno.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -309,14 +311,51 @@ static void check_adaptive_stops(ax_dataset *data)
 static void check_refusals(ax_dataset *data)
 {
     ax_train_config config = base_config();
-    static const char *const bad[] = {"bogus",     "step:0:0.5", "step:2",  "exp:1.5",
-                                      "exp:0.5:1", "plateau:2:1", "cosine:-1", "step:1.5:0.5"};
+    /* Each text refused with its reason, the config untouched. */
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        {"bogus", "'bogus': not one of constant, step:EVERY:GAMMA"},
+        {"stepx:2:0.5", "'stepx:2:0.5': not one of"},
+        {"step:0:0.5", "EVERY must be a whole number of epochs >= 1"},
+        {"step:1.5:0.5", "EVERY must be a whole number of epochs >= 1"},
+        {"step:2", "wrong count of numbers after the name"},
+        {"step:", "wrong count of numbers after the name"},
+        {"step:2:0.5x", "wrong count of numbers after the name"},
+        {"exp:1.5", "GAMMA must be in (0, 1]"},
+        {"exp:0", "GAMMA must be in (0, 1]"},
+        {"exp:0.5:1", "wrong count of numbers after the name"},
+        {"plateau:2:1", "FACTOR must be below 1 (ReduceLROnPlateau's rule)"},
+        {"plateau:2:0", "FACTOR must be in (0, 1]"},
+        {"plateau:1.5:0.5", "PATIENCE must be a whole number of epochs >= 0"},
+        {"cosine:-1", "MIN (lr_min) must be a finite number >= 0"},
+        {"cosine:nan", "wrong count of numbers after the name"},
+        {"cosine:1:2", "wrong count of numbers after the name"},
+        {"invscaling:-0.5", "POWER (lr_power) must be a finite number >= 0"},
+        {"adaptive:-1", "PATIENCE must be a whole number of epochs >= 0"},
+        {"adaptive:3:-0.1", "TOL (lr_tol) must be a finite number >= 0"},
+        {"adaptive:3:0.1:7", "wrong count of numbers after the name"},
+        {"constant:1", "wrong count of numbers after the name"},
+    };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         ax_train_config before = config;
-        CHECK_FAILS(ax_lr_schedule_parse(bad[i], &config), AX_STATUS_BAD_ARGUMENT,
-                    "learning-rate schedule '");
+        CHECK_FAILS(ax_lr_schedule_parse(bad[i].text, &config), AX_STATUS_BAD_ARGUMENT, bad[i].why);
+        CHECK(strstr(ax_error_message(), "learning-rate schedule '") != NULL);
         CHECK(memcmp(&before, &config, sizeof config) == 0);
     }
+    CHECK_FAILS(ax_lr_schedule_parse(NULL, &config), AX_STATUS_BAD_ARGUMENT,
+                "no learning-rate schedule given: constant, step:EVERY:GAMMA");
+    /* The optional numbers, given and left out. */
+    ax_train_config parsed = config;
+    CHECK_OK(ax_lr_schedule_parse("adaptive:4:0.01", &parsed));
+    CHECK(parsed.lr_schedule == AX_LR_SCHEDULE_ADAPTIVE && parsed.lr_patience == 4 &&
+          parsed.lr_tol == 0.01);
+    CHECK_OK(ax_lr_schedule_parse("adaptive:6", &parsed));
+    CHECK(parsed.lr_patience == 6 && parsed.lr_tol == 0.01);
+    CHECK_OK(ax_lr_schedule_parse("invscaling:0.25", &parsed));
+    CHECK(parsed.lr_schedule == AX_LR_SCHEDULE_INVSCALING && parsed.lr_power == 0.25);
+    CHECK_OK(ax_lr_schedule_parse("cosine", &parsed));
+    CHECK(parsed.lr_schedule == AX_LR_SCHEDULE_COSINE && parsed.lr_min == 0.0);
     ax_net *net = make_net();
     ax_train_summary summary = ax_train_summary_empty();
     config.progress = NULL;
@@ -340,6 +379,34 @@ static void check_refusals(ax_dataset *data)
     config.lr_step_every = 0;
     CHECK_FAILS(ax_train(net, data, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
                 "lr_step_every");
+    /* The fields set directly, as a binding does, are checked as the text is. */
+    const ax_train_config valid = base_config();
+    config = valid;
+    config.progress = NULL;
+    config.lr_schedule = (ax_lr_schedule)99;
+    CHECK_FAILS(ax_train(net, data, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
+                "lr_schedule is not a schedule this library has");
+    config = valid;
+    config.progress = NULL;
+    config.lr_schedule = AX_LR_SCHEDULE_ADAPTIVE;
+    config.lr_tol = NAN;
+    CHECK_FAILS(ax_train(net, data, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
+                "TOL (lr_tol) must be a finite number >= 0");
+    config.lr_tol = 0.0;
+    config.lr_patience = -1;
+    CHECK_FAILS(ax_train(net, data, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
+                "PATIENCE (lr_patience) must be >= 0");
+    config = valid;
+    config.progress = NULL;
+    config.lr_schedule = AX_LR_SCHEDULE_INVSCALING;
+    config.lr_power = INFINITY;
+    CHECK_FAILS(ax_train(net, data, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
+                "POWER (lr_power) must be a finite number >= 0");
+    config = valid;
+    config.progress = NULL;
+    config.warmup_steps = -1;
+    CHECK_FAILS(ax_train(net, data, NULL, NULL, &config, &summary), AX_STATUS_BAD_ARGUMENT,
+                "warmup_steps must be >= 0");
     ax_net_free(net);
     CHECK(strcmp(ax_lr_schedule_name(AX_LR_SCHEDULE_PLATEAU), "plateau") == 0);
     CHECK(strcmp(ax_lr_schedule_name((ax_lr_schedule)99), "unknown") == 0);
