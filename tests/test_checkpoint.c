@@ -591,6 +591,56 @@ static void test_refusals(const ax_dataset *train)
             break;
         check_refused(bad, edits[e].text);
     }
+    /* Files missing what their own metadata says they hold: refused as they
+     * load (best weights, a stopped epoch's row order) or, for an optimizer
+     * state the run needs, by ax_train, naming what is missing, the weights
+     * left as loaded. */
+    static const struct {
+        const char *train_find, *train_replace; /* a first edit of "train", or NULL */
+        const char *state_find, *state_replace; /* then one of "state", or NULL */
+        const char *tensor;                     /* or a tensor dropped */
+        const char *text;
+        bool at_load;
+    } unresumable[] = {
+        {NULL, NULL, NULL, NULL, "optimizer.state0",
+         "the checkpoint lacks the sgd optimizer's state array 0", false},
+        {"\"keep_best\":\"none\"", "\"keep_best\":\"test\"", "\"best_epoch\":0",
+         "\"best_epoch\":1", NULL, "the checkpoint lacks the tensor \"best_parameters\"", true},
+        {"\"epochs\":2", "\"epochs\":4", "\"batch\":0", "\"batch\":3", NULL,
+         "the checkpoint lacks the tensor \"order\"", true},
+    };
+    char first[600];
+    snprintf(first, sizeof first, "%s/first-edit.safetensors", folder);
+    for (size_t e = 0; e < sizeof unresumable / sizeof *unresumable; e++) {
+        const bool two = unresumable[e].train_find != NULL;
+        if (two)
+            edit_checkpoint(path, first, "train", unresumable[e].train_find,
+                            unresumable[e].train_replace, NULL, 0, 0);
+        edit_checkpoint(two ? first : path, bad, unresumable[e].state_find ? "state" : NULL,
+                        unresumable[e].state_find, unresumable[e].state_replace,
+                        unresumable[e].tensor, -1, 0);
+        if (unresumable[e].at_load) {
+            check_refused(bad, unresumable[e].text);
+            continue;
+        }
+        ax_status loaded_status = ax_checkpoint_load(bad, &loaded, &loaded_config, &state);
+        CHECK_OK(loaded_status);
+        if (loaded_status != AX_STATUS_OK)
+            continue;
+        double *weights = parameters_of(loaded);
+        loaded_config.epochs = 4;
+        ax_train_summary resumed = ax_train_summary_empty();
+        CHECK_FAILS(ax_train(loaded, train, NULL, train, &loaded_config, &resumed),
+                    AX_STATUS_BAD_FILE, unresumable[e].text);
+        double *after = parameters_of(loaded);
+        CHECK(weights && after && same_parameters(weights, after, ax_net_parameter_count(loaded)));
+        free(weights);
+        free(after);
+        ax_net_free(loaded);
+        ax_train_state_free(state);
+        loaded = NULL;
+        state = NULL;
+    }
     /* A section that is not JSON, not an object, or absent. */
     edit_checkpoint(path, bad, "net", "{", "[", NULL, 0, 0);
     check_refused(bad, "checkpoint metadata \"net\"");
