@@ -9,7 +9,10 @@
  * and the command line's words, the option named when options.name is set;
  * and that feature-only files (options.unlabeled) give every column as a
  * feature, the same values as the labeled file's features, with their columns
- * counted from the first line or header alone (ax_dataset_count_columns). */
+ * counted from the first line or header alone (ax_dataset_count_columns);
+ * options that do not go with the spec (streaming a CSV, a mean image
+ * unstreamed, a streamed shard, a split fraction outside (0, 1)) and a scale
+ * that overflows float32 are refused naming what and where. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdint.h>
@@ -421,6 +424,53 @@ static void test_refusals(void)
                 "ax_data_options_defaults");
 }
 
+/* Options that do not go with the spec, and values they make unusable. */
+static void test_option_refusals(void)
+{
+    write_file(in_work("b.csv"), "0,1,2\n1,30,4\n", 14);
+    char spec[160];
+    snprintf(spec, sizeof spec, "batches:%s/prep", work_dir); /* test_batches's folder */
+    ax_data_options options = ax_data_options_defaults();
+    ax_dataset *data = (ax_dataset *)1, *holdout = (ax_dataset *)1;
+    options.stream = true;
+    CHECK_FAILS(ax_dataset_open(in_work("b.csv"), &options, &data), AX_STATUS_BAD_ARGUMENT,
+                "b.csv: streaming, crops, mirroring and a mean image are for batches:DIR");
+    CHECK(data == NULL);
+    options = ax_data_options_defaults();
+    options.mean = in_work("mean.npy");
+    CHECK_FAILS(ax_dataset_open(spec, &options, &data), AX_STATUS_BAD_ARGUMENT,
+                "crops, mirroring and a mean image are made as batches are streamed; they need "
+                "the set streamed");
+    options = ax_data_options_defaults();
+    options.stream = true;
+    int64_t total = -1;
+    CHECK_FAILS(ax_dataset_open_shard(spec, &options, 0, 2, &data, &total), AX_STATUS_UNSUPPORTED,
+                "streamed batches are read by one process, whole: not as an MPI rank's shard");
+    CHECK(data == NULL);
+    int64_t totals[2] = {-1, -1};
+    const double fractions[] = {0.0, 1.0, -0.5, NAN};
+    for (int i = 0; i < 4; i++) {
+        CHECK_FAILS(ax_dataset_open_split_shards(in_work("b.csv"), NULL, fractions[i], 1, 0, 1,
+                                                 &data, &holdout, totals),
+                    AX_STATUS_BAD_ARGUMENT, "the split fraction must be between 0 and 1, not ");
+        CHECK(data == NULL && holdout == NULL && totals[0] == 0 && totals[1] == 0);
+    }
+    /* A scale that overflows float32: refused naming the place. */
+    options = ax_data_options_defaults();
+    options.scale = 1e38;
+    CHECK_FAILS(ax_dataset_open(in_work("b.csv"), &options, &data), AX_STATUS_BAD_DATA,
+                "b.csv: line 2, column 2: 30 overflows float after scaling");
+    CHECK(data == NULL);
+    const float values[4] = {1, 2, 30, 4};
+    const int32_t labels[2] = {0, 1};
+    write_npy_array(in_work("big.npy"), "<f4", "(2, 2)", values, sizeof values);
+    write_npy_array(in_work("big_labels.npy"), "<i4", "(2,)", labels, sizeof labels);
+    options.labels = in_work("big_labels.npy");
+    CHECK_FAILS(ax_dataset_open(in_work("big.npy"), &options, &data), AX_STATUS_BAD_DATA,
+                "big.npy: element [1, 0] is too large for float32 after scaling");
+    CHECK(data == NULL);
+}
+
 int main(void)
 {
     if (!test_work_dir_make("axon-open"))
@@ -432,6 +482,7 @@ int main(void)
     test_batches();
     test_synth();
     test_refusals();
+    test_option_refusals();
     test_work_dir_remove();
     return test_finish("test_dataset_open");
 }
