@@ -75,7 +75,8 @@ static double *scalar_of(ax_optimizer_saved *saved, const char *name)
         if (strcmp(saved->scalars[i].name, name) == 0)
             return &saved->scalars[i].value;
     CHECK(!"scalar present");
-    return &(double){0};
+    static double absent; /* written to, then ignored: the check has failed */
+    return &absent;
 }
 
 static double *array_of(ax_optimizer_saved *saved, const char *name)
