@@ -8,6 +8,10 @@
  * - a sum that fails stops the run with the sum's status, the message
  *   naming the rank and that it was summing over the ranks, the weights
  *   untouched (the first sum comes before the first step).
+ * - the thread team (ax_thread_ranks): 0 or more than 4096 replicas
+ *   refused; a rank out of range has no communicator; NULL teams are
+ *   answered, not followed; a team of one sums in place, and once its rank
+ *   has left, a sum fails naming the replica that left.
  * A valid run on the same net moves the weights, so the refusals are not
  * of the net or the data. */
 #include "test_util.h"
@@ -87,6 +91,39 @@ static void check_refused(const ax_dataset *data, const ax_communicator *communi
     ax_net_free(untouched);
 }
 
+static void test_thread_team(void)
+{
+    ax_thread_ranks *team = (ax_thread_ranks *)1;
+    CHECK_FAILS(ax_thread_ranks_create(0, &team), AX_STATUS_BAD_ARGUMENT, "0 replicas: give 1 to 4096");
+    CHECK(team == NULL);
+    CHECK_FAILS(ax_thread_ranks_create(4097, &team), AX_STATUS_BAD_ARGUMENT,
+                "4097 replicas: give 1 to 4096");
+    int rank = 7;
+    CHECK(ax_thread_ranks_communicator(NULL, 0) == NULL);
+    CHECK(!ax_thread_ranks_left(NULL, &rank) && rank == -1);
+    ax_thread_ranks_leave(NULL, 0);
+    ax_thread_ranks_free(NULL);
+    CHECK_OK(ax_thread_ranks_create(1, &team));
+    if (!team)
+        return;
+    CHECK(ax_thread_ranks_communicator(team, 1) == NULL);
+    CHECK(ax_thread_ranks_communicator(team, -1) == NULL);
+    ax_communicator *alone = ax_thread_ranks_communicator(team, 0);
+    CHECK(alone && alone->rank == 0 && alone->size == 1);
+    double values[3] = {1.5, -2.0, 1e300};
+    float floats[2] = {0.25f, -8.0f};
+    CHECK_OK(alone->sum(alone, values, 3, AX_PRECISION_F64));
+    CHECK(values[0] == 1.5 && values[1] == -2.0 && values[2] == 1e300);
+    CHECK_OK(alone->sum(alone, floats, 2, AX_PRECISION_F32));
+    CHECK(floats[0] == 0.25f && floats[1] == -8.0f);
+    CHECK(!ax_thread_ranks_left(team, &rank) && rank == -1);
+    ax_thread_ranks_leave(team, 0);
+    CHECK(ax_thread_ranks_left(team, &rank) && rank == 0);
+    CHECK_FAILS(alone->sum(alone, values, 3, AX_PRECISION_F64), AX_STATUS_IO_ERROR,
+                "replica 0 of 1 left the run (it failed; see its message)");
+    ax_thread_ranks_free(team);
+}
+
 int main(void)
 {
     ax_dataset *data = NULL;
@@ -128,5 +165,6 @@ int main(void)
     ax_net_free(without);
     ax_net_free(start);
     ax_dataset_free(data);
+    test_thread_team();
     return test_finish("test_communicator_refusals");
 }
