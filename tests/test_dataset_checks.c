@@ -8,7 +8,12 @@
  *   first one and what it is, and ax_train refuses the set with the same
  *   message before any step, the weights untouched;
  * - ax_dataset_set_image_shape accepts exactly the shapes whose product is
- *   the features per row and refuses the others, the shape kept. */
+ *   the features per row and refuses the others, the shape kept;
+ * - ax_dataset_split puts every row in exactly one part, the sizes
+ *   fraction x rows rounded, and refuses fractions outside (0, 1) and ones
+ *   that leave a part empty, naming the set;
+ * - ax_dataset_wrap_csr refuses a shape without rows or features and a
+ *   NULL columns or values array when the set holds values. */
 #include "test_util.h"
 
 enum { ROWS = 5, FEATURES = 6 };
@@ -138,10 +143,82 @@ static void test_image_shape(void)
     ax_dataset_free(data);
 }
 
+static void test_split(void)
+{
+    enum { SPLIT_ROWS = 10 };
+    ax_dataset *data = NULL;
+    CHECK_OK(ax_dataset_create(SPLIT_ROWS, 2, 10, 0, &data));
+    if (!data)
+        return;
+    float *x = ax_dataset_features_data(data);
+    int32_t *y = ax_dataset_labels_data(data);
+    for (int r = 0; r < SPLIT_ROWS; r++) {
+        x[2 * r] = (float)r;
+        x[2 * r + 1] = (float)(100 + r);
+        y[r] = r;
+    }
+    ax_dataset *train = (ax_dataset *)1, *holdout = (ax_dataset *)1;
+    const double refused[] = {0.0, 1.0, 2.0, NAN};
+    for (int i = 0; i < 4; i++) {
+        CHECK_FAILS(ax_dataset_split(data, refused[i], 3, &train, &holdout),
+                    AX_STATUS_BAD_ARGUMENT, "the split fraction must be between 0 and 1, not ");
+        CHECK(train == NULL && holdout == NULL);
+    }
+    CHECK_FAILS(ax_dataset_split(data, 0.01, 3, &train, &holdout), AX_STATUS_BAD_ARGUMENT,
+                "(in memory): a fraction 0.01 of 10 rows leaves an empty part");
+    CHECK_FAILS(ax_dataset_split(data, 0.97, 3, &train, &holdout), AX_STATUS_BAD_ARGUMENT,
+                "a fraction 0.97 of 10 rows leaves an empty part");
+    CHECK_OK(ax_dataset_split(data, 0.3, 3, &train, &holdout));
+    if (train && holdout) {
+        CHECK(ax_dataset_rows(train) == 7 && ax_dataset_rows(holdout) == 3);
+        int seen[SPLIT_ROWS] = {0};
+        ax_dataset *parts[2] = {train, holdout};
+        for (int p = 0; p < 2; p++) {
+            const float *px = ax_dataset_features_data(parts[p]);
+            const int32_t *py = ax_dataset_labels_data(parts[p]);
+            for (int64_t r = 0; r < ax_dataset_rows(parts[p]); r++) {
+                const int row = (int)px[2 * r];
+                CHECK(row >= 0 && row < SPLIT_ROWS && px[2 * r + 1] == 100.0f + (float)row &&
+                      py[r] == row);
+                if (row >= 0 && row < SPLIT_ROWS)
+                    seen[row]++;
+            }
+        }
+        for (int r = 0; r < SPLIT_ROWS; r++)
+            CHECK(seen[r] == 1);
+    }
+    ax_dataset_free(train);
+    ax_dataset_free(holdout);
+    ax_dataset_free(data);
+}
+
+static void test_wrap_csr(void)
+{
+    const int64_t starts[3] = {0, 1, 2};
+    const int32_t columns[2] = {0, 2}, labels[2] = {0, 1};
+    const float values[2] = {1.0f, 2.0f};
+    ax_dataset *data = (ax_dataset *)1;
+    CHECK_FAILS(ax_dataset_wrap_csr(0, 3, 2, 0, starts, columns, values, labels, NULL, "X", &data),
+                AX_STATUS_BAD_ARGUMENT, "X: invalid dataset shape: 0 rows, 3 features (at least 1 each)");
+    CHECK(data == NULL);
+    CHECK_FAILS(ax_dataset_wrap_csr(2, 0, 2, 0, starts, columns, values, labels, NULL, "X", &data),
+                AX_STATUS_BAD_ARGUMENT, "X: invalid dataset shape: 2 rows, 0 features");
+    CHECK_FAILS(ax_dataset_wrap_csr(2, 3, 2, 0, starts, NULL, values, labels, NULL, "X", &data),
+                AX_STATUS_BAD_ARGUMENT, "X: the sparse columns array is NULL");
+    CHECK_FAILS(ax_dataset_wrap_csr(2, 3, 2, 0, starts, columns, NULL, labels, NULL, NULL, &data),
+                AX_STATUS_BAD_ARGUMENT, "(in memory): the sparse values array is NULL");
+    CHECK(data == NULL);
+    CHECK_OK(ax_dataset_wrap_csr(2, 3, 2, 0, starts, columns, values, labels, NULL, "X", &data));
+    CHECK(data && ax_dataset_is_sparse(data) && ax_dataset_rows(data) == 2);
+    ax_dataset_free(data);
+}
+
 int main(void)
 {
     test_create();
     test_not_finite();
     test_image_shape();
+    test_split();
+    test_wrap_csr();
     return test_finish("test_dataset_checks");
 }
