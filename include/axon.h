@@ -224,6 +224,13 @@ double ax_seconds_now(void);
  * that cannot be told (not Linux, or the process may not run on every CPU of
  * the machine). The CLI chooses OpenMP's spin count from it. */
 int ax_others_running(void);
+/* Makes libgomp's waiting threads spin 100 rounds before they sleep, for the
+ * rest of the process, where libgomp was loaded before axon could set
+ * GOMP_SPINCOUNT (a Python program importing scikit-learn first): a thread
+ * of axon's holds an idle OpenMP team of one thread per CPU, and libgomp
+ * spins briefly while it manages more threads than CPUs. Idempotent; one
+ * sleeping thread per CPU is its cost. The Python package calls it. */
+AX_NODISCARD ax_status ax_openmp_spin_briefly(void);
 
 /* How AX_PRECISION_BF16's GEMMs run here. Native: on VDPBF16PS
  * (AVX512_BF16), two bf16 products per float32 lane and instruction.
