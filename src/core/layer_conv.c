@@ -352,7 +352,7 @@ static void forward_products(ax_net *net, int index, const void *x, void *z, int
 static void conv_forward(ax_net *net, int index, const void *x, void *z, int64_t rows)
 {
     const ax_layer *layer = &net->layers[index];
-    AX_PROFILED(net, AX_PROFILE_FORWARD_GEMM, index,
+    AX_PROFILED(net, AX_PROFILE_CONV_FORWARD, index,
                 conv_flops(layer, rows, AX_LAYER_WORK_FORWARD_PRODUCT),
                 forward_products(net, index, x, z, rows));
     const int64_t positions_all = rows * places(layer), f = layer->spec.conv.filters;
@@ -406,7 +406,7 @@ static void conv_backward_weights(ax_net *net, int index, const void *delta, con
 {
     const ax_layer *layer = &net->layers[index];
     void *weight_gradient = ax_layer_weights(net, net->gradients, index);
-    AX_PROFILED(net, AX_PROFILE_WEIGHT_GRADIENT_GEMM, index,
+    AX_PROFILED(net, AX_PROFILE_CONV_WEIGHT_GRADIENT, index,
                 conv_flops(layer, rows, AX_LAYER_WORK_WEIGHT_GRADIENT),
                 weight_products(net, index, delta, x, rows));
     if (l2 > 0.0)
@@ -441,7 +441,7 @@ static void conv_backward_input(ax_net *net, int index, const void *delta, void 
     const ax_layer *layer = &net->layers[index];
     const double p = (double)rows * (double)places(layer), k = (double)patch(layer),
                  f = (double)layer->spec.conv.filters;
-    AX_PROFILED(net, AX_PROFILE_INPUT_GRADIENT_GEMM, index, p * k * (2.0 * f - 1.0),
+    AX_PROFILED(net, AX_PROFILE_CONV_INPUT_GRADIENT, index, p * k * (2.0 * f - 1.0),
                 input_products(net, index, delta, previous, rows));
 }
 
