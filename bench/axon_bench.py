@@ -5,7 +5,7 @@ otherwise runs `axon train` with the workload's settings and parses its epoch li
   epoch 1/5  loss 0.5687  test_loss 0.4593  test_acc 83.91%  0.24 s  180 GFLOP/s
 (seconds there are rounded to 0.01 s; GFLOP/s is recomputed with TMVA's FLOP count).
 
-usage: axon_bench.py b1a|b1b|b2|galaxy-cg [--batch B] [--width W] [--precision f32|f64]
+usage: axon_bench.py b1a|b1b|b2|galaxy-cg|lenet [--batch B] [--width W] [--precision f32|f64]
                      [--threads T] [--repeat N] [--csv FILE] [--quick]
                      [--epochs N] [--rows N] [--axon PATH]"""
 import argparse
@@ -65,7 +65,7 @@ def run_train(a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("workload", choices=("b1a", "b1b", "b2", "galaxy-cg"))
+    p.add_argument("workload", choices=("b1a", "b1b", "b2", "galaxy-cg", "lenet"))
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--width", type=int, default=256)
     p.add_argument("--quick", action="store_true", help="passed on to axon bench")
@@ -75,8 +75,8 @@ def main():
     add_common_options(p)
     a = p.parse_args()
     if not has_bench(a.axon):
-        if a.workload == "galaxy-cg":
-            sys.exit("axon_bench.py: galaxy-cg needs an axon with `axon bench`")
+        if a.workload in ("galaxy-cg", "lenet"):
+            sys.exit(f"axon_bench.py: {a.workload} needs an axon with `axon bench`")
         return run_train(a)
     command = [a.axon, "bench", a.workload, "--repeat", str(a.repeat), "--threads", str(a.threads)]
     if a.workload == "b2":

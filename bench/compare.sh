@@ -1,13 +1,14 @@
 #!/bin/bash
 # compare.sh: runs axon and its peers on the workloads of axon bench (docs/notes/benchmarks.md; B1
 # and B2: PyTorch and NumPy; B3 galaxy-cg: NumPy + SciPy's fmin_cg) side by side, alternating axon, torch, numpy for each
-# workload in each round, so that machine noise falls on all systems alike. All rows go
+# workload in each round, so that machine noise falls on all systems alike. LeNet
+# (axon bench lenet, issue 28) has PyTorch as its peer (bench/peers/lenet_torch.py). All rows go
 # into one CSV, bench/results/<date>.csv; then bench/report.py writes
 # bench/results/report.md and the PNG plots. See docs/notes/benchmarks.md.
 #
 # usage: bench/compare.sh [--quick] [--threads T[,T...]] [--repeat N] [--axon PATH]
 #   --quick    2 rounds, B1(a) 2 epochs, B1(b) 10 epochs, B2 50,000 rows and fewer shapes,
-#              B3 50 iterations
+#              B3 50 iterations, LeNet 1 epoch
 #   --threads  thread counts to run every workload with (default 2)
 #   --repeat   rounds (default 5; 2 with --quick)
 set -u
@@ -28,8 +29,9 @@ done
 
 # Workloads, one per line: workload batch width precision.
 if [ $quick = 1 ]; then
-    repeat=${repeat:-2} b1a_epochs=2 b1b_epochs=10 b2_rows=50000 quick_flag=--quick
+    repeat=${repeat:-2} b1a_epochs=2 b1b_epochs=10 b2_rows=50000 quick_flag=--quick lenet_epochs=1
     configs="b1a 128 128 f32
+lenet 128 1024 f32
 b1b 60000 128 f32
 b2 1024 256 f32
 b2 256 256 f32
@@ -41,8 +43,9 @@ galaxy-cg 2700 8 f64
 galaxy-cg 2700 8 f32"
     b3_iterations=50
 else
-    repeat=${repeat:-5} b1a_epochs=5 b1b_epochs=40 b2_rows=500000 quick_flag=
+    repeat=${repeat:-5} b1a_epochs=5 b1b_epochs=40 b2_rows=500000 quick_flag= lenet_epochs=2
     configs="b1a 128 128 f32
+lenet 128 1024 f32
 b1b 60000 128 f32
 galaxy-cg 2700 8 f64
 galaxy-cg 2700 8 f32"
@@ -82,6 +85,8 @@ run_one() {
     *:b1a) cmd="$py bench/peers/b1_$system.py --epochs $b1a_epochs $common" ;;
     *:b1b) cmd="$py bench/peers/b1_$system.py --batch full --lr 0.5 --momentum 0 --epochs $b1b_epochs $common" ;;
     *:b2) cmd="$py bench/peers/b2_$system.py --rows $b2_rows --batch $batch --width $width $common" ;;
+    torch:lenet) cmd="$py bench/peers/lenet_torch.py --epochs $lenet_epochs $common" ;;
+    numpy:lenet) return ;; # the convolutional network's peer is PyTorch
     torch:galaxy-cg) return ;; # the galaxy classifier's peer is NumPy + SciPy
     numpy:galaxy-cg)
         # NumPy works in float64 only: its row stands beside axon's f64 row.

@@ -23,7 +23,8 @@ COLUMNS = ("system", "workload", "variant", "precision", "threads", "batch", "wi
 CONFIG = ("workload", "precision", "threads", "batch", "width")
 TITLES = {"b1a": "B1(a) mnist-mlp, mini-batch SGD", "b1b": "B1(b) mnist-mlp, full batch",
           "b2": "B2 tmva-dnn, synthetic regression",
-          "galaxy-cg": "B3 galaxy 1024-8-3, full-batch CG (Python original: NumPy + fmin_cg)"}
+          "galaxy-cg": "B3 galaxy 1024-8-3, full-batch CG (Python original: NumPy + fmin_cg)",
+          "lenet": "LeNet conv 32 5x5, pool, conv 64 5x5, pool, 1024, 10 on Fashion-MNIST (issue 28)"}
 ORDER = {"axon": 0, "torch": 1, "numpy": 2}
 # An empty panel: gnuplot refuses to plot only undefined points, so draw a line
 # below the visible range.

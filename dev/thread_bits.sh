@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # thread_bits.sh [AXON] [WORKDIR]: trains the benchmark workloads (B1(a),
 # B1(b), B2 in float32, float64 and bf16; the galaxy classifier by CG and
-# L-BFGS) with --threads 1 and --threads 2 and compares the weights
+# L-BFGS; LeNet, axon bench lenet's network, one epoch in float32) with
+# --threads 1 and --threads 2 and compares the weights
 # exactly (tests/compare_models.py, tolerance 0): axon's results do not
 # depend on its thread count.
 set -u
@@ -31,4 +32,6 @@ for p in f32 f64 bf16; do
 done
 check galaxy-cg "${gal[@]}" --optimizer cg --epochs 50
 check galaxy-lbfgs "${gal[@]}" --optimizer lbfgs --epochs 50
+check lenet-f32 --data fashion-mnist --lr 0.01 --momentum 0.9 --batch 128 --epochs 1 \
+    --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax
 exit $status

@@ -224,6 +224,13 @@ double ax_seconds_now(void);
  * that cannot be told (not Linux, or the process may not run on every CPU of
  * the machine). The CLI chooses OpenMP's spin count from it. */
 int ax_others_running(void);
+/* Makes libgomp's waiting threads spin 100 rounds before they sleep, for the
+ * rest of the process, where libgomp was loaded before axon could set
+ * GOMP_SPINCOUNT (a Python program importing scikit-learn first): a thread
+ * of axon's holds an idle OpenMP team of one thread per CPU, and libgomp
+ * spins briefly while it manages more threads than CPUs. Idempotent; one
+ * sleeping thread per CPU is its cost. The Python package calls it. */
+AX_NODISCARD ax_status ax_openmp_spin_briefly(void);
 
 /* How AX_PRECISION_BF16's GEMMs run here. Native: on VDPBF16PS
  * (AVX512_BF16), two bf16 products per float32 lane and instruction.
@@ -1416,6 +1423,16 @@ double ax_peak_bf16_gflops(const ax_peak *peak);
 /* The GEMM rate (GFLOP/s) at the network's own training shapes for a batch,
  * with the BLAS in use: the ceiling a training run can approach. */
 AX_NODISCARD ax_status ax_net_gemm_rate(ax_net *net, int64_t batch, double *gflops);
+/* The rate (GFLOP/s, TMVA's counts) of the network's convolution layers
+ * for a batch, each pass timed through the layer's own code as training
+ * runs it (im2col, GEMMs, col2im): *gflops over the three passes together
+ * and, when passes is not NULL, passes[0] forward, passes[1] weight
+ * gradient, passes[2] input gradient (0 when only a first layer, whose
+ * input gradient training never needs, is a convolution). It overwrites
+ * the gradients and the activations: measure before or after training,
+ * not between a step's passes. AX_STATUS_BAD_ARGUMENT for a batch below 1
+ * or a network without convolutions. */
+AX_NODISCARD ax_status ax_net_conv_rate(ax_net *net, int64_t batch, double *gflops, double passes[3]);
 
 /* --------------------------------------------------------------- profiling */
 

@@ -5,6 +5,7 @@
 #   float64 and bf16 (sgd), with dropout and L2, lowers the training loss;
 # - a run stopped at a checkpoint and resumed (--resume) ends with a model
 #   byte-identical to the uninterrupted run's (one thread), for sgd and lbfgs;
+# - 1 and 2 threads train byte-identical models (float32 and float64);
 # - --init-from a conv model continues from its weights: an epoch of sgd at
 #   learning rate 1e-30 leaves its predictions unchanged;
 # - axon predict reads the model's image shape (input_shape) back;
@@ -83,6 +84,22 @@ for optimizer in sgd lbfgs; do
         fail "$optimizer resumed from epoch 2 is not the uninterrupted run's model"
 done
 echo "conv_cli: sgd and lbfgs resumed from a checkpoint give the uninterrupted models byte for byte"
+
+# Threads: 1 and 2 give the same bytes, in float32 and float64, with a first
+# layer whose weight gradient (16 filters x 18 window values over 120 x 56
+# positions) takes the long-k kernel (src/backend/cpu/long_gemm.c) where the
+# CPU has AVX-512.
+for precision in f32 f64; do
+    for threads in 1 2; do
+        "$axon" train "${data[@]}" --layers conv:16x3x3:relu,maxpool:2,conv:6x2x2:tanh,3:softmax \
+            --batch 120 --epochs 2 --precision $precision --seed 3 --quiet --threads $threads \
+            --out threads$threads-$precision.safetensors 2>err.txt ||
+            { cat err.txt; fail "training on $threads thread(s) in $precision failed"; }
+    done
+    cmp -s threads1-$precision.safetensors threads2-$precision.safetensors ||
+        fail "$precision: 1 and 2 threads trained different models"
+done
+echo "conv_cli: 1 and 2 threads train the same bytes (f32, f64)"
 
 # --init-from: the model's network and weights; a learning rate of 1e-30 leaves
 # them as they are in float32.

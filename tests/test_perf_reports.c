@@ -16,6 +16,11 @@
  *   loop's rate and the bf16 peak positive and finite.
  * - ax_net_gemm_rate: positive and finite in float32 and float64; a batch
  *   of 0 refused.
+ * - ax_net_conv_rate: positive and finite over all passes and for each
+ *   (forward, weight gradient, input gradient of a second convolution),
+ *   the overall rate between the slowest and the fastest pass (it is their
+ *   FLOP-weighted harmonic mean); a batch of 0 and a network without
+ *   convolutions refused; the parameters left as they were.
  * - ax_set_threads: more than 4096 refused, the count kept; the default is
  *   OMP_NUM_THREADS when set, else the CPUs of this process's affinity
  *   mask (sched_getaffinity); ax_others_running is -1 or a count. */
@@ -194,11 +199,59 @@ static void check_threads(void)
     CHECK(ax_threads() == before);
 }
 
+static void check_conv_rate(void)
+{
+    ax_net_config config = ax_net_defaults();
+    config.input_width = 8 * 8 * 2;
+    config.input_shape[0] = 8, config.input_shape[1] = 8, config.input_shape[2] = 2;
+    CHECK_OK(ax_layers_parse("conv:4x3x3:relu,maxpool:2,conv:5x2x2:relu,3:softmax", &config));
+    ax_net *net = NULL;
+    CHECK_OK(ax_net_create(&config, &net));
+    ax_net_config_release(&config);
+    if (!net)
+        return;
+    const int64_t parameters = ax_net_parameter_count(net);
+    double *before = malloc((size_t)parameters * sizeof *before), *after = malloc((size_t)parameters * sizeof *after);
+    if (!before || !after) {
+        free(before), free(after), ax_net_free(net);
+        CHECK(!"out of memory");
+        return;
+    }
+    ax_net_parameters_get(net, before);
+    double rate = -1.0, passes[3] = {-1.0, -1.0, -1.0};
+    CHECK_OK(ax_net_conv_rate(net, 32, &rate, passes));
+    CHECK(isfinite(rate) && rate > 0.0);
+    double slowest = INFINITY, fastest = 0.0;
+    for (int p = 0; p < 3; p++) {
+        CHECK(isfinite(passes[p]) && passes[p] > 0.0);
+        slowest = fmin(slowest, passes[p]);
+        fastest = fmax(fastest, passes[p]);
+    }
+    CHECK(rate >= slowest * (1.0 - 1e-12) && rate <= fastest * (1.0 + 1e-12));
+    printf("conv rate: %.1f GFLOP/s (forward %.1f, weight gradient %.1f, input gradient %.1f)\n",
+           rate, passes[0], passes[1], passes[2]);
+    CHECK_OK(ax_net_conv_rate(net, 7, &rate, NULL));
+    CHECK(isfinite(rate) && rate > 0.0);
+    ax_net_parameters_get(net, after);
+    CHECK(memcmp(before, after, (size_t)parameters * sizeof *before) == 0);
+    CHECK_FAILS(ax_net_conv_rate(net, 0, &rate, passes), AX_STATUS_BAD_ARGUMENT, "must be positive");
+    CHECK(rate == 0.0 && passes[0] == 0.0);
+    free(before);
+    free(after);
+    ax_net_free(net);
+    ax_net *dense = make_net(AX_PRECISION_F32);
+    if (dense)
+        CHECK_FAILS(ax_net_conv_rate(dense, 16, &rate, NULL), AX_STATUS_BAD_ARGUMENT,
+                    "no convolution layer");
+    ax_net_free(dense);
+}
+
 int main(void)
 {
     check_profile();
     check_peak();
     check_gemm_rate();
     check_threads();
+    check_conv_rate();
     return test_finish("test_perf_reports");
 }

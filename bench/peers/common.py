@@ -74,6 +74,23 @@ def batch_flops(sizes, nb):
                for m, n in zip(sizes[:-1], sizes[1:]))
 
 
+def lenet_batch_flops(nb):
+    """axon's count (TMVA's, per layer) for one training step of the LeNet network of
+    `axon bench lenet` on nb 28x28x1 images: a convolution is a dense layer over
+    nb * positions rows of kh kw channels inputs; a 2x2 max-pool 2 FLOPs per output
+    value and window element."""
+    def dense(rows, m, n):
+        return 6 * rows * n * m + 4 * n * rows - n * (m + 1) - rows * m
+    return (dense(nb * 24 * 24, 5 * 5 * 1, 32) + 2 * nb * 12 * 12 * 32 * 4
+            + dense(nb * 8 * 8, 5 * 5 * 32, 64) + 2 * nb * 4 * 4 * 64 * 4
+            + dense(nb, 4 * 4 * 64, 1024) + dense(nb, 1024, 10))
+
+
+def lenet_epoch_flops(rows, batch):
+    full, rest = divmod(rows, batch)
+    return full * lenet_batch_flops(batch) + (lenet_batch_flops(rest) if rest else 0)
+
+
 def epoch_flops(sizes, rows, batch):
     """One epoch: the full batches and the last partial one."""
     full, rest = divmod(rows, batch)

@@ -8,16 +8,18 @@ its default CPU convolution). The same network in axon:
         --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax
 
 Prints one CSV row per epoch (columns in common.py): seconds, training loss, test
-accuracy (%); gflops and samples/s as the other peers do (gflops left empty: TMVA's
-count is for dense layers).
+accuracy (%); gflops (by axon's count for this network, common.lenet_epoch_flops) and
+samples/s as the other peers do.
 
 usage: lenet_torch.py [--epochs N] [--lr X] [--momentum M] [--threads T] [--seed S]
                       [--repeat N] [--csv FILE]
-Set OPENBLAS_CORETYPE=Cooperlake on this Xeon (docs/notes/blas-choice.md)."""
+Run it with OPENBLAS_CORETYPE unset (bench/compare.sh does), so that its BLAS picks
+its own kernels (docs/notes/blas-choice.md)."""
 import argparse
 import time
 
-from common import add_common_options, threads_option, set_blas_threads, load_fashion_mnist, CsvRows, FASHION_MNIST
+from common import (add_common_options, threads_option, set_blas_threads, load_fashion_mnist, lenet_epoch_flops,
+                    CsvRows, FASHION_MNIST)
 set_blas_threads(threads_option())  # before torch loads the BLAS
 import torch
 
@@ -67,7 +69,8 @@ def main():
             with torch.no_grad():
                 acc = (model(xt).argmax(1) == yt).double().mean().item()
             out.write(repeat=repeat, epoch=epoch, seconds=seconds, loss=total / n,
-                      test_accuracy=100 * acc, samples_per_second=n / seconds)
+                      test_accuracy=100 * acc, gflops=lenet_epoch_flops(n, a.batch) / seconds / 1e9,
+                      samples_per_second=n / seconds)
 
 
 if __name__ == "__main__":

@@ -352,9 +352,10 @@ def _load_tuned():
     Both are read once, when OpenBLAS and libgomp are loaded. OpenBLAS: where NumPy loaded
     its pthread build first, libaxon opens the OpenMP build itself, now, with these
     settings (src/backend/cpu/blas.c). libgomp: one per process, so where scikit-learn
-    loaded it first its spin count stays libgomp's own, and a warning says so
-    (docs/python.md; loading libaxon with its own libgomp through dlmopen was tried and
-    crashed scikit-learn's checks in OpenSSL: two C libraries in one process)."""
+    loaded it first its spin count stays libgomp's own; where axon would have chosen 1000,
+    ax_openmp_spin_briefly makes libgomp spin 100 rounds instead (docs/python.md; loading
+    libaxon with its own libgomp through dlmopen was tried and crashed scikit-learn's
+    checks in OpenSSL: two C libraries in one process)."""
     global ignored_openblas_coretype
     import warnings
     added = {}
@@ -380,12 +381,18 @@ def _load_tuned():
                 del os.environ[name]
             else:
                 os.environ[name] = value
-    if gomp_before and "GOMP_SPINCOUNT" in added:
-        warnings.warn("axon was imported after a library that started OpenMP "
-                      "(scikit-learn does), whose threads spin while they wait: training "
-                      "on a held thread count can be many times slower on a busy machine. "
-                      "Import axon first, or set GOMP_SPINCOUNT=1000 in the environment.",
-                      RuntimeWarning, stacklevel=3)
+    if gomp_before and added.get("GOMP_SPINCOUNT") == "1000":
+        # libgomp runs with its own 300,000 rounds where axon would have chosen 1000 (another
+        # process runs): ax_openmp_spin_briefly holds an idle OpenMP team so that libgomp
+        # spins 100 rounds (src/perf/openmp_spin.c). On an idle machine libgomp's own count
+        # is as fast as axon's 10000, as it measured, and is left.
+        loaded[0].ax_openmp_spin_briefly.restype = c_int
+        if loaded[0].ax_openmp_spin_briefly() != OK:
+            warnings.warn("axon was imported after a library that started OpenMP, whose "
+                          "threads spin while they wait, and could not shorten the spinning: "
+                          "training on a held thread count can be slower on a busy machine; "
+                          "set GOMP_SPINCOUNT=1000 in the environment.", RuntimeWarning,
+                          stacklevel=3)
     return loaded
 
 

@@ -200,7 +200,7 @@ static void pool_forward(ax_net *net, int index, const void *x, void *z, int64_t
 {
     const ax_layer *layer = &net->layers[index];
     const ax_window_geometry geometry = geometry_of(layer);
-    AX_PROFILED(net, AX_PROFILE_FORWARD_GEMM, index, 0.0,
+    AX_PROFILED(net, AX_PROFILE_POOL_FORWARD, index, 0.0,
                 OPS->pool_forward(net->backend, layer->spec.kind == AX_LAYER_MAX_POOL, &geometry,
                                   x, z, rows));
 }
@@ -224,7 +224,7 @@ static void pool_backward_input(ax_net *net, int index, const void *delta, void 
 {
     const ax_layer *layer = &net->layers[index];
     const ax_window_geometry geometry = geometry_of(layer);
-    AX_PROFILED(net, AX_PROFILE_INPUT_GRADIENT_GEMM, index, 0.0,
+    AX_PROFILED(net, AX_PROFILE_POOL_BACKWARD, index, 0.0,
                 OPS->pool_backward(net->backend, layer->spec.kind == AX_LAYER_MAX_POOL,
                                    &geometry, ax_window_layer_input(net, index), delta, previous,
                                    rows));

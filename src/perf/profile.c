@@ -31,6 +31,8 @@ static const char *const kind_names[AX_PROFILE_KIND_COUNT] = {
     "weight-gradient GEMM", "input-gradient GEMM", "derivative + bias gradient", "bias gradient",
     "L2 term",              "optimizer update",  "batch copy",     "shuffle",
     "evaluation",
+    "conv forward (im2col + GEMM)", "conv weight gradient (GEMM)", "conv input gradient (GEMM + col2im)",
+    "pooling forward", "pooling backward",
 };
 
 static int by_total_descending(const void *a, const void *b)
@@ -62,7 +64,9 @@ int ax_profile_entries(const ax_profile *profile, ax_profile_entry *entries, int
             entry->stddev_seconds = slot->count > 1 ? sqrt(slot->m2 / (double)(slot->count - 1)) : 0.0;
             entry->gflop = slot->flops * 1e-9;
             entry->is_gemm = kind == AX_PROFILE_FORWARD_GEMM || kind == AX_PROFILE_WEIGHT_GRADIENT_GEMM ||
-                             kind == AX_PROFILE_INPUT_GRADIENT_GEMM;
+                             kind == AX_PROFILE_INPUT_GRADIENT_GEMM || kind == AX_PROFILE_CONV_FORWARD ||
+                             kind == AX_PROFILE_CONV_WEIGHT_GRADIENT ||
+                             kind == AX_PROFILE_CONV_INPUT_GRADIENT;
             grand_total += slot->total;
         }
     for (int i = 0; i < count; i++)

@@ -27,6 +27,13 @@ typedef enum ax_profile_kind {
     AX_PROFILE_BATCH_COPY,
     AX_PROFILE_SHUFFLE,
     AX_PROFILE_EVALUATION,
+    /* A convolution's passes, im2col and col2im included: their rates are
+     * the layer's, not the GEMM's alone. */
+    AX_PROFILE_CONV_FORWARD,
+    AX_PROFILE_CONV_WEIGHT_GRADIENT,
+    AX_PROFILE_CONV_INPUT_GRADIENT,
+    AX_PROFILE_POOL_FORWARD,
+    AX_PROFILE_POOL_BACKWARD,
     AX_PROFILE_KIND_COUNT
 } ax_profile_kind;
 

@@ -6,6 +6,9 @@
  *   b1b  the same network, full-batch gradient descent lr 0.5, 40 epochs
  *   b2   20-(W tanh)x5-1 on 500,000 synthetic rows, MSE, SGD lr 0.001, batch B, 1 epoch
  *   galaxy-cg  1024-8-3 sigmoid on the galaxy CSVs, full-batch CG, 300 iterations
+ *   lenet  conv 32 5x5, max-pool 2, conv 64 5x5, max-pool 2, 1024, 10 on Fashion-MNIST,
+ *          SGD lr 0.01 momentum 0.9, batch 128, 2 epochs (issue 28), with the share of
+ *          the machine's float32 peak
  *   entropy-mi, tensor-mean  the activation statistics (docs/stats.md): bench_stats.c */
 #include <math.h>
 #include <stdio.h>
@@ -38,7 +41,7 @@ static const cli_option bench_options[] = {
 };
 
 static const char bench_usage[] =
-    "axon bench b1a|b1b|b2|galaxy-cg|entropy-mi|tensor-mean [--repeat N] [--threads N] [--csv FILE] [options]\n"
+    "axon bench b1a|b1b|b2|galaxy-cg|lenet|entropy-mi|tensor-mean [--repeat N] [--threads N] [--csv FILE] [options]\n"
     "(axon bench entropy-mi --help and axon bench tensor-mean --help list their own options)";
 static const char bench_description[] =
     "Runs a reference workload and prints seconds per epoch, loss, accuracy and\n"
@@ -50,12 +53,17 @@ static const char bench_description[] =
     "             rows from N(0, 1), MSE, SGD, batch B, one epoch\n"
     "  galaxy-cg  the galaxy classifier 1024-8-3 sigmoid on the Galaxy Zoo images,\n"
     "             full-batch conjugate gradient, 300 iterations\n"
+    "  lenet      the LeNet-style network conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,\n"
+    "             maxpool:2,1024:relu,10:softmax on Fashion-MNIST: SGD, lr 0.01,\n"
+    "             momentum 0.9, batch 128, 2 epochs; also the share of the machine's\n"
+    "             peak (axon info --peak) the GFLOP/s make\n"
     "  entropy-mi, tensor-mean  the activation statistics of axon stats";
 
 typedef struct workload {
     const char *name;
     int64_t input_width;
     int64_t width; /* of the hidden layers, for the CSV */
+    int64_t input_shape[3]; /* an image input's (height, width, channels), else zeros */
     char layers[256];
     ax_train_config train;
     ax_dataset *data, *test;
@@ -153,6 +161,25 @@ static int prepare(const char *name, const cli_args *args, bool quick, workload 
         work->train.learning_rate = full ? 0.5 : 0.1;
         work->train.momentum = full ? 0.0 : 0.9;
         work->train.epochs = full ? (quick ? 5 : 40) : (quick ? 1 : 5);
+    } else if (strcmp(name, "lenet") == 0) {
+        const char *folder = "/usr/share/datasets/fashion-mnist";
+        status = ax_dataset_load_idx_dir(folder, false, &work->data);
+        if (status == AX_STATUS_OK)
+            status = ax_dataset_load_idx_dir(folder, true, &work->test);
+        if (status != AX_STATUS_OK)
+            return report_failure(status, "install it with: apt-get install dataset-fashion-mnist");
+        if (!ax_dataset_image_shape(work->data, work->input_shape)) {
+            fprintf(stderr, "axon bench lenet: %s holds no images (IDX files of rank 3)\n", folder);
+            return CLI_EXIT_RUNTIME;
+        }
+        work->input_width = 784;
+        work->width = 1024;
+        snprintf(work->layers, sizeof work->layers,
+                 "conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax");
+        work->train.batch_size = 128;
+        work->train.learning_rate = 0.01;
+        work->train.momentum = 0.9;
+        work->train.epochs = quick ? 1 : 2;
     } else if (strcmp(name, "b2") == 0) {
         int width = 256, batch = 1024;
         if (!cli_get_int(args, "width", 1, 65536, &width) || !cli_get_int(args, "batch", 1, 1 << 24, &batch))
@@ -194,7 +221,7 @@ static int prepare(const char *name, const cli_args *args, bool quick, workload 
         /* The galaxy classifier's Python original: lambda / (2 m) * sum W^2, lambda = 1. */
         work->train.l2 = 1.0 / (double)ax_dataset_rows(work->data);
     } else {
-        fprintf(stderr, "axon bench: unknown workload '%s' (b1a, b1b, b2, galaxy-cg, entropy-mi, tensor-mean)\n", name);
+        fprintf(stderr, "axon bench: unknown workload '%s' (b1a, b1b, b2, galaxy-cg, lenet, entropy-mi, tensor-mean)\n", name);
         return CLI_EXIT_USAGE;
     }
     return CLI_EXIT_OK;
@@ -270,6 +297,22 @@ static void print_stat(const char *label, double sum, double sum_sq, int n, cons
     printf("  %-22s %10.4f  sd %8.4f %s\n", label, mean, sqrt(variance > 0 ? variance : 0.0), unit);
 }
 
+/* The mean rate set against the CPU's peak in the run's precision (measured
+ * now, after the runs, so that it does not disturb them). */
+static int print_peak_share(double gflops, ax_precision precision, const char *precision_text)
+{
+    ax_peak peak;
+    ax_status status = ax_machine_peak(&peak);
+    if (status != AX_STATUS_OK)
+        return report_failure(status, "the machine's peak");
+    const double top = precision == AX_PRECISION_F64    ? peak.f64_gflops
+                       : precision == AX_PRECISION_BF16 ? ax_peak_bf16_gflops(&peak)
+                                                        : peak.f32_gflops;
+    printf("  %-22s %10.1f %% of the %s peak, %.0f GFLOP/s (axon info --peak)\n", "share of peak",
+           100.0 * gflops / top, precision_text, top);
+    return CLI_EXIT_OK;
+}
+
 int command_bench(int argc, char **argv)
 {
     cli_args args;
@@ -341,6 +384,7 @@ int command_bench(int argc, char **argv)
         config.precision = precision;
         config.device = device;
         config.seed = (uint64_t)r;
+        memcpy(config.input_shape, work.input_shape, sizeof config.input_shape);
         if (strcmp(work.name, "galaxy-cg") == 0) {
             config.init = AX_INIT_UNIFORM;
             config.init_range = 0.2;
@@ -384,6 +428,8 @@ int command_bench(int argc, char **argv)
         if (work.test && ax_dataset_classes(work.test) > 0)
             print_stat("test accuracy", a_sum, a_sq, repeat, "%");
         print_stat("GFLOP/s", g_sum, g_sq, repeat, "(by TMVA's FLOP count)");
+        if (work.input_shape[0] > 0 && ax_device_is_cpu(device))
+            result = print_peak_share(g_sum / repeat, precision, log.precision);
     }
     if (log.csv && fclose(log.csv) != 0 && result == CLI_EXIT_OK) {
         fprintf(stderr, "axon bench: writing %s failed\n", csv_path);

@@ -17,7 +17,8 @@ static const cli_option info_options[] = {
     {"peak", CLI_FLAG, NULL, NULL,
      "also measure the machine's float32/float64 peak and the GEMM rate at\n"
      "the training shapes of the Fashion-MNIST MLP (784-128-128-10, batch 128)\n"
-     "and of TMVA's regression benchmark (20-256x5-1, batch 1024)"},
+     "and of TMVA's regression benchmark (20-256x5-1, batch 1024), and the\n"
+     "convolution rate of the LeNet network of axon bench lenet (batch 128)"},
 };
 
 static const char info_usage[] = "axon info [--threads N] [--json] [--peak]";
@@ -57,6 +58,25 @@ static double reference_gemm_rate(const reference_network *reference, ax_precisi
     return rate;
 }
 
+/* The LeNet network of `axon bench lenet` (28x28x1 images, batch 128): its
+ * convolutions' rate in float32, all three passes and each (forward,
+ * weight gradient, input gradient), or zeros on failure. */
+static void lenet_conv_rate(double *rate, double passes[3])
+{
+    ax_net_config config = ax_net_defaults();
+    config.input_width = 784;
+    config.input_shape[0] = 28, config.input_shape[1] = 28, config.input_shape[2] = 1;
+    ax_net *net = NULL;
+    *rate = passes[0] = passes[1] = passes[2] = 0.0;
+    if (ax_layers_parse("conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax",
+                        &config) == AX_STATUS_OK &&
+        ax_net_create(&config, &net) == AX_STATUS_OK &&
+        ax_net_conv_rate(net, 128, rate, passes) != AX_STATUS_OK)
+        *rate = passes[0] = passes[1] = passes[2] = 0.0;
+    ax_net_free(net);
+    ax_net_config_release(&config);
+}
+
 static int print_peak(bool json)
 {
     ax_peak peak;
@@ -68,15 +88,20 @@ static int print_peak(bool json)
     for (int r = 0; r < 2; r++)
         for (int p = 0; p < 3; p++)
             rates[r][p] = reference_gemm_rate(&reference_networks[r], precisions[p]);
+    double conv = 0.0, conv_passes[3];
+    lenet_conv_rate(&conv, conv_passes);
     if (json) {
         printf("{\"vector_bits\":%d,\"fma_units\":%d,\"clock_ghz\":%.3f,\"cores\":%d,"
                "\"peak_f32_gflops\":%.1f,\"peak_f64_gflops\":%.1f,\"peak_bf16_gflops\":%.1f,"
                "\"measured_fma_f32_gflops\":%.1f,"
                "\"gemm_b1_f32\":%.1f,\"gemm_b1_f64\":%.1f,\"gemm_b1_bf16\":%.1f,"
-               "\"gemm_b2_f32\":%.1f,\"gemm_b2_f64\":%.1f,\"gemm_b2_bf16\":%.1f}\n",
+               "\"gemm_b2_f32\":%.1f,\"gemm_b2_f64\":%.1f,\"gemm_b2_bf16\":%.1f,"
+               "\"conv_lenet_f32\":%.1f,\"conv_lenet_forward_f32\":%.1f,"
+               "\"conv_lenet_weight_gradient_f32\":%.1f,\"conv_lenet_input_gradient_f32\":%.1f}\n",
                peak.vector_bits, peak.fma_units, peak.clock_ghz, peak.cores, peak.f32_gflops,
                peak.f64_gflops, ax_peak_bf16_gflops(&peak), peak.measured_f32_gflops, rates[0][0],
-               rates[0][1], rates[0][2], rates[1][0], rates[1][1], rates[1][2]);
+               rates[0][1], rates[0][2], rates[1][0], rates[1][1], rates[1][2], conv,
+               conv_passes[0], conv_passes[1], conv_passes[2]);
     } else {
         printf("peak (%d thread%s)\n", peak.cores, peak.cores == 1 ? "" : "s");
         printf("  vector width  %d bits (%d float32 lanes), %d FMA pipe%s per core, %.2f GHz\n",
@@ -94,6 +119,11 @@ static int print_peak(bool json)
         for (int r = 0; r < 2; r++)
             printf("  GEMM rate     %s: %.0f GFLOP/s bf16 (%.0f%% of bf16 peak)\n",
                    reference_networks[r].name, rates[r][2], 100.0 * rates[r][2] / ax_peak_bf16_gflops(&peak));
+        printf("  conv rate     LeNet (axon bench lenet), batch 128: %.0f GFLOP/s float32 (%.0f%% of peak):\n"
+               "                forward %.0f (%.0f%%), weight gradient %.0f (%.0f%%), input gradient %.0f (%.0f%%)\n",
+               conv, 100.0 * conv / peak.f32_gflops, conv_passes[0], 100.0 * conv_passes[0] / peak.f32_gflops,
+               conv_passes[1], 100.0 * conv_passes[1] / peak.f32_gflops, conv_passes[2],
+               100.0 * conv_passes[2] / peak.f32_gflops);
     }
     return CLI_EXIT_OK;
 }

@@ -37,8 +37,22 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
         status = ax_net_gemm_rate(net, batch, &gemm_rate);
     if (status != AX_STATUS_OK)
         return report_failure(status, "--profile");
+    /* The convolutions: their rate in the run (all passes, im2col and col2im
+     * included) and measured alone at the batch. */
+    const ax_net_config *config = ax_net_config_get(net);
+    bool has_conv = false;
+    for (int l = 0; l < config->layer_count; l++)
+        has_conv = has_conv || config->layers[l].kind == AX_LAYER_CONV;
+    double conv_seconds = 0.0, conv_gflop = 0.0, conv_rate = 0.0, conv_passes[3] = {0.0, 0.0, 0.0};
+    for (int i = 0; i < count; i++)
+        if (strstr(entries[i].name, " conv ")) {
+            conv_seconds += entries[i].total_seconds;
+            conv_gflop += entries[i].gflop;
+        }
+    if (has_conv && (status = ax_net_conv_rate(net, batch, &conv_rate, conv_passes)) != AX_STATUS_OK)
+        return report_failure(status, "--profile");
     const double achieved = summary->seconds > 0 ? summary->gflop / summary->seconds : 0.0;
-    const ax_precision precision = ax_net_config_get(net)->precision;
+    const ax_precision precision = config->precision;
     double peak_gflops = precision == AX_PRECISION_F64    ? peak.f64_gflops
                          : precision == AX_PRECISION_BF16 ? ax_peak_bf16_gflops(&peak)
                                                           : peak.f32_gflops;
@@ -55,16 +69,20 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
     if (print) {
         printf("\nprofile (%.3f s timed; GFLOP by TMVA's per-operation FLOP counts; %s)\n", total,
                ax_net_data_placement(net));
-        printf("  %-36s %9s %10s %11s %11s %7s %9s\n", "operation", "calls", "total s", "mean ms",
-               "sd ms", "share", "GFLOP/s");
+        printf("  %-44s %9s %10s %11s %11s %7s %9s %7s\n", "operation", "calls", "total s", "mean ms",
+               "sd ms", "share", "GFLOP/s", "of peak");
         for (int i = 0; i < count; i++) {
             const ax_profile_entry *e = &entries[i];
-            char rate[16] = "";
-            if (e->gflop > 0 && e->total_seconds > 0)
+            char rate[16] = "", of_peak[16] = "";
+            if (e->gflop > 0 && e->total_seconds > 0) {
                 snprintf(rate, sizeof rate, "%.1f", e->gflop / e->total_seconds);
-            printf("  %-36s %9lld %10.4f %11.4f %11.4f %6.1f%% %9s\n", e->name, (long long)e->count,
+                /* one rank's operation against one rank's peak */
+                snprintf(of_peak, sizeof of_peak, "%.1f%%",
+                         100.0 * e->gflop / e->total_seconds / (peak_gflops / ranks));
+            }
+            printf("  %-44s %9lld %10.4f %11.4f %11.4f %6.1f%% %9s %7s\n", e->name, (long long)e->count,
                    e->total_seconds, 1e3 * e->mean_seconds, 1e3 * e->stddev_seconds, 100.0 * e->share,
-                   rate);
+                   rate, of_peak);
         }
         printf("  GEMMs: %.1f%% of the time, %.1f GFLOP/s while in them\n",
                total > 0 ? 100.0 * gemm_seconds / total : 0.0,
@@ -73,6 +91,16 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
                "       at this network's shapes with batch %lld (%.1f GFLOP/s)\n",
                achieved, 100.0 * achieved / peak_gflops, whose, peak_gflops,
                gemm_rate > 0 ? 100.0 * achieved / gemm_rate : 0.0, (long long)batch, gemm_rate);
+        if (has_conv) {
+            const double one_peak = peak_gflops / ranks, in_run = conv_seconds > 0 ? conv_gflop / conv_seconds : 0.0;
+            printf("  convolutions: %.1f%% of the time, %.1f GFLOP/s while in them (%.1f%% of the peak);\n"
+                   "       measured alone at batch %lld: %.1f GFLOP/s (%.1f%%): forward %.1f (%.1f%%),\n"
+                   "       weight gradient %.1f (%.1f%%), input gradient %.1f (%.1f%%)\n",
+                   total > 0 ? 100.0 * conv_seconds / total : 0.0, in_run, 100.0 * in_run / one_peak,
+                   (long long)batch, conv_rate, 100.0 * conv_rate / one_peak, conv_passes[0],
+                   100.0 * conv_passes[0] / one_peak, conv_passes[1], 100.0 * conv_passes[1] / one_peak,
+                   conv_passes[2], 100.0 * conv_passes[2] / one_peak);
+        }
     }
     if (!json_path)
         return CLI_EXIT_OK;
@@ -81,9 +109,15 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
         return CLI_EXIT_RUNTIME;
     FILE *file = output.stream;
     fprintf(file, "{\"timed_seconds\":%.6f,\"achieved_gflops\":%.3f,\"peak_gflops\":%.3f,"
-                  "\"gemm_rate_gflops\":%.3f,\"batch\":%lld,\"gemm_share\":%.6f,\"operations\":[",
+                  "\"gemm_rate_gflops\":%.3f,\"batch\":%lld,\"gemm_share\":%.6f,",
             total, achieved, peak_gflops, gemm_rate, (long long)batch,
             total > 0 ? gemm_seconds / total : 0.0);
+    if (has_conv)
+        fprintf(file, "\"conv_share\":%.6f,\"conv_rate_gflops\":%.3f,\"conv_forward_gflops\":%.3f,"
+                      "\"conv_weight_gradient_gflops\":%.3f,\"conv_input_gradient_gflops\":%.3f,",
+                total > 0 ? conv_seconds / total : 0.0, conv_rate, conv_passes[0], conv_passes[1],
+                conv_passes[2]);
+    fprintf(file, "\"operations\":[");
     for (int i = 0; i < count; i++) {
         const ax_profile_entry *e = &entries[i];
         fprintf(file, "%s{\"name\":", i ? "," : "");

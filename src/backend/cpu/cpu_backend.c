@@ -10,6 +10,7 @@
 #include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/blas.h"
 #include "backend/cpu/cpu_image.h"
+#include "backend/cpu/long_gemm.h"
 #include "backend/cpu/skinny_gemm.h"
 #include "backend/cpu/tiny_gemm.h"
 #include "base/error.h"
@@ -104,6 +105,9 @@ static void gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
         return;
     if (ax_skinny_gemm_f32(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta,
                            c, ldc))
+        return;
+    if (ax_long_gemm_f32(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c,
+                         ldc))
         return;
     const float *a_ = a, *b_ = b;
     for (int64_t first = 0; first < k; first += GEMM_K_BLOCK) {
