@@ -244,3 +244,34 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue queue, c
     return REAL(clEnqueueNDRangeKernel)(queue, kernel, dims, offset, global, local, waits,
                                         wait_list, event);
 }
+
+/* The questions of the device list (opencl_devices.c), asked once per
+ * process: a test fails them in a child process of its own. */
+CL_API_ENTRY cl_int CL_API_CALL clGetPlatformIDs(cl_uint entries, cl_platform_id *platforms,
+                                                 cl_uint *count)
+{
+    FAIL_CALL(clGetPlatformIDs);
+    return REAL(clGetPlatformIDs)(entries, platforms, count);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetDeviceIDs(cl_platform_id platform, cl_device_type type,
+                                               cl_uint entries, cl_device_id *devices,
+                                               cl_uint *count)
+{
+    FAIL_CALL(clGetDeviceIDs);
+    return REAL(clGetDeviceIDs)(platform, type, entries, devices, count);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_info what,
+                                                size_t size, void *value, size_t *size_ret)
+{
+    FAIL_CALL(clGetDeviceInfo);
+    return REAL(clGetDeviceInfo)(device, what, size, value, size_ret);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id platform, cl_platform_info what,
+                                                  size_t size, void *value, size_t *size_ret)
+{
+    FAIL_CALL(clGetPlatformInfo);
+    return REAL(clGetPlatformInfo)(platform, what, size, value, size_ret);
+}

@@ -23,11 +23,16 @@
  * - The statistics (entropy-mi, tensor-mean): each failing call named with
  *   the statistic, nothing left alive, and the next call's sums the same
  *   bits as before the failures.
+ * - The device list (in child processes: it is made once per process): no
+ *   platform counted or listed means no device, and the refusal says to
+ *   install an ICD; a device or platform name not answered is "?".
  * Without OpenCL (no shim, no plugin or no device) it exits 77 saying which. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "backend/plugin.h"
@@ -81,6 +86,7 @@ enum {
     CL_OUT_OF_RESOURCES_ = -5,
     CL_OUT_OF_HOST_MEMORY_ = -6,
     CL_BUILD_PROGRAM_FAILURE_ = -11,
+    CL_INVALID_PLATFORM_ = -32,
     CL_INVALID_DEVICE_ = -33,
     CL_INVALID_COMMAND_QUEUE_ = -36,
     CL_INVALID_MEM_OBJECT_ = -38,
@@ -261,6 +267,14 @@ static void check_sticky(fixture *f, ax_status status, const char *expected)
     double back[3] = {0.0, 0.0, 0.0};
     backend->ops->download_f64(backend, back, f->x, 3);
     CHECK(isnan(back[0]) && isnan(back[1]) && isnan(back[2]));
+    /* An allocation that fails after it reports the first failure, not its own. */
+    void *memory = &memory;
+    const long fired = fired_at_arming;
+    arm("clCreateBuffer", 1, CL_MEM_OBJECT_ALLOCATION_FAILURE_);
+    CHECK_FAILS(ax_backend_alloc(backend, 64, "a later buffer", &memory), status, expected);
+    CHECK_FIRED();
+    CHECK(memory == NULL);
+    fired_at_arming = fired;
     /* A second failure does not replace the first. */
     arm("clFinish", 1, CL_INVALID_COMMAND_QUEUE_);
     CHECK_FAILS(ax_backend_synchronize(backend), status, expected);
@@ -358,6 +372,22 @@ static void test_sticky_failures(ax_precision precision)
                  "clCreateBuffer failed: CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)");
     fixture_free(&f);
 
+    /* A pointer that is no buffer of the backend handed to free: an axon bug, reported. */
+    if (!fixture_make(&f, precision))
+        return;
+    f.backend->ops->free(f.backend, (char *)f.y + 8);
+    fired_at_arming = ax_test_ocl_fault_fired() - 1; /* no fault armed: the plugin's own check */
+    check_sticky(&f, AX_STATUS_DEVICE, "free was given ");
+    fixture_free(&f);
+
+    /* CLBlast's own refusal (a leading dimension smaller than a row): its code by name. */
+    if (!fixture_make(&f, precision))
+        return;
+    f.backend->ops->gemm(f.backend, false, false, 1, 1, 3, 1.0, f.x, 1, f.y, 1, 0.0, f.x, 1);
+    fired_at_arming = ax_test_ocl_fault_fired() - 1;
+    check_sticky(&f, AX_STATUS_DEVICE, "gemm failed: CLBlastInvalidLeadDimA (");
+    fixture_free(&f);
+
     /* CLBlast's GEMM whose own kernel launch fails: its code, named, through clblast_check. */
     if (!fixture_make(&f, precision))
         return;
@@ -367,6 +397,75 @@ static void test_sticky_failures(ax_precision precision)
     check_sticky(&f, AX_STATUS_DEVICE, "gemm failed: CL_OUT_OF_RESOURCES (-5)");
     fixture_free(&f);
     check_nothing_left("the sticky failures");
+}
+
+/* The device list is made once per process: its failures run in children
+ * (fork before this process asks anything of OpenCL), each ending with its
+ * own verdict as exit status. */
+static int in_child(void (*body)(void))
+{
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        body();
+        exit(test_failures ? 1 : 0); /* exit, not _exit: the coverage counters are written */
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void no_device_found(void)
+{
+    ax_backend *backend = NULL;
+    CHECK(ax_device_count("opencl") == 0);
+    CHECK_FIRED();
+    CHECK_FAILS(ax_backend_create(AX_PRECISION_F32, opencl, &backend), AX_STATUS_UNSUPPORTED,
+                "no OpenCL device 0: this machine has no OpenCL platform with a device (install "
+                "an ICD");
+    CHECK(backend == NULL);
+}
+
+static void platforms_uncounted(void)
+{
+    arm("clGetPlatformIDs", 1, CL_OUT_OF_HOST_MEMORY_);
+    no_device_found();
+}
+
+static void platforms_unlisted(void)
+{
+    arm("clGetPlatformIDs", 2, CL_OUT_OF_HOST_MEMORY_);
+    no_device_found();
+}
+
+/* Device 0's name and platform name unanswered: "?" in their place, and the device still listed. */
+static void names_unanswered(void)
+{
+    arm("clGetDeviceInfo", 1, CL_INVALID_DEVICE_);
+    ax_device_properties properties;
+    CHECK_OK(ax_device_properties_get(opencl, &properties));
+    CHECK_FIRED();
+    CHECK(strcmp(properties.name, "?") == 0);
+    CHECK(strncmp(properties.description, "? (", 3) == 0);
+}
+
+static void platform_unanswered(void)
+{
+    arm("clGetPlatformInfo", 1, CL_INVALID_PLATFORM_);
+    char text[512];
+    CHECK_OK(ax_device_info(opencl, text, sizeof text));
+    CHECK_FIRED();
+    CHECK(strstr(text, ", ?, OpenCL") != NULL);
+    printf("described: %s\n", text);
+}
+
+static void test_device_list_failures(void)
+{
+    CHECK(in_child(platforms_uncounted) == 0);
+    CHECK(in_child(platforms_unlisted) == 0);
+    CHECK(in_child(names_unanswered) == 0);
+    CHECK(in_child(platform_unanswered) == 0);
 }
 
 /* The statistics (opencl_stats.c): each call makes and releases its own
@@ -452,8 +551,14 @@ static void test_statistics_failures(void)
     CHECK_OK(tensor_mean(x, y, after));
 }
 
+static void count_devices(void) { exit(ax_device_count("opencl") > 0 ? 0 : 77); }
+
 int main(void)
 {
+    /* Asked in a child, so that this process's list is still to be made. */
+    if (in_child(count_devices) == 77)
+        TEST_SKIP("no OpenCL device (the plugin or an ICD is missing: pocl-opencl-icd)");
+    test_device_list_failures();
     const int devices = ax_device_count("opencl");
     if (devices < 1)
         TEST_SKIP("no OpenCL device (the plugin or an ICD is missing: pocl-opencl-icd)");
