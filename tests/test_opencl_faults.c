@@ -372,6 +372,55 @@ static void test_sticky_failures(ax_precision precision)
                  "clCreateBuffer failed: CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)");
     fixture_free(&f);
 
+    /* argmax's read of the indices: zeros, not what was there before. */
+    if (!fixture_make(&f, precision))
+        return;
+    arm("clEnqueueReadBuffer", 1, CL_INVALID_COMMAND_QUEUE_);
+    f.backend->ops->argmax_rows(f.backend, f.x, indices, 1, 3);
+    CHECK(indices[0] == 0);
+    check_sticky(&f, AX_STATUS_DEVICE, "clEnqueueReadBuffer failed: CL_INVALID_COMMAND_QUEUE (-36)");
+    fixture_free(&f);
+
+    /* Downloads to float: NaN after a failed read, as to double. */
+    if (!fixture_make(&f, precision))
+        return;
+    float floats[3] = {1.0f, 1.0f, 1.0f};
+    arm("clEnqueueReadBuffer", 1, CL_OUT_OF_RESOURCES_);
+    f.backend->ops->download_f32(f.backend, floats, f.y, 3);
+    CHECK(isnan(floats[0]) && isnan(floats[1]) && isnan(floats[2]));
+    check_sticky(&f, AX_STATUS_OUT_OF_MEMORY, "clEnqueueReadBuffer failed: CL_OUT_OF_RESOURCES (-5)");
+    fixture_free(&f);
+
+    /* Bytes written as they are (data sets on the device): a failed write is sticky too. */
+    if (!fixture_make(&f, precision))
+        return;
+    arm("clEnqueueWriteBuffer", 1, CL_INVALID_MEM_OBJECT_);
+    f.backend->ops->write_bytes(f.backend, f.x, "12345678", 8);
+    check_sticky(&f, AX_STATUS_DEVICE, "clEnqueueWriteBuffer failed: CL_INVALID_MEM_OBJECT (-38)");
+    fixture_free(&f);
+
+    /* The loss kept on the device (float64 devices): its read fails, the total is NaN. */
+    if (!fixture_make(&f, precision))
+        return;
+    if (f.backend->ops->loss_defer(f.backend, true)) {
+        f.backend->ops->loss_reset(f.backend, 0.0);
+        double total = 0.0, bad_value = 0.0;
+        int64_t first_bad = 7;
+        f.backend->ops->loss_read(f.backend, &total, &first_bad, &bad_value);
+        CHECK(total == 0.0 && first_bad == -1); /* read back as reset */
+        arm("clEnqueueReadBuffer", 1, CL_INVALID_COMMAND_QUEUE_);
+        f.backend->ops->loss_read(f.backend, &total, &first_bad, &bad_value);
+        CHECK(isnan(total) && first_bad == -1);
+        f.backend->ops->loss_defer(f.backend, false);
+        check_sticky(&f, AX_STATUS_DEVICE,
+                     "clEnqueueReadBuffer failed: CL_INVALID_COMMAND_QUEUE (-36)");
+        /* After the failure no read is tried: NaN again. */
+        total = 0.0;
+        f.backend->ops->loss_read(f.backend, &total, &first_bad, &bad_value);
+        CHECK(isnan(total) && first_bad == -1);
+    }
+    fixture_free(&f);
+
     /* A pointer that is no buffer of the backend handed to free: an axon bug, reported. */
     if (!fixture_make(&f, precision))
         return;
