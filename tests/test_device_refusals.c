@@ -5,11 +5,14 @@
  *   number, a second CPU; a missing text buffer or properties struct;
  * - a plugin file that is not a library ($AXON_<NAME>_PLUGIN naming a text
  *   file): refused with the loader's own words, and refused the same way
- *   when asked again (the failure is kept, not retried);
+ *   when asked again (the failure is kept, not retried); tables of the test
+ *   plugin that name themselves otherwise or lack create: refused, naming
+ *   why;
  * - the loader's table of plugins full (it keeps 8 names): the next name is
  *   refused as too many, and the names already asked for still answer;
  * - ax_device_from_number, the old numbering (-1 the CPU, N CUDA device N).
- * Independent of the build's plugins: it asks only for names no build has. */
+ * Independent of the build's device plugins: it asks only for names no
+ * build has, and for the test plugin (AXON_TEST_PLUGIN). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +93,28 @@ static void test_plugin_not_a_library(void)
     unsetenv("AXON_NOTALIB_PLUGIN");
 }
 
+/* Tables of the test plugin (plugin_fake.c) the loader must refuse, each by
+ * what is wrong with it: a name other than its own, a missing entry point. */
+static void test_plugin_tables_refused(void)
+{
+    static const struct {
+        const char *variable, *name, *expected;
+    } cases[] = {
+        {"AXON_MISNAMED_PLUGIN", "misnamed", "names itself 'someone_else' or lacks its entry points"},
+        {"AXON_HEADLESS_PLUGIN", "headless", "names itself 'headless' or lacks its entry points"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setenv(cases[i].variable, AXON_TEST_PLUGIN, 1);
+        const ax_backend_plugin *plugin = NULL;
+        CHECK_FAILS(ax_backend_plugin_get(cases[i].name, &plugin), AX_STATUS_UNSUPPORTED,
+                    cases[i].expected);
+        CHECK(plugin == NULL);
+        CHECK(strstr(ax_error_message(), "rebuild it") != NULL);
+        CHECK(!ax_backend_plugin_absent(cases[i].name)); /* there, but refused */
+        unsetenv(cases[i].variable);
+    }
+}
+
 /* The loader keeps the first 8 names asked for (each plugin opened once,
  * kept until exit); a 9th is refused as such, and the kept ones answer. */
 static void test_plugin_table_full(void)
@@ -107,8 +132,8 @@ static void test_plugin_table_full(void)
         else
             CHECK(strcmp(ax_error_message(), "too many backend plugins asked for") == 0);
     }
-    /* notalib (above) took one of the 8 places. */
-    CHECK(refused_as_absent == 7);
+    /* notalib, misnamed and headless (above) took three of the 8 places. */
+    CHECK(refused_as_absent == 5);
     CHECK(strcmp(ax_error_message(), "too many backend plugins asked for") == 0);
     /* A name kept before the table filled is still answered with its own failure. */
     CHECK_FAILS(ax_backend_plugin_get("absent0", &plugin), AX_STATUS_UNSUPPORTED,
@@ -136,6 +161,7 @@ int main(void)
 {
     test_hand_made_devices();
     test_plugin_not_a_library();
+    test_plugin_tables_refused();
     test_plugin_table_full();
     test_old_numbering();
     return test_finish("test_device_refusals");
