@@ -429,13 +429,30 @@ static void test_sticky_failures(ax_precision precision)
     check_sticky(&f, AX_STATUS_DEVICE, "free was given ");
     fixture_free(&f);
 
-    /* CLBlast's own refusal (a leading dimension smaller than a row): its code by name. */
-    if (!fixture_make(&f, precision))
-        return;
-    f.backend->ops->gemm(f.backend, false, false, 1, 1, 3, 1.0, f.x, 1, f.y, 1, 0.0, f.x, 1);
-    fired_at_arming = ax_test_ocl_fault_fired() - 1;
-    check_sticky(&f, AX_STATUS_DEVICE, "gemm failed: CLBlastInvalidLeadDimA (");
-    fixture_free(&f);
+    /* CLBlast's own refusals (a leading dimension smaller than a row, a
+     * buffer smaller than its matrix: axon bugs if they ever came): each code
+     * by its name. x and y hold 3 reals; C is x. */
+    static const struct {
+        int64_t m, k, lda, ldb, ldc;
+        const char *name;
+    } refusals[] = {
+        {1, 3, 1, 1, 1, "CLBlastInvalidLeadDimA ("},
+        {1, 3, 3, 0, 1, "CLBlastInvalidLeadDimB ("},
+        {1, 3, 3, 1, 0, "CLBlastInvalidLeadDimC ("},
+        {2, 3, 3, 1, 1, "CLBlastInsufficientMemoryA ("},
+        {1, 3, 3, 2, 1, "CLBlastInsufficientMemoryB ("},
+    };
+    for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++) {
+        if (!fixture_make(&f, precision))
+            return;
+        f.backend->ops->gemm(f.backend, false, false, refusals[i].m, 1, refusals[i].k, 1.0, f.x,
+                             refusals[i].lda, f.y, refusals[i].ldb, 0.0, f.x, refusals[i].ldc);
+        fired_at_arming = ax_test_ocl_fault_fired() - 1;
+        char expected[96];
+        snprintf(expected, sizeof expected, "gemm failed: %s", refusals[i].name);
+        check_sticky(&f, AX_STATUS_DEVICE, expected);
+        fixture_free(&f);
+    }
 
     /* CLBlast's GEMM whose own kernel launch fails: its code, named, through clblast_check. */
     if (!fixture_make(&f, precision))
