@@ -364,3 +364,24 @@ AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_stale = {
     .device_info = fake_device_info,
     .create = fake_create,
 };
+
+/* Tables the loader must refuse (test_device_refusals): one that names
+ * itself otherwise than its file and symbol, one without its create. */
+AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_misnamed = {
+    .abi = AX_BACKEND_PLUGIN_ABI,
+    .ops_size = sizeof(ax_backend_ops),
+    .name = "someone_else",
+    .device_count = fake_device_count,
+    .device_info = fake_device_info,
+    .create = fake_create,
+    .init = ax_plugin_host_init,
+};
+
+AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_headless = {
+    .abi = AX_BACKEND_PLUGIN_ABI,
+    .ops_size = sizeof(ax_backend_ops),
+    .name = "headless",
+    .device_count = fake_device_count,
+    .device_info = fake_device_info,
+    .init = ax_plugin_host_init,
+};

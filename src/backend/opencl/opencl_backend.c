@@ -673,7 +673,8 @@ static ax_status create(ax_precision precision, int index, ax_backend **out)
     bool ok = ob->stage != NULL;
     if (ok) {
         ob->queue = clCreateCommandQueue(context, device->id, 0, &code);
-        ok = !AX_OCL_CHECK(ob, code);
+        /* The call's name, not AX_OCL_CHECK's text of its argument ("code"). */
+        ok = !ax_ocl_check(ob, code, "clCreateCommandQueue");
     }
     for (int i = 0; i < AX_OCL_KERNEL_COUNT && ok; i++) {
         if (!ob->acc_f64 && (i == AX_OCL_LOSS_FINISH || i == AX_OCL_LOSS_ACCUMULATE ||
@@ -690,16 +691,16 @@ static ax_status create(ax_precision precision, int index, ax_backend **out)
     if (ok) {
         ob->partials = clCreateBuffer(context, CL_MEM_READ_WRITE, AX_OCL_REDUCE_GROUPS * acc_size,
                                       NULL, &code);
-        ok = !AX_OCL_CHECK(ob, code);
+        ok = !ax_ocl_check(ob, code, "clCreateBuffer");
     }
     if (ok) {
         ob->column_partials = clCreateBuffer(context, CL_MEM_READ_WRITE,
                                              AX_OCL_COLUMN_PARTIALS * acc_size, NULL, &code);
-        ok = !AX_OCL_CHECK(ob, code);
+        ok = !ax_ocl_check(ob, code, "clCreateBuffer");
     }
     if (ok && ob->acc_f64) {
         ob->loss_state = clCreateBuffer(context, CL_MEM_READ_WRITE, 4 * sizeof(double), NULL, &code);
-        ok = !AX_OCL_CHECK(ob, code);
+        ok = !ax_ocl_check(ob, code, "clCreateBuffer");
     }
     if (!ok) {
         ax_status status = ob->stage ? ob->error_status : AX_STATUS_OUT_OF_MEMORY;

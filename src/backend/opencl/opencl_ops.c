@@ -312,7 +312,7 @@ void ax_ocl_argmax_rows(ax_backend *backend, const void *outputs, int32_t *host_
             clReleaseMemObject(ob->indices);
         cl_int code = CL_SUCCESS;
         ob->indices = clCreateBuffer(ob->context, CL_MEM_READ_WRITE, bytes, NULL, &code);
-        if (AX_OCL_CHECK(ob, code)) {
+        if (ax_ocl_check(ob, code, "clCreateBuffer")) {
             ob->indices = NULL;
             ob->indices_capacity = 0;
         } else {
