@@ -1,5 +1,6 @@
 /* fuzz_csv.c: libFuzzer target for the CSV loaders. The first 3 bytes choose
- * the options (flags: header, regression; label column -2..5; delimiter one
+ * the options (flags: header, regression; label column -2..5, -2 being
+ * AX_CSV_NO_LABEL (features only); delimiter one
  * of , ; tab space), the rest is the file. The row counter and the range
  * loader must agree with the whole-file loader wherever it succeeds, and
  * fail cleanly otherwise. */
@@ -25,8 +26,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const int64_t rows = ax_dataset_rows(dataset);
         if (rows < 1 || ax_dataset_features(dataset) < 1)
             abort();
-        if (!options.regression) {
-            const int32_t *y = ax_dataset_labels_data(dataset);
+        const int32_t *y = ax_dataset_labels_data(dataset);
+        if (options.label_column == AX_CSV_NO_LABEL) { /* features only: no labels at all */
+            if (y)
+                abort();
+        } else if (!options.regression) {
             for (int64_t r = 0; r < rows; r++)
                 if (y[r] < 0 || y[r] >= ax_dataset_classes(dataset))
                     abort();
