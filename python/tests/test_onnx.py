@@ -94,7 +94,12 @@ def test_conv_network_takes_nhwc_images_and_computes_axons_predictions(tmp_path)
     expected = net.predict(x)
     (got,) = onnx_numpy.run(model, {"input": x})
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
-    assert np.array_equal(got.argmax(1), expected.argmax(1))
+    # the same class wherever axon's top two differ by more than the 1e-6 the outputs may
+    # (a closer tie may fall either way on another CPU's kernels)
+    top_two = np.sort(expected, axis=1)[:, -2:]
+    clear = top_two[:, 1] - top_two[:, 0] > 2e-6
+    assert clear.sum() >= len(expected) // 2
+    assert np.array_equal(got.argmax(1)[clear], expected.argmax(1)[clear])
     ops = [n.op_type for n in model.graph.node]
     assert ops[:2] == ["Transpose", "Conv"] and "Flatten" in ops
     runtime = run_onnxruntime(tmp_path / "m.onnx", x)

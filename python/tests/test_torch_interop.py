@@ -77,7 +77,12 @@ def test_conv_network_round_trip_permutes_the_flattened_columns():
     expected = net.predict(x)
     got = torch_predict(module, np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
-    assert np.array_equal(got.argmax(1), expected.argmax(1))
+    # the same class wherever axon's top two differ by more than the 1e-6 the outputs may
+    # (a closer tie may fall either way on another CPU's kernels)
+    top_two = np.sort(expected, axis=1)[:, -2:]
+    clear = top_two[:, 1] - top_two[:, 0] > 2e-6
+    assert clear.sum() >= len(expected) // 2
+    assert np.array_equal(got.argmax(1)[clear], expected.argmax(1)[clear])
     back = axon.from_torch(module, input_shape=SHAPE)
     assert back.layout == net.layout and back.input_shape == SHAPE
     assert same_bits(back.get_weights(), weights)
