@@ -502,6 +502,20 @@ static ax_status stream_lines(csv_stream *stream, size_t *length, bool *final)
     }
 }
 
+/* Opens path, filled, past its header line where options say it has one:
+ * at its first data row (each status as stream_open, stream_fill and
+ * stream_skip_line give it). */
+static ax_status stream_open_at_rows(const char *path, const ax_csv_options *options,
+                                     csv_stream *stream)
+{
+    ax_status status = stream_open(path, stream);
+    if (status == AX_STATUS_OK)
+        status = stream_fill(stream);
+    if (status == AX_STATUS_OK && options->header)
+        status = stream_skip_line(stream);
+    return status;
+}
+
 static int64_t count_newlines(const char *p, const char *end)
 {
     int64_t count = 0;
@@ -518,11 +532,7 @@ ax_status ax_dataset_count_csv(const char *path, const ax_csv_options *options_i
     ax_csv_options options = options_in ? *options_in : ax_csv_defaults();
     AX_TRY(check_options(path, &options));
     csv_stream stream;
-    ax_status status = stream_open(path, &stream);
-    if (status == AX_STATUS_OK)
-        status = stream_fill(&stream);
-    if (status == AX_STATUS_OK && options.header)
-        status = stream_skip_line(&stream);
+    ax_status status = stream_open_at_rows(path, &options, &stream);
     /* Rows: 1 + the newlines before the last non-blank byte, if there is one. */
     int64_t newlines = 0, before_last = -1;
     while (status == AX_STATUS_OK) {
@@ -559,11 +569,7 @@ ax_status ax_dataset_load_csv_rows(const char *path, const ax_csv_options *optio
     AX_TRY(check_options(path, &options));
     AX_TRY(ax_row_range_check(path, INT64_MAX, "rows", first, count)); /* signs only, here */
     csv_stream stream;
-    ax_status status = stream_open(path, &stream);
-    if (status == AX_STATUS_OK)
-        status = stream_fill(&stream);
-    if (status == AX_STATUS_OK && options.header)
-        status = stream_skip_line(&stream);
+    ax_status status = stream_open_at_rows(path, &options, &stream);
     const int64_t first_line = options.header ? 2 : 1;
     int64_t rows = 0, fields = 0, label_column = 0;
     row_sink sink = {.keep_first = first};
@@ -614,11 +620,7 @@ ax_status ax_csv_count_columns(const char *path, const ax_csv_options *options_i
     ax_csv_options options = options_in ? *options_in : ax_csv_defaults();
     AX_TRY(check_options(path, &options));
     csv_stream stream;
-    ax_status status = stream_open(path, &stream);
-    if (status == AX_STATUS_OK)
-        status = stream_fill(&stream);
-    if (status == AX_STATUS_OK && options.header)
-        status = stream_skip_line(&stream);
+    ax_status status = stream_open_at_rows(path, &options, &stream);
     size_t length = 0;
     bool final = false;
     if (status == AX_STATUS_OK) /* whole lines only: the first line is read, not the file */
