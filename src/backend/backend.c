@@ -346,11 +346,20 @@ ax_status ax_backend_create_on(const char *name, int index, ax_precision precisi
 {
     *out = NULL;
     if (precision == AX_PRECISION_BF16 && !(name && strcmp(name, "cpu") == 0)) {
+        /* A device runs bf16 only when it says it has bf16 GEMMs: a plugin
+         * that does not would take the precision for float32 silently. */
         char upper_name[NAME_CAPACITY];
         upper(name ? name : "(null)", upper_name, sizeof upper_name);
-        return ax_fail(AX_STATUS_UNSUPPORTED,
-                       "bf16 runs on the CPU only: use f32 on %s device %d, or --device cpu",
-                       upper_name, index);
+        ax_device device = {.index = index};
+        snprintf(device.backend, sizeof device.backend, "%s", name ? name : "");
+        ax_device_properties properties;
+        memset(&properties, 0, sizeof properties);
+        AX_TRY(ax_device_properties_get(device, &properties));
+        if (!(properties.capabilities & AX_DEVICE_CAPABILITY_BF16))
+            return ax_fail(AX_STATUS_UNSUPPORTED,
+                           "bf16 needs bfloat16 GEMMs, which %s device %d does not have (the CPU "
+                           "and CUDA devices do): use f32 there, or --device cpu",
+                           upper_name, index);
     }
     if (name && strcmp(name, "cpu") == 0) {
         if (index > 0)

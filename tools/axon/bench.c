@@ -367,7 +367,7 @@ int command_bench(int argc, char **argv)
     work.train.progress_user = &log;
     printf("axon bench %s: %lld-%s, %s, batch %lld, %d epoch(s), %s, %d thread(s), %d repeat(s)",
            work.name, (long long)work.input_width, work.layers, ax_optimizer_name(work.train.optimizer),
-           (long long)work.train.batch_size, work.train.epochs, precision_description(precision), threads,
+           (long long)work.train.batch_size, work.train.epochs, precision_description(precision, device), threads,
            repeat);
     if (replicas > 1)
         printf(", %d replicas of %d thread(s)", replicas, threads_each);

@@ -71,7 +71,8 @@ bool read_precision(const cli_args *args, ax_precision *precision)
     *precision = (ax_precision)index;
     /* Emulated bf16 computes the same roundings, so it runs rather than
      * refuses (results and tests carry over), but the user came for speed. */
-    if (*precision == AX_PRECISION_BF16 && !ax_bf16_native())
+    const char *device = cli_text(args, "device") ? cli_text(args, "device") : "cpu";
+    if (*precision == AX_PRECISION_BF16 && !ax_bf16_native() && strncmp(device, "cuda", 4) != 0)
         fprintf(stderr, "axon: note: bf16 GEMMs %s; they run no faster than f32's\n",
                 ax_bf16_support_get().reason);
     return true;
@@ -131,8 +132,10 @@ int move_to_device(ax_net **net, ax_device device)
     return CLI_EXIT_OK;
 }
 
-const char *precision_description(ax_precision precision)
+const char *precision_description(ax_precision precision, ax_device device)
 {
+    if (precision == AX_PRECISION_BF16 && !ax_device_is_cpu(device))
+        return "bf16 (bfloat16 tensor-core GEMMs with float32 sums, float32 elsewhere)";
     return precision == AX_PRECISION_F64    ? "f64 (double)"
            : precision == AX_PRECISION_BF16 ? (ax_bf16_native() ? "bf16 (bfloat16 GEMMs on VDPBF16PS, float32 elsewhere)"
                                                                  : "bf16 (emulated bfloat16 GEMMs, float32 elsewhere)")

@@ -68,7 +68,7 @@ bool threads_left_to_axon(const cli_args *args);
 /* Reads --precision; false after printing a usage message. */
 bool read_precision(const cli_args *args, ax_precision *precision);
 /* The precision with what it computes in, for the header lines ("f64 (double)"). */
-const char *precision_description(ax_precision precision);
+const char *precision_description(ax_precision precision, ax_device device);
 /* Reads --device: cpu, NAME or NAME:N, as ax_device_parse reads them, for
  * the backends the library found (ax_backend_name); false after printing a
  * usage message. */

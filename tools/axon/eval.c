@@ -83,7 +83,7 @@ static void print_text(const char *model_path, const ax_net *net, const ax_datas
     char text[1024];
     ax_layers_format(config, text, sizeof text);
     printf("model     %s: %s, %lld parameters, %s\n", model_path, text,
-           (long long)ax_net_parameter_count(net), precision_description(config->precision));
+           (long long)ax_net_parameter_count(net), precision_description(config->precision, config->device));
     data_describe(data, text, sizeof text);
     printf("data      %s: %s\n", data_name(data, spec), text);
     printf("loss      %.6g (%s)\n", evaluation->loss, ax_loss_name(config->loss));

@@ -774,7 +774,7 @@ static void print_header(const train_request *request, const ax_net *net, const 
                train_config->checkpoint_every == 1 ? "" : "s", kept);
     }
     ax_build_info build = ax_build_info_get();
-    printf("  precision   %s, %d thread%s, BLAS %s (%s)\n", precision_description(config->precision),
+    printf("  precision   %s, %d thread%s, BLAS %s (%s)\n", precision_description(config->precision, config->device),
            ax_threads(), ax_threads() == 1 ? "" : "s", build.blas ? build.blas : "?",
            build.blas_kernels ? build.blas_kernels : "?");
     if (!ax_device_is_cpu(config->device)) { /* the device's GEMMs and kernels, not BLAS's */

@@ -107,6 +107,14 @@ static void cuda_gemm(ax_backend *backend, bool trans_a, bool trans_b, int64_t m
     if (backend->precision == AX_PRECISION_F64) {
         AX_CUBLAS_CHECK(cb, cublasDgemm(cb->blas, op_b, op_a, (int)n, (int)m, (int)k, &alpha, b,
                                         (int)ldb, a, (int)lda, &beta, c, (int)ldc));
+    } else if (backend->precision == AX_PRECISION_BF16) {
+        /* Float32 matrices, products of their bfloat16 roundings on the
+         * tensor cores, float32 sums: the CPU's bf16 (bf16_gemm.c). */
+        float alpha_f = (float)alpha, beta_f = (float)beta;
+        AX_CUBLAS_CHECK(cb, cublasGemmEx(cb->blas, op_b, op_a, (int)n, (int)m, (int)k, &alpha_f, b,
+                                         CUDA_R_32F, (int)ldb, a, CUDA_R_32F, (int)lda, &beta_f, c,
+                                         CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F_FAST_16BF,
+                                         CUBLAS_GEMM_DEFAULT));
     } else {
         float alpha_f = (float)alpha, beta_f = (float)beta;
         AX_CUBLAS_CHECK(cb, cublasSgemm(cb->blas, op_b, op_a, (int)n, (int)m, (int)k, &alpha_f, b,
@@ -332,7 +340,9 @@ static ax_status cuda_properties(int device, ax_device_properties *out)
     out->clock_ghz = hz / 1e9;
     out->peak_f32_gflops = 2.0 * fp32 * prop.multiProcessorCount * hz / 1e9;
     out->peak_f64_gflops = 2.0 * fp64 * prop.multiProcessorCount * hz / 1e9;
-    out->capabilities = AX_DEVICE_CAPABILITY_F64 | AX_DEVICE_CAPABILITY_IMAGES |
+    /* bf16 GEMMs on tensor cores from compute capability 8.0 (Ampere) on. */
+    out->capabilities = (prop.major >= 8 ? AX_DEVICE_CAPABILITY_BF16 : 0u) |
+                        AX_DEVICE_CAPABILITY_F64 | AX_DEVICE_CAPABILITY_IMAGES |
                         AX_DEVICE_CAPABILITY_DEVICE_DATA | AX_DEVICE_CAPABILITY_DEVICE_LOSS;
     snprintf(out->description, sizeof out->description,
              "%s, compute %d.%d, %.1f GiB, %d multiprocessors at %.2f GHz, "

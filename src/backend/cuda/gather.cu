@@ -59,12 +59,12 @@ extern "C" void ax_cuda_gather_rows(ax_backend *backend, void *dst, const float 
                 memcpy(packed + r * cols, src + row * width + c0, (size_t)cols * sizeof(float));
             }
             char *target = (char *)dst + ((size_t)r0 * (size_t)width + (size_t)c0) * real_size;
-            if (backend->precision == AX_PRECISION_F32 && cols == width) {
+            if (real_size == sizeof(float) && cols == width) {
                 /* Whole rows: contiguous on both sides. */
                 AX_CUDA_CHECK(cb, cudaMemcpyAsync(target, packed,
                                                   (size_t)(rows * cols) * sizeof(float),
                                                   cudaMemcpyHostToDevice, cb->stream));
-            } else if (backend->precision == AX_PRECISION_F32) {
+            } else if (real_size == sizeof(float)) { /* float32 and bf16 (float32 storage) */
                 AX_CUDA_CHECK(cb, cudaMemcpy2DAsync(target, (size_t)width * sizeof(float), packed,
                                                     (size_t)cols * sizeof(float),
                                                     (size_t)cols * sizeof(float), (size_t)rows,
