@@ -11,7 +11,7 @@ usage: b1_torch.py [--epochs N] [--batch B|full] [--lr X] [--momentum M] [--thre
 import argparse
 import time
 
-from common import add_common_options, threads_option, set_blas_threads, load_fashion_mnist, epoch_flops, CsvRows, FASHION_MNIST
+from common import add_common_options, sync, threads_option, set_blas_threads, load_fashion_mnist, epoch_flops, CsvRows, FASHION_MNIST
 set_blas_threads(threads_option())  # before torch loads the BLAS
 import torch
 
@@ -35,17 +35,18 @@ def main():
         p.error("--flush-denormal: this CPU does not support it")
     torch.set_num_threads(a.threads)
     dtype = torch.float32 if a.precision == "f32" else torch.float64
-    x, y, xt, yt = (torch.from_numpy(v) for v in load_fashion_mnist(a.data, a.precision.replace("f", "float")))
+    x, y, xt, yt = (torch.from_numpy(v).to(a.device) for v in load_fashion_mnist(a.data, a.precision.replace("f", "float")))
     n = x.shape[0]
     batch = n if a.batch == "full" else int(a.batch)
     out = CsvRows(a.csv, system="torch", workload="b1b" if batch >= n else "b1a", variant="torch-eager",
-                  precision=a.precision, threads=a.threads, batch=batch, width=SIZES[1])
+                  precision=a.precision, threads=a.threads, batch=batch, width=SIZES[1],
+                  **({} if a.device == "cpu" else {"system": "torch-" + a.device.split(":")[0]}))
     flops = epoch_flops(SIZES, n, batch)
     for repeat in range(1, a.repeat + 1):
         torch.manual_seed(a.seed)
         model = torch.nn.Sequential(torch.nn.Linear(784, 128), torch.nn.ReLU(),
                                     torch.nn.Linear(128, 128), torch.nn.ReLU(),
-                                    torch.nn.Linear(128, 10)).to(dtype)
+                                    torch.nn.Linear(128, 10)).to(dtype).to(a.device)
         if a.init == "he":
             for m in model:
                 if isinstance(m, torch.nn.Linear):
@@ -54,8 +55,9 @@ def main():
         opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
         loss_fn = torch.nn.CrossEntropyLoss()
         for epoch in range(1, a.epochs + 1):
+            sync(a.device)
             start = time.perf_counter()
-            order = torch.randperm(n) if batch < n else None
+            order = torch.randperm(n, device=a.device) if batch < n else None
             total = 0.0
             for first in range(0, n, batch):
                 if order is None:
@@ -67,7 +69,8 @@ def main():
                 loss = loss_fn(model(xb), yb)
                 loss.backward()
                 opt.step()
-                total += loss.item() * xb.shape[0]
+                total += (loss.item() if a.device == "cpu" else loss.detach()) * xb.shape[0]
+            total = float(total)
             seconds = time.perf_counter() - start
             with torch.no_grad():
                 acc = (model(xt).argmax(1) == yt).double().mean().item()

@@ -16,7 +16,7 @@ usage: b2_torch.py [--batch B] [--width W] [--precision f32|f64|bf16] [--threads
 import argparse
 import time
 
-from common import add_common_options, threads_option, set_blas_threads, synth_linear, epoch_flops, CsvRows
+from common import add_common_options, sync, threads_option, set_blas_threads, synth_linear, epoch_flops, CsvRows
 set_blas_threads(threads_option())  # before torch loads the BLAS
 import torch
 
@@ -41,12 +41,13 @@ def main():
     dtype = torch.float64 if a.precision == "f64" else torch.float32
     autocast = a.precision == "bf16"
     storage = "float64" if a.precision == "f64" else "float32"
-    x, y = (torch.from_numpy(v) for v in synth_linear(a.rows, a.features, a.seed, storage))
+    x, y = (torch.from_numpy(v).to(a.device) for v in synth_linear(a.rows, a.features, a.seed, storage))
     sizes = [a.features] + [a.width] * a.depth + [1]
     flops = epoch_flops(sizes, a.rows, a.batch)
     out = CsvRows(a.csv, system="torch", workload="b2",
                   variant="torch-eager-autocast" if autocast else "torch-eager", precision=a.precision,
-                  threads=a.threads, batch=a.batch, width=a.width)
+                  threads=a.threads, batch=a.batch, width=a.width,
+                  **({} if a.device == "cpu" else {"system": "torch-" + a.device.split(":")[0]}))
     for repeat in range(1, a.repeat + 1):
         torch.manual_seed(a.seed)
         layers = []
@@ -55,21 +56,23 @@ def main():
             torch.nn.init.xavier_uniform_(linear.weight)
             torch.nn.init.zeros_(linear.bias)
             layers += [linear, torch.nn.Tanh()]
-        model = torch.nn.Sequential(*layers[:-1]).to(dtype)  # the output layer is linear
+        model = torch.nn.Sequential(*layers[:-1]).to(dtype).to(a.device)  # the output layer is linear
         opt = torch.optim.SGD(model.parameters(), lr=a.lr)
         loss_fn = torch.nn.MSELoss()
         for epoch in range(1, a.epochs + 1):
+            sync(a.device)
             start = time.perf_counter()
-            order = torch.randperm(a.rows)
+            order = torch.randperm(a.rows, device=a.device)
             total = 0.0
             for first in range(0, a.rows, a.batch):
                 idx = order[first:first + a.batch]
                 opt.zero_grad(set_to_none=True)
-                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+                with torch.autocast(a.device.split(":")[0], dtype=torch.bfloat16, enabled=autocast):
                     loss = loss_fn(model(x[idx]).float(), y[idx])
                 loss.backward()
                 opt.step()
-                total += loss.item() * idx.shape[0]
+                total += (loss.item() if a.device == "cpu" else loss.detach()) * idx.shape[0]
+            total = float(total)
             seconds = time.perf_counter() - start
             out.write(repeat=repeat, epoch=epoch, seconds=seconds, loss=total / a.rows,
                       gflops=flops / seconds / 1e9, samples_per_second=a.rows / seconds)

@@ -18,6 +18,16 @@ def add_common_options(parser, precisions=("f32", "f64")):
     parser.add_argument("--csv", help="append the CSV rows to this file")
     parser.add_argument("--precision", choices=precisions, default="f32")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--device", default="cpu",
+                        help="torch peers: cpu or cuda[:N] (data and model there; the step's loss "
+                             "summed on the device and read once an epoch, as a GPU user writes it)")
+
+
+def sync(device):
+    """Waits for the device's queued work, so that a timer read after it counts it."""
+    if device != "cpu":
+        import torch
+        torch.cuda.synchronize(device)
 
 
 def threads_option(default=2):

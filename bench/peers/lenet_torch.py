@@ -18,7 +18,7 @@ its own kernels (docs/notes/blas-choice.md)."""
 import argparse
 import time
 
-from common import (add_common_options, threads_option, set_blas_threads, load_fashion_mnist, lenet_epoch_flops,
+from common import (add_common_options, sync, threads_option, set_blas_threads, load_fashion_mnist, lenet_epoch_flops,
                     CsvRows, FASHION_MNIST)
 set_blas_threads(threads_option())  # before torch loads the BLAS
 import torch
@@ -39,23 +39,26 @@ def main():
     if a.flush_denormal and not torch.set_flush_denormal(True):
         p.error("--flush-denormal: this CPU does not support it")
     torch.set_num_threads(a.threads)
-    x, y, xt, yt = (torch.from_numpy(v) for v in load_fashion_mnist(a.data, "float32"))
+    x, y, xt, yt = (torch.from_numpy(v).to(a.device) for v in load_fashion_mnist(a.data, "float32"))
+    torch.backends.cudnn.benchmark = True  # cuDNN picks its fastest algorithms (GPU only)
     x, xt = x.view(-1, 1, 28, 28), xt.view(-1, 1, 28, 28)
     n = x.shape[0]
     out = CsvRows(a.csv, system="torch", workload="lenet", variant="torch-eager",
-                  precision="f32", threads=a.threads, batch=a.batch, width=1024)
+                  precision="f32", threads=a.threads, batch=a.batch, width=1024,
+                  **({} if a.device == "cpu" else {"system": "torch-" + a.device.split(":")[0]}))
     for repeat in range(1, a.repeat + 1):
         torch.manual_seed(a.seed)
         model = torch.nn.Sequential(
             torch.nn.Conv2d(1, 32, 5), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
             torch.nn.Conv2d(32, 64, 5), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
             torch.nn.Flatten(), torch.nn.Linear(64 * 4 * 4, 1024), torch.nn.ReLU(),
-            torch.nn.Linear(1024, 10))
+            torch.nn.Linear(1024, 10)).to(a.device)
         opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
         loss_fn = torch.nn.CrossEntropyLoss()
         for epoch in range(1, a.epochs + 1):
+            sync(a.device)
             start = time.perf_counter()
-            order = torch.randperm(n)
+            order = torch.randperm(n, device=a.device)
             total = 0.0
             for first in range(0, n, a.batch):
                 idx = order[first:first + a.batch]
@@ -64,7 +67,8 @@ def main():
                 loss = loss_fn(model(xb), yb)
                 loss.backward()
                 opt.step()
-                total += loss.item() * xb.shape[0]
+                total += (loss.item() if a.device == "cpu" else loss.detach()) * xb.shape[0]
+            total = float(total)
             seconds = time.perf_counter() - start
             with torch.no_grad():
                 acc = (model(xt).argmax(1) == yt).double().mean().item()

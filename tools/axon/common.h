@@ -52,7 +52,7 @@ int cli_refuse_unbuilt(const char *command, cli_component component);
 #define PRECISION_OPTION \
     {"precision", CLI_STRING, "P", "f32",                                             \
      "compute precision: f32, f64 or bf16 (bfloat16 GEMM operands, float32 weights, "  \
-     "sums and everything else; CPU only)"}
+     "sums and everything else; the CPU and CUDA devices)"}
 #define DEVICE_OPTION                                                 \
     {"device", CLI_STRING, "D", "cpu",                                \
      "where to compute: cpu, NAME (device 0 of backend NAME) or NAME:N\n" \
