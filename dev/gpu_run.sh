@@ -1,0 +1,97 @@
+#!/bin/bash
+# dev/gpu_run.sh [PART...]: the prepared checks and benchmarks for a lent GPU machine, in
+# one call (../shared/gpu/README.md: build here into build-gpu, pack.sh, then run
+# `bash .gpu/remote.sh bash dev/gpu_run.sh` there with `carry: [".gpu"]`).
+# Logs go to $OUT (or ./gpu-out), one file per step; summary.txt holds the lines that
+# matter. Every step has its own time limit, so a hung step costs its limit, not the call.
+# PARTs (default: all, in this order): tests bench peers profile memcheck
+set -u
+out=${OUT:-$PWD/gpu-out}
+mkdir -p "$out"
+build=${AXON_GPU_BUILD:-build-gpu}
+axon=$build/axon
+galaxy=${AXON_GALAXY:-$PWD/.gpu/galaxy}
+parts=${*:-tests bench peers profile memcheck}
+summary=$out/summary.txt
+export OMP_WAIT_POLICY=passive
+
+say() { echo "$*" | tee -a "$summary"; }
+# step NAME SECONDS COMMAND...: runs it with a limit, its output in NAME.txt
+step() {
+    local name=$1 limit=$2; shift 2
+    local start=$(date +%s%N)
+    timeout "$limit" "$@" > "$out/$name.txt" 2>&1
+    local rc=$? ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    say "$(printf '%-28s rc %3d  %4d.%03d s' "$name" "$rc" $((ms / 1000)) $((ms % 1000)))"
+}
+# The lines of axon bench's table that carry the figures.
+figures() { grep -E "s/epoch|s/iteration|accuracy|GFLOP/s|share|upload|whole call|kernels" "$out/$1.txt" | sed "s/^/    $1: /" >> "$summary"; }
+
+say "gpu_run.sh at $(git rev-parse --short HEAD 2>/dev/null) on $(hostname), $(date -u)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv > "$out/nvidia-smi.txt" 2>&1
+cat "$out/nvidia-smi.txt" >> "$summary"
+$axon info > "$out/info.txt" 2>&1; grep -iE "cuda|opencl|backends" "$out/info.txt" | head -6 >> "$summary"
+
+for part in $parts; do
+case $part in
+tests)
+    step ctest_cuda 180 ctest --test-dir "$build" -R "cuda|opencl_runs|bf16" --output-on-failure
+    grep -E "tests passed|tests failed|Failed|Skipped|\*\*\*" "$out/ctest_cuda.txt" | head -12 >> "$summary"
+    step backend_ops_cuda 120 "$build/tests/test_backend_ops" cuda
+    grep -E "passed|FAILED|differ" "$out/backend_ops_cuda.txt" | head -20 >> "$summary"
+    ;;
+bench)
+    # Device-resident data and deferred losses against the old paths, alternating.
+    for round in 1 2; do
+        step "b1a_r$round" 60 $axon bench b1a --device cuda --repeat 2; figures "b1a_r$round"
+        AXON_DEVICE_DATA=off AXON_DEVICE_LOSS=off step "b1a_hostdata_r$round" 60 $axon bench b1a --device cuda --repeat 2
+        figures "b1a_hostdata_r$round"
+        step "b1b_r$round" 60 $axon bench b1b --device cuda --repeat 2; figures "b1b_r$round"
+        AXON_DEVICE_DATA=off step "b1b_hostdata_r$round" 60 $axon bench b1b --device cuda --repeat 1
+        figures "b1b_hostdata_r$round"
+    done
+    step b2_1024_f32 60 $axon bench b2 --device cuda --repeat 2; figures b2_1024_f32
+    for p in f32 f64 bf16; do
+        step "b2_8192_$p" 60 $axon bench b2 --device cuda --batch 8192 --precision $p --repeat 2
+        figures "b2_8192_$p"
+    done
+    step b2_4096_w512_f32 60 $axon bench b2 --device cuda --batch 4096 --width 512 --repeat 2; figures b2_4096_w512_f32
+    step b2_4096_w512_bf16 60 $axon bench b2 --device cuda --batch 4096 --width 512 --precision bf16 --repeat 2
+    figures b2_4096_w512_bf16
+    step lenet 90 $axon bench lenet --device cuda --repeat 1; figures lenet
+    [ -f "$galaxy/train.csv" ] && { step galaxy_cg 60 $axon bench galaxy-cg --device cuda --galaxy "$galaxy" --repeat 2; figures galaxy_cg; }
+    step entropy_mi 60 $axon bench entropy-mi --device cuda; tail -12 "$out/entropy_mi.txt" >> "$summary"
+    step tensor_mean 60 $axon bench tensor-mean --device cuda; tail -6 "$out/tensor_mean.txt" >> "$summary"
+    ;;
+peers)
+    cd bench/peers || exit 2
+    py() { env -u OPENBLAS_CORETYPE python3 "$@"; }
+    step torch_b1a 90 py b1_torch.py --device cuda --epochs 3 --threads 4
+    step torch_b1b 90 py b1_torch.py --device cuda --batch full --lr 0.5 --momentum 0 --epochs 40 --threads 4
+    step torch_b2_1024 90 py b2_torch.py --device cuda --threads 4
+    step torch_b2_8192 90 py b2_torch.py --device cuda --batch 8192 --epochs 2 --threads 4
+    step torch_b2_8192_bf16 90 py b2_torch.py --device cuda --batch 8192 --epochs 2 --precision bf16 --threads 4
+    step torch_lenet 120 py lenet_torch.py --device cuda --epochs 2 --threads 4
+    cd - > /dev/null
+    for f in torch_b1a torch_b1b torch_b2_1024 torch_b2_8192 torch_b2_8192_bf16 torch_lenet; do
+        tail -3 "$out/$f.txt" | sed "s/^/    $f: /" >> "$summary"
+    done
+    ;;
+profile)
+    step profile_b1a 60 $axon train --data fashion-mnist --device cuda --epochs 2 --profile --out /dev/null
+    sed -n '/^profile/,$p' "$out/profile_b1a.txt" | head -30 >> "$summary"
+    step profile_b2_8192 90 $axon train --data synth:linear --rows 500000 --features 20 --device cuda \
+        --layers 256:tanh,256:tanh,256:tanh,256:tanh,256:tanh,1:identity --loss mse --optimizer sgd \
+        --lr 0.001 --momentum 0 --batch 8192 --epochs 2 --profile --out /dev/null
+    sed -n '/^profile/,$p' "$out/profile_b2_8192.txt" | head -30 >> "$summary"
+    ;;
+memcheck)
+    step memcheck_ops 240 compute-sanitizer --tool memcheck --leak-check full "$build/tests/test_backend_ops" cuda
+    tail -4 "$out/memcheck_ops.txt" >> "$summary"
+    step memcheck_stats 120 compute-sanitizer --tool memcheck "$build/tests/test_cuda_stats" cuda
+    tail -3 "$out/memcheck_stats.txt" >> "$summary"
+    ;;
+*)  say "unknown part $part" ;;
+esac
+done
+say "done $(date -u)"
