@@ -10,7 +10,11 @@ out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 build=${AXON_GPU_BUILD:-build-gpu}
 axon=$build/axon
-galaxy=${AXON_GALAXY:-$PWD/.gpu/galaxy}
+# The galaxy set travels as a tarball (AXON_GALAXY_TAR) beside the bundle.
+galaxy=${AXON_GALAXY:-/tmp/axon-galaxy/galaxy}
+if [ ! -f "$galaxy/train.csv" ] && [ -f "${AXON_GALAXY_TAR:-}" ]; then
+    mkdir -p /tmp/axon-galaxy && tar -C /tmp/axon-galaxy -xJf "$AXON_GALAXY_TAR"
+fi
 parts=${*:-tests bench peers profile memcheck}
 summary=$out/summary.txt
 export OMP_WAIT_POLICY=passive
