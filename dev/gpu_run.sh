@@ -39,7 +39,7 @@ $axon info > "$out/info.txt" 2>&1; grep -iE "cuda|opencl|backends" "$out/info.tx
 for part in $parts; do
 case $part in
 tests)
-    step ctest_cuda 180 ctest --test-dir "$build" -R "cuda|opencl_runs|bf16" --output-on-failure
+    step ctest_cuda 180 ctest --test-dir "$build" -R "cuda|bf16" --output-on-failure
     grep -E "tests passed|tests failed|Failed|Skipped|\*\*\*" "$out/ctest_cuda.txt" | head -12 >> "$summary"
     step backend_ops_cuda 120 "$build/tests/test_backend_ops" cuda
     grep -E "passed|FAILED|differ" "$out/backend_ops_cuda.txt" | head -20 >> "$summary"
