@@ -90,9 +90,9 @@ profile)
     sed -n '/^profile/,$p' "$out/profile_b2_8192.txt" | head -30 >> "$summary"
     ;;
 memcheck)
-    step memcheck_ops 240 compute-sanitizer --tool memcheck --leak-check full "$build/tests/test_backend_ops" cuda
+    step memcheck_ops 150 compute-sanitizer --tool memcheck --leak-check full "$build/tests/test_backend_ops" cuda
     tail -4 "$out/memcheck_ops.txt" >> "$summary"
-    step memcheck_stats 120 compute-sanitizer --tool memcheck "$build/tests/test_cuda_stats" cuda
+    step memcheck_stats 60 compute-sanitizer --tool memcheck "$build/tests/test_cuda_stats" cuda
     tail -3 "$out/memcheck_stats.txt" >> "$summary"
     ;;
 *)  say "unknown part $part" ;;
