@@ -69,13 +69,13 @@ bench)
     ;;
 peers)
     cd bench/peers || exit 2
-    py() { env -u OPENBLAS_CORETYPE python3 "$@"; }
-    step torch_b1a 90 py b1_torch.py --device cuda --epochs 3 --threads 4
-    step torch_b1b 90 py b1_torch.py --device cuda --batch full --lr 0.5 --momentum 0 --epochs 40 --threads 4
-    step torch_b2_1024 90 py b2_torch.py --device cuda --threads 4
-    step torch_b2_8192 90 py b2_torch.py --device cuda --batch 8192 --epochs 2 --threads 4
-    step torch_b2_8192_bf16 90 py b2_torch.py --device cuda --batch 8192 --epochs 2 --precision bf16 --threads 4
-    step torch_lenet 120 py lenet_torch.py --device cuda --epochs 2 --threads 4
+    py="env -u OPENBLAS_CORETYPE python3"  # peers run on the machine's own BLAS choice
+    step torch_b1a 90 $py b1_torch.py --device cuda --epochs 3 --threads 4
+    step torch_b1b 90 $py b1_torch.py --device cuda --batch full --lr 0.5 --momentum 0 --epochs 40 --threads 4
+    step torch_b2_1024 90 $py b2_torch.py --device cuda --threads 4
+    step torch_b2_8192 90 $py b2_torch.py --device cuda --batch 8192 --epochs 2 --threads 4
+    step torch_b2_8192_bf16 90 $py b2_torch.py --device cuda --batch 8192 --epochs 2 --precision bf16 --threads 4
+    step torch_lenet 120 $py lenet_torch.py --device cuda --epochs 2 --threads 4
     cd - > /dev/null
     for f in torch_b1a torch_b1b torch_b2_1024 torch_b2_8192 torch_b2_8192_bf16 torch_lenet; do
         tail -3 "$out/$f.txt" | sed "s/^/    $f: /" >> "$summary"
@@ -88,6 +88,9 @@ profile)
         --layers 256:tanh,256:tanh,256:tanh,256:tanh,256:tanh,1:identity --loss mse --optimizer sgd \
         --lr 0.001 --momentum 0 --batch 8192 --epochs 2 --profile --out /dev/null
     sed -n '/^profile/,$p' "$out/profile_b2_8192.txt" | head -30 >> "$summary"
+    step profile_b1b 60 $axon train --data fashion-mnist --device cuda --batch full --lr 0.5 --momentum 0 \
+        --epochs 40 --profile --out /dev/null
+    sed -n '/^profile/,$p' "$out/profile_b1b.txt" | head -30 >> "$summary"
     ;;
 memcheck)
     step memcheck_ops 150 compute-sanitizer --tool memcheck --leak-check full "$build/tests/test_backend_ops" cuda
