@@ -91,6 +91,9 @@ profile)
     step profile_b1b 60 $axon train --data fashion-mnist --device cuda --batch full --lr 0.5 --momentum 0 \
         --epochs 40 --profile --out /dev/null
     sed -n '/^profile/,$p' "$out/profile_b1b.txt" | head -30 >> "$summary"
+    step profile_lenet 60 $axon train --data fashion-mnist --device cuda --lr 0.01 --epochs 1 --profile \
+        --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax --out /dev/null
+    sed -n '/^profile/,$p' "$out/profile_lenet.txt" | head -30 >> "$summary"
     ;;
 memcheck)
     step memcheck_ops 150 compute-sanitizer --tool memcheck --leak-check full "$build/tests/test_backend_ops" cuda
