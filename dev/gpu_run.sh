@@ -4,7 +4,8 @@
 # `bash .gpu/remote.sh bash dev/gpu_run.sh` there with `carry: [".gpu"]`).
 # Logs go to $OUT (or ./gpu-out), one file per step; summary.txt holds the lines that
 # matter. Every step has its own time limit, so a hung step costs its limit, not the call.
-# PARTs (default: all, in this order): tests bench peers profile memcheck
+# PARTs (default: all, in this order): tests bench peers profile memcheck; or again (b1b, b1a,
+# LeNet and galaxy CG only)
 set -u
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
@@ -66,6 +67,14 @@ bench)
     [ -f "$galaxy/train.csv" ] && { step galaxy_cg 60 $axon bench galaxy-cg --device cuda --galaxy "$galaxy" --repeat 2; figures galaxy_cg; }
     step entropy_mi 60 $axon bench entropy-mi --device cuda; tail -12 "$out/entropy_mi.txt" >> "$summary"
     step tensor_mean 60 $axon bench tensor-mean --device cuda; tail -6 "$out/tensor_mean.txt" >> "$summary"
+    ;;
+again)  # the workloads a change since the last full run touches: b1b's chunks, evaluation
+    for round in 1 2; do
+        step "b1b_r$round" 60 $axon bench b1b --device cuda --repeat 3; figures "b1b_r$round"
+    done
+    step b1a 60 $axon bench b1a --device cuda --repeat 3; figures b1a
+    step lenet 90 $axon bench lenet --device cuda --repeat 1; figures lenet
+    [ -f "$galaxy/train.csv" ] && { step galaxy_cg 60 $axon bench galaxy-cg --device cuda --galaxy "$galaxy" --repeat 3; figures galaxy_cg; }
     ;;
 peers)
     cd bench/peers || exit 2

@@ -11,7 +11,7 @@ usage: b1_torch.py [--epochs N] [--batch B|full] [--lr X] [--momentum M] [--thre
 import argparse
 import time
 
-from common import add_common_options, sync, threads_option, set_blas_threads, load_fashion_mnist, epoch_flops, CsvRows, FASHION_MNIST
+from common import add_common_options, sync, peer_system, threads_option, set_blas_threads, load_fashion_mnist, epoch_flops, CsvRows, FASHION_MNIST
 set_blas_threads(threads_option())  # before torch loads the BLAS
 import torch
 
@@ -38,9 +38,8 @@ def main():
     x, y, xt, yt = (torch.from_numpy(v).to(a.device) for v in load_fashion_mnist(a.data, a.precision.replace("f", "float")))
     n = x.shape[0]
     batch = n if a.batch == "full" else int(a.batch)
-    out = CsvRows(a.csv, system="torch", workload="b1b" if batch >= n else "b1a", variant="torch-eager",
-                  precision=a.precision, threads=a.threads, batch=batch, width=SIZES[1],
-                  **({} if a.device == "cpu" else {"system": "torch-" + a.device.split(":")[0]}))
+    out = CsvRows(a.csv, system=peer_system("torch", a.device), workload="b1b" if batch >= n else "b1a", variant="torch-eager",
+                  precision=a.precision, threads=a.threads, batch=batch, width=SIZES[1])
     flops = epoch_flops(SIZES, n, batch)
     for repeat in range(1, a.repeat + 1):
         torch.manual_seed(a.seed)

@@ -16,7 +16,7 @@ usage: b2_torch.py [--batch B] [--width W] [--precision f32|f64|bf16] [--threads
 import argparse
 import time
 
-from common import add_common_options, sync, threads_option, set_blas_threads, synth_linear, epoch_flops, CsvRows
+from common import add_common_options, sync, peer_system, threads_option, set_blas_threads, synth_linear, epoch_flops, CsvRows
 set_blas_threads(threads_option())  # before torch loads the BLAS
 import torch
 
@@ -44,10 +44,9 @@ def main():
     x, y = (torch.from_numpy(v).to(a.device) for v in synth_linear(a.rows, a.features, a.seed, storage))
     sizes = [a.features] + [a.width] * a.depth + [1]
     flops = epoch_flops(sizes, a.rows, a.batch)
-    out = CsvRows(a.csv, system="torch", workload="b2",
+    out = CsvRows(a.csv, system=peer_system("torch", a.device), workload="b2",
                   variant="torch-eager-autocast" if autocast else "torch-eager", precision=a.precision,
-                  threads=a.threads, batch=a.batch, width=a.width,
-                  **({} if a.device == "cpu" else {"system": "torch-" + a.device.split(":")[0]}))
+                  threads=a.threads, batch=a.batch, width=a.width)
     for repeat in range(1, a.repeat + 1):
         torch.manual_seed(a.seed)
         layers = []

@@ -23,6 +23,11 @@ def add_common_options(parser, precisions=("f32", "f64")):
                              "summed on the device and read once an epoch, as a GPU user writes it)")
 
 
+def peer_system(name, device):
+    """The CSV's system column: "torch" on the CPU, "torch-cuda" on a GPU."""
+    return name if device == "cpu" else f"{name}-{device.split(':')[0]}"
+
+
 def sync(device):
     """Waits for the device's queued work, so that a timer read after it counts it."""
     if device != "cpu":

@@ -18,7 +18,7 @@ its own kernels (docs/notes/blas-choice.md)."""
 import argparse
 import time
 
-from common import (add_common_options, sync, threads_option, set_blas_threads, load_fashion_mnist, lenet_epoch_flops,
+from common import (add_common_options, sync, peer_system, threads_option, set_blas_threads, load_fashion_mnist, lenet_epoch_flops,
                     CsvRows, FASHION_MNIST)
 set_blas_threads(threads_option())  # before torch loads the BLAS
 import torch
@@ -43,9 +43,8 @@ def main():
     torch.backends.cudnn.benchmark = True  # cuDNN picks its fastest algorithms (GPU only)
     x, xt = x.view(-1, 1, 28, 28), xt.view(-1, 1, 28, 28)
     n = x.shape[0]
-    out = CsvRows(a.csv, system="torch", workload="lenet", variant="torch-eager",
-                  precision="f32", threads=a.threads, batch=a.batch, width=1024,
-                  **({} if a.device == "cpu" else {"system": "torch-" + a.device.split(":")[0]}))
+    out = CsvRows(a.csv, system=peer_system("torch", a.device), workload="lenet", variant="torch-eager",
+                  precision="f32", threads=a.threads, batch=a.batch, width=1024)
     for repeat in range(1, a.repeat + 1):
         torch.manual_seed(a.seed)
         model = torch.nn.Sequential(

@@ -117,6 +117,11 @@ void *ax_layer_bias(const ax_net *net, void *arena, int layer);
  * training workspace many times over at its first evaluation. */
 #define AX_INFERENCE_ROWS INT64_C(4096)
 #define AX_INFERENCE_BYTES ((size_t)64 << 20)
+/* On a device (a backend without host memory) neither bound is a cache to
+ * stay within, and every chunk costs a dozen or more kernel launches: a
+ * chunk there is as many rows as fit 512 MiB of workspace (60,000 rows of
+ * the Fashion-MNIST MLP, so a full batch is one pass of large GEMMs). */
+#define AX_DEVICE_CHUNK_BYTES ((size_t)512 << 20)
 int64_t ax_net_inference_rows(const ax_net *net, int64_t rows);
 
 /* The workspace (net_workspace.c). ax_net_reserve (axon.h) makes it hold

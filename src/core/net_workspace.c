@@ -65,8 +65,10 @@ static size_t workspace_row_bytes(const ax_net *net, bool copy_input)
 
 int64_t ax_net_inference_rows(const ax_net *net, int64_t rows)
 {
-    int64_t chunk = (int64_t)(AX_INFERENCE_BYTES / workspace_row_bytes(net, true));
-    if (chunk > AX_INFERENCE_ROWS)
+    const bool device = !net->backend->host_memory;
+    int64_t chunk = (int64_t)((device ? AX_DEVICE_CHUNK_BYTES : AX_INFERENCE_BYTES) /
+                              workspace_row_bytes(net, true));
+    if (!device && chunk > AX_INFERENCE_ROWS)
         chunk = AX_INFERENCE_ROWS;
     if (chunk < 1)
         chunk = 1;

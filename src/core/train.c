@@ -49,12 +49,21 @@ void ax_train_config_init(ax_train_config *config, size_t size)
  * its GEMMs and elementwise passes. */
 enum { FULL_BATCH_CHUNK_ROWS = 4096 };
 
+/* The rows of a full batch's chunk: on a device, whose memory is no cache
+ * and where a chunk costs a dozen launches, the inference chunk's rows
+ * there (AX_DEVICE_CHUNK_BYTES of workspace). */
+static int64_t full_batch_chunk_rows(const ax_net *net, int64_t rows)
+{
+    return net->backend->host_memory ? FULL_BATCH_CHUNK_ROWS : ax_net_inference_rows(net, rows);
+}
+
 typedef struct step_context {
     ax_net *net;
     int64_t rows;
-    /* A chunked full batch: the data set, computed FULL_BATCH_CHUNK_ROWS at
-     * a time with the gradient summed in accumulator (NULL otherwise). */
+    /* A chunked full batch: the data set, computed chunk_rows at a time
+     * with the gradient summed in accumulator (NULL otherwise). */
     const ax_dataset *chunked_data;
+    int64_t chunk_rows;
     void *accumulator;
     ax_regularization regularization;
     double evaluate_seconds; /* time in evaluations during this step, when profiling */
@@ -93,7 +102,7 @@ static ax_status evaluate_loaded_batch(void *context, double *loss)
         ax_line_cache_invalidate(step->line);
     step->plain_evaluations++;
     if (step->chunked_data) {
-        *loss = ax_net_chunked_loss_gradient(step->net, step->chunked_data, FULL_BATCH_CHUNK_ROWS,
+        *loss = ax_net_chunked_loss_gradient(step->net, step->chunked_data, step->chunk_rows,
                                              &step->regularization, step->accumulator);
     } else if (step->rows > 0) {
         if (step->overlap)
@@ -435,6 +444,7 @@ typedef struct trainer {
     int64_t global_rows;  /* training rows of all ranks (train's alone for one process) */
     ax_reducer *reducer;  /* the sums over the replicas (docs/mpi.md); alone, none */
     void *accumulator;    /* gradient-shaped, for a chunked full batch; else NULL */
+    int64_t chunk_rows;   /* a chunked full batch's rows per chunk */
     ax_line_cache *line;  /* see step_context; else NULL */
     int64_t batch_rows;
     int64_t batches;
@@ -570,6 +580,7 @@ static ax_status run_epoch(trainer *t, int epoch, ax_progress *progress, double 
     ax_objective objective = {.evaluate = evaluate_loaded_batch};
     step_context step = {.net = t->net,
                          .chunked_data = t->accumulator ? t->train : NULL,
+                         .chunk_rows = t->chunk_rows,
                          .accumulator = t->accumulator,
                          .regularization = {.size = sizeof(ax_regularization),
                                             .l2 = config->l2, .dropout = config->dropout,
@@ -980,10 +991,12 @@ static ax_status train_reduced(ax_net *net, const ax_dataset *train, const ax_da
                        "needs the whole set in memory (load it whole: --stream off)",
                        train->source,
                        sharded ? "training on several ranks" : "a full batch (CG, L-BFGS, --batch 0 or a batch of every row)");
-    const bool chunked = full_batch && local_rows > FULL_BATCH_CHUNK_ROWS;
+    const int64_t chunk_rows = full_batch_chunk_rows(net, local_rows);
+    const bool chunked = full_batch && local_rows > chunk_rows;
+    t.chunk_rows = chunk_rows;
     const int64_t local_batch = t.batch_rows < local_rows ? t.batch_rows : local_rows > 0 ? local_rows : 1;
     /* Shuffled or sparse rows are gathered into an input buffer of their own. */
-    ax_status status = ax_net_reserve_shuffled(net, chunked ? FULL_BATCH_CHUNK_ROWS : local_batch,
+    ax_status status = ax_net_reserve_shuffled(net, chunked ? chunk_rows : local_batch,
                                                !full_batch || sparse);
     if (status == AX_STATUS_OK && chunked) {
         status = ax_backend_alloc(net->backend, (size_t)net->parameter_count * net->backend->real_size,
