@@ -76,6 +76,19 @@ again)  # the workloads a change since the last full run touches: b1b's chunks, 
     step lenet 90 $axon bench lenet --device cuda --repeat 1; figures lenet
     [ -f "$galaxy/train.csv" ] && { step galaxy_cg 60 $axon bench galaxy-cg --device cuda --galaxy "$galaxy" --repeat 3; figures galaxy_cg; }
     ;;
+verify)  # b1b's epoch by the wall clock (400 epochs less 40), the statistics' staging on and off
+    b1b_train=($axon train --data fashion-mnist --device cuda --batch full --lr 0.5 --momentum 0 --out /dev/null)
+    for round in 1 2; do
+        step "b1b_wall_40_r$round" 60 "${b1b_train[@]}" --epochs 40
+        step "b1b_wall_400_r$round" 60 "${b1b_train[@]}" --epochs 400
+        tail -4 "$out/b1b_wall_400_r$round.txt" >> "$summary"
+        step "entropy_mi_staged_r$round" 60 $axon bench entropy-mi --device cuda
+        tail -9 "$out/entropy_mi_staged_r$round.txt" | head -6 >> "$summary"
+        AXON_CUDA_STAGING=off step "entropy_mi_pageable_r$round" 60 $axon bench entropy-mi --device cuda
+        tail -9 "$out/entropy_mi_pageable_r$round.txt" | head -6 >> "$summary"
+    done
+    step tensor_mean_staged 60 $axon bench tensor-mean --device cuda; tail -7 "$out/tensor_mean_staged.txt" | head -2 >> "$summary"
+    ;;
 peers)
     cd bench/peers || exit 2
     py="env -u OPENBLAS_CORETYPE python3"  # peers run on the machine's own BLAS choice

@@ -44,6 +44,7 @@ if(AXON_CUDA_ENABLED)
     target_compile_options(axon_cuda PRIVATE
       $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
   endif()
-  target_link_libraries(axon_cuda PRIVATE CUDA::cudart CUDA::cublas)
+  # OpenMP: pinned_upload.c copies into its pinned buffers on every thread.
+  target_link_libraries(axon_cuda PRIVATE CUDA::cudart CUDA::cublas OpenMP::OpenMP_C)
   target_compile_definitions(axon_cuda PRIVATE AXON_CUDA_VERSION="${CUDAToolkit_VERSION}")
 endif()

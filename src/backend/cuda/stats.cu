@@ -44,6 +44,7 @@
 
 extern "C" {
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/pinned_upload.h"
 #include "base/error.h"
 }
 
@@ -65,6 +66,8 @@ extern "C" {
 #define GEMM_MAX_ROWS 8192
 /* Devices whose buffers are kept. */
 #define MAX_DEVICES 64
+/* Each of the two pinned staging buffers of the inputs' copies. */
+#define STAGE_BYTES ((size_t)8 << 20)
 
 #define FULL_MASK 0xffffffffu
 
@@ -195,6 +198,7 @@ typedef struct stats_context {
     size_t out_floats;
     double *partials; /* 3 x ENTROPY_MAX_BLOCKS */
     double *sums;     /* 3 */
+    ax_pinned_stage stage; /* the inputs' copies (pinned_upload.c) */
 } stats_context;
 
 static stats_context contexts[MAX_DEVICES];
@@ -215,6 +219,7 @@ static void context_release(stats_context *c)
     cudaFree(c->out);
     cudaFree(c->partials);
     cudaFree(c->sums);
+    ax_pinned_stage_release(&c->stage);
     if (c->blas)
         cublasDestroy(c->blas);
     if (c->stream)
@@ -313,6 +318,7 @@ static ax_status context_create(stats_context *c, int device, const char *statis
         TRY_CUDA(cudaEventCreate(&c->marks[m]));
     TRY_CUDA(cudaMalloc((void **)&c->partials, 3 * ENTROPY_MAX_BLOCKS * sizeof(double)));
     TRY_CUDA(cudaMalloc((void **)&c->sums, 3 * sizeof(double)));
+    TRY_CUDA(ax_pinned_stage_create(&c->stage, STAGE_BYTES));
     c->ready = true;
     return AX_STATUS_OK;
 }
@@ -382,8 +388,8 @@ static ax_status entropy_mi(int device, const float *x, const float *y, int64_t 
         const int64_t count = rows - first < block_rows ? rows - first : block_rows;
         const size_t bytes = (size_t)(count * d) * sizeof(float);
         TRY_CUDA(cudaEventRecord(c->marks[0], c->stream));
-        TRY_CUDA(cudaMemcpyAsync(c->input[0], x + first * d, bytes, cudaMemcpyHostToDevice, c->stream));
-        TRY_CUDA(cudaMemcpyAsync(c->input[1], y + first * d, bytes, cudaMemcpyHostToDevice, c->stream));
+        TRY_CUDA(ax_pinned_upload(&c->stage, c->input[0], x + first * d, bytes, c->stream));
+        TRY_CUDA(ax_pinned_upload(&c->stage, c->input[1], y + first * d, bytes, c->stream));
         TRY_CUDA(cudaEventRecord(c->marks[1], c->stream));
         entropy_rows_kernel<<<grid, AX_CUDA_THREADS, 0, c->stream>>>(c->input[0], c->input[1], count,
                                                                      d, c->partials, first > 0);
@@ -443,8 +449,7 @@ static ax_status tensor_mean(int device, const float *fx, const float *fy, const
         const size_t bytes = (size_t)(count * d) * sizeof(float);
         TRY_CUDA(cudaEventRecord(c->marks[0], c->stream));
         for (int a = 0; a < 3; a++)
-            TRY_CUDA(cudaMemcpyAsync(c->input[a], host[a] + first * d, bytes,
-                                     cudaMemcpyHostToDevice, c->stream));
+            TRY_CUDA(ax_pinned_upload(&c->stage, c->input[a], host[a] + first * d, bytes, c->stream));
         TRY_CUDA(cudaEventRecord(c->marks[1], c->stream));
         khatri_rao_kernel<<<kr_grid, AX_CUDA_THREADS, 0, c->stream>>>(c->input[0], c->input[1],
                                                                       count, (int)d, c->kr);
