@@ -1148,6 +1148,8 @@ typedef struct ax_train_summary {
      * Wolfe point", "early stopping: no validation improvement". */
     const char *stop_reason;
     double communication_seconds; /* in the communicator's sums, waiting included (0 alone) */
+    double setup_seconds; /* before the first epoch: checks, buffers, and the data sets' upload to
+                             a device (finished), which `seconds` leaves out */
 } ax_train_summary;
 
 /* Zeroes the first size bytes of *summary and sets summary->size = size (a

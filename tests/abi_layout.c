@@ -121,6 +121,7 @@ int main(void)
     FIELD(ax_train_summary, gradient_evaluations);
     FIELD(ax_train_summary, stop_reason);
     FIELD(ax_train_summary, communication_seconds);
+    FIELD(ax_train_summary, setup_seconds);
     SIZE(ax_evaluation);
     FIELD(ax_evaluation, size);
     FIELD(ax_evaluation, loss);

@@ -57,9 +57,11 @@ check_run() {
     awk -v name="$name" '
         /^  run [0-9]+: / {
             runs++
-            seconds = $3; total = substr($7, 2); loss = $11; sub(/,$/, "", loss)
+            # run N: S s per epoch (T s total, U s with the setup and upload), loss L, ...
+            seconds = $3; total = substr($7, 2); with_setup = $10; loss = $18; sub(/,$/, "", loss)
             gflops = $(NF - 1)
-            if (!(seconds > 0) || !(total > 0) || !(gflops > 0) || loss != loss + 0 || !(loss >= 0)) {
+            if (!(seconds > 0) || !(total > 0) || !(gflops > 0) || loss != loss + 0 || !(loss >= 0) ||
+                !(with_setup >= total)) {
                 print name ": implausible run line: " $0; bad = 1
             }
             s += seconds; l += loss; g += gflops

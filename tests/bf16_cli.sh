@@ -99,10 +99,10 @@ echo "A device without bf16 GEMMs refuses bf16, naming it; CUDA runs it where th
 if "$axon" train "${small[@]}" --epochs 1 --precision bf16 --device opencl > opencl.log 2> opencl.err; then
     fail "bf16 on OpenCL accepted"
 fi
-grep -Eq "bf16 needs bfloat16 GEMMs, which OPENCL device 0 does not have|no OpenCL device|has no opencl backend" opencl.err ||
+grep -Eiq "bf16 needs bfloat16 GEMMs, which OPENCL device 0 does not have|no OpenCL device|has no opencl backend" opencl.err ||
     { cat opencl.err; fail "no reason given for bf16 on OpenCL"; }
 if ! "$axon" train "${small[@]}" --epochs 1 --precision bf16 --device cuda > cuda.log 2> cuda.err; then
-    grep -Eq "no CUDA device 0|has no cuda backend" cuda.err || { cat cuda.err; fail "bf16 on CUDA failed for another reason"; }
+    grep -Eiq "no CUDA device 0|has no cuda backend" cuda.err || { cat cuda.err; fail "bf16 on CUDA failed for another reason"; }
 fi
 
 echo "bf16_cli: all checks passed"

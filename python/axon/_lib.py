@@ -159,7 +159,7 @@ class TrainSummary(Structure):
                 ("gflop", c_double), ("final_train_loss", c_double),
                 ("final_test_accuracy", c_double), ("evaluations", c_int64),
                 ("gradient_evaluations", c_int64), ("stop_reason", c_char_p),
-                ("communication_seconds", c_double)]
+                ("communication_seconds", c_double), ("setup_seconds", c_double)]
 
 
 class Evaluation(Structure):

@@ -413,8 +413,9 @@ int command_bench(int argc, char **argv)
         if (!isnan(summary.final_test_accuracy))
             snprintf(accuracy_text, sizeof accuracy_text, ", test accuracy %.2f%%",
                      100.0 * summary.final_test_accuracy);
-        printf("  run %d: %.4f s per epoch (%.3f s total), loss %.4f%s, %.1f GFLOP/s\n", r, per_epoch,
-               summary.seconds, summary.final_train_loss, accuracy_text, gflops);
+        printf("  run %d: %.4f s per epoch (%.3f s total, %.3f s with the setup and upload), loss "
+               "%.4f%s, %.1f GFLOP/s\n", r, per_epoch, summary.seconds,
+               summary.seconds + summary.setup_seconds, summary.final_train_loss, accuracy_text, gflops);
         s_sum += per_epoch, s_sq += per_epoch * per_epoch;
         l_sum += summary.final_train_loss, l_sq += summary.final_train_loss * summary.final_train_loss;
         g_sum += gflops, g_sq += gflops * gflops;
