@@ -107,6 +107,24 @@ done <<'EOF'
 --epochs 0|--epochs: expected an integer between 1 and 1000000, got 0
 --lr -1|--lr: expected a number > 0, got -1
 --seed x|--seed: expected an integer, got 'x'
+--threads 5000|--threads: expected an integer between 0 and 4096 or 'auto', got 5000
+--label-column x|--label-column: expected an integer or 'last', got 'x'
+--header=x|--header: expected true or false, got 'x'
+--regression=x|--regression: expected true or false, got 'x'
+--scale 0|--scale: expected a number > 0, got 0
+--labels ''|--labels: expected a value, got an empty string
+--test-labels ''|--test-labels: expected a value, got an empty string
+--rows 0|--rows: expected an integer between 1 and 100000000000, got 0
+--features 0|--features: expected an integer between 1 and 1000000, got 0
+--delimiter ab|--delimiter: expected one character that cannot be part of a number, or 'tab', got 'ab'
+--delimiter .|--delimiter: expected one character that cannot be part of a number, or 'tab', got '.'
+--stream x|--stream: expected one of auto, on, off, got 'x'
+--mean ''|--mean: expected a value, got an empty string
+--crop -1|--crop: expected an integer between 0 and 1000000, got -1
+--mirror=x|--mirror: expected true or false, got 'x'
+--lighting -1|--lighting: expected a number between 0 and 1e+06, got -1
+--mirror|--stream on, --crop, --mirror, --lighting, --subtract-mean and --mean are for --data batches:DIR (axon prep's output)
+--stream on|--stream on, --crop, --mirror, --lighting, --subtract-mean and --mean are for --data batches:DIR (axon prep's output)
 EOF
 
 # Options that do not apply: a note, and the run goes on (a tiny one).
