@@ -16,6 +16,9 @@
 # - eval --json names a data file whose name holds a quote, a backslash, a
 #   tab and a control character: JSON gives the name back exactly (Python's
 #   json, when there).
+# - train --profile at float64: the calls are the steps, the printed shares
+#   add to 100, the GEMMs line is the GEMM rows' shares; --quiet
+#   --profile-json at bf16: no table, the batch capped at the rows.
 # - Each bad option of eval, predict and export: status 2, its exact message.
 # Prints each check; exits 1 if any failed.
 set -u
@@ -114,6 +117,38 @@ if trained small --data "$odd" --layers 2:softmax --epochs 1; then
     else
         ok "an odd file name: escaped in eval --json, given back whole"
     fi
+fi
+
+# ------------------------------------------------------------ train --profile
+# float64, batch 2 of 4 rows, 3 epochs: every operation of a layer ran 6
+# times, the shuffle 3; the printed shares add up to 100 and the GEMMs'
+# line is the GEMM rows' shares, to the printing's 0.05 per row.
+printf '0,0.1,0.2\n1,0.9,0.8\n0,0.2,0.1\n1,0.8,0.9\n' > tiny.csv
+run "$AXON" train --data tiny.csv --layers 3:tanh,2:softmax --epochs 3 --batch 2 --precision f64 --seed 1 --profile
+if [ "$rc" -eq 0 ] && grep -qF "at this network's shapes with batch 2 (" out.txt &&
+    awk '/^  operation /{ on = 1; next } /^  GEMMs:/ { on = 0; gemms = $2; sub(/%/, "", gemms) }
+         on { n++; for (i = 1; i <= NF; i++) if ($i ~ /%$/) { share = $i; break }
+              sub(/%/, "", share); total += share
+              if ($0 ~ /GEMM/) gemm += share }
+         END { exit !(n >= 10 && (total - 100) ^ 2 <= (0.05 * n) ^ 2 && (gemms - gemm) ^ 2 <= (0.05 * n + 0.05) ^ 2) }' out.txt &&
+    awk '/^  layer [0-9]/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/ && $(i + 1) ~ /^[0-9.]+$/ && $(i - 1) !~ /^layer$/) { if ($i != 6) bad = 1; break } }
+         /^  shuffle / { if ($2 != 3) bad = 1; seen = 1 }
+         END { exit bad || !seen }' out.txt; then
+    ok "train --profile at f64: the calls are the steps, shares add to 100, the GEMMs line their sum"
+else
+    fail "train --profile at f64: exit $rc, $(sed -n '/^profile/,$p' out.txt | head -c 1500) $(head -c 300 err.txt)"
+fi
+# --profile-json alone with --quiet: no table; the batch larger than the
+# data is the data's 4 rows; each layer's operation and the batch copy ran
+# once per epoch, and one batch of every row is never shuffled.
+run "$AXON" train --data tiny.csv --layers 3:tanh,2:softmax --epochs 2 --batch 100 --precision bf16 --seed 1 \
+    --quiet --profile-json profile.json
+if [ "$rc" -eq 0 ] && ! grep -q "^profile" out.txt && grep -qF '"batch":4,' profile.json &&
+    grep -qF '{"name":"layer 1 forward GEMM","calls":2,' profile.json &&
+    grep -qF '{"name":"batch copy","calls":2,' profile.json && ! grep -qF '"name":"shuffle"' profile.json; then
+    ok "train --quiet --profile-json at bf16: no table, the batch capped at the rows, a call per epoch"
+else
+    fail "train --quiet --profile-json: exit $rc, $(head -c 400 profile.json) $(head -c 300 err.txt)"
 fi
 
 # ------------------------------------------------------------ command lines
