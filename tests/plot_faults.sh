@@ -6,7 +6,7 @@
 #
 # Each stand-in is a small shell script doing one thing wrong (or right):
 # exiting 3 with a message, killed by a signal, drawing nothing, drawing a
-# 4-byte file, drawing a GIF, not executable. For each, axon plot exits 1
+# 7-byte file, drawing a GIF, not executable. For each, axon plot exits 1
 # with its exact message (gnuplot's own last words after it), leaves an
 # existing --out as it was and no temporary folder behind. A stand-in that
 # draws a fake PNG shows what axon does with a picture: --out holds its
@@ -71,7 +71,7 @@ stand_in() {
 stand_in fails 'echo "plot.gp line 9: undefined variable: x" >&2; printf "no newline at the end" >&2; exit 3'
 stand_in killed 'echo "about to be killed" >&2; kill -KILL $$'
 stand_in silent 'exit 0'
-stand_in short 'printf "\211PN" > "$out"'
+stand_in short 'printf "\211PNG\r\n\032" > "$out"' # 7 bytes: the signature cut short
 stand_in gif 'printf "GIF89a, a picture of another kind" > "$out"'
 stand_in good 'cp "$1" "$OLDPWD_SCRIPT"; printf "\211PNG\r\n\032\nfake picture body" > "$out"'
 mkdir -p bin-noexec
@@ -88,7 +88,7 @@ check "gnuplot killed by a signal" 1 "axon: gnuplot was killed by signal 9; it s
     "about to be killed" -- with killed "$AXON" plot good.jsonl --out keep.png
 check "gnuplot draws nothing" 1 "axon: gnuplot wrote no picture (is its pngcairo terminal there?" \
     -- with silent "$AXON" plot good.jsonl --out keep.png
-check "gnuplot draws 4 bytes" 1 "axon: gnuplot wrote no picture" -- \
+check "gnuplot draws 7 bytes (the PNG signature cut short)" 1 "axon: gnuplot wrote no picture" -- \
     with short "$AXON" plot good.jsonl --out keep.png
 check "gnuplot draws a GIF" 1 "is not a whole PNG" -- with gif "$AXON" plot good.jsonl --out keep.png
 check "gnuplot not executable" 1 "axon: cannot run gnuplot: Permission denied" -- \
