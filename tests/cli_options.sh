@@ -248,6 +248,33 @@ if "$AXON" info --json | grep -q '"stats":true'; then
         "$AXON" stats tensor-mean --fx a.npy --fy '' --fz c.npy
     expect "tensor-mean --out ''" 2 "axon stats tensor-mean: --out: expected a value, got an empty string" -- \
         "$AXON" stats tensor-mean --fx a.npy --fy b.npy --fz c.npy --out ''
+    # axon bench's statistics workloads
+    many=$(seq -s, 1 33)
+    while IFS='|' read -r option message; do
+        eval "args=($option)"
+        for workload in entropy-mi tensor-mean; do
+            expect "bench $workload $option" 2 "axon bench: $message" -- "$AXON" bench "$workload" "${args[@]}"
+        done
+    done <<EOF
+--sizes ''|--sizes: expected a value, got an empty string
+--sizes 0|--sizes: expected sizes from 1 to 67108864 separated by commas, got '0'
+--sizes 1,x|--sizes: expected sizes from 1 to 67108864 separated by commas, got '1,x'
+--sizes 100000000|--sizes: expected sizes from 1 to 67108864 separated by commas, got '100000000'
+--sizes ,|--sizes: expected sizes from 1 to 67108864 separated by commas, got ','
+--sizes 64,|--sizes: a size is missing after the last comma in '64,'
+--sizes $many|--sizes: at most 32 sizes
+--min-time 100|--min-time: expected a number between 0 and 60, got 100
+--repeat 0|--repeat: expected an integer between 1 and 1000, got 0
+--quick=x|--quick: expected true or false, got 'x'
+--csv ''|--csv: expected a value, got an empty string
+--device x|--device: expected cpu, cuda, cuda:N, opencl, opencl:N (N a device number), got 'x'
+EOF
+    expect "bench tensor-mean --help" 0 \
+        "usage: axon bench entropy-mi|tensor-mean [--sizes LIST] [--d D] [--repeat N] [--threads N] [--csv FILE] [--device NAME[:N]]" -- \
+        "$AXON" bench tensor-mean --help
+    expect "bench entropy-mi --csv in a missing folder" 1 \
+        "axon bench: cannot open nodir/x.csv for appending: No such file or directory" -- \
+        "$AXON" bench entropy-mi --sizes 64 --csv nodir/x.csv
 else
     echo "skipped: the options of axon stats (a build without stats)"
 fi
