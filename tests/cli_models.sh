@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# cli_models.sh: axon eval, predict and export on small models of each
-# output kind, and their command lines.
+# cli_models.sh: axon eval and predict on small models of each output
+# kind, train --profile's report, and the command lines of eval, predict
+# and export.
 #
 #   bash tests/cli_models.sh /path/to/axon WORKDIR
 #
