@@ -7,7 +7,9 @@
 # GOMP_SPINCOUNT, its JSON parsed, and the peak on one thread; `axon bench
 # galaxy-cg` on a small galaxy-shaped data set of the test's own (CG, at
 # most 50 iterations a repeat: the CSV's epochs and falling losses; the
-# table's runs, mean and sd are the CSV's last losses').
+# table's runs, mean and sd are the CSV's last losses'); `axon stats
+# tensor-mean` of small uint8 .npy files written here, every value of the
+# tensor (in --json and in --out's float32 file) against sums taken here.
 #
 #   bash tests/cli_options.sh /path/to/axon WORKDIR
 #
@@ -31,6 +33,21 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok    $*"; }
 run() { "$@" > out.txt 2> err.txt; rc=$?; }
+# npy_u1 PATH ROWS COLS BYTE...: a (ROWS, COLS) uint8 .npy file, written
+# byte by byte (version 1.0: magic, header length, the header padded to 64).
+npy_u1() {
+    local path=$1 rows=$2 cols=$3 byte
+    shift 3
+    local header="{'descr': '|u1', 'fortran_order': False, 'shape': ($rows, $cols), }"
+    local pad=$(( (64 - (10 + ${#header} + 1) % 64) % 64 ))
+    local length=$(( ${#header} + pad + 1 ))
+    {
+        printf '\223NUMPY\001\000'
+        printf "\\$(printf %03o $((length % 256)))\\$(printf %03o $((length / 256)))"
+        printf '%s%*s\n' "$header" "$pad" ''
+        for byte in "$@"; do printf "\\$(printf %03o "$byte")"; done
+    } > "$path"
+}
 
 # expect NAME STATUS TEXT -- COMMAND: exits STATUS with the line TEXT, whole,
 # on stderr (on stdout for status 0), nothing else on stderr for 2.
@@ -249,6 +266,46 @@ if "$AXON" info --json | grep -q '"stats":true'; then
         "$AXON" stats tensor-mean --fx a.npy --fy '' --fz c.npy
     expect "tensor-mean --out ''" 2 "axon stats tensor-mean: --out: expected a value, got an empty string" -- \
         "$AXON" stats tensor-mean --fx a.npy --fy b.npy --fz c.npy --out ''
+    # tensor-mean of small uint8 arrays: every value of A against the sums
+    # taken here, A[i,j,k] = (1/n) sum_r fx[r,i] fy[r,j] fz[r,k] (exact:
+    # small integers over 4); --out's float32 file holds the same values.
+    npy_u1 a.npy 4 2 1 2 3 4 5 6 7 8
+    npy_u1 b.npy 4 2 2 1 0 1 1 0 3 3
+    npy_u1 c.npy 3 2 1 1 1 1 1 1
+    expected=$(awk 'BEGIN { split("1 2 3 4 5 6 7 8", a, " "); split("2 1 0 1 1 0 3 3", b, " ")
+        for (i = 0; i < 2; i++) for (j = 0; j < 2; j++) for (k = 0; k < 2; k++) { s = 0
+            for (r = 0; r < 4; r++) s += a[2 * r + i + 1] * b[2 * r + j + 1] * a[2 * r + k + 1]
+            printf "%s%g", (i + j + k ? " " : ""), s / 4 } }')
+    run "$AXON" stats tensor-mean --fx a.npy --fy b.npy --fz a.npy --json
+    got=$(sed -n 's/.*"values":\[\([^]]*\)\].*/\1/p' out.txt | tr ',' ' ')
+    if [ "$rc" -eq 0 ] && [ "$(printf '%s' "$got" | awk '{ for (i = 1; i <= NF; i++) printf "%s%g", (i > 1 ? " " : ""), $i }')" = "$expected" ] &&
+        grep -qF '"n":4,"d":2,"out":null' out.txt; then
+        ok "tensor-mean: every value of A as summed here ($expected)"
+    else
+        fail "tensor-mean: exit $rc, values '$got', expected '$expected'"
+    fi
+    run "$AXON" stats tensor-mean --fx a.npy --fy b.npy --fz a.npy --out tensor.npy
+    written=$(od -A n -t f4 -j 128 -v tensor.npy 2> /dev/null | awk '{ for (i = 1; i <= NF; i++) printf "%s%g", (n++ ? " " : ""), $i }')
+    if [ "$rc" -eq 0 ] && grep -qxF "tensor A    (2, 2, 2) written to tensor.npy" out.txt &&
+        [ "$(stat -c %s tensor.npy)" -eq 160 ] && [ "$written" = "$expected" ] &&
+        [ "$(head -c 6 tensor.npy | tail -c 5)" = "NUMPY" ]; then
+        ok "tensor-mean --out: a .npy of the same float32 values"
+    else
+        fail "tensor-mean --out: exit $rc, wrote '$written', expected '$expected'"
+    fi
+    npy_u1 wide.npy 1 17 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17
+    run "$AXON" stats tensor-mean --fx wide.npy --fy wide.npy --fz wide.npy --json
+    if [ "$rc" -eq 0 ] && grep -qF '"d":17,' out.txt && grep -qF '"values":null}' out.txt; then
+        ok "tensor-mean --json of d 17: the values left out (null)"
+    else
+        fail "tensor-mean --json of d 17: exit $rc, $(head -c 200 out.txt)"
+    fi
+    expect "tensor-mean of different shapes" 1 \
+        "axon stats: a.npy is (4, 2) but c.npy is (3, 2); fx, fy and fz must have the same shape" -- \
+        "$AXON" stats tensor-mean --fx a.npy --fy c.npy --fz a.npy
+    expect "entropy-mi of different shapes" 1 \
+        "axon stats: a.npy is (4, 2) but c.npy is (3, 2); X and Y must have the same shape" -- \
+        "$AXON" stats entropy-mi --x a.npy --y c.npy
     # axon bench's statistics workloads
     many=$(seq -s, 1 33)
     while IFS='|' read -r option message; do
