@@ -165,7 +165,7 @@ expect() {
         fail "$name: exit $rc (expected $status), $(head -c 300 err.txt)"
     fi
 }
-M=small.safetensors
+args=() # each table line's words, by eval: the quotes of '' kept
 while IFS='|' read -r command message; do
     eval "args=($command)"
     expect "${args[*]}" 2 "$message" -- "$AXON" "${args[@]}"

@@ -84,8 +84,8 @@ fi
 # ---------------------------------------------------------------- axon train
 # Options are read before the data: a missing d.csv is never reached.
 T=("$AXON" train --data d.csv --layers 2:softmax)
+args=() # each table line's options as words, by eval: a quoted '' stays an argument
 while IFS='|' read -r option message; do
-    # shellcheck disable=SC2086 # the options are words
     eval "args=($option)"
     expect "train $option" 2 "axon train: $message" -- "${T[@]}" "${args[@]}"
 done <<'EOF'
