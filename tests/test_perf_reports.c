@@ -13,7 +13,13 @@
  * - ax_machine_peak: a vector width of 256 or 512 bits, at least one FMA
  *   pipe, a clock in (0, 10) GHz, at least one core; the theoretical peaks are
  *   lanes x 2 x pipes x clock x cores (float64 half of float32), the FMA
- *   loop's rate and the bf16 peak positive and finite.
+ *   loop's rate and the bf16 peak positive and finite. The width is 512
+ *   exactly where the CPU has AVX-512F; the AVX2 loop, measured at 256
+ *   bits where the CPU has AVX2 and FMA, keeps the same identities; other
+ *   widths are refused (and 512 where the CPU lacks AVX-512F), *out zeroed.
+ *   The bf16 peak is f32's times the measured VDPBF16PS ratio where it is
+ *   native and measured, twice f32 where native but not measured, f32
+ *   where emulated, and this CPU's is the one its bf16 support gives.
  * - ax_net_gemm_rate: positive and finite in float32 and float64; a batch
  *   of 0 refused.
  * - ax_net_conv_rate: positive and finite over all passes and for each
@@ -31,6 +37,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "perf/peak.h"
 #include "test_util.h"
 #include "test_datasets.h"
 
@@ -157,6 +164,67 @@ static void check_peak(void)
            peak.vector_bits, peak.fma_units, peak.clock_ghz, peak.cores, peak.f32_gflops);
 }
 
+/* The identities every measured peak keeps, at its own width. */
+static void check_peak_identities(const ax_peak *peak, int vector_bits)
+{
+    CHECK(peak->vector_bits == vector_bits);
+    CHECK(peak->fma_units >= 1 && peak->cores >= 1);
+    CHECK(isfinite(peak->clock_ghz) && peak->clock_ghz > 0.0 && peak->clock_ghz < 10.0);
+    const double expected_f32 =
+        (double)(vector_bits / 32) * 2.0 * peak->fma_units * peak->clock_ghz * peak->cores;
+    CHECK_NEAR(peak->f32_gflops, expected_f32, 1e-12);
+    CHECK_NEAR(peak->f64_gflops, expected_f32 / 2.0, 1e-12);
+    CHECK(isfinite(peak->measured_f32_gflops) && peak->measured_f32_gflops > 0.0);
+    CHECK(peak->method && strstr(peak->method, "lanes x 2 x pipes x clock x cores"));
+}
+
+static void check_peak_widths(void)
+{
+    __builtin_cpu_init();
+    const bool avx512 = __builtin_cpu_supports("avx512f");
+    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    ax_peak peak;
+    if (avx2 || avx512) {
+        CHECK_OK(ax_machine_peak(&peak));
+        CHECK(peak.vector_bits == (avx512 ? 512 : 256));
+    }
+    if (avx2) {
+        CHECK_OK(ax_machine_peak_at(256, &peak));
+        check_peak_identities(&peak, 256);
+        printf("peak at 256 bits (the AVX2 loop): %d FMA pipes, %.2f GHz: %.0f GFLOP/s float32\n",
+               peak.fma_units, peak.clock_ghz, peak.f32_gflops);
+    } else {
+        CHECK_FAILS(ax_machine_peak_at(256, &peak), AX_STATUS_UNSUPPORTED, "needs AVX2 and FMA");
+    }
+    if (!avx512) {
+        CHECK_FAILS(ax_machine_peak_at(512, &peak), AX_STATUS_UNSUPPORTED,
+                    "peak measurement at 512 bits needs AVX-512F, which this CPU lacks");
+        CHECK(peak.vector_bits == 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        const int widths[3] = {128, 0, 1024};
+        peak.vector_bits = 7;
+        CHECK_FAILS(ax_machine_peak_at(widths[i], &peak), AX_STATUS_BAD_ARGUMENT,
+                    "axon measures 256 (AVX2) or 512 (AVX-512)");
+        CHECK(peak.vector_bits == 0 && peak.f32_gflops == 0.0);
+    }
+}
+
+static void check_bf16_peak(void)
+{
+    const ax_peak peak = {.vector_bits = 512, .fma_units = 2, .clock_ghz = 2.5, .cores = 4,
+                          .f32_gflops = 640.0, .f64_gflops = 320.0};
+    const ax_bf16_support measured = {true, true, 0.45, "native, measured"};
+    const ax_bf16_support unmeasured = {true, true, 0.0, "native, not measured"};
+    const ax_bf16_support emulated = {true, false, 0.45, "emulated though measured"};
+    const ax_bf16_support absent = {false, false, 0.0, "no AVX512_BF16"};
+    CHECK_NEAR(ax_peak_bf16_for(&peak, measured), 288.0, 1e-12);
+    CHECK_NEAR(ax_peak_bf16_for(&peak, unmeasured), 1280.0, 1e-12);
+    CHECK_NEAR(ax_peak_bf16_for(&peak, emulated), 640.0, 1e-12);
+    CHECK_NEAR(ax_peak_bf16_for(&peak, absent), 640.0, 1e-12);
+    CHECK(ax_peak_bf16_gflops(&peak) == ax_peak_bf16_for(&peak, ax_bf16_support_get()));
+}
+
 static void check_gemm_rate(void)
 {
     for (int p = 0; p < 2; p++) {
@@ -250,6 +318,8 @@ int main(void)
 {
     check_profile();
     check_peak();
+    check_peak_widths();
+    check_bf16_peak();
     check_gemm_rate();
     check_threads();
     check_conv_rate();

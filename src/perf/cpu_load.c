@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,9 +35,11 @@ typedef struct proc_stat {
     int cpus;
 } proc_stat;
 
-static bool read_proc_stat(const cpu_set_t *set, proc_stat *out)
+static bool read_proc_stat(const char *proc, const cpu_set_t *set, proc_stat *out)
 {
-    FILE *file = fopen("/proc/stat", "r");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/stat", proc);
+    FILE *file = fopen(path, "r");
     if (!file)
         return false;
     *out = (proc_stat){.running = -1};
@@ -60,18 +63,21 @@ static bool read_proc_stat(const cpu_set_t *set, proc_stat *out)
     return found;
 }
 
-/* Calls visit(path of a file named leaf of each of this process's threads). */
-static bool each_thread(const char *leaf, void (*visit)(FILE *, void *), void *context)
+/* Calls visit(the open file named leaf of each of this process's threads). */
+static bool each_thread(const char *proc, const char *leaf, void (*visit)(FILE *, void *),
+                        void *context)
 {
-    DIR *tasks = opendir("/proc/self/task");
+    char folder[PATH_MAX];
+    snprintf(folder, sizeof folder, "%s/self/task", proc);
+    DIR *tasks = opendir(folder);
     if (!tasks)
         return false;
     bool any = false;
     for (struct dirent *entry; (entry = readdir(tasks));) {
         if (entry->d_name[0] == '.')
             continue;
-        char path[64];
-        snprintf(path, sizeof path, "/proc/self/task/%.20s/%s", entry->d_name, leaf);
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/%.20s/%s", folder, entry->d_name, leaf);
         FILE *file = fopen(path, "r");
         if (!file) /* the thread has ended since readdir */
             continue;
@@ -91,7 +97,9 @@ static void add_waiting(FILE *file, void *context)
         *(unsigned long long *)context += waiting;
 }
 
-bool ax_cpu_load_read(ax_cpu_load_sample *out)
+bool ax_cpu_load_read(ax_cpu_load_sample *out) { return ax_cpu_load_read_at("/proc", out); }
+
+bool ax_cpu_load_read_at(const char *proc, ax_cpu_load_sample *out)
 {
     cpu_set_t set;
     proc_stat stat;
@@ -99,8 +107,8 @@ bool ax_cpu_load_read(ax_cpu_load_sample *out)
     static long ticks_per_second;
     if (!ticks_per_second)
         ticks_per_second = sysconf(_SC_CLK_TCK);
-    if (ticks_per_second <= 0 || !affinity(&set) || !read_proc_stat(&set, &stat) ||
-        !each_thread("schedstat", add_waiting, &waiting))
+    if (ticks_per_second <= 0 || !affinity(&set) || !read_proc_stat(proc, &set, &stat) ||
+        !each_thread(proc, "schedstat", add_waiting, &waiting))
         return false;
     out->seconds = ax_seconds_now();
     out->waiting_seconds = (double)waiting * 1e-9;
@@ -119,7 +127,9 @@ static void count_running(FILE *file, void *context)
         ++*(int *)context;
 }
 
-int ax_cpu_load_others_running(void)
+int ax_cpu_load_others_running(void) { return ax_cpu_load_others_running_at("/proc"); }
+
+int ax_cpu_load_others_running_at(const char *proc)
 {
     cpu_set_t set;
     if (!affinity(&set))
@@ -131,8 +141,8 @@ int ax_cpu_load_others_running(void)
         proc_stat stat;
         int own = 0;
         /* Machine-wide, so only where the process may run on every CPU. */
-        if (!read_proc_stat(&set, &stat) || stat.cpus != CPU_COUNT(&set) || stat.running < 0 ||
-            !each_thread("stat", count_running, &own))
+        if (!read_proc_stat(proc, &set, &stat) || stat.cpus != CPU_COUNT(&set) || stat.running < 0 ||
+            !each_thread(proc, "stat", count_running, &own))
             return -1;
         const int others = stat.running > own ? (int)(stat.running - own) : 0;
         least = least < 0 || others < least ? others : least;

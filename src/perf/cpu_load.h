@@ -29,4 +29,10 @@ int ax_cpu_load_cores(void);
  * given only when this process may run on every CPU of the machine. */
 int ax_cpu_load_others_running(void);
 
+/* The two above reading the files under proc, a folder laid out as /proc
+ * (proc/stat, proc/self/task/ID/schedstat and .../stat), rather than /proc
+ * itself: a test gives them figures it knows. */
+bool ax_cpu_load_read_at(const char *proc, ax_cpu_load_sample *out);
+int ax_cpu_load_others_running_at(const char *proc);
+
 #endif

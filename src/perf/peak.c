@@ -12,6 +12,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "perf/peak.h"
 
 /* Seconds for `cycles` dependent additions: one cycle each. The addend is
  * a register, not an immediate: Golden Cove and later Intel cores fold
@@ -83,15 +84,28 @@ __attribute__((target("avx2,fma"))) static double fma_flops_avx2(long iterations
     return (double)iterations * 12.0 * 8.0 * 2.0 / seconds;
 }
 
-ax_status ax_machine_peak(ax_peak *out)
+static bool cpu_has_width(int vector_bits)
+{
+    __builtin_cpu_init();
+    return vector_bits == 512 ? __builtin_cpu_supports("avx512f")
+                              : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+/* The widest vectors the CPU has; one without AVX2 is refused at 256. */
+ax_status ax_machine_peak(ax_peak *out) { return ax_machine_peak_at(cpu_has_width(512) ? 512 : 256, out); }
+
+ax_status ax_machine_peak_at(int vector_bits, ax_peak *out)
 {
     memset(out, 0, sizeof *out);
-    __builtin_cpu_init();
-    bool avx512 = __builtin_cpu_supports("avx512f");
-    bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (!avx512 && !avx2)
-        return ax_fail(AX_STATUS_UNSUPPORTED, "peak measurement needs AVX2 and FMA");
-    out->vector_bits = avx512 ? 512 : 256;
+    if (vector_bits != 256 && vector_bits != 512)
+        return ax_fail(AX_STATUS_BAD_ARGUMENT,
+                       "a peak at %d-bit vectors: axon measures 256 (AVX2) or 512 (AVX-512)",
+                       vector_bits);
+    if (!cpu_has_width(vector_bits))
+        return ax_fail(AX_STATUS_UNSUPPORTED, "peak measurement at %d bits needs %s, which this CPU lacks",
+                       vector_bits, vector_bits == 512 ? "AVX-512F" : "AVX2 and FMA");
+    const bool avx512 = vector_bits == 512;
+    out->vector_bits = vector_bits;
     out->cores = ax_threads();
     out->clock_ghz = measure_clock_hz() * 1e-9;
     const long iterations = 20000000;
@@ -116,11 +130,12 @@ ax_status ax_machine_peak(ax_peak *out)
     return AX_STATUS_OK;
 }
 
-double ax_peak_bf16_gflops(const ax_peak *peak)
+double ax_peak_bf16_gflops(const ax_peak *peak) { return ax_peak_bf16_for(peak, ax_bf16_support_get()); }
+
+double ax_peak_bf16_for(const ax_peak *peak, ax_bf16_support bf16)
 {
     /* VDPBF16PS does two multiply-adds per lane but need not issue as often
      * as an FMA: the bf16 probe measured how it compares. */
-    const ax_bf16_support bf16 = ax_bf16_support_get();
     return bf16.native && bf16.speed_ratio > 0.0 ? bf16.speed_ratio * peak->f32_gflops
            : bf16.native                        ? 2.0 * peak->f32_gflops
                                                 : peak->f32_gflops;

@@ -198,7 +198,7 @@ static int prepare(const char *name, const cli_args *args, bool quick, workload 
     } else if (strcmp(name, "galaxy-cg") == 0) {
         const char *folder = NULL;
         static char shipped[4096];
-        if (!cli_get_string(args, "galaxy", &folder))
+        if (!cli_get_nonempty(args, "galaxy", &folder))
             return CLI_EXIT_USAGE;
         if (!folder && !find_shipped_galaxy(shipped, sizeof shipped)) {
             fprintf(stderr, "axon bench galaxy-cg: the galaxy data is not next to this program "
