@@ -14,11 +14,13 @@
  *   rounding of any summation order: (k + 2 blocks + 2) units of roundoff
  *   of the sum of |terms| in float32 and float64, and bf16's bound of
  *   test_bf16_gemm.c (operands rounded to 8 bits) for bf16;
- * - m or n of 0 reads and writes nothing.
+ * - m or n of 0 reads and writes nothing; memory that cannot be had is
+ *   OUT_OF_MEMORY with its size, and the other status entries succeed.
  * The other path (the CPU's own kernels) is checked against the same kind
  * of reference by test_tiny_gemm, test_skinny_gemm and test_long_gemm. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,6 +179,31 @@ done:
     free(a), free(b), free(c), free(a64), free(b64), free(c64);
 }
 
+/* The entries that return a status: memory that cannot be had is
+ * OUT_OF_MEMORY with the size, never a crash; the rest cannot fail. */
+static void check_status_entries(ax_backend *backend)
+{
+    const ax_backend_ops *ops = backend->ops;
+    void *memory = (void *)1;
+#if defined(__SANITIZE_ADDRESS__)
+    printf("AddressSanitizer build: an impossible size aborts there; not asked for\n");
+#else
+    CHECK(ops->alloc_status(backend, SIZE_MAX / 2, &memory) == AX_STATUS_OUT_OF_MEMORY);
+    CHECK(memory == NULL);
+    char size[32];
+    snprintf(size, sizeof size, "%zu bytes", SIZE_MAX / 2);
+    CHECK(strstr(ax_error_message(), size) && strstr(ax_error_message(), "CPU"));
+#endif
+    CHECK(ops->alloc_status(backend, 64, &memory) == AX_STATUS_OK && memory != NULL);
+    bool zeroed = true;
+    for (int i = 0; memory && i < 64; i++)
+        zeroed = zeroed && ((unsigned char *)memory)[i] == 0;
+    CHECK(zeroed);
+    ops->free(backend, memory);
+    CHECK(ops->synchronize_status(backend) == AX_STATUS_OK);
+    CHECK(ops->status(backend) == AX_STATUS_OK);
+}
+
 /* m or n of 0: nothing is read (NULL operands) or written. */
 static void check_empty(ax_backend *backend)
 {
@@ -226,6 +253,7 @@ int main(void)
         if (!backend)
             continue;
         check_empty(backend);
+        check_status_entries(backend);
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
             check_backend_shape(backend, shapes[s]);
         backend->ops->destroy(backend);
