@@ -204,7 +204,8 @@ static void check_status_entries(ax_backend *backend)
     CHECK(ops->status(backend) == AX_STATUS_OK);
 }
 
-/* m or n of 0: nothing is read (NULL operands) or written. */
+/* m or n of 0, or no column to sum: nothing is read (NULL operands) or
+ * written. */
 static void check_empty(ax_backend *backend)
 {
     float c[4] = {7, 7, 7, 7};
@@ -212,6 +213,8 @@ static void check_empty(ax_backend *backend)
     void *cc = backend->precision == AX_PRECISION_F64 ? (void *)c64 : (void *)c;
     backend->ops->gemm(backend, false, true, 0, 3, 5, 1.0, NULL, 5, NULL, 5, 0.0, cc, 3);
     backend->ops->gemm(backend, true, false, 2, 0, 5, 1.0, NULL, 2, NULL, 1, 0.0, cc, 1);
+    /* column sums of no column (a layer of width 0 is refused earlier) */
+    backend->ops->column_sums(backend, cc, cc, 4, 0);
     for (int i = 0; i < 4; i++)
         CHECK(c[i] == 7.0f && c64[i] == 7.0);
 }
