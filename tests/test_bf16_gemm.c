@@ -189,6 +189,7 @@ static void check_paths_agree(void)
     free(a), free(b), free(c[0]), free(c[1]);
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
 /* The process's address space in bytes (/proc/self/statm), 0 if unknown. */
 static size_t address_space_bytes(void)
 {
@@ -201,6 +202,7 @@ static size_t address_space_bytes(void)
     }
     return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
 }
+#endif
 
 /* The emulation without its scratch memory: in a child whose address space
  * leaves room for the test's own arrays (48 MiB for this shape) but not
