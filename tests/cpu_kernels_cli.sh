@@ -23,7 +23,7 @@ fail() { echo "cpu_kernels_cli: FAIL: $*" >&2; exit 1; }
 
 # 200 inputs x 8 hidden units (skinny_gemm's shapes), then 4 (tiny_gemm's
 # row kernel) and 1 (its weight-gradient kernel, an outer product)
-# shellcheck disable=SC2054 # the commas are --layers'
+# shellcheck disable=SC2054 # the commas are --layers's
 run=(--data synth:linear --rows 3000 --features 200 --layers 8:tanh,4:tanh,1 --batch 512
      --lr 0.01 --epochs 4 --seed 7 --threads 2)
 
