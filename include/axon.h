@@ -238,7 +238,8 @@ AX_NODISCARD ax_status ax_openmp_spin_briefly(void);
  * roundings at float32's speed. Native where the CPU has the instructions
  * and a probe (about 3 ms, once per process) finds them at least 1.25x
  * float32 FMAs' multiply-adds per second; AXON_BF16_KERNEL=native,
- * emulated or auto in the environment overrides (docs/cli.md). */
+ * emulated or auto in the environment overrides, and without it
+ * AXON_CPU_KERNELS=generic means emulated (docs/cli.md). */
 typedef struct ax_bf16_support {
     bool instructions;  /* the CPU has AVX512_BF16 */
     bool native;        /* the GEMMs run on VDPBF16PS; else emulated */

@@ -66,6 +66,13 @@ path, line, before, after = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv
 lines = open(path).read().split("\n")
 candidates = [i for i in range(max(0, line - 41), min(len(lines), line + 40)) if before in lines[i]]
 candidates.sort(key=lambda i: abs(i + 1 - line))
+if not candidates:
+    # moved further: the one line of the file that holds it, if only one does
+    anywhere = [i for i in range(len(lines)) if before in lines[i]]
+    if len(anywhere) == 1:
+        candidates = anywhere
+        print("mutants: %s:%d: found at line %d: update tests/mutants.txt" % (path, line, anywhere[0] + 1),
+              file=sys.stderr)
 if not candidates or lines[candidates[0]].count(before) != 1:
     sys.exit("mutants: %s:%d: %r not found near that line" % (path, line, before))
 i = candidates[0]

@@ -10,12 +10,18 @@
  * tails of every length, odd k, padded strides, alpha and beta, 1 and 2
  * threads and the benchmark shapes; the error must also be above float32's
  * (the operands really are rounded), ties must round to even, and the two
- * paths must agree within the bound. */
+ * paths must agree within the bound. Where the scratch memory for the
+ * rounded operands cannot be had (a child process under RLIMIT_AS), the
+ * emulation's one-product-at-a-time fallback meets the same bound. */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
@@ -183,12 +189,71 @@ static void check_paths_agree(void)
     free(a), free(b), free(c[0]), free(c[1]);
 }
 
+#if !defined(__SANITIZE_ADDRESS__)
+/* The process's address space in bytes (/proc/self/statm), 0 if unknown. */
+static size_t address_space_bytes(void)
+{
+    FILE *file = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (file) {
+        if (fscanf(file, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(file);
+    }
+    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+#endif
+
+/* The emulation without its scratch memory: in a child whose address space
+ * leaves room for the test's own arrays (48 MiB for this shape) but not
+ * for the 16 MiB of rounded operands, the fallback must give bf16's
+ * results all the same. AddressSanitizer reserves terabytes of shadow
+ * memory, which no such limit allows: skipped there. */
+static void check_without_scratch(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    printf("fallback without scratch memory not checked: RLIMIT_AS under AddressSanitizer\n");
+#else
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload && strstr(preload, "vgpreload")) { /* valgrind's own memory is limited too */
+        printf("fallback without scratch memory not checked: RLIMIT_AS under valgrind\n");
+        return;
+    }
+    fflush(stdout), fflush(stderr);
+    const pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        omp_set_num_threads(1); /* no new thread stacks under the limit */
+        ax_bf16_workspace workspace = {0};
+        const size_t arrays = (size_t)1024 * 4096 * (sizeof(double) + sizeof(float));
+        struct rlimit limit = {.rlim_cur = address_space_bytes() + arrays + (6u << 20),
+                               .rlim_max = RLIM_INFINITY};
+        if (setrlimit(RLIMIT_AS, &limit) != 0)
+            exit(3);
+        check_shape(&workspace, (shape){false, false, 1024, 2, 4096, 1.0, 0.0, 0}, 1);
+        const bool limited = workspace.memory == NULL; /* the scratch was refused */
+        ax_bf16_workspace_free(&workspace);
+        /* exit, not _exit: a coverage build writes the child's counters */
+        exit(test_failures ? 1 : limited ? 0 : 2);
+    }
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 2) /* results right, but not the fallback's */
+        printf("fallback without scratch memory not reached: RLIMIT_AS did not refuse it\n");
+    else
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+#endif
+}
+
 int main(void)
 {
+    ax_bf16_workspace_free(NULL); /* accepted, as every _free */
     ax_bf16_workspace workspace = {0};
     ax_bf16_gemm_force(AX_BF16_KERNEL_EMULATED);
     check_all_shapes(&workspace, "emulated");
     check_ties(&workspace, "emulated");
+    check_without_scratch();
     ax_bf16_gemm_force(AX_BF16_KERNEL_NATIVE);
     if (ax_bf16_cpu_has_instructions()) {
         check_all_shapes(&workspace, "native VDPBF16PS");

@@ -4,7 +4,8 @@
  * span and sum columns in chunks, wide ones row by row: so every width from
  * 1 to 20 and wide ones (31 to 128), row counts of 1 and of non-multiples of
  * any group or chunk, sizes with and without threads, both precisions, NaN
- * and Inf in the inputs, and 1 and 2 threads giving the same bits. */
+ * and Inf in the inputs, and 1 and 2 threads giving the same bits; and
+ * l1_penalty's sum and subgradient around its chunk, thread and stack sizes. */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -376,6 +377,34 @@ static void check_vector_ops(const context *cx, int64_t count)
         test_failures++;
     }
     cx->ops->free(cx->backend, device_y);
+    /* l1_penalty: sum |x| in float64 chunks added in order (the same for
+     * any thread count, and with or without y), y += alpha sign(x) with
+     * sign(0) = 0 (every 7th x set to 0) */
+    double l1_sums[3], l1_want = 0;
+    for (int64_t i = 0; i < count; i += 7)
+        x[i] = 0.0;
+    cx->ops->upload_f64(cx->backend, device_x, x, count);
+    for (int64_t i = 0; i < count; i++)
+        l1_want += fabs(x[i]);
+    for (int threads = 1; threads <= 2; threads++) {
+        void *device = upload(cx, y, count);
+        set_threads(threads);
+        l1_sums[threads - 1] = cx->ops->l1_penalty(cx->backend, count, device_x, -0.375, device);
+        download(cx, got[threads - 1], device, count);
+        cx->ops->free(cx->backend, device);
+    }
+    l1_sums[2] = cx->ops->l1_penalty(cx->backend, count, device_x, -0.375, NULL);
+    CHECK(memcmp(&l1_sums[0], &l1_sums[1], sizeof l1_sums[0]) == 0);
+    CHECK(memcmp(&l1_sums[0], &l1_sums[2], sizeof l1_sums[0]) == 0);
+    CHECK(memcmp(got[0], got[1], sizeof(double) * (size_t)count) == 0);
+    if (!(fabs(l1_sums[0] - l1_want) <= 2e-16 * (double)count * l1_want + 1e-300)) {
+        fprintf(stderr, "%s l1_penalty (%lld): %.17g, want %.17g\n", cx->name, (long long)count,
+                l1_sums[0], l1_want);
+        test_failures++;
+    }
+    for (int64_t i = 0; i < count; i++)
+        CHECK_CLOSE(got[0][i], y[i] - 0.375 * (x[i] > 0 ? 1 : x[i] < 0 ? -1 : 0), 2 * cx->eps,
+                    "l1_penalty's y", count, 1, i);
     /* axpy and scale: one rounding per operation in the precision */
     for (int threads = 1; threads <= 2; threads++) {
         void *device = upload(cx, y, count);
@@ -515,6 +544,10 @@ static void check_precision(ax_precision precision)
                 check_binary_cross_entropy(&cx, m, n, labels, true, true);
             }
         }
+    /* narrow column sums with more chunk partials (rows x 63 columns) than
+     * the kernel keeps on its stack (4096) */
+    check_backward(&cx, -1, 20001, 63, 1.0, false);
+    check_backward(&cx, AX_ACT_TANH, 20001, 63, 0.8, false);
     /* around a dot chunk (4096), the threads' threshold (32768), and more
      * chunks than the kernel keeps on its stack (256) */
     /* one span, some, spans no multiple of the threads' share, more spans

@@ -8,8 +8,9 @@
  * the shapes they must decline, and the CPU backend's gemm: that it takes
  * the kernels (the same bits as calling them), that with them on and off
  * it agrees within rounding, and with 1 and 2 threads to the bit. The row
- * kernel needs AVX-512VL; without it those shapes must be declined, which
- * is checked instead. */
+ * kernel needs AVX-512VL; without it (or with AXON_CPU_KERNELS=generic, as
+ * test_tiny_gemm_generic runs it) those shapes must be declined, which is
+ * checked instead. */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_features.h"
 #include "backend/cpu/tiny_gemm.h"
 #include "test_reference.h"
 #include "test_util.h"
@@ -229,11 +231,12 @@ static void check_backend(ax_precision precision)
 
 int main(void)
 {
-    __builtin_cpu_init();
-    rows_supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                     __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+    /* the CPU's AVX-512VL, unless AXON_CPU_KERNELS=generic (CTest's
+     * test_tiny_gemm_generic) takes the path of a CPU without it */
+    rows_supported = ax_cpu_kernels_avx512vl();
     if (!rows_supported)
-        fprintf(stderr, "  no AVX-512VL: checking that A B and A B^T are declined\n");
+        fprintf(stderr, "  no AVX-512VL%s: checking that A B and A B^T are declined\n",
+                ax_cpu_kernels_generic() ? " (AXON_CPU_KERNELS=generic)" : "");
     check_declined();
     /* the row kernel: C (m, n) = A (m, k) op(B); m leaves every tail of its
      * 4-row groups, n both vector widths (4 and 8) and their ends, k the

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/cpu/cpu_features.h"
 #include "base/error.h"
 
 /* The backends of axon's sources, built here or not (CMake: the folders
@@ -364,6 +365,9 @@ ax_status ax_backend_create_on(const char *name, int index, ax_precision precisi
     if (name && strcmp(name, "cpu") == 0) {
         if (index > 0)
             return ax_fail(AX_STATUS_BAD_ARGUMENT, "there is one CPU device, not %d", index);
+        char why[200];
+        if (!ax_cpu_kernels_setting_valid(why, sizeof why))
+            return ax_fail(AX_STATUS_BAD_ARGUMENT, "%s", why);
         *out = ax_backend_cpu_create(precision);
         return *out ? AX_STATUS_OK
                     : ax_fail(AX_STATUS_OUT_OF_MEMORY, "out of memory creating the CPU backend");

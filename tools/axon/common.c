@@ -13,8 +13,10 @@ int report_failure(ax_status status, const char *subject)
     const char *message = ax_error_message();
     fprintf(stderr, "axon: ");
     /* Library messages normally name their file already; add it only where
-     * one does not, so that every message says what it is about. */
-    if (subject && subject[0] && !strstr(message, subject))
+     * one does not, so that every message says what it is about. One that
+     * starts with an environment variable (AXON_CPU_KERNELS='x' is ...) is
+     * about that, not the subject. */
+    if (subject && subject[0] && !strstr(message, subject) && strncmp(message, "AXON_", 5) != 0)
         fprintf(stderr, "%s: ", subject);
     if (message[0])
         fprintf(stderr, "%s\n", message);

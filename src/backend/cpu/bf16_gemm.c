@@ -14,6 +14,7 @@
  *                              ((j / 32) * pairs + p) * 32 + j % 32
  * An odd k is padded with a zero, and columns past n with zeros. */
 #include "backend/cpu/bf16_gemm.h"
+#include "backend/cpu/cpu_features.h"
 #include "base/clock.h"
 
 #include <pthread.h>
@@ -185,7 +186,8 @@ DEFINE_PROBE(probe_fma, __m512, _mm512_set1_ps(1.0f), _mm512_setzero_ps(), _mm51
  * measuring: five alternating probes of each (about 3 ms in all), the best
  * of each, and VDPBF16PS only where it does at least 1.25x the FMAs' work
  * (its packing costs 5-25 %). AXON_BF16_KERNEL=native or emulated fixes
- * the choice (a run resumed elsewhere, or a test). */
+ * the choice (a run resumed elsewhere, or a test); without it,
+ * AXON_CPU_KERNELS=generic means emulated. */
 static void choose_kernel(void)
 {
     __builtin_cpu_init();
@@ -194,6 +196,11 @@ static void choose_kernel(void)
     const char *fixed = getenv("AXON_BF16_KERNEL");
     const bool chosen_here = !(fixed && *fixed && strcmp(fixed, "auto") != 0);
     const bool wants_native = !chosen_here && strcmp(fixed, "native") == 0;
+    if (chosen_here && ax_cpu_kernels_generic()) {
+        /* the generic path is a CPU's without AVX-512 (cpu_features.h) */
+        choice.reason = "emulated, as AXON_CPU_KERNELS=generic asks";
+        return;
+    }
     if (!choice.instructions) {
         choice.reason = wants_native
                             ? "emulated: AXON_BF16_KERNEL=native, but this CPU has no AVX512_BF16"

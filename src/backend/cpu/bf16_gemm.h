@@ -8,7 +8,8 @@
  * multiplied by the BLAS's sgemm: the same roundings (a product of two bf16
  * values is exact in float32) at float32's speed. Native runs where the CPU
  * has AVX512_BF16 and a probe finds VDPBF16PS faster than float32 FMAs;
- * AXON_BF16_KERNEL=native|emulated|auto overrides. docs/notes/blas-choice.md has
+ * AXON_BF16_KERNEL=native|emulated|auto overrides; without it,
+ * AXON_CPU_KERNELS=generic means emulated. docs/notes/blas-choice.md has
  * the measurements. */
 #ifndef AX_BACKEND_CPU_BF16_GEMM_H
 #define AX_BACKEND_CPU_BF16_GEMM_H

@@ -3,6 +3,7 @@
  * of A and B of a fixed quarter of k stream by once (llm.c's and the
  * BLIS micro-kernel's register tile, with the inner dimension outermost). */
 #include "backend/cpu/long_gemm.h"
+#include "backend/cpu/cpu_features.h"
 
 static bool disabled = false;
 
@@ -111,9 +112,8 @@ bool ax_long_gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                       float *c, int64_t ldc)
 {
-    /* No cached flag: replicas call this from several threads at once. */
     if (disabled || !trans_a || trans_b || m % 16 != 0 || m < 16 || m > LONG_MOST_M || n < 1 ||
-        n > LONG_MOST_N || k < LONG_LEAST_K || !__builtin_cpu_supports("avx512f"))
+        n > LONG_MOST_N || k < LONG_LEAST_K || !ax_cpu_kernels_avx512f())
         return false;
     long_gemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return true;

@@ -1,6 +1,7 @@
 /* skinny_gemm.c: see skinny_gemm.h. The kernels are written once, in
  * skinny_gemm_kernels.inc, and instantiated here for float and double. */
 #include "backend/cpu/skinny_gemm.h"
+#include "backend/cpu/cpu_features.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -104,10 +105,8 @@ void ax_skinny_gemm_disable(bool disable) { disabled = disable; }
  * that the BLAS's own small-matrix paths are as good. */
 static bool suits(int64_t narrow, int64_t length)
 {
-    /* No cached flag: replicas call this from several threads at once, and
-     * __builtin_cpu_supports only reads what libgcc filled in at load time. */
     return !disabled && narrow >= 5 && narrow <= SKINNY_WIDTH && length >= 64 &&
-           __builtin_cpu_supports("avx512f");
+           ax_cpu_kernels_avx512f();
 }
 
 #define SKINNY_ENTRY(suffix, real)                                                          \

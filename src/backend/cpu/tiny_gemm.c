@@ -12,6 +12,7 @@
  * (about 0.1 MFLOP) takes longer than the arithmetic: dev/tiny_gemm.c
  * times both. */
 #include "backend/cpu/tiny_gemm.h"
+#include "backend/cpu/cpu_features.h"
 
 #include <math.h>
 
@@ -208,13 +209,6 @@ TINY_TARGET static void rows_f64(int64_t m, int64_t n, int64_t k, double alpha, 
     }
 }
 
-/* No cached flag: replicas call this from several threads at once, and
- * __builtin_cpu_supports only reads what libgcc filled in at load time. */
-static bool has_avx512vl(void)
-{
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
-}
 
 /* Packs op(B) (k x n) as `rows` rows of `width`, with column j of a row
  * holding column j % repeat of op(B), zero past n and past k. */
@@ -237,7 +231,7 @@ static bool rows_entry_f32(bool trans_b, int64_t m, int64_t n, int64_t k, float 
                            const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                            float *c, int64_t ldc)
 {
-    if (!has_avx512vl())
+    if (!ax_cpu_kernels_avx512vl())
         return false;
     if (n <= 4) {
         float bq[TINY_MAX_K * 16];
@@ -255,7 +249,7 @@ static bool rows_entry_f64(bool trans_b, int64_t m, int64_t n, int64_t k, double
                            const double *a, int64_t lda, const double *b, int64_t ldb,
                            double beta, double *c, int64_t ldc)
 {
-    if (!has_avx512vl())
+    if (!ax_cpu_kernels_avx512vl())
         return false;
     double bp[TINY_MAX_K * TINY_MAX_N];
     pack_f64(trans_b, n, k, b, ldb, k, TINY_MAX_N, TINY_MAX_N, bp);
