@@ -18,6 +18,10 @@
  * - "fake_v4" (plugin_fake_v4.c): as built against the headers of version
  *   3, without the version 5 entries: accepted, its missing entries
  *   refused by name;
+ * - "fake" also counts its host reads (every entry whose result the host
+ *   would wait for on a device), offered through get_proc_address as
+ *   "fake_host_reads", and lets a test take its batched reduce away
+ *   ("fake_batched_reads") to count the reads of separate calls;
  * - tables a loader must refuse: one from a plugin interface older than the
  *   oldest it takes, and one under another name. */
 #include "backend/plugin.h"
@@ -104,11 +108,16 @@ static struct fake_loss *loss_state(ax_backend *backend)
     return &fake_losses[0]; /* more than the tests make */
 }
 
+/* Host reads of the "fake" devices, all backends together. */
+static int64_t fake_reads;
+
 static double kept(ax_backend *backend, double sum)
 {
     struct fake_loss *state = loss_state(backend);
-    if (!state->on)
+    if (!state->on) {
+        fake_reads++;
         return sum;
+    }
     state->last = sum;
     return 0.0;
 }
@@ -166,6 +175,7 @@ static void fake_loss_reset(ax_backend *backend, double start)
 static void fake_loss_read(ax_backend *backend, double *total, int64_t *first_bad,
                            double *bad_value)
 {
+    fake_reads++;
     const struct fake_loss *state = loss_state(backend);
     *total = state->total;
     *first_bad = state->first_bad;
@@ -179,8 +189,72 @@ static void fake_destroy(ax_backend *backend)
     CPU_OPS_OF(backend)->destroy(backend);
 }
 
+/* The other entries a device backend's host waits for, counted. */
+static void fake_download_f64(ax_backend *backend, double *dst, const void *src, int64_t count)
+{
+    fake_reads++;
+    CPU_OPS_OF(backend)->download_f64(backend, dst, src, count);
+}
+
+static void fake_download_f32(ax_backend *backend, float *dst, const void *src, int64_t count)
+{
+    fake_reads++;
+    CPU_OPS_OF(backend)->download_f32(backend, dst, src, count);
+}
+
+static double fake_dot(ax_backend *backend, int64_t count, const void *x, const void *y)
+{
+    fake_reads++;
+    return CPU_OPS_OF(backend)->dot(backend, count, x, y);
+}
+
+static bool fake_all_finite(ax_backend *backend, int64_t count, const void *x)
+{
+    fake_reads++;
+    return CPU_OPS_OF(backend)->all_finite(backend, count, x);
+}
+
+static double fake_l1_penalty(ax_backend *backend, int64_t count, const void *x, double alpha,
+                              void *y)
+{
+    fake_reads++;
+    return CPU_OPS_OF(backend)->l1_penalty(backend, count, x, alpha, y);
+}
+
+static void fake_argmax_rows(ax_backend *backend, const void *outputs, int32_t *host_indices,
+                             int64_t rows, int64_t cols)
+{
+    fake_reads++;
+    CPU_OPS_OF(backend)->argmax_rows(backend, outputs, host_indices, rows, cols);
+}
+
+static void fake_reduce(ax_backend *backend, int n, ax_reduction *reductions)
+{
+    fake_reads++; /* one wait for all n */
+    CPU_OPS_OF(backend)->reduce(backend, n, reductions);
+}
+
 /* The CPU's tables with the version 5 entries, one per precision. */
 static ax_backend_ops fake_ops[2];
+
+typedef int64_t (*fake_host_reads_fn)(void);
+typedef void (*fake_batched_reads_fn)(bool on);
+
+static int64_t fake_host_reads(void) { return fake_reads; }
+
+/* Off: reduce NULL, as in a plugin before version 8 (ax_backend_reduce
+ * then makes one call per reduction); for backends created after. */
+static bool fake_batching = true;
+static void fake_batched_reads(bool on) { fake_batching = on; }
+
+static ax_backend_proc fake_get_proc_address(const char *name)
+{
+    if (strcmp(name, "fake_host_reads") == 0)
+        return (ax_backend_proc)fake_host_reads;
+    if (strcmp(name, "fake_batched_reads") == 0)
+        return (ax_backend_proc)fake_batched_reads;
+    return NULL;
+}
 
 static ax_status fake_create(ax_precision precision, int index, ax_backend **out)
 {
@@ -204,7 +278,14 @@ static ax_status fake_create(ax_precision precision, int index, ax_backend **out
         fake_ops[slot].loss_reset = fake_loss_reset;
         fake_ops[slot].loss_read = fake_loss_read;
         fake_ops[slot].destroy = fake_destroy;
+        fake_ops[slot].download_f64 = fake_download_f64;
+        fake_ops[slot].download_f32 = fake_download_f32;
+        fake_ops[slot].dot = fake_dot;
+        fake_ops[slot].all_finite = fake_all_finite;
+        fake_ops[slot].l1_penalty = fake_l1_penalty;
+        fake_ops[slot].argmax_rows = fake_argmax_rows;
     }
+    fake_ops[slot].reduce = fake_batching ? fake_reduce : NULL;
     backend->ops = &fake_ops[slot];
     *out = backend;
     return AX_STATUS_OK;
@@ -218,6 +299,7 @@ AX_PLUGIN_EXPORT const ax_backend_plugin ax_backend_plugin_fake = {
     .device_info = fake_device_info,
     .create = fake_create,
     .init = ax_plugin_host_init,
+    .get_proc_address = fake_get_proc_address,
 };
 
 /* The CPU's tables with gemm replaced, one per precision (index: a real of

@@ -48,6 +48,8 @@
  *   image sums           relative 1e-5 / 1e-12
  *   dropout, argmax, copies, gathers, im2col, transpose, max pooling:
  *                        bit for bit (no arithmetic, or integer hashes)
+ *   reduce               bit for bit against the same device's separate dot
+ *                        and all_finite calls (the same kernels, one wait)
  * With the "fake" plugin (the CPU's own code) every comparison is bit for
  * bit.
  *
@@ -593,6 +595,94 @@ static void test_vector_ops(const backends *b)
     pair_free(b, &y);
 }
 
+/* The separate calls reduce stands for, on the same backend. */
+static double reduction_alone(ax_backend *backend, const ax_reduction *r)
+{
+    if (r->kind == AX_REDUCTION_DOT)
+        return backend->ops->dot(backend, r->count, r->x, r->y);
+    return backend->ops->all_finite(backend, r->count, r->x) ? 0.0 : 1.0;
+}
+
+/* Dots: the same bits (NaN matching NaN); counts of non-finite values: zero
+ * exactly when all_finite says so. */
+static void compare_reductions(ax_backend *backend, int n, const ax_reduction *got,
+                               const char *what)
+{
+    for (int i = 0; i < n; i++) {
+        const double alone = reduction_alone(backend, &got[i]);
+        const bool same = got[i].kind == AX_REDUCTION_DOT
+                              ? memcmp(&alone, &got[i].value, sizeof alone) == 0 ||
+                                    (isnan(alone) && isnan(got[i].value))
+                              : (alone == 0.0) == (got[i].value == 0.0);
+        tally.compared++;
+        if (!same) {
+            differs(false, what, "reduction %d of %d (count %lld): batched %.17g, alone %.17g", i,
+                    n, (long long)got[i].count, got[i].value, alone);
+            return;
+        }
+    }
+}
+
+/* reduce (one host wait for several dots and finiteness checks) against the
+ * device's own separate calls, bit for bit: full batches, a batch longer
+ * than AX_BACKEND_REDUCE_MAX (ax_backend_reduce splits it), empty vectors,
+ * offsets into a buffer, a NaN or infinity present, and the fallback of a
+ * table without reduce (a plugin before version 8). */
+static void test_reduce(const backends *b)
+{
+    ax_backend *dev = b->dev;
+    const int64_t count = 100003;
+    const size_t real = dev->real_size;
+    double *xs = random_values(count, -1, 1), *ys = random_values(count, -1, 1);
+    pair x = pair_from(b, xs, count), y = pair_from(b, ys, count);
+    const char *xo = (const char *)x.dev + 3 * real;
+    ax_reduction set[11] = {
+        {AX_REDUCTION_DOT, count, x.dev, x.dev, 0},
+        {AX_REDUCTION_DOT, count, x.dev, y.dev, 0},
+        {AX_REDUCTION_NONFINITE, count, x.dev, NULL, 0},
+        {AX_REDUCTION_DOT, 1, x.dev, y.dev, 0},
+        {AX_REDUCTION_DOT, 0, x.dev, y.dev, 0},
+        {AX_REDUCTION_NONFINITE, 0, x.dev, NULL, 0},
+        {AX_REDUCTION_DOT, 777, y.dev, y.dev, 0},
+        {AX_REDUCTION_DOT, 5000, xo, y.dev, 0},
+        {AX_REDUCTION_NONFINITE, 5000, xo, NULL, 0},
+        {AX_REDUCTION_DOT, count - 3, y.dev, xo, 0},
+        {AX_REDUCTION_NONFINITE, count, y.dev, NULL, 0},
+    };
+    CHECK(dev->ops->reduce != NULL); /* every backend of this build has it */
+    ax_reduction got[11];
+    for (int bad = 0; bad < 2; bad++) {
+        if (bad) { /* a NaN in x, inside the offset views too */
+            const double value = NAN;
+            dev->ops->upload_f64(dev, (char *)x.dev + 777 * real, &value, 1);
+        }
+        memcpy(got, set, sizeof got);
+        dev->ops->reduce(dev, AX_BACKEND_REDUCE_MAX, got);
+        compare_reductions(dev, AX_BACKEND_REDUCE_MAX, got, "reduce (a full batch)");
+        CHECK(bad ? got[2].value != 0.0 && isnan(got[0].value) : got[2].value == 0.0);
+        memcpy(got, set, sizeof got);
+        dev->ops->reduce(dev, 1, got + 1);
+        compare_reductions(dev, 1, got + 1, "reduce (one)");
+        memcpy(got, set, sizeof got);
+        ax_backend_reduce(dev, 11, got);
+        compare_reductions(dev, 11, got, "reduce (11, in two batches)");
+        /* A table without reduce: one call per reduction, the same values. */
+        const ax_backend_ops *own = dev->ops;
+        ax_backend_ops without = *own;
+        without.reduce = NULL;
+        dev->ops = &without;
+        memcpy(got, set, sizeof got);
+        ax_backend_reduce(dev, 11, got);
+        dev->ops = own;
+        compare_reductions(dev, 11, got, "reduce (the fallback without the entry)");
+    }
+    ax_backend_reduce(dev, 0, NULL); /* nothing asked: nothing read */
+    free(xs);
+    free(ys);
+    pair_free(b, &x);
+    pair_free(b, &y);
+}
+
 static void test_optimizers(const backends *b)
 {
     const int64_t count = 5001;
@@ -908,6 +998,7 @@ static void test_operations(ax_precision precision, ax_device device, bool exact
         test_dropout(&b);
         test_awkward_shapes(&b);
         test_vector_ops(&b);
+        test_reduce(&b);
         test_optimizers(&b);
         test_argmax_and_transfers(&b);
         test_image_operations(&b);

@@ -467,3 +467,21 @@ ax_status ax_backend_synchronize(ax_backend *backend)
     ops->synchronize(backend);
     return ops->status(backend);
 }
+
+void ax_backend_reduce(ax_backend *backend, int n, ax_reduction *reductions)
+{
+    const ax_backend_ops *ops = backend->ops;
+    if (ops->reduce) {
+        for (int first = 0; first < n; first += AX_BACKEND_REDUCE_MAX) {
+            const int batch = n - first < AX_BACKEND_REDUCE_MAX ? n - first : AX_BACKEND_REDUCE_MAX;
+            ops->reduce(backend, batch, reductions + first);
+        }
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        ax_reduction *r = &reductions[i];
+        r->value = r->kind == AX_REDUCTION_DOT ? ops->dot(backend, r->count, r->x, r->y)
+                   : ops->all_finite(backend, r->count, r->x) ? 0.0
+                                                               : 1.0;
+    }
+}

@@ -43,10 +43,26 @@ typedef struct ax_window_geometry {
  * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
  * version before including them, to be compiled as a plugin of that
  * version would have been; nothing else does. */
-#define AX_BACKEND_TABLE_VERSION 7
+#define AX_BACKEND_TABLE_VERSION 8
 #ifndef AX_BACKEND_HEADERS_AS_OF
 #define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
 #endif
+
+/* One reduction of a batch read back together (reduce, version 8). */
+typedef enum ax_reduction_kind {
+    AX_REDUCTION_DOT,      /* value = dot(count, x, y), the bits dot gives */
+    AX_REDUCTION_NONFINITE /* value = 0 exactly when all_finite(count, x); y unused */
+} ax_reduction_kind;
+
+typedef struct ax_reduction {
+    ax_reduction_kind kind;
+    int64_t count;
+    const void *x, *y;
+    double value; /* written by reduce */
+} ax_reduction;
+
+/* The most reductions one reduce call takes (ax_backend_reduce splits more). */
+#define AX_BACKEND_REDUCE_MAX 8
 
 typedef struct ax_backend_ops {
     const char *name;
@@ -243,6 +259,16 @@ typedef struct ax_backend_ops {
     void (*clamp)(ax_backend *backend, int64_t count, double limit, void *x);
     /* ---- entries above are valid for version 7 and later ---- */
 #endif
+#if AX_BACKEND_HEADERS_AS_OF >= 8
+    /* Several reductions, the host waiting once (optional: without it
+     * ax_backend_reduce makes one call per reduction). Sets each of the n
+     * (1 <= n <= AX_BACKEND_REDUCE_MAX) values to exactly the bits the
+     * separate dot or all_finite call would give at this point of the
+     * queue (the same kernels, the same order of summation); NaN after a
+     * failure. Callers use ax_backend_reduce. */
+    void (*reduce)(ax_backend *backend, int n, ax_reduction *reductions);
+    /* ---- entries above are valid for version 8 and later ---- */
+#endif
 } ax_backend_ops;
 
 /* Groups of optional entries, asked for together. */
@@ -282,6 +308,12 @@ ax_status ax_backend_alloc(ax_backend *backend, size_t bytes, const char *what, 
 /* Waits for the queued work and answers the backend's status
  * (synchronize_status, or synchronize then status). */
 ax_status ax_backend_synchronize(ax_backend *backend);
+
+/* Sets each reductions[i].value, as reduce promises, for any n >= 0:
+ * through reduce, AX_BACKEND_REDUCE_MAX at a time, or one dot or all_finite
+ * call each for tables without it (plugins before version 8). The
+ * optimizers read their scalars through it: one host wait per batch. */
+void ax_backend_reduce(ax_backend *backend, int n, ax_reduction *reductions);
 
 /* The device of an integer in files written before ax_device had a name
  * (checkpoints): -1 the CPU, N device N of the one GPU backend of then. */

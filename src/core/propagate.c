@@ -110,11 +110,17 @@ double ax_net_data_loss(ax_net *net, int64_t rows)
 
 double ax_net_l2_penalty(ax_net *net, double l2)
 {
-    double sum = 0.0;
+    /* Every layer's w.w read back with one wait, then added in layer order. */
+    ax_reduction reads[AX_MAX_LAYERS];
     for (int l = 0; l < net->layer_count; l++) {
         const void *w = ax_layer_weights(net, net->parameters, l);
-        sum += OPS->dot(net->backend, net->layers[l].weight_count, w, w);
+        reads[l] = (ax_reduction){.kind = AX_REDUCTION_DOT, .count = net->layers[l].weight_count,
+                                  .x = w, .y = w};
     }
+    ax_backend_reduce(net->backend, net->layer_count, reads);
+    double sum = 0.0;
+    for (int l = 0; l < net->layer_count; l++)
+        sum += reads[l].value;
     return 0.5 * l2 * sum;
 }
 

@@ -43,12 +43,16 @@ static double polak_ribiere_beta(const cg_state *s, double g1g1, double g0g1)
 /* |g1|_inf, g1.g1 and g0.g1 of the gradient arena (g1) at step alpha. */
 static void look_at_gradient(ax_optimizer *o, cg_state *s, double alpha)
 {
-    const ax_backend_ops *ops = o->backend->ops;
     if (s->seen_alpha == alpha)
         return;
     s->seen_largest = ax_arena_max_abs(o, o->gradients, s->scratch);
-    s->seen_g1g1 = ops->dot(o->backend, o->count, o->gradients, o->gradients);
-    s->seen_g0g1 = ops->dot(o->backend, o->count, s->g, o->gradients);
+    ax_reduction reads[2] = {
+        {.kind = AX_REDUCTION_DOT, .count = o->count, .x = o->gradients, .y = o->gradients},
+        {.kind = AX_REDUCTION_DOT, .count = o->count, .x = s->g, .y = o->gradients},
+    };
+    ax_backend_reduce(o->backend, 2, reads);
+    s->seen_g1g1 = reads[0].value;
+    s->seen_g0g1 = reads[1].value;
     s->seen_alpha = alpha;
 }
 
@@ -104,10 +108,15 @@ static ax_status cg_step(ax_optimizer *o, const ax_objective *objective, double 
         o->stop_reason = "converged: gradient norm below gtol";
         return AX_STATUS_OK;
     }
-    s->deltak = ops->dot(o->backend, o->count, s->g, s->g);
+    ax_reduction reads[2] = {
+        {.kind = AX_REDUCTION_DOT, .count = o->count, .x = s->g, .y = s->g},
+        {.kind = AX_REDUCTION_DOT, .count = o->count, .x = s->g, .y = s->d},
+    };
+    ax_backend_reduce(o->backend, 2, reads);
+    s->deltak = reads[0].value;
     s->seen_alpha = NAN;
     ops->copy(o->backend, s->x, o->parameters, o->count);
-    double derphi0 = ops->dot(o->backend, o->count, s->g, s->d);
+    double derphi0 = reads[1].value;
     double alpha1 = 1.0;
     if (derphi0 != 0.0) {
         alpha1 = fmin(1.0, 1.01 * 2.0 * (s->f - s->f_previous) / derphi0);

@@ -78,8 +78,12 @@ static void remember_pair(ax_optimizer *o, lbfgs_state *st)
     ops->axpy(b, o->count, -1.0, st->x, st->s[slot]);
     ops->copy(b, st->y[slot], o->gradients, o->count);
     ops->axpy(b, o->count, -1.0, st->g, st->y[slot]);
-    double ys = ops->dot(b, o->count, st->y[slot], st->s[slot]);
-    double yy = ops->dot(b, o->count, st->y[slot], st->y[slot]);
+    ax_reduction reads[2] = {
+        {.kind = AX_REDUCTION_DOT, .count = o->count, .x = st->y[slot], .y = st->s[slot]},
+        {.kind = AX_REDUCTION_DOT, .count = o->count, .x = st->y[slot], .y = st->y[slot]},
+    };
+    ax_backend_reduce(b, 2, reads);
+    const double ys = reads[0].value, yy = reads[1].value;
     if (!(ys > 0.0) || !(yy > 0.0) || !isfinite(ys) || !isfinite(yy)) {
         /* With the memory full, slot held the oldest pair, now overwritten:
          * it leaves the memory rather than pair its old rho with these s, y. */

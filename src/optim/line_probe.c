@@ -57,9 +57,14 @@ ax_status ax_line_probe_phi(probe *p, double alpha, double *value)
         return AX_STATUS_OK;
     }
     p->gradient_complete = true;
-    p->gradient_finite = ops->all_finite(o->backend, o->count, o->gradients);
-    p->derphi = p->gradient_finite ? ops->dot(o->backend, o->count, o->gradients, search->direction)
-                                   : NAN;
+    /* One host wait for both; the slope is dropped when not finite. */
+    ax_reduction reads[2] = {
+        {.kind = AX_REDUCTION_NONFINITE, .count = o->count, .x = o->gradients},
+        {.kind = AX_REDUCTION_DOT, .count = o->count, .x = o->gradients, .y = search->direction},
+    };
+    ax_backend_reduce(o->backend, 2, reads);
+    p->gradient_finite = reads[0].value == 0.0;
+    p->derphi = p->gradient_finite ? reads[1].value : NAN;
     return AX_STATUS_OK;
 }
 

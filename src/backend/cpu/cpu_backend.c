@@ -237,6 +237,7 @@ static void cpu_bf16_destroy(ax_backend *backend)
         .synchronize_status = cpu_synchronize_status,       \
         .l1_penalty = l1_penalty_##suffix,                  \
         .clamp = clamp_##suffix,                            \
+        .reduce = reduce_##suffix,                          \
     }
 
 static const ax_backend_ops cpu_ops_f32 = CPU_OPS(f32, f32, cpu_destroy);

@@ -230,6 +230,7 @@ static const ax_backend_ops cuda_ops = {
     .synchronize_status = cuda_synchronize_status,
     .l1_penalty = ax_cuda_l1_penalty,
     .clamp = ax_cuda_clamp,
+    .reduce = ax_cuda_reduce,
 };
 
 int ax_backend_cuda_device_count(void)

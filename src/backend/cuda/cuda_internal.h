@@ -35,8 +35,10 @@ extern "C" {
 #define AX_CUDA_COLUMN_CHUNK_ROWS 128
 /* Reals of column-sum partials kept on the device (8 MiB of doubles). */
 #define AX_CUDA_COLUMN_PARTIALS (1 << 20)
-/* Doubles of the reductions' result slots (cb->result). */
-#define AX_CUDA_RESULTS 5
+/* Doubles of the reductions' result slots (cb->result): five, then one
+ * per reduction of a batch (reduce). */
+#define AX_CUDA_BATCH_SLOT 5
+#define AX_CUDA_RESULTS (AX_CUDA_BATCH_SLOT + AX_BACKEND_REDUCE_MAX)
 /* Bytes of each of the two host<->device staging buffers. */
 #define AX_CUDA_STAGE_BYTES ((size_t)8 << 20)
 
@@ -52,7 +54,7 @@ typedef struct ax_cuda_backend {
     double *result;          /* device (AX_CUDA_RESULTS): [0] reductions read back;
                                 losses kept on the device: [1] the last deferred
                                 sum, [2] the running total, [3] the first bad step
-                                or -1, [4] its loss */
+                                or -1, [4] its loss; [5..] reduce's batch */
     double *host_result;     /* pinned (AX_CUDA_RESULTS) */
     double *column_partials; /* device (AX_CUDA_COLUMN_PARTIALS) */
 
@@ -124,6 +126,7 @@ void ax_cuda_axpy(ax_backend *backend, int64_t count, double alpha, const void *
 double ax_cuda_dot(ax_backend *backend, int64_t count, const void *x, const void *y);
 void ax_cuda_scale(ax_backend *backend, int64_t count, double alpha, void *x);
 bool ax_cuda_all_finite(ax_backend *backend, int64_t count, const void *x);
+void ax_cuda_reduce(ax_backend *backend, int n, ax_reduction *reductions);
 double ax_cuda_l1_penalty(ax_backend *backend, int64_t count, const void *x, double alpha,
                           void *y);
 void ax_cuda_clamp(ax_backend *backend, int64_t count, double limit, void *x);

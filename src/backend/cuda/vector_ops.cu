@@ -102,28 +102,57 @@ extern "C" void ax_cuda_scale(ax_backend *backend, int64_t count, double alpha, 
     AX_CUDA_LAUNCHED(cb, "scale");
 }
 
-extern "C" double ax_cuda_dot(ax_backend *backend, int64_t count, const void *x, const void *y)
+/* Queues a dot (y non-NULL) or a count of the values that are not finite
+ * into cb->result[slot]; with read_back, waits and returns it. */
+static double queue_reduction(ax_backend *backend, int64_t count, const void *x, const void *y,
+                              int slot, bool read_back)
 {
     ax_cuda_backend *cb = ax_cuda(backend);
-    cudaSetDevice(cb->device);
     int blocks = ax_cuda_reduce_blocks(count);
-    AX_CUDA_DISPATCH(backend, dot_kernel<real><<<blocks, AX_CUDA_THREADS, 0, cb->stream>>>(
-                                  count, (const real *)x, (const real *)y, cb->partials));
-    AX_CUDA_LAUNCHED(cb, "dot");
-    return ax_cuda_finish_sum(cb, blocks, 0, true);
+    if (y) {
+        AX_CUDA_DISPATCH(backend, dot_kernel<real><<<blocks, AX_CUDA_THREADS, 0, cb->stream>>>(
+                                      count, (const real *)x, (const real *)y, cb->partials));
+        AX_CUDA_LAUNCHED(cb, "dot");
+    } else {
+        AX_CUDA_DISPATCH(backend,
+                         count_nonfinite_kernel<real><<<blocks, AX_CUDA_THREADS, 0, cb->stream>>>(
+                             count, (const real *)x, cb->partials));
+        AX_CUDA_LAUNCHED(cb, "all_finite");
+    }
+    return ax_cuda_finish_sum(cb, blocks, slot, read_back);
+}
+
+extern "C" double ax_cuda_dot(ax_backend *backend, int64_t count, const void *x, const void *y)
+{
+    cudaSetDevice(ax_cuda(backend)->device);
+    return queue_reduction(backend, count, x, y, 0, true);
 }
 
 extern "C" bool ax_cuda_all_finite(ax_backend *backend, int64_t count, const void *x)
 {
+    cudaSetDevice(ax_cuda(backend)->device);
+    double bad = queue_reduction(backend, count, x, NULL, 0, true);
+    return bad == 0.0; /* NaN after a failure: not finite */
+}
+
+/* The same kernels as dot and all_finite, each final sum left in its own
+ * result slot, then one copy of them all and one wait. */
+extern "C" void ax_cuda_reduce(ax_backend *backend, int n, ax_reduction *reductions)
+{
     ax_cuda_backend *cb = ax_cuda(backend);
     cudaSetDevice(cb->device);
-    int blocks = ax_cuda_reduce_blocks(count);
-    AX_CUDA_DISPATCH(backend,
-                     count_nonfinite_kernel<real><<<blocks, AX_CUDA_THREADS, 0, cb->stream>>>(
-                         count, (const real *)x, cb->partials));
-    AX_CUDA_LAUNCHED(cb, "all_finite");
-    double bad = ax_cuda_finish_sum(cb, blocks, 0, true);
-    return bad == 0.0; /* NaN after a failure: not finite */
+    for (int i = 0; i < n; i++) {
+        const ax_reduction *r = &reductions[i];
+        queue_reduction(backend, r->count, r->x, r->kind == AX_REDUCTION_DOT ? r->y : NULL,
+                        AX_CUDA_BATCH_SLOT + i, false);
+    }
+    const int first = AX_CUDA_BATCH_SLOT;
+    AX_CUDA_CHECK(cb, cudaMemcpyAsync(cb->host_result + first, cb->result + first,
+                                      (size_t)n * sizeof(double), cudaMemcpyDeviceToHost,
+                                      cb->stream));
+    AX_CUDA_CHECK(cb, cudaStreamSynchronize(cb->stream));
+    for (int i = 0; i < n; i++)
+        reductions[i].value = cb->error ? NAN : cb->host_result[first + i];
 }
 
 /* sum |x| into partials; with y, y += alpha sign(x) (sign(0) = 0): L1's

@@ -501,29 +501,31 @@ int ax_ocl_reduce_groups(const ax_ocl_backend *ob, int64_t count)
     return (int)(groups < AX_OCL_REDUCE_GROUPS ? groups : AX_OCL_REDUCE_GROUPS);
 }
 
-double ax_ocl_finish_sum(ax_ocl_backend *ob, int groups)
+double ax_ocl_add_partials(const ax_ocl_backend *ob, const void *partials, int groups)
 {
-    if (ob->error)
-        return NAN;
     double sum = 0.0;
     if (ob->acc_f64) {
-        double partial[AX_OCL_REDUCE_GROUPS];
-        if (AX_OCL_CHECK(ob, clEnqueueReadBuffer(ob->queue, ob->partials, CL_TRUE, 0,
-                                                 (size_t)groups * sizeof(double), partial, 0,
-                                                 NULL, NULL)))
-            return NAN;
+        const double *partial = partials;
         for (int i = 0; i < groups; i++)
             sum += partial[i];
     } else {
-        float partial[AX_OCL_REDUCE_GROUPS];
-        if (AX_OCL_CHECK(ob, clEnqueueReadBuffer(ob->queue, ob->partials, CL_TRUE, 0,
-                                                 (size_t)groups * sizeof(float), partial, 0,
-                                                 NULL, NULL)))
-            return NAN;
+        const float *partial = partials;
         for (int i = 0; i < groups; i++)
             sum += (double)partial[i];
     }
     return sum;
+}
+
+double ax_ocl_finish_sum(ax_ocl_backend *ob, int groups)
+{
+    if (ob->error)
+        return NAN;
+    double partials[AX_OCL_REDUCE_GROUPS]; /* room for either accumulator */
+    const size_t acc_size = ob->acc_f64 ? sizeof(double) : sizeof(float);
+    if (AX_OCL_CHECK(ob, clEnqueueReadBuffer(ob->queue, ob->partials, CL_TRUE, 0,
+                                             (size_t)groups * acc_size, partials, 0, NULL, NULL)))
+        return NAN;
+    return ax_ocl_add_partials(ob, partials, groups);
 }
 
 /* ------------------------------------------------------------- the rest */
@@ -577,6 +579,8 @@ static void ocl_destroy(ax_backend *backend)
     free(ob->buffers);
     if (ob->partials)
         clReleaseMemObject(ob->partials);
+    if (ob->batch_partials)
+        clReleaseMemObject(ob->batch_partials);
     if (ob->column_partials)
         clReleaseMemObject(ob->column_partials);
     if (ob->indices)
@@ -636,6 +640,7 @@ static const ax_backend_ops ocl_ops = {
     .synchronize_status = ocl_synchronize_status,
     .l1_penalty = ax_ocl_l1_penalty,
     .clamp = ax_ocl_clamp,
+    .reduce = ax_ocl_reduce,
 };
 
 static ax_status create(ax_precision precision, int index, ax_backend **out)
@@ -691,6 +696,12 @@ static ax_status create(ax_precision precision, int index, ax_backend **out)
     if (ok) {
         ob->partials = clCreateBuffer(context, CL_MEM_READ_WRITE, AX_OCL_REDUCE_GROUPS * acc_size,
                                       NULL, &code);
+        ok = !ax_ocl_check(ob, code, "clCreateBuffer");
+    }
+    if (ok) {
+        ob->batch_partials = clCreateBuffer(
+            context, CL_MEM_READ_WRITE, AX_BACKEND_REDUCE_MAX * AX_OCL_REDUCE_GROUPS * acc_size,
+            NULL, &code);
         ok = !ax_ocl_check(ob, code, "clCreateBuffer");
     }
     if (ok) {

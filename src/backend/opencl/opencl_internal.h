@@ -123,6 +123,7 @@ typedef struct ax_ocl_backend {
     uintptr_t next_address;
 
     cl_mem partials;        /* (AX_OCL_REDUCE_GROUPS) accumulators */
+    cl_mem batch_partials;  /* (AX_BACKEND_REDUCE_MAX x AX_OCL_REDUCE_GROUPS): reduce's */
     cl_mem column_partials; /* (AX_OCL_COLUMN_PARTIALS) accumulators */
     cl_mem indices;         /* argmax's int32 results (indices_capacity) */
     size_t indices_capacity;
@@ -183,6 +184,9 @@ int ax_ocl_reduce_groups(const ax_ocl_backend *ob, int64_t count);
 /* Reads the first `groups` partials back and adds them in order; NaN after
  * a failure. */
 double ax_ocl_finish_sum(ax_ocl_backend *ob, int groups);
+/* Adds groups partials (doubles, or floats without fp64) in order, as
+ * ax_ocl_finish_sum does once they are on the host. */
+double ax_ocl_add_partials(const ax_ocl_backend *ob, const void *partials, int groups);
 
 /* The table's operations implemented in opencl_ops.c. */
 void ax_ocl_bias_activation(ax_backend *backend, ax_activation activation, void *z,
@@ -208,6 +212,7 @@ void ax_ocl_scale(ax_backend *backend, int64_t count, double alpha, void *x);
 double ax_ocl_l1_penalty(ax_backend *backend, int64_t count, const void *x, double alpha, void *y);
 void ax_ocl_clamp(ax_backend *backend, int64_t count, double limit, void *x);
 bool ax_ocl_all_finite(ax_backend *backend, int64_t count, const void *x);
+void ax_ocl_reduce(ax_backend *backend, int n, ax_reduction *reductions);
 void ax_ocl_sgd_update(ax_backend *backend, int64_t count, void *params, const void *grads,
                        void *velocity, double learning_rate, double momentum, bool nesterov);
 void ax_ocl_adam_update(ax_backend *backend, int64_t count, void *params, const void *grads,

@@ -194,18 +194,28 @@ void ax_ocl_scale(ax_backend *backend, int64_t count, double alpha, void *x)
     ax_ocl_run(&launch, ax_ocl_elementwise_items(count), 0);
 }
 
+/* Queues the first pass of a dot (y non-NULL) or a count of the values
+ * that are not finite into ob->partials; returns the groups it fills. */
+static int queue_reduction(ax_ocl_backend *ob, int64_t count, const void *x, const void *y)
+{
+    const int groups = ax_ocl_reduce_groups(ob, count);
+    ax_ocl_launch launch = y ? ax_ocl_begin(ob, AX_OCL_DOT, "dot")
+                             : ax_ocl_begin(ob, AX_OCL_COUNT_NONFINITE, "all_finite");
+    ax_ocl_arg_long(&launch, count);
+    ax_ocl_arg_array(&launch, x);
+    if (y)
+        ax_ocl_arg_array(&launch, y);
+    ax_ocl_arg_buffer(&launch, ob->partials);
+    ax_ocl_run(&launch, (size_t)groups * ob->group, ob->group);
+    return groups;
+}
+
 double ax_ocl_dot(ax_backend *backend, int64_t count, const void *x, const void *y)
 {
     ax_ocl_backend *ob = ax_ocl(backend);
     if (count <= 0)
         return ob->error ? NAN : 0.0;
-    const int groups = ax_ocl_reduce_groups(ob, count);
-    ax_ocl_launch launch = ax_ocl_begin(ob, AX_OCL_DOT, "dot");
-    ax_ocl_arg_long(&launch, count);
-    ax_ocl_arg_array(&launch, x);
-    ax_ocl_arg_array(&launch, y);
-    ax_ocl_arg_buffer(&launch, ob->partials);
-    ax_ocl_run(&launch, (size_t)groups * ob->group, ob->group);
+    const int groups = queue_reduction(ob, count, x, y);
     if (ob->defer_losses) { /* the sum stays on the device: no wait */
         ax_ocl_launch finish = ax_ocl_begin(ob, AX_OCL_LOSS_FINISH, "loss (deferred sum)");
         ax_ocl_arg_buffer(&finish, ob->partials);
@@ -250,13 +260,44 @@ bool ax_ocl_all_finite(ax_backend *backend, int64_t count, const void *x)
     ax_ocl_backend *ob = ax_ocl(backend);
     if (count <= 0)
         return !ob->error;
-    const int groups = ax_ocl_reduce_groups(ob, count);
-    ax_ocl_launch launch = ax_ocl_begin(ob, AX_OCL_COUNT_NONFINITE, "all_finite");
-    ax_ocl_arg_long(&launch, count);
-    ax_ocl_arg_array(&launch, x);
-    ax_ocl_arg_buffer(&launch, ob->partials);
-    ax_ocl_run(&launch, (size_t)groups * ob->group, ob->group);
+    const int groups = queue_reduction(ob, count, x, NULL);
     return ax_ocl_finish_sum(ob, groups) == 0.0; /* NaN after a failure: not finite */
+}
+
+/* Each reduction's partials are copied aside on the device (the queue is
+ * in order), then all are read with one blocking read and added on the host
+ * in the order dot and all_finite add them: the same bits, one wait. The
+ * losses' deferral does not apply: these are the optimizers' reads. */
+void ax_ocl_reduce(ax_backend *backend, int n, ax_reduction *reductions)
+{
+    ax_ocl_backend *ob = ax_ocl(backend);
+    const size_t acc_size = ob->acc_f64 ? sizeof(double) : sizeof(float);
+    const size_t stride = AX_OCL_REDUCE_GROUPS * acc_size;
+    int groups[AX_BACKEND_REDUCE_MAX] = {0};
+    int used = 0; /* slots up to the last reduction with elements */
+    for (int i = 0; i < n && !ob->error; i++) {
+        const ax_reduction *r = &reductions[i];
+        if (r->count <= 0)
+            continue;
+        groups[i] = queue_reduction(ob, r->count, r->x,
+                                    r->kind == AX_REDUCTION_DOT ? r->y : NULL);
+        AX_OCL_CHECK(ob, clEnqueueCopyBuffer(ob->queue, ob->partials, ob->batch_partials, 0,
+                                             (size_t)i * stride, (size_t)groups[i] * acc_size, 0,
+                                             NULL, NULL));
+        used = i + 1;
+    }
+    double partials[AX_BACKEND_REDUCE_MAX * AX_OCL_REDUCE_GROUPS]; /* room for either kind */
+    if (!ob->error && used > 0)
+        AX_OCL_CHECK(ob, clEnqueueReadBuffer(ob->queue, ob->batch_partials, CL_TRUE, 0,
+                                             (size_t)used * stride, partials, 0, NULL, NULL));
+    for (int i = 0; i < n; i++) {
+        /* no elements: dot 0, nothing non-finite (as the separate calls) */
+        reductions[i].value = ob->error ? NAN
+                              : groups[i] == 0
+                                  ? 0.0
+                                  : ax_ocl_add_partials(ob, (const char *)partials + i * stride,
+                                                        groups[i]);
+    }
 }
 
 void ax_ocl_sgd_update(ax_backend *backend, int64_t count, void *params, const void *grads,
