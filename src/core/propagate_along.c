@@ -129,14 +129,23 @@ static double slope_along(ax_net *net, ax_line_cache *cache, double l2)
     const int64_t before = first->weight_offset, after = first->weight_offset + weights;
     const size_t real = net->backend->real_size;
     const char *g = net->gradients, *d = cache->direction;
-    double slope = OPS->dot(net->backend, net->parameter_count - after, g + (size_t)after * real,
-                            d + (size_t)after * real);
+    /* The dots read back with one wait, then added in this order. */
+    ax_reduction dots[4];
+    int n = 0;
+    dots[n++] = (ax_reduction){AX_REDUCTION_DOT, net->parameter_count - after,
+                               g + (size_t)after * real, d + (size_t)after * real, 0.0};
     if (before > 0)
-        slope += OPS->dot(net->backend, before, g, d);
-    slope += OPS->dot(net->backend, cache->rows * cache->width, first_delta(net), cache->along);
+        dots[n++] = (ax_reduction){AX_REDUCTION_DOT, before, g, d, 0.0};
+    dots[n++] = (ax_reduction){AX_REDUCTION_DOT, cache->rows * cache->width, first_delta(net),
+                               cache->along, 0.0};
     if (l2 > 0.0)
-        slope += l2 * OPS->dot(net->backend, weights, ax_layer_weights(net, net->parameters, 0),
-                               ax_layer_weights(net, (void *)d, 0));
+        dots[n++] = (ax_reduction){AX_REDUCTION_DOT, weights,
+                                   ax_layer_weights(net, net->parameters, 0),
+                                   ax_layer_weights(net, (void *)d, 0), 0.0};
+    ax_backend_reduce(net->backend, n, dots);
+    double slope = dots[0].value;
+    for (int i = 1; i < n; i++)
+        slope += l2 > 0.0 && i == n - 1 ? l2 * dots[i].value : dots[i].value;
     return slope;
 }
 

@@ -421,12 +421,15 @@ static ax_status backend_status(ax_net *net) { return net->backend->ops->status(
  * the backend's failure during the epoch (one that left finite values too). */
 static ax_status check_parameters_finite(ax_net *net, int epoch)
 {
-    const ax_backend_ops *ops = net->backend->ops;
     AX_TRY(backend_status(net));
+    /* Every layer checked with one host wait; the first bad one named. */
+    ax_reduction checks[AX_MAX_LAYERS];
+    for (int l = 0; l < net->layer_count; l++)
+        checks[l] = (ax_reduction){AX_REDUCTION_NONFINITE, net->layers[l].parameter_count,
+                                   ax_layer_block(net, net->parameters, l), NULL, 0.0};
+    ax_backend_reduce(net->backend, net->layer_count, checks);
     for (int l = 0; l < net->layer_count; l++) {
-        const ax_layer *layer = &net->layers[l];
-        if (!ops->all_finite(net->backend, layer->parameter_count,
-                             ax_layer_block(net, net->parameters, l)))
+        if (checks[l].value != 0.0)
             return ax_fail(AX_STATUS_DIVERGED,
                            "training diverged in epoch %d: layer %d's weights are NaN or infinite; "
                            "try a lower learning rate",

@@ -27,6 +27,9 @@ typedef struct lbfgs_state {
     double *scratch;   /* count host doubles for the inf-norm */
     bool started;
     double f, f_previous;
+    /* |g|_inf of x_k, known after a step (NAN: not yet, e.g. on a resume):
+     * the end of one step and the start of the next read the same g. */
+    double g_largest;
 } lbfgs_state;
 
 /* d = -H g by the two-loop recursion. */
@@ -64,6 +67,7 @@ static ax_status lbfgs_start(ax_optimizer *o, const ax_objective *objective)
     ops->copy(o->backend, st->g, o->gradients, o->count);
     st->f_previous = st->f + 0.5 * sqrt(ops->dot(o->backend, o->count, st->g, st->g));
     st->started = true;
+    st->g_largest = NAN;
     return AX_STATUS_OK;
 }
 
@@ -105,7 +109,9 @@ static ax_status lbfgs_step(ax_optimizer *o, const ax_objective *objective, doub
     if (!st->started)
         AX_TRY(lbfgs_start(o, objective));
     *loss = st->f;
-    if (ax_arena_max_abs(o, st->g, st->scratch) <= o->config.gtol) {
+    if (isnan(st->g_largest))
+        st->g_largest = ax_arena_max_abs(o, st->g, st->scratch);
+    if (st->g_largest <= o->config.gtol) {
         o->converged = true;
         o->stop_reason = "converged: gradient norm below gtol";
         return AX_STATUS_OK;
@@ -146,7 +152,8 @@ static ax_status lbfgs_step(ax_optimizer *o, const ax_objective *objective, doub
     st->f = result.phi;
     *loss = st->f;
     o->counters.steps++;
-    if (ax_arena_max_abs(o, st->g, st->scratch) <= o->config.gtol) {
+    st->g_largest = ax_arena_max_abs(o, st->g, st->scratch);
+    if (st->g_largest <= o->config.gtol) {
         o->converged = true;
         o->stop_reason = "converged: gradient norm below gtol";
     }
@@ -266,6 +273,7 @@ static void lbfgs_restore(ax_optimizer *o, const ax_optimizer_saved *saved)
     double started = 0.0, pairs = 0.0;
     ax_optimizer_saved_scalar(saved, "started", &started);
     st->started = started == 1.0;
+    st->g_largest = NAN;
     st->pairs = 0;
     st->newest = st->memory - 1;
     if (!st->started)
@@ -309,6 +317,7 @@ static ax_status lbfgs_init(ax_optimizer *o)
     size_t bytes = (size_t)o->count * b->real_size;
     st->memory = m;
     st->newest = m - 1;
+    st->g_largest = NAN;
     st->s = calloc((size_t)m, sizeof *st->s);
     st->y = calloc((size_t)m, sizeof *st->y);
     st->rho = calloc((size_t)m, sizeof *st->rho);
