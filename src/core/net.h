@@ -181,6 +181,11 @@ double ax_net_data_loss(ax_net *net, int64_t rows);
 /* The L2 penalty l2/2 * (sum of squared weights) of the current weights,
  * the term the losses above add when regularizing. */
 double ax_net_l2_penalty(ax_net *net, double l2);
+/* The reductions of that penalty, one w.w per layer into dots (room for
+ * AX_MAX_LAYERS), for a caller that reads them with others in one wait;
+ * returns how many. ax_net_l2_from_dots then gives ax_net_l2_penalty's bits. */
+int ax_net_l2_dots(const ax_net *net, ax_reduction *dots);
+double ax_net_l2_from_dots(const ax_net *net, double l2, const ax_reduction *dots);
 /* The L1 penalty l1 * (sum of absolute weights) of the current weights
  * (the backend's l1_penalty: AX_BACKEND_FEATURE_STRATEGIES). */
 double ax_net_l1_penalty(ax_net *net, double l1);
@@ -194,7 +199,9 @@ ax_status ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization
                               int first); /* the status: as ax_net_forward */
 /* ax_net_backward with the gradient, less the first layer's weight gradient
  * (its one pass over the inputs); the first layer's delta (rows, width) is
- * left in delta[(layer_count - 1) % 2]. */
+ * left in delta[(layer_count - 1) % 2]. Returns the mean data loss alone:
+ * the caller adds the penalties (l2, then l1), reading the L2 penalty's dots
+ * with its own. */
 double ax_net_backward_along(ax_net *net, int64_t rows, const ax_regularization *regularization);
 
 /* Line searches (CG, L-BFGS) along a direction d over the loaded full batch

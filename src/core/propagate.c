@@ -108,20 +108,31 @@ double ax_net_data_loss(ax_net *net, int64_t rows)
     return output_loss(net, rows, NULL, 1.0) * ax_net_loss_scale(net, rows);
 }
 
-double ax_net_l2_penalty(ax_net *net, double l2)
+int ax_net_l2_dots(const ax_net *net, ax_reduction *dots)
 {
-    /* Every layer's w.w read back with one wait, then added in layer order. */
-    ax_reduction reads[AX_MAX_LAYERS];
     for (int l = 0; l < net->layer_count; l++) {
         const void *w = ax_layer_weights(net, net->parameters, l);
-        reads[l] = (ax_reduction){.kind = AX_REDUCTION_DOT, .count = net->layers[l].weight_count,
-                                  .x = w, .y = w};
+        dots[l] = (ax_reduction){.kind = AX_REDUCTION_DOT, .count = net->layers[l].weight_count,
+                                 .x = w, .y = w};
     }
-    ax_backend_reduce(net->backend, net->layer_count, reads);
+    return net->layer_count;
+}
+
+/* The layers' w.w added in layer order. */
+double ax_net_l2_from_dots(const ax_net *net, double l2, const ax_reduction *dots)
+{
     double sum = 0.0;
     for (int l = 0; l < net->layer_count; l++)
-        sum += reads[l].value;
+        sum += dots[l].value;
     return 0.5 * l2 * sum;
+}
+
+double ax_net_l2_penalty(ax_net *net, double l2)
+{
+    /* Every layer's w.w read back with one wait. */
+    ax_reduction dots[AX_MAX_LAYERS];
+    ax_backend_reduce(net->backend, ax_net_l2_dots(net, dots), dots);
+    return ax_net_l2_from_dots(net, l2, dots);
 }
 
 double ax_net_l1_penalty(ax_net *net, double l1)
@@ -150,6 +161,8 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
     const double scale = ax_net_loss_scale(net, rows);
     const double l2 = regularization ? regularization->l2 : 0.0;
     const double l1 = regularization ? regularization->l1 : 0.0;
+    /* Along a direction the caller adds the penalties (net.h). */
+    const bool penalties = first_weights;
     int current = 0;
     const ax_layer *output = &net->layers[last];
     const double nb = (double)rows, nout = (double)output->out;
@@ -160,9 +173,9 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
         net, AX_PROFILE_LOSS, last, with_gradient ? 2.0 * nb * nout : 0.0,
         loss = output_loss(net, rows, with_gradient ? net->workspace.delta[current] : NULL, scale) *
                scale);
-    if (l2 > 0.0)
+    if (l2 > 0.0 && penalties)
         AX_PROFILED(net, AX_PROFILE_L2, -1, 0.0, loss += ax_net_l2_penalty(net, l2));
-    if (l1 > 0.0)
+    if (l1 > 0.0 && penalties)
         AX_PROFILED(net, AX_PROFILE_L2, -1, 0.0, loss += ax_net_l1_penalty(net, l1));
     if (!with_gradient)
         return loss;

@@ -121,16 +121,22 @@ static const void *first_delta(const ax_net *net)
 
 /* gradient . d, with the first layer's weight part as delta . X D^T plus the
  * L2 term l2 W . D (the gradient arena's first layer weights are not
- * computed): the rest of the arena is what lies before and after them. */
-static double slope_along(ax_net *net, ax_line_cache *cache, double l2)
+ * computed): the rest of the arena is what lies before and after them.
+ * *loss = data_loss plus the penalties, in ax_net_backward's order; the L2
+ * penalty's dots are read with the slope's, one wait for all. */
+static double slope_along(ax_net *net, ax_line_cache *cache,
+                          const ax_regularization *regularization, double data_loss,
+                          double *loss)
 {
+    const double l2 = regularization ? regularization->l2 : 0.0;
+    const double l1 = regularization ? regularization->l1 : 0.0;
     const ax_layer *first = &net->layers[0];
     const int64_t weights = first->weight_count;
     const int64_t before = first->weight_offset, after = first->weight_offset + weights;
     const size_t real = net->backend->real_size;
     const char *g = net->gradients, *d = cache->direction;
     /* The dots read back with one wait, then added in this order. */
-    ax_reduction dots[4];
+    ax_reduction dots[4 + AX_MAX_LAYERS];
     int n = 0;
     dots[n++] = (ax_reduction){AX_REDUCTION_DOT, net->parameter_count - after,
                                g + (size_t)after * real, d + (size_t)after * real, 0.0};
@@ -142,10 +148,16 @@ static double slope_along(ax_net *net, ax_line_cache *cache, double l2)
         dots[n++] = (ax_reduction){AX_REDUCTION_DOT, weights,
                                    ax_layer_weights(net, net->parameters, 0),
                                    ax_layer_weights(net, (void *)d, 0), 0.0};
-    ax_backend_reduce(net->backend, n, dots);
+    const int penalty_dots = l2 > 0.0 ? ax_net_l2_dots(net, dots + n) : 0;
+    ax_backend_reduce(net->backend, n + penalty_dots, dots);
     double slope = dots[0].value;
     for (int i = 1; i < n; i++)
         slope += l2 > 0.0 && i == n - 1 ? l2 * dots[i].value : dots[i].value;
+    *loss = data_loss;
+    if (l2 > 0.0)
+        *loss += ax_net_l2_from_dots(net, l2, dots + n);
+    if (l1 > 0.0)
+        *loss += ax_net_l1_penalty(net, l1);
     return slope;
 }
 
@@ -165,8 +177,8 @@ double ax_net_line_evaluate(ax_net *net, ax_line_cache *cache, double alpha, boo
                     OPS->axpy(net->backend, rows * first->out, alpha, cache->along, z);
                     first->ops->bias_activation(net, 0, z, rows));
         (void)ax_net_forward_from(net, rows, regularization, 1); /* past the inputs: no copy */
-        cache->loss = ax_net_backward_along(net, rows, regularization);
-        cache->slope = slope_along(net, cache, l2);
+        const double data_loss = ax_net_backward_along(net, rows, regularization);
+        cache->slope = slope_along(net, cache, regularization, data_loss, &cache->loss);
         cache->alpha = alpha;
         cache->evaluated = true;
         /* A full evaluation's count less the first layer's three products
