@@ -130,8 +130,9 @@ static double *train_full_batch(ax_optimizer_kind kind, ax_device device, fake_h
 /* CG and L-BFGS read their scalars through reduce (backend.h, version 8):
  * several dots and finiteness checks per host wait. The fake device counts
  * its host reads; with its reduce taken away (as in a plugin before version
- * 8) the same runs make one read per reduction. Both give the CPU's weights
- * bit for bit, and the batched runs read the device fewer times. */
+ * 8), or under AXON_BATCHED_READS=off, the same runs make one read per
+ * reduction. All give the CPU's weights bit for bit, and the batched runs
+ * read the device fewer times. */
 static void test_batched_reads(void)
 {
     const ax_backend_plugin *plugin = NULL;
@@ -160,6 +161,17 @@ static void test_batched_reads(void)
         double *off = train_full_batch(kinds[k], (ax_device){"fake", 0}, reads_now, &reads_off,
                                        &iterations_off);
         batched(true);
+        /* AXON_BATCHED_READS=off: the same as a table without reduce */
+        int64_t reads_setting;
+        int iterations_setting = 0;
+        setenv("AXON_BATCHED_READS", "off", 1);
+        double *setting = train_full_batch(kinds[k], (ax_device){"fake", 0}, reads_now,
+                                           &reads_setting, &iterations_setting);
+        unsetenv("AXON_BATCHED_READS");
+        CHECK(reads_setting == reads_off && iterations_setting == iterations_cpu);
+        if (cpu && setting)
+            CHECK(memcmp(cpu, setting, bytes) == 0);
+        free(setting);
         CHECK(reads_cpu == 0); /* the CPU's own backend is not the fake's */
         CHECK(iterations_on == iterations_cpu && iterations_off == iterations_cpu &&
               iterations_cpu > 0);

@@ -471,7 +471,9 @@ ax_status ax_backend_synchronize(ax_backend *backend)
 void ax_backend_reduce(ax_backend *backend, int n, ax_reduction *reductions)
 {
     const ax_backend_ops *ops = backend->ops;
-    if (ops->reduce) {
+    /* AXON_BATCHED_READS=off: one read per reduction, to compare. */
+    const char *setting = getenv("AXON_BATCHED_READS");
+    if (ops->reduce && !(setting && strcmp(setting, "off") == 0)) {
         for (int first = 0; first < n; first += AX_BACKEND_REDUCE_MAX) {
             const int batch = n - first < AX_BACKEND_REDUCE_MAX ? n - first : AX_BACKEND_REDUCE_MAX;
             ops->reduce(backend, batch, reductions + first);

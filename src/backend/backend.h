@@ -311,7 +311,8 @@ ax_status ax_backend_synchronize(ax_backend *backend);
 
 /* Sets each reductions[i].value, as reduce promises, for any n >= 0:
  * through reduce, AX_BACKEND_REDUCE_MAX at a time, or one dot or all_finite
- * call each for tables without it (plugins before version 8). The
+ * call each for tables without it (plugins before version 8) and under
+ * AXON_BATCHED_READS=off (to compare: the same values, more waits). The
  * optimizers read their scalars through it: one host wait per batch. */
 void ax_backend_reduce(ax_backend *backend, int n, ax_reduction *reductions);
 
