@@ -14,6 +14,7 @@
 #include <link.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <omp.h>
@@ -66,6 +67,16 @@ void alloc_fault_arm(long nth)
     }
     fired = false;
     countdown = nth;
+}
+
+bool alloc_fault_active(void)
+{
+    void *(*volatile allocate)(size_t) = malloc; /* not folded away with its free */
+    alloc_fault_arm(1);
+    void *probe = allocate(16);
+    alloc_fault_arm(0);
+    free(probe);
+    return probe == NULL;
 }
 
 bool alloc_fault_fired(void)

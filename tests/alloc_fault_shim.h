@@ -17,6 +17,9 @@ void alloc_fault_arm(long nth);
 /* Allocations called from the shared library holding code pass too
  * (a library that crashes on a failed allocation instead of reporting it). */
 void alloc_fault_spare(const void *code);
+/* Whether this program's malloc is the shim's (under valgrind it is
+ * valgrind's, and nothing can be made to fail). */
+bool alloc_fault_active(void);
 /* Whether the armed allocation has been failed since the last arm. */
 bool alloc_fault_fired(void);
 

@@ -532,6 +532,13 @@ static ax_status read_label_file(const char *path, char ***names, int32_t *count
     fclose(file);
     if (status == AX_STATUS_OK && *count == 0)
         status = ax_fail(AX_STATUS_BAD_FILE, "%s: the labels file names no label", path);
+    if (status != AX_STATUS_OK) { /* the names read before the refusal */
+        for (int32_t i = 0; i < *count; i++)
+            free((*names)[i]);
+        free(*names);
+        *names = NULL;
+        *count = 0;
+    }
     return status;
 }
 
