@@ -62,4 +62,4 @@ echo "== tests: valgrind memcheck (the fast tests of the release build)"
 bash scripts/valgrind.sh build test_json test_safetensors test_model_file test_data_npy test_dataset_wrap \
   test_data_csv test_data_idx test_torch_reference test_checkpoint test_keep_best test_chunked \
   test_memory_limits test_gradients test_prep test_loaded_batch test_conv_reference test_conv_backend \
-  test_sparse test_pickle_python test_npy_header_refusals
+  test_sparse test_pickle_python test_npy_header_refusals test_prep_refusals
