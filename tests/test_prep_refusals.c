@@ -15,7 +15,8 @@
  * - JPEG batches with bad images among good ones: each kept image's JPEG is
  *   the one of its own pixels (the raw batches' pixels encoded and decoded
  *   again give the JPEG batches' pixels byte for byte);
- * - a cuda-convnet2 folder with two batches of one number is refused, naming both;
+ * - a cuda-convnet2 folder with two batches of one number is refused, naming
+ *   both, and one whose batches.meta is missing or a folder, naming it;
  * - the MPI launch variables and the CPUs this process may run on.
  * The images are made here with libjpeg and libpng. */
 #ifndef _GNU_SOURCE
@@ -506,6 +507,22 @@ static void check_convnet_numbers(void)
         fprintf(stderr, "message \"%s\", expected \"%s\"\n", ax_error_message(), message);
         test_failures++;
     }
+    ax_prep_summary_free(&summary);
+    CHECK(unlink(again) == 0);
+
+    /* batches.meta missing, then a folder in its place. */
+    char meta[800];
+    path_of(meta, sizeof meta, "two_cc2/batches.meta");
+    char saved[800];
+    path_of(saved, sizeof saved, "batches.meta.saved");
+    CHECK(rename(meta, saved) == 0);
+    snprintf(message, sizeof message, "%s: cannot open: %s", meta, strerror(ENOENT));
+    check_refused(&back, AX_STATUS_BAD_FILE, message);
+    CHECK(mkdir(meta, 0755) == 0);
+    snprintf(message, sizeof message, "%s: not a regular file", meta);
+    check_refused(&back, AX_STATUS_BAD_FILE, message);
+    CHECK(rmdir(meta) == 0 && rename(saved, meta) == 0);
+    CHECK_OK(ax_prep_run(&back, NULL, NULL, &summary)); /* whole again: converted */
     ax_prep_summary_free(&summary);
 }
 
