@@ -63,4 +63,4 @@ bash scripts/valgrind.sh build test_json test_safetensors test_model_file test_d
   test_data_csv test_data_idx test_torch_reference test_checkpoint test_keep_best test_chunked \
   test_memory_limits test_gradients test_prep test_loaded_batch test_conv_reference test_conv_backend \
   test_sparse test_pickle_python test_npy_header_refusals test_profile_entries \
-  test_cpu_load_files
+  test_cpu_load_files test_prep_refusals
