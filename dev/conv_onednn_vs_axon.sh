@@ -3,6 +3,10 @@
 # library of build/ (cmake --build build --target axon_static first) and
 # oneDNN (Debian's libdnnl-dev), then runs it: axon's convolution passes
 # against oneDNN's, reorders included, 1 and 2 threads (docs/notes/conv.md).
+# "axon" is whatever that library's convolution layer runs: to compare
+# oneDNN with im2col + GEMM, point AXON_BUILD at a build configured with
+# -DAXON_ONEDNN=OFF (AXON_BUILD=build-off dev/conv_onednn_vs_axon.sh); with
+# oneDNN built in, its forward pass and input gradient are oneDNN's already.
 # OPENBLAS_CORETYPE is left as the caller has it (the axon CLI sets none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
