@@ -43,7 +43,7 @@ typedef struct ax_window_geometry {
  * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
  * version before including them, to be compiled as a plugin of that
  * version would have been; nothing else does. */
-#define AX_BACKEND_TABLE_VERSION 7
+#define AX_BACKEND_TABLE_VERSION 8
 #ifndef AX_BACKEND_HEADERS_AS_OF
 #define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
 #endif
@@ -242,6 +242,26 @@ typedef struct ax_backend_ops {
     /* x = min(max(x, -limit), limit) elementwise (NaN stays NaN). */
     void (*clamp)(ax_backend *backend, int64_t count, double limit, void *x);
     /* ---- entries above are valid for version 7 and later ---- */
+#endif
+#if AX_BACKEND_HEADERS_AS_OF >= 8
+    /* --- whole convolutions (optional, each alone; layer_conv.c runs im2col
+     * + gemm and col2im where an entry is NULL or declines). The weights are
+     * (filters, channels, kernel_height, kernel_width), torch's order; images
+     * as in ax_window_geometry. Each returns false, with nothing written, when
+     * it does not take the call (the CPU's oneDNN could not create its
+     * primitive); the results must not depend on the thread count. --- */
+    /* z (images, out_height, out_width, filters) = x (images, height, width,
+     * channels) convolved with weights, no bias. */
+    bool (*conv_forward)(ax_backend *backend, const ax_window_geometry *geometry,
+                         int64_t filters, const void *x, const void *weights, void *z,
+                         int64_t images);
+    /* previous (images, height, width, channels) = the gradient of that
+     * convolution's input given delta (images, out_height, out_width,
+     * filters), the gradient of its output (overwritten, not added to). */
+    bool (*conv_backward_input)(ax_backend *backend, const ax_window_geometry *geometry,
+                                int64_t filters, const void *delta, const void *weights,
+                                void *previous, int64_t images);
+    /* ---- entries above are valid for version 8 and later ---- */
 #endif
 } ax_backend_ops;
 
