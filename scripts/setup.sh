@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake pkg-config zlib1g-dev
           libopenblas-dev libopenblas0-openmp libblis-dev libblis4-openmp
           libarchive-dev libjpeg62-turbo-dev libpng-dev python-matplotlib-data
+          libdnnl-dev # oneDNN 2.6: the CPU's float32 convolutions (AXON_ONEDNN, docs/notes/conv.md)
           dataset-fashion-mnist
           clang libclang-rt-14-dev libomp-dev valgrind
           libopenmpi-dev openmpi-bin

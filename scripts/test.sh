@@ -25,6 +25,7 @@ echo "== minimal build: without prep, stats, MPI, CUDA and OpenCL: its CLI and i
 # (docs/testing.md, "Every build configuration"). About 80 s of CPU time to
 # build and 100 s to run, 5 minutes of wall time on 2 busy cores.
 cmake -S . -B build-min -DCMAKE_BUILD_TYPE=Release -DAXON_PREP=OFF -DAXON_STATS=OFF -DAXON_TEST_PIP=OFF \
+  -DAXON_ONEDNN=OFF \
   -DAXON_MPI=OFF -DAXON_CUDA=OFF -DAXON_OPENCL=OFF -DAXON_WERROR=ON >/dev/null
 bash scripts/build.sh build-min
 bash scripts/check_minimal_build.sh build-min/axon
@@ -63,4 +64,4 @@ bash scripts/valgrind.sh build test_json test_safetensors test_model_file test_d
   test_data_csv test_data_idx test_torch_reference test_checkpoint test_keep_best test_chunked \
   test_memory_limits test_gradients test_prep test_loaded_batch test_conv_reference test_conv_backend \
   test_sparse test_pickle_python test_npy_header_refusals test_profile_entries \
-  test_cpu_load_files
+  test_cpu_load_files test_prep_refusals

@@ -242,7 +242,7 @@ typedef void (*fake_batched_reads_fn)(bool on);
 
 static int64_t fake_host_reads(void) { return fake_reads; }
 
-/* Off: reduce NULL, as in a plugin before version 8 (ax_backend_reduce
+/* Off: reduce NULL, as in a plugin before version 9 (ax_backend_reduce
  * then makes one call per reduction); for backends created after. */
 static bool fake_batching = true;
 static void fake_batched_reads(bool on) { fake_batching = on; }

@@ -627,7 +627,7 @@ static void compare_reductions(ax_backend *backend, int n, const ax_reduction *g
  * device's own separate calls, bit for bit: full batches, a batch longer
  * than AX_BACKEND_REDUCE_MAX (ax_backend_reduce splits it), empty vectors,
  * offsets into a buffer, a NaN or infinity present, and the fallback of a
- * table without reduce (a plugin before version 8). */
+ * table without reduce (a plugin before version 9). */
 static void test_reduce(const backends *b)
 {
     ax_backend *dev = b->dev;

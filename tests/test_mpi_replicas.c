@@ -36,6 +36,7 @@ typedef struct meeting {
     int stop_polls[RANKS];    /* stop_requested calls per rank */
     int stop_rank1_at_poll;   /* rank 1 asks to stop from this call on; 0 = never */
     int begun[RANKS], waits[RANKS]; /* sum_begin and sum_wait calls per rank */
+    ax_status begin_fails, wait_fails; /* what every rank's sum_begin / sum_wait returns */
 } meeting;
 
 static meeting *current; /* the ranks' meeting (the team's context is the team's own) */
@@ -47,13 +48,15 @@ static ax_status thread_sum_begin(const ax_communicator *self, void *values, int
                                   ax_precision precision)
 {
     current->begun[self->rank]++;
+    if (current->begin_fails != AX_STATUS_OK)
+        return current->begin_fails;
     return self->sum(self, values, count, precision);
 }
 
 static ax_status thread_sum_wait(const ax_communicator *self)
 {
     current->waits[self->rank]++;
-    return AX_STATUS_OK;
+    return current->wait_fails;
 }
 
 /* Rank 1's own stop request (as a signal to that rank alone would be). */
@@ -171,6 +174,7 @@ typedef struct scenario {
     bool swapped;              /* the first rows of the two shards trade places */
     bool overlapped;           /* the communicators have sum_begin and sum_wait */
     int *begun, *waits;        /* where to copy the calls counted (RANKS each), or NULL */
+    ax_status begin_fails, wait_fails; /* every rank's sum_begin / sum_wait fails so */
 } scenario;
 
 /* Runs both ranks, rank r on rows [bounds[r], bounds[r + 1]). */
@@ -183,6 +187,8 @@ static void train_ranks(const ax_dataset *data, const int64_t bounds[RANKS + 1],
     meeting m;
     memset(&m, 0, sizeof m);
     m.stop_rank1_at_poll = change->stop_rank1_at_poll;
+    m.begin_fails = change->begin_fails;
+    m.wait_fails = change->wait_fails;
     CHECK_OK(ax_thread_ranks_create(RANKS, &m.team));
     current = &m;
     pthread_t threads[RANKS];
@@ -480,6 +486,25 @@ int main(void)
                                                         : "SGD overlapped, rank 1 without rows");
         for (int r = 0; r < RANKS; r++)
             CHECK(begun[r] == 2 * steps && waits[r] == steps);
+    }
+
+    /* Overlapped sums that fail on every rank: a failed begin stops the
+     * later layers' begins (one begun of two), the wait still comes, and
+     * each rank fails naming itself and the gradient's sum; a failed wait
+     * the same, after both begins. */
+    const scenario begin_fails = {.overlapped = true, .begun = begun, .waits = waits,
+                                  .begin_fails = AX_STATUS_IO_ERROR};
+    const scenario wait_fails = {.overlapped = true, .begun = begun, .waits = waits,
+                                 .wait_fails = AX_STATUS_IO_ERROR};
+    const scenario *failing[] = {&begin_fails, &wait_fails};
+    for (int i = 0; i < 2; i++) {
+        train_ranks(data, even, &sgd, failing[i], runs);
+        for (int r = 0; r < RANKS; r++) {
+            char text[64];
+            snprintf(text, sizeof text, "rank %d of 2: summing the gradient over the ranks", r);
+            CHECK(runs[r].status == AX_STATUS_IO_ERROR && strstr(runs[r].message, text));
+            CHECK(begun[r] == (i == 0 ? 1 : 2) && waits[r] == 1);
+        }
     }
 
     ax_train_config cg = ax_train_defaults();

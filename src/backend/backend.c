@@ -342,26 +342,28 @@ ax_backend_proc ax_backend_plugin_extension(const ax_backend_plugin *plugin, con
     return NULL;
 }
 
+/* A device runs bf16 only when its properties say it has bf16 GEMMs: a
+ * plugin that does not would take the precision for float32 silently. */
+static ax_status require_bf16(const ax_backend_plugin *plugin, const char *name, int index)
+{
+    ax_device_properties properties;
+    memset(&properties, 0, sizeof properties);
+    if (ax_backend_plugin_has(plugin, 6) && plugin->device_properties)
+        AX_TRY(plugin->device_properties(index, &properties, sizeof properties));
+    if (properties.capabilities & AX_DEVICE_CAPABILITY_BF16)
+        return AX_STATUS_OK;
+    char upper_name[NAME_CAPACITY];
+    upper(name, upper_name, sizeof upper_name);
+    return ax_fail(AX_STATUS_UNSUPPORTED,
+                   "bf16 needs bfloat16 GEMMs, which %s device %d does not have (the CPU and CUDA "
+                   "devices do): use f32 there, or --device cpu",
+                   upper_name, index);
+}
+
 ax_status ax_backend_create_on(const char *name, int index, ax_precision precision,
                                ax_backend **out)
 {
     *out = NULL;
-    if (precision == AX_PRECISION_BF16 && !(name && strcmp(name, "cpu") == 0)) {
-        /* A device runs bf16 only when it says it has bf16 GEMMs: a plugin
-         * that does not would take the precision for float32 silently. */
-        char upper_name[NAME_CAPACITY];
-        upper(name ? name : "(null)", upper_name, sizeof upper_name);
-        ax_device device = {.index = index};
-        snprintf(device.backend, sizeof device.backend, "%s", name ? name : "");
-        ax_device_properties properties;
-        memset(&properties, 0, sizeof properties);
-        AX_TRY(ax_device_properties_get(device, &properties));
-        if (!(properties.capabilities & AX_DEVICE_CAPABILITY_BF16))
-            return ax_fail(AX_STATUS_UNSUPPORTED,
-                           "bf16 needs bfloat16 GEMMs, which %s device %d does not have (the CPU "
-                           "and CUDA devices do): use f32 there, or --device cpu",
-                           upper_name, index);
-    }
     if (name && strcmp(name, "cpu") == 0) {
         if (index > 0)
             return ax_fail(AX_STATUS_BAD_ARGUMENT, "there is one CPU device, not %d", index);
@@ -374,6 +376,8 @@ ax_status ax_backend_create_on(const char *name, int index, ax_precision precisi
     }
     const ax_backend_plugin *plugin;
     AX_TRY(ax_backend_plugin_get(name, &plugin));
+    if (precision == AX_PRECISION_BF16)
+        AX_TRY(require_bf16(plugin, name, index));
     AX_TRY(plugin->create(precision, index, out));
     if (plugin->ops_size < sizeof(ax_backend_ops)) { /* an older plugin: its later entries NULL */
         const ax_backend_ops *table = pad_ops((*out)->ops, plugin->ops_size);

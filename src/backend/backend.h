@@ -43,12 +43,12 @@ typedef struct ax_window_geometry {
  * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
  * version before including them, to be compiled as a plugin of that
  * version would have been; nothing else does. */
-#define AX_BACKEND_TABLE_VERSION 8
+#define AX_BACKEND_TABLE_VERSION 9
 #ifndef AX_BACKEND_HEADERS_AS_OF
 #define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
 #endif
 
-/* One reduction of a batch read back together (reduce, version 8). */
+/* One reduction of a batch read back together (reduce, version 9). */
 typedef enum ax_reduction_kind {
     AX_REDUCTION_DOT,      /* value = dot(count, x, y), the bits dot gives */
     AX_REDUCTION_NONFINITE /* value = 0 exactly when all_finite(count, x); y unused */
@@ -260,6 +260,26 @@ typedef struct ax_backend_ops {
     /* ---- entries above are valid for version 7 and later ---- */
 #endif
 #if AX_BACKEND_HEADERS_AS_OF >= 8
+    /* --- whole convolutions (optional, each alone; layer_conv.c runs im2col
+     * + gemm and col2im where an entry is NULL or declines). The weights are
+     * (filters, channels, kernel_height, kernel_width), torch's order; images
+     * as in ax_window_geometry. Each returns false, with nothing written, when
+     * it does not take the call (the CPU's oneDNN could not create its
+     * primitive); the results must not depend on the thread count. --- */
+    /* z (images, out_height, out_width, filters) = x (images, height, width,
+     * channels) convolved with weights, no bias. */
+    bool (*conv_forward)(ax_backend *backend, const ax_window_geometry *geometry,
+                         int64_t filters, const void *x, const void *weights, void *z,
+                         int64_t images);
+    /* previous (images, height, width, channels) = the gradient of that
+     * convolution's input given delta (images, out_height, out_width,
+     * filters), the gradient of its output (overwritten, not added to). */
+    bool (*conv_backward_input)(ax_backend *backend, const ax_window_geometry *geometry,
+                                int64_t filters, const void *delta, const void *weights,
+                                void *previous, int64_t images);
+    /* ---- entries above are valid for version 8 and later ---- */
+#endif
+#if AX_BACKEND_HEADERS_AS_OF >= 9
     /* Several reductions, the host waiting once (optional: without it
      * ax_backend_reduce makes one call per reduction). Sets each of the n
      * (1 <= n <= AX_BACKEND_REDUCE_MAX) values to exactly the bits the
@@ -267,7 +287,7 @@ typedef struct ax_backend_ops {
      * queue (the same kernels, the same order of summation); NaN after a
      * failure. Callers use ax_backend_reduce. */
     void (*reduce)(ax_backend *backend, int n, ax_reduction *reductions);
-    /* ---- entries above are valid for version 8 and later ---- */
+    /* ---- entries above are valid for version 9 and later ---- */
 #endif
 } ax_backend_ops;
 
@@ -311,7 +331,7 @@ ax_status ax_backend_synchronize(ax_backend *backend);
 
 /* Sets each reductions[i].value, as reduce promises, for any n >= 0:
  * through reduce, AX_BACKEND_REDUCE_MAX at a time, or one dot or all_finite
- * call each for tables without it (plugins before version 8) and under
+ * call each for tables without it (plugins before version 9) and under
  * AXON_BATCHED_READS=off (to compare: the same values, more waits). The
  * optimizers read their scalars through it: one host wait per batch. */
 void ax_backend_reduce(ax_backend *backend, int n, ax_reduction *reductions);

@@ -63,8 +63,9 @@
  * loaded privately, so it is refused; 5 data sets and losses on the device
  * (backend.h); 6 structured device properties, extensions by name and the
  * runtime's line here, alloc and synchronize with a status (backend.h);
- * 7 the training strategies' l1_penalty and clamp; 8 reduce (several
- * reductions read back with one wait). */
+ * 7 the training strategies' l1_penalty and clamp; 8 whole convolutions
+ * (conv_forward, conv_backward_input); 9 reduce (several reductions read
+ * back with one wait). */
 #define AX_BACKEND_PLUGIN_ABI_OLDEST 4
 
 

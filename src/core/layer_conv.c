@@ -13,8 +13,12 @@
  * gradient col2im(delta W'). The columns of a group of images live in the
  * layer's part of net->workspace.scratch, bounded in size whatever the batch; when
  * the batch is one group the weight gradient reuses the forward pass's.
- * The bias and activation are the dense layer's backend passes over
- * (rows * positions, filters). */
+ * A backend may run the forward pass and the input gradient whole
+ * (backend.h: conv_forward, conv_backward_input; the CPU's float32 through
+ * oneDNN where it is built, docs/notes/conv.md), the layer falling back on
+ * im2col + GEMM where it has not or declines; the weight gradient is
+ * always im2col + GEMM. The bias and activation are the dense layer's
+ * backend passes over (rows * positions, filters). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -343,6 +347,12 @@ static void forward_products(ax_net *net, int index, const void *x, void *z, int
     const ax_window_geometry geometry = geometry_of(layer);
     const int64_t group = group_images(layer), k = patch(layer), f = layer->spec.conv.filters;
     void *columns = scratch_columns(net, layer), *weights = scratch_weights(net, layer);
+    if (OPS->conv_forward &&
+        OPS->conv_forward(net->backend, &geometry, f, x,
+                          ax_layer_weights(net, net->parameters, index), z, rows)) {
+        layer->columns_input = NULL; /* no columns made: the weight gradient gathers its own */
+        return;
+    }
     order_weights(net, index);
     for (int64_t first = 0; first < rows; first += group) {
         const int64_t images = rows - first < group ? rows - first : group;
@@ -430,6 +440,10 @@ static void input_products(ax_net *net, int index, const void *delta, void *prev
     const int64_t group = group_images(layer), k = patch(layer), f = layer->spec.conv.filters;
     void *columns = scratch_columns(net, layer), *weights = scratch_weights(net, layer);
     layer->columns_input = NULL;
+    if (OPS->conv_backward_input &&
+        OPS->conv_backward_input(net->backend, &geometry, f, delta,
+                                 ax_layer_weights(net, net->parameters, index), previous, rows))
+        return;
     order_weights(net, index);
     for (int64_t first = 0; first < rows; first += group) {
         const int64_t images = rows - first < group ? rows - first : group;

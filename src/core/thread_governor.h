@@ -40,8 +40,10 @@ typedef struct ax_thread_governor {
 
 
 /* True when the CPU backend's GEMMs in precision give the same bits on
- * 1 thread as on `threads` for a set of awkward shapes (thread_invariance.c;
- * computed once per precision and thread count, about a millisecond). */
+ * 1 thread as on `threads` for a set of awkward shapes, and its whole
+ * convolutions (oneDNN's, where built) at LeNet's shapes
+ * (thread_invariance.c; computed once per precision and thread count,
+ * a few milliseconds). */
 bool ax_gemm_thread_invariant(ax_precision precision, int threads);
 
 /* Starts governing (when enabled and the figures can be read) from the

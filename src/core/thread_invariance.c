@@ -1,6 +1,7 @@
 /* thread_invariance.c: whether this process's GEMMs give the same bits on
  * one thread as on all of them (thread_governor.h), checked by computing
- * a few awkward shapes both ways through the CPU backend's own gemm.
+ * a few awkward shapes both ways through the CPU backend's own gemm (and
+ * its whole convolutions, where it has them: oneDNN's).
  *
  * Whether they do depends on the BLAS's kernels, not only on axon: on
  * this project's machines OpenBLAS 0.3.21's SkylakeX/Cooperlake float32
@@ -63,6 +64,48 @@ static bool shape_invariant(ax_backend *backend, int threads, int s)
     return same;
 }
 
+/* The backend's whole convolutions (oneDNN's on the CPU in float32, where
+ * built), at LeNet's two shapes over a few images, both entries: their
+ * kernels split the work by output, so they should agree; measured here as
+ * the GEMMs are. True when the backend has none. */
+static bool conv_invariant(ax_backend *backend, int threads)
+{
+    if (!backend->ops->conv_forward || !backend->ops->conv_backward_input)
+        return true;
+    static const ax_window_geometry geometries[] = {{28, 28, 1, 5, 5, 1, 0, 24, 24},
+                                                   {12, 12, 32, 5, 5, 1, 0, 8, 8}};
+    static const int64_t filters[] = {32, 64}, images = 6;
+    bool same = true;
+    for (int g = 0; same && g < 2; g++) {
+        const ax_window_geometry *geometry = &geometries[g];
+        const int64_t in = images * geometry->height * geometry->width * geometry->channels;
+        const int64_t out = images * geometry->out_height * geometry->out_width * filters[g];
+        const int64_t weights = filters[g] * geometry->channels * geometry->kernel_height *
+                                geometry->kernel_width;
+        const size_t real = backend->real_size;
+        char *x = malloc((size_t)in * real), *w = malloc((size_t)weights * real);
+        char *z[2] = {calloc((size_t)out, real), calloc((size_t)out, real)};
+        char *back[2] = {calloc((size_t)in, real), calloc((size_t)in, real)};
+        same = x && w && z[0] && z[1] && back[0] && back[1];
+        if (same) {
+            fill(backend, x, in);
+            fill(backend, w, weights);
+            for (int run = 0; run < 2 && same; run++) {
+                ax_threads_run_on(run == 0 ? 1 : threads);
+                same = backend->ops->conv_forward(backend, geometry, filters[g], x, w, z[run],
+                                                  images) &&
+                       backend->ops->conv_backward_input(backend, geometry, filters[g], z[run],
+                                                         w, back[run], images);
+            }
+            same = same && memcmp(z[0], z[1], (size_t)out * real) == 0 &&
+                   memcmp(back[0], back[1], (size_t)in * real) == 0;
+        }
+        ax_threads_run_on(threads);
+        free(x), free(w), free(z[0]), free(z[1]), free(back[0]), free(back[1]);
+    }
+    return same;
+}
+
 static bool check(ax_precision precision, int threads)
 {
     ax_backend *backend = ax_backend_cpu_create(precision);
@@ -71,6 +114,7 @@ static bool check(ax_precision precision, int threads)
     bool same = true;
     for (int s = 0; same && s < (int)(sizeof shapes / sizeof shapes[0]); s++)
         same = shape_invariant(backend, threads, s);
+    same = same && conv_invariant(backend, threads);
     backend->ops->destroy(backend);
     return same;
 }

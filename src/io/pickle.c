@@ -380,7 +380,8 @@ static ax_status collection(machine *m, ax_pickle_kind kind, size_t from)
         if (!append_item(v, m->stack[i]))
             return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", m->name);
     m->depth = from;
-    push(m, v);
+    if (!push(m, v)) /* an empty collection (from == depth) may need room */
+        return ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", m->name);
     return AX_STATUS_OK;
 }
 

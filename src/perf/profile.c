@@ -31,7 +31,7 @@ static const char *const kind_names[AX_PROFILE_KIND_COUNT] = {
     "weight-gradient GEMM", "input-gradient GEMM", "derivative + bias gradient", "bias gradient",
     "L2 term",              "optimizer update",  "batch copy",     "shuffle",
     "evaluation",
-    "conv forward (im2col + GEMM)", "conv weight gradient (GEMM)", "conv input gradient (GEMM + col2im)",
+    "conv forward", "conv weight gradient", "conv input gradient",
     "pooling forward", "pooling backward",
 };
 

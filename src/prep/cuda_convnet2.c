@@ -720,7 +720,7 @@ static ax_status from_cuda_convnet2(convert *c, ax_prep_summary *summary)
         const int64_t images = number < c->batches ? c->batch_counts[number] : 0;
         if (status == AX_STATUS_OK && images > largest)
             largest = images;
-        if (status == AX_STATUS_OK && summary && images > 0)
+        if (status == AX_STATUS_OK && images > 0)
             summary->batches_written++;
     }
     free_numbered(sources, source_count);
@@ -1000,7 +1000,7 @@ static ax_status to_cuda_convnet2(convert *c, ax_prep_summary *summary)
         status = open_output(c);
     for (size_t b = 0; status == AX_STATUS_OK && b < meta.files_count; b++) {
         status = write_cc2_batch(c, &meta, &meta.files[b], pixels, columns);
-        if (status == AX_STATUS_OK && summary)
+        if (status == AX_STATUS_OK)
             summary->batches_written++;
     }
     if (status == AX_STATUS_OK && c->options.batch_size <= 0)
@@ -1046,14 +1046,12 @@ ax_status prep_convert(const ax_prep_options *options, ax_prep_summary *summary)
     }
     if (status != AX_STATUS_OK)
         undo(&c);
-    if (summary) {
-        summary->images_found = c.images;
-        summary->images_written = status == AX_STATUS_OK ? c.images : 0;
-        summary->labels = c.label_count;
-        summary->seconds = ax_seconds_now() - start;
-        if (status != AX_STATUS_OK)
-            summary->batches_written = 0;
-    }
+    summary->images_found = c.images;
+    summary->images_written = status == AX_STATUS_OK ? c.images : 0;
+    summary->labels = c.label_count;
+    summary->seconds = ax_seconds_now() - start;
+    if (status != AX_STATUS_OK)
+        summary->batches_written = 0;
     for (size_t i = 0; i < c.written_count; i++)
         free(c.written[i]);
     free(c.written);

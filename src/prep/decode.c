@@ -176,7 +176,9 @@ static bool decode_jpeg(const unsigned char *bytes, size_t size, int64_t min_sid
     pixels->full_width = crop ? full_width : 0;
     pixels->full_height = crop ? full_height : 0;
     const int components = info.output_components;
-    if (cmyk || components != channels) {
+    /* libjpeg converts to RGB and to grey itself (output_components ==
+     * channels); CMYK alone is converted here, through a row of its own. */
+    if (cmyk) {
         row_buffer = malloc((size_t)width * (size_t)components);
         if (!row_buffer) {
             snprintf(why, why_capacity, "out of memory");
@@ -199,18 +201,11 @@ static bool decode_jpeg(const unsigned char *bytes, size_t size, int64_t min_sid
             continue;
         for (int64_t x = 0; x < width; x++) {
             const unsigned char *p = row_buffer + x * components;
-            int r, g, b;
-            if (cmyk) {
-                int c = p[0], m = p[1], y = p[2], k = p[3];
-                if (!inverted) {
-                    c = 255 - c, m = 255 - m, y = 255 - y, k = 255 - k;
-                }
-                r = (c * k + 127) / 255, g = (m * k + 127) / 255, b = (y * k + 127) / 255;
-            } else if (components == 1) {
-                r = g = b = p[0];
-            } else {
-                r = p[0], g = p[1], b = p[2];
+            int c = p[0], m = p[1], y = p[2], k = p[3];
+            if (!inverted) {
+                c = 255 - c, m = 255 - m, y = 255 - y, k = 255 - k;
             }
+            const int r = (c * k + 127) / 255, g = (m * k + 127) / 255, b = (y * k + 127) / 255;
             if (channels == 1) {
                 out[x] = luma(r, g, b);
             } else {

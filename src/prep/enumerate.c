@@ -382,6 +382,9 @@ static ax_status scan_folder(prep_list *list, prep_walk *walk, const char *path,
 {
     DIR *dir = opendir(path);
     if (!dir) {
+        /* A folder skipped for want of memory would drop a label's images. */
+        if (errno == ENOMEM)
+            return ax_fail(AX_STATUS_OUT_OF_MEMORY, "prep: out of memory opening %s", path);
         if (depth == 0)
             return ax_fail(AX_STATUS_BAD_FILE, "%s: cannot open the folder: %s", path,
                            strerror(errno));
@@ -517,10 +520,25 @@ static ax_status read_label_file(const char *path, char ***names, int32_t *count
         }
         (*count)++;
     }
+    /* getline's -1 is the end, a read error or no memory for the line
+     * (ENOMEM sets no error flag): a labels file read in part is no list. */
+    const int read_error = errno;
+    if (status == AX_STATUS_OK && !feof(file))
+        status = read_error == ENOMEM
+                     ? ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", path)
+                     : ax_fail(AX_STATUS_IO_ERROR, "%s: cannot read: %s", path,
+                               strerror(read_error));
     free(line);
     fclose(file);
     if (status == AX_STATUS_OK && *count == 0)
         status = ax_fail(AX_STATUS_BAD_FILE, "%s: the labels file names no label", path);
+    if (status != AX_STATUS_OK) { /* the names read before the refusal */
+        for (int32_t i = 0; i < *count; i++)
+            free((*names)[i]);
+        free(*names);
+        *names = NULL;
+        *count = 0;
+    }
     return status;
 }
 

@@ -71,9 +71,15 @@ static ax_status read_numbers(const char *path, int64_t largest, int64_t **numbe
         }
         (*numbers)[(*count)++] = value;
     }
+    /* getline's -1 is the end of the file, a read error, or no memory for
+     * the line (ENOMEM, which sets no error flag): only the first is the end. */
+    const int read_error = errno;
     free(line);
-    if (ferror(file) && status == AX_STATUS_OK)
-        status = ax_fail(AX_STATUS_IO_ERROR, "%s: cannot read", path);
+    if (status == AX_STATUS_OK && !feof(file))
+        status = read_error == ENOMEM
+                     ? ax_fail(AX_STATUS_OUT_OF_MEMORY, "%s: out of memory", path)
+                     : ax_fail(AX_STATUS_IO_ERROR, "%s: cannot read: %s", path,
+                               strerror(read_error));
     fclose(file);
     if (status != AX_STATUS_OK) {
         free(*numbers);

@@ -102,7 +102,7 @@ typedef struct run {
     double start, processing_start, last_report;
     int64_t done, processed, skipped, batches_done;
     bool stop;
-    ax_prep_summary *summary;
+    ax_prep_summary *summary;  /* never NULL: ax_prep_run's whole summary */
     prep_ranks ranks;
 } run;
 
@@ -319,11 +319,9 @@ static void process_batch(run *r, int64_t b, int64_t count)
             memset(partial, 0, r->image_bytes * sizeof *partial);
         }
     }
-    if (r->summary) {
-        r->summary->seconds_read += read_seconds;
-        r->summary->seconds_decode += decode_seconds;
-        r->summary->seconds_resize += resize_seconds;
-    }
+    r->summary->seconds_read += read_seconds;
+    r->summary->seconds_decode += decode_seconds;
+    r->summary->seconds_resize += resize_seconds;
 }
 
 /* Moves the good images of a batch to the front, counts their labels, and
@@ -458,8 +456,7 @@ static ax_status make_batches(run *r)
             r->done += count;
             r->skipped += count - reused;
             r->batches_done++;
-            if (r->summary)
-                r->summary->batches_reused++;
+            r->summary->batches_reused++;
             continue;
         }
         ax_error_clear(); /* the failed check of a missing batch is no error */
@@ -495,10 +492,8 @@ static ax_status run_batches(run *r)
     int64_t batches_written = 0, failed_batch = -1;
     ax_status written =
         prep_writer_finish(r->writer, &seconds, &batches_written, &failed_batch);
-    if (r->summary) {
-        r->summary->seconds_write += seconds;
-        r->summary->batches_written += batches_written;
-    }
+    r->summary->seconds_write += seconds;
+    r->summary->batches_written += batches_written;
     if (failed_batch >= 0) /* its images were not written */
         r->batch_counts[failed_batch] = 0;
     if (written != AX_STATUS_OK && status != AX_STATUS_IO_ERROR)
@@ -545,30 +540,20 @@ static void add_over_ranks(run *r)
     prep_ranks_sum_u64(ranks, r->moments.products, 6);
     prep_ranks_sum_i64(ranks, r->label_counts, (size_t)r->list.label_count + 1);
     prep_ranks_sum_i64(ranks, r->batch_counts, (size_t)r->batches);
-    int64_t counts[4] = {r->skipped, 0, 0, r->done};
-    if (r->summary) {
-        counts[1] = r->summary->batches_written;
-        counts[2] = r->summary->batches_reused;
-    }
+    int64_t counts[4] = {r->skipped, r->summary->batches_written, r->summary->batches_reused,
+                         r->done};
     prep_ranks_sum_i64(ranks, counts, 4);
     r->skipped = counts[0];
     r->done = counts[3];
-    double seconds[4] = {0};
-    if (r->summary) {
-        seconds[0] = r->summary->seconds_read;
-        seconds[1] = r->summary->seconds_decode;
-        seconds[2] = r->summary->seconds_resize;
-        seconds[3] = r->summary->seconds_write;
-    }
+    double seconds[4] = {r->summary->seconds_read, r->summary->seconds_decode,
+                         r->summary->seconds_resize, r->summary->seconds_write};
     prep_ranks_sum_f64(ranks, seconds, 4);
-    if (r->summary) {
-        r->summary->batches_written = counts[1];
-        r->summary->batches_reused = counts[2];
-        r->summary->seconds_read = seconds[0];
-        r->summary->seconds_decode = seconds[1];
-        r->summary->seconds_resize = seconds[2];
-        r->summary->seconds_write = seconds[3];
-    }
+    r->summary->batches_written = counts[1];
+    r->summary->batches_reused = counts[2];
+    r->summary->seconds_read = seconds[0];
+    r->summary->seconds_decode = seconds[1];
+    r->summary->seconds_resize = seconds[2];
+    r->summary->seconds_write = seconds[3];
 }
 
 static ax_status list_input(run *r)
@@ -578,12 +563,10 @@ static ax_status list_input(run *r)
     AX_TRY(prep_list_build(o->input, o->labels_file, &r->list, &r->warnings));
     if (o->ground_truth)
         AX_TRY(prep_list_ground_truth(&r->list, o->ground_truth, o->labels_file != NULL));
-    if (r->summary) {
-        r->summary->seconds_enumerate = ax_seconds_now() - r->start;
-        r->summary->images_found = r->list.count;
-        r->summary->files_ignored = r->list.files_ignored;
-        r->summary->labels = r->list.label_count;
-    }
+    r->summary->seconds_enumerate = ax_seconds_now() - r->start;
+    r->summary->images_found = r->list.count;
+    r->summary->files_ignored = r->list.files_ignored;
+    r->summary->labels = r->list.label_count;
     if (r->list.count == 0)
         return ax_fail(AX_STATUS_BAD_DATA, "%s: no images (.jpg, .jpeg, .png) found", o->input);
     return AX_STATUS_OK;
@@ -663,20 +646,18 @@ static ax_status prep_run(const ax_prep_options *options, ax_prep_progress_fn pr
     if (status == AX_STATUS_OK)
         status = prep(&r);
     prep_ranks_end(&r.ranks);
-    if (summary) {
-        for (int64_t b = 0; r.batch_counts && b < r.batches; b++)
-            summary->images_written += r.batch_counts[b];
-        /* Members found unreadable while listing are skipped images too
-         * (every rank lists them: counted once, not summed over ranks). */
-        summary->images_skipped = r.skipped + r.list.skipped;
-        summary->images_found += r.list.skipped;
-        summary->links_skipped = r.list.links_skipped;
-        summary->seconds = ax_seconds_now() - r.start;
-        summary->warning_count = r.warnings.count;
-        summary->warnings_kept = r.warnings.kept;
-        summary->warnings = r.warnings.text;
-        r.warnings.text = NULL;
-    }
+    for (int64_t b = 0; r.batch_counts && b < r.batches; b++)
+        summary->images_written += r.batch_counts[b];
+    /* Members found unreadable while listing are skipped images too
+     * (every rank lists them: counted once, not summed over ranks). */
+    summary->images_skipped = r.skipped + r.list.skipped;
+    summary->images_found += r.list.skipped;
+    summary->links_skipped = r.list.links_skipped;
+    summary->seconds = ax_seconds_now() - r.start;
+    summary->warning_count = r.warnings.count;
+    summary->warnings_kept = r.warnings.kept;
+    summary->warnings = r.warnings.text;
+    r.warnings.text = NULL;
     for (int64_t i = 0; i < r.warnings.kept && r.warnings.text; i++)
         free(r.warnings.text[i]);
     free(r.warnings.text);

@@ -231,7 +231,7 @@ ax_status prep_metadata_write(const char *dir, const prep_list *list,
  * (a cuda-convnet2 batch folder to batches of options->format) or format
  * AX_PREP_FORMAT_CUDA_CONVNET2 (prep's batches to such a folder). The
  * output folder must be absent or empty; on failure every file written is
- * removed again. */
+ * removed again. summary: ax_prep_run's own, never NULL. */
 ax_status prep_convert(const ax_prep_options *options, ax_prep_summary *summary);
 
 /* Removes DIR's temporaries left by an interrupted run: names this program

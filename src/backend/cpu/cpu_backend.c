@@ -11,6 +11,9 @@
 #include "backend/cpu/blas.h"
 #include "backend/cpu/cpu_image.h"
 #include "backend/cpu/long_gemm.h"
+#ifdef AXON_ONEDNN
+#include "backend/cpu/onednn_conv.h"
+#endif
 #include "backend/cpu/skinny_gemm.h"
 #include "backend/cpu/tiny_gemm.h"
 #include "base/error.h"
@@ -51,6 +54,52 @@ static ax_status cpu_alloc_status(ax_backend *backend, size_t bytes, void **memo
 static ax_status cpu_synchronize_status(ax_backend *backend) { return AX_STATUS_OK; }
 
 static void cpu_destroy(ax_backend *backend) { free(backend); }
+
+#ifdef AXON_ONEDNN
+/* The float32 backend with oneDNN's convolutions (onednn_conv.h): its state
+ * (primitives per shape), created by the first convolution. */
+typedef struct cpu_f32_backend {
+    ax_backend base;
+    ax_onednn_convs *convs;
+} cpu_f32_backend;
+
+static void cpu_f32_destroy(ax_backend *backend)
+{
+    if (backend && backend->precision == AX_PRECISION_F32)
+        ax_onednn_convs_free(((cpu_f32_backend *)backend)->convs);
+    free(backend);
+}
+
+/* Only a float32 backend is a cpu_f32_backend: a table copied onto another
+ * backend (the test plugin copies one precision's table for both float
+ * sizes) declines rather than reading past its struct. */
+static bool cpu_conv_forward(ax_backend *backend, const ax_window_geometry *geometry,
+                             int64_t filters, const void *x, const void *weights, void *z,
+                             int64_t images)
+{
+    return backend->precision == AX_PRECISION_F32 &&
+           ax_onednn_conv_forward(&((cpu_f32_backend *)backend)->convs, geometry, filters, x,
+                                  weights, z, images);
+}
+
+static bool cpu_conv_backward_input(ax_backend *backend, const ax_window_geometry *geometry,
+                                    int64_t filters, const void *delta, const void *weights,
+                                    void *previous, int64_t images)
+{
+    return backend->precision == AX_PRECISION_F32 &&
+           ax_onednn_conv_backward_input(&((cpu_f32_backend *)backend)->convs, geometry, filters,
+                                         delta, weights, previous, images);
+}
+#define CPU_F32_DESTROY cpu_f32_destroy
+#define CPU_F32_CONV_FORWARD cpu_conv_forward
+#define CPU_F32_CONV_BACKWARD_INPUT cpu_conv_backward_input
+#define CPU_F32_BACKEND_SIZE sizeof(cpu_f32_backend)
+#else
+#define CPU_F32_DESTROY cpu_destroy
+#define CPU_F32_CONV_FORWARD NULL
+#define CPU_F32_CONV_BACKWARD_INPUT NULL
+#define CPU_F32_BACKEND_SIZE sizeof(ax_backend)
+#endif
 
 
 /* C (m, n) = alpha * a (m) b (n)^T, the k = 1 case of GEMM. */
@@ -199,7 +248,8 @@ static void cpu_bf16_destroy(ax_backend *backend)
 #undef TANH
 #undef SQRT
 
-#define CPU_OPS(suffix, gemm_suffix, destroy_function)     \
+#define CPU_OPS(suffix, gemm_suffix, destroy_function, conv_forward_function, \
+                conv_backward_input_function)               \
     {                                                       \
         .name = "cpu",                                      \
         .alloc = cpu_alloc,                                 \
@@ -237,12 +287,17 @@ static void cpu_bf16_destroy(ax_backend *backend)
         .synchronize_status = cpu_synchronize_status,       \
         .l1_penalty = l1_penalty_##suffix,                  \
         .clamp = clamp_##suffix,                            \
+        .conv_forward = conv_forward_function,              \
+        .conv_backward_input = conv_backward_input_function, \
         .reduce = reduce_##suffix,                          \
     }
 
-static const ax_backend_ops cpu_ops_f32 = CPU_OPS(f32, f32, cpu_destroy);
-static const ax_backend_ops cpu_ops_f64 = CPU_OPS(f64, f64, cpu_destroy);
-static const ax_backend_ops cpu_ops_bf16 = CPU_OPS(f32, bf16, cpu_bf16_destroy);
+/* oneDNN's convolutions in float32 only: it has no float64 convolutions,
+ * and bf16 runs its own GEMMs on bfloat16 operands. */
+static const ax_backend_ops cpu_ops_f32 =
+    CPU_OPS(f32, f32, CPU_F32_DESTROY, CPU_F32_CONV_FORWARD, CPU_F32_CONV_BACKWARD_INPUT);
+static const ax_backend_ops cpu_ops_f64 = CPU_OPS(f64, f64, cpu_destroy, NULL, NULL);
+static const ax_backend_ops cpu_ops_bf16 = CPU_OPS(f32, bf16, cpu_bf16_destroy, NULL, NULL);
 
 ax_backend *ax_backend_cpu_create(ax_precision precision)
 {
@@ -256,7 +311,9 @@ ax_backend *ax_backend_cpu_create(ax_precision precision)
         bf16->base.host_memory = true;
         return &bf16->base;
     }
-    ax_backend *backend = calloc(1, sizeof *backend);
+    /* float32's struct may carry oneDNN's state after the base */
+    ax_backend *backend =
+        calloc(1, precision == AX_PRECISION_F64 ? sizeof(ax_backend) : CPU_F32_BACKEND_SIZE);
     if (!backend)
         return NULL;
     backend->precision = precision;
