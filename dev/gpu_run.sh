@@ -76,7 +76,8 @@ again)  # the workloads a change since the last full run touches: b1b's chunks, 
     step lenet 90 $axon bench lenet --device cuda --repeat 1; figures lenet
     [ -f "$galaxy/train.csv" ] && { step galaxy_cg 60 $axon bench galaxy-cg --device cuda --galaxy "$galaxy" --repeat 3; figures galaxy_cg; }
     ;;
-verify)  # b1b's epoch by the wall clock (400 epochs less 40), the statistics' staging on and off
+verify)  # b1b's epoch by the wall clock (400 epochs less 40), the statistics' staging on and off,
+        # CG's batched reads on and off: what this session built after its last GPU call
     b1b_train=($axon train --data fashion-mnist --device cuda --batch full --lr 0.5 --momentum 0 --out /dev/null)
     for round in 1 2; do
         step "b1b_wall_40_r$round" 60 "${b1b_train[@]}" --epochs 40
@@ -88,6 +89,16 @@ verify)  # b1b's epoch by the wall clock (400 epochs less 40), the statistics' s
         tail -9 "$out/entropy_mi_pageable_r$round.txt" | head -6 >> "$summary"
     done
     step tensor_mean_staged 60 $axon bench tensor-mean --device cuda; tail -7 "$out/tensor_mean_staged.txt" | head -2 >> "$summary"
+    # CG's batched host reads (backend table's reduce) against one read per reduction
+    if [ -f "$galaxy/train.csv" ]; then
+        for round in 1 2; do
+            step "galaxy_cg_batched_r$round" 60 $axon bench galaxy-cg --device cuda --galaxy "$galaxy" --repeat 2
+            figures "galaxy_cg_batched_r$round"
+            AXON_BATCHED_READS=off step "galaxy_cg_unbatched_r$round" 60 $axon bench galaxy-cg --device cuda \
+                --galaxy "$galaxy" --repeat 2
+            figures "galaxy_cg_unbatched_r$round"
+        done
+    fi
     ;;
 peers)
     cd bench/peers || exit 2
