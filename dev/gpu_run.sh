@@ -4,6 +4,18 @@
 # `bash .gpu/remote.sh bash dev/gpu_run.sh` there with `carry: [".gpu"]`).
 # Logs go to $OUT (or ./gpu-out), one file per step; summary.txt holds the lines that
 # matter. Every step has its own time limit, so a hung step costs its limit, not the call.
+# Lessons of the H200 session (2026-11-27):
+# - The device tool brings back only a few files from $OUT: write the logs elsewhere and tar
+#   them into one file under $OUT (OUT=/tmp/g ... ; tar -C /tmp -czf "$OUT"/g.tgz g).
+# - The bundle holds the tracked files as they were at pack time and unpacks over the
+#   checkout's path: repack after every change, this script included.
+# - `timeout` runs programs, not shell functions: give step commands, or arrays of words.
+# - The machine is given back 30 s after a call ends; each fresh start costs about 30-60 s.
+#   One call:
+#     R=$PWD; mkdir -p /tmp/g; OUT=/tmp/g AXON_GALAXY_TAR=$R/.gpu/galaxy.tar.xz \
+#       bash .gpu/remote.sh bash $R/dev/gpu_run.sh PARTS > /tmp/g/console.txt 2>&1;
+#     tar -C /tmp -czf $OUT/g.tgz g
+#   with the galaxy set packed beside the bundle: tar -C ../shared/data -cJf .gpu/galaxy.tar.xz galaxy
 # PARTs (default: all, in this order): tests bench peers profile memcheck; or again (b1b, b1a,
 # LeNet and galaxy CG only)
 set -u
