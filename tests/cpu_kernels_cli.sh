@@ -65,10 +65,13 @@ if [ ! -e "$pthread" ]; then
     exit 77
 fi
 echo "the pthread OpenBLAS loaded first: axon runs its own OpenMP copy"
-LD_PRELOAD=$pthread "$axon" info > info_preloaded.txt || fail "axon info failed"
+# In the sanitizer build AddressSanitizer's runtime must come first of all.
+asan=$(ldd "$axon" | awk '/libasan\.so/ {print $3}')
+preload="${asan:+$asan }$pthread"
+LD_PRELOAD=$preload "$axon" info > info_preloaded.txt || fail "axon info failed"
 grep -q "OpenMP threads; axon's own copy: another build was loaded first" info_preloaded.txt ||
     { cat info_preloaded.txt; fail "the own copy is not reported"; }
-LD_PRELOAD=$pthread "$axon" train "${run[@]}" --out preloaded.safetensors > preloaded.log 2>&1 ||
+LD_PRELOAD=$preload "$axon" train "${run[@]}" --out preloaded.safetensors > preloaded.log 2>&1 ||
     { cat preloaded.log; fail "the run with the pthread build loaded first failed"; }
 cmp -s auto.safetensors preloaded.safetensors || fail "the own copy trained other weights"
 echo "cpu_kernels_cli: all passed"
