@@ -25,20 +25,8 @@
 set -u
 . "$(dirname "$0")/test_python.sh" # has_python
 
-if [ $# -ne 2 ]; then
-    echo "usage: bash tests/cli_models.sh /path/to/axon WORKDIR" >&2
-    exit 2
-fi
-AXON=$1
-WORK=$2
-case "$AXON" in /*) ;; *) AXON="$PWD/$AXON" ;; esac
-rm -rf "$WORK"
-mkdir -p "$WORK" && cd "$WORK" || exit 1
-
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok    $*"; }
-run() { "$@" > out.txt 2> err.txt; rc=$?; }
+. "$(dirname "$0")/cli_check.sh"
+cli_check_begin cli_models.sh "$@"
 # trained NAME ARGS...: trains quietly into NAME.safetensors, or fails the test.
 trained() {
     local name=$1

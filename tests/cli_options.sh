@@ -19,20 +19,8 @@
 set -u
 . "$(dirname "$0")/test_python.sh" # has_python
 
-if [ $# -ne 2 ]; then
-    echo "usage: bash tests/cli_options.sh /path/to/axon WORKDIR" >&2
-    exit 2
-fi
-AXON=$1
-WORK=$2
-case "$AXON" in /*) ;; *) AXON="$PWD/$AXON" ;; esac
-rm -rf "$WORK"
-mkdir -p "$WORK" && cd "$WORK" || exit 1
-
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok    $*"; }
-run() { "$@" > out.txt 2> err.txt; rc=$?; }
+. "$(dirname "$0")/cli_check.sh"
+cli_check_begin cli_options.sh "$@"
 # npy_u1 PATH ROWS COLS BYTE...: a (ROWS, COLS) uint8 .npy file, written
 # byte by byte (version 1.0: magic, header length, the header padded to 64).
 npy_u1() {

@@ -17,40 +17,13 @@
 set -u
 . "$(dirname "$0")/test_python.sh"
 
-if [ $# -ne 2 ]; then
-    echo "usage: bash tests/plot_cli.sh /path/to/axon WORKDIR" >&2
-    exit 2
-fi
-AXON=$1
-WORK=$2
-case "$AXON" in /*) ;; *) AXON="$PWD/$AXON" ;; esac
-rm -rf "$WORK"
-mkdir -p "$WORK" && cd "$WORK" || exit 1
+. "$(dirname "$0")/cli_check.sh"
+cli_check_begin plot_cli.sh "$@"
 
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok    $*"; }
-
-# A run of a command: its status in rc, its stderr in err.txt.
-run() { "$@" > out.txt 2> err.txt; rc=$?; }
-# refuse NAME STATUS TEXT... -- COMMAND: fails with STATUS, TEXT on stderr,
-# and leaves keep.png (an earlier picture) as it was.
-refuse() {
-    local name=$1 status=$2 texts=()
-    shift 2
-    while [ "$1" != "--" ]; do texts+=("$1"); shift; done
-    shift
-    printf 'an earlier picture\n' > keep.png
-    run "$@"
-    local problems=""
-    [ "$rc" -eq "$status" ] || problems="$problems exit status $rc, expected $status;"
-    for text in "${texts[@]}"; do
-        grep -qF -- "$text" err.txt || problems="$problems stderr lacks '$text';"
-    done
-    [ "$(cat keep.png)" = "an earlier picture" ] || problems="$problems keep.png was changed;"
-    ls axon-plot.* > /dev/null 2>&1 && problems="$problems a temporary folder was left;"
-    if [ -n "$problems" ]; then fail "$name:$problems $(head -c 300 err.txt)"; else ok "$name"; fi
-}
+# refuse NAME STATUS TEXT... -- COMMAND: refuse_keeping_picture (cli_check.sh), the
+# temporaries looked for under the work folder.
+plot_temporaries="axon-plot.*"
+refuse() { refuse_keeping_picture "$@"; }
 export TMPDIR="$PWD" # the temporaries, to see that none is left
 
 # ----------------------------------------- the refusals that need no gnuplot

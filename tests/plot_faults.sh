@@ -20,39 +20,13 @@
 # Prints each check; exits 1 if any failed.
 set -u
 
-if [ $# -ne 2 ]; then
-    echo "usage: bash tests/plot_faults.sh /path/to/axon WORKDIR" >&2
-    exit 2
-fi
-AXON=$1
-WORK=$2
-case "$AXON" in /*) ;; *) AXON="$PWD/$AXON" ;; esac
-rm -rf "$WORK"
-mkdir -p "$WORK" && cd "$WORK" || exit 1
+. "$(dirname "$0")/cli_check.sh"
+cli_check_begin plot_faults.sh "$@"
 
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-ok() { echo "ok    $*"; }
-run() { "$@" > out.txt 2> err.txt; rc=$?; }
-
-# check NAME STATUS TEXT... -- COMMAND: exits STATUS with every TEXT in its
-# stderr, keep.png (an earlier picture) as it was, no temporary left.
-check() {
-    local name=$1 status=$2 texts=()
-    shift 2
-    while [ "$1" != "--" ]; do texts+=("$1"); shift; done
-    shift
-    printf 'an earlier picture\n' > keep.png
-    run "$@"
-    local problems=""
-    [ "$rc" -eq "$status" ] || problems="$problems exit status $rc, expected $status;"
-    for text in "${texts[@]}"; do
-        grep -qF -- "$text" err.txt || problems="$problems stderr lacks '$text';"
-    done
-    [ "$(cat keep.png)" = "an earlier picture" ] || problems="$problems keep.png was changed;"
-    ls tmp/axon-plot.* > /dev/null 2>&1 && problems="$problems a temporary folder was left;"
-    if [ -n "$problems" ]; then fail "$name:$problems $(head -c 400 err.txt)"; else ok "$name"; fi
-}
+# check NAME STATUS TEXT... -- COMMAND: refuse_keeping_picture (cli_check.sh), the
+# temporaries looked for under tmp.
+plot_temporaries="tmp/axon-plot.*"
+check() { refuse_keeping_picture "$@"; }
 
 mkdir -p tmp
 export TMPDIR="$PWD/tmp"
