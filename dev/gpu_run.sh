@@ -140,6 +140,40 @@ profile)
         --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax --out /dev/null
     sed -n '/^profile/,$p' "$out/profile_lenet.txt" | head -30 >> "$summary"
     ;;
+cpu)    # issue 28 on this machine's CPU, another kind than the project's: LeNet in float32 and
+        # bf16 against PyTorch 2.x on the CPU, alternating, default threads as a user runs them
+    lscpu > "$out/lscpu.txt" 2>&1
+    grep -E "Model name|^CPU\(s\)|Thread|Socket" "$out/lscpu.txt" >> "$summary"
+    say "    flags: $(grep -o -w -E 'avx512f|avx512_bf16|amx_bf16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+    step cpu_peak 60 $axon info --peak; grep -iE "peak|GFLOP" "$out/cpu_peak.txt" | head -8 >> "$summary"
+    for round in 1 2; do
+        step "cpu_lenet_f32_r$round" 120 $axon bench lenet --quick --repeat 1 --threads "$(nproc)"; figures "cpu_lenet_f32_r$round"
+        step "cpu_lenet_torch_r$round" 120 env -u OPENBLAS_CORETYPE python3 bench/peers/lenet_torch.py --epochs 1 --threads "$(nproc)"
+        tail -3 "$out/cpu_lenet_torch_r$round.txt" | sed "s/^/    cpu_lenet_torch_r$round: /" >> "$summary"
+        step "cpu_lenet_bf16_r$round" 120 $axon bench lenet --quick --repeat 1 --precision bf16 --threads "$(nproc)"
+        figures "cpu_lenet_bf16_r$round"
+    done
+    step cpu_lenet_f32_2ep 150 $axon bench lenet --repeat 1; figures cpu_lenet_f32_2ep
+    step cpu_lenet_bf16_2ep 150 $axon bench lenet --repeat 1 --precision bf16; figures cpu_lenet_bf16_2ep
+    ;;
+interop)  # issue 29: a LeNet trained on the project's machine, to PyTorch 2.x and to onnxruntime
+    AXON_LIBRARY=$build/libaxon.so step interop 240 python3 bench/lenet_interop.py \
+        --model "${AXON_LENET_MODEL:-.gpu/lenet.safetensors}"
+    cat "$out/interop.txt" | tail -16 | sed "s/^/    interop: /" >> "$summary"
+    ;;
+covbf16)  # issue 32: the AVX512_BF16 kernel's coverage, where this CPU has the instruction
+    if grep -q -w avx512_bf16 /proc/cpuinfo && [ -f .gpu/covbf16.tar.xz ]; then
+        tar -C / -xJf .gpu/covbf16.tar.xz
+        cov=${AXON_COVBF16_BUILD:-build-covbf16}
+        find "$cov" -name '*.gcda' -delete
+        step covbf16_gemm 120 "$cov/tests/test_bf16_gemm"
+        step covbf16_convergence 120 "$cov/tests/test_bf16_convergence"
+        tail -3 "$out/covbf16_gemm.txt" "$out/covbf16_convergence.txt" >> "$summary"
+        find "$cov" -name '*.gcda' | tar -czf "$out/covbf16-gcda.tgz" -T - && say "    gcda: $(tar -tzf "$out/covbf16-gcda.tgz" | wc -l) files"
+    else
+        say "covbf16: skipped (no avx512_bf16 here, or no .gpu/covbf16.tar.xz)"
+    fi
+    ;;
 memcheck)
     step memcheck_ops 150 compute-sanitizer --tool memcheck --leak-check full "$build/tests/test_backend_ops" cuda
     tail -4 "$out/memcheck_ops.txt" >> "$summary"
