@@ -156,9 +156,13 @@ cpu)    # issue 28 on this machine's CPU, another kind than the project's: LeNet
     step cpu_lenet_f32_2ep 150 $axon bench lenet --repeat 1; figures cpu_lenet_f32_2ep
     step cpu_lenet_bf16_2ep 150 $axon bench lenet --repeat 1 --precision bf16; figures cpu_lenet_bf16_2ep
     ;;
-interop)  # issue 29: a LeNet trained on the project's machine, to PyTorch 2.x and to onnxruntime
-    AXON_LIBRARY=$build/libaxon.so step interop 240 python3 bench/lenet_interop.py \
-        --model "${AXON_LENET_MODEL:-.gpu/lenet.safetensors}"
+interop)  # issue 29: a LeNet trained in axon (here, on the GPU), to PyTorch 2.x and to onnxruntime
+    model=/tmp/axon-lenet.safetensors
+    step interop_train 120 $axon train --data fashion-mnist --device cuda --optimizer adam --lr 1e-3 \
+        --batch 128 --epochs 1 --seed 1 --out $model \
+        --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax
+    tail -2 "$out/interop_train.txt" >> "$summary"
+    AXON_LIBRARY=$build/libaxon.so step interop 240 python3 bench/lenet_interop.py --model $model
     cat "$out/interop.txt" | tail -16 | sed "s/^/    interop: /" >> "$summary"
     ;;
 covbf16)  # issue 32: the AVX512_BF16 kernel's coverage, where this CPU has the instruction
