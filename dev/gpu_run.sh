@@ -162,7 +162,7 @@ interop)  # issue 29: a LeNet trained in axon (here, on the GPU), to PyTorch 2.x
         --batch 128 --epochs 1 --seed 1 --out $model \
         --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax
     tail -2 "$out/interop_train.txt" >> "$summary"
-    AXON_LIBRARY=$build/libaxon.so step interop 240 python3 bench/lenet_interop.py --model $model
+    AXON_LIBRARY=$PWD/$build/libaxon.so.0.1.0 step interop 240 python3 bench/lenet_interop.py --model $model
     cat "$out/interop.txt" | tail -16 | sed "s/^/    interop: /" >> "$summary"
     ;;
 covbf16)  # issue 32: the AVX512_BF16 kernel's coverage, where this CPU has the instruction
