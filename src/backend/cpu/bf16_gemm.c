@@ -14,6 +14,7 @@
  *                              ((j / 32) * pairs + p) * 32 + j % 32
  * An odd k is padded with a zero, and columns past n with zeros. */
 #include "backend/cpu/bf16_gemm.h"
+#include "backend/cpu/bf16_round.h"
 #include "backend/cpu/cpu_features.h"
 #include "base/clock.h"
 
@@ -107,10 +108,7 @@ static void round_copy(float *dst, const float *src, int64_t rows, int64_t cols,
         uint32_t *out = (uint32_t *)(dst + r * cols);
 #pragma omp simd
         for (int64_t j = 0; j < cols; j++) {
-            const uint32_t u = in[j];
-            const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-            const uint32_t quiet = (u | 0x00400000u) & 0xffff0000u;
-            out[j] = (u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded;
+            out[j] = ax_bf16_round_bits(in[j]);
         }
     }
 }

@@ -1,7 +1,8 @@
 /* cpu_backend.c: the CPU backend: GEMMs through CBLAS (multithreaded BLAS,
  * as ROOT/TMVA's deep-learning CPU backend does), everything else in the
  * OpenMP kernels of cpu_kernels.inc, instantiated here for float and double.
- * bf16 is the float table with its GEMMs on bfloat16 operands (bf16_gemm.c). */
+ * bf16 is the float table with its GEMMs on bfloat16 operands (bf16_gemm.c)
+ * and, built with oneDNN, its convolutions on them (onednn_conv_bf16.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,10 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
 typedef struct cpu_bf16_backend {
     ax_backend base;
     ax_bf16_workspace workspace;
+#ifdef AXON_ONEDNN
+    ax_onednn_convs *convs;
+    ax_onednn_bf16_mode conv_mode; /* AXON_ONEDNN_BF16's, at creation */
+#endif
 } cpu_bf16_backend;
 
 /* The emulation's float32 product: gemm_f32's choice of kernels. */
@@ -219,10 +224,60 @@ static void gemm_bf16(ax_backend *backend, bool trans_a, bool trans_b, int64_t m
 
 static void cpu_bf16_destroy(ax_backend *backend)
 {
-    if (backend)
+    if (backend) {
         ax_bf16_workspace_free(&((cpu_bf16_backend *)backend)->workspace);
+#ifdef AXON_ONEDNN
+        ax_onednn_convs_free(((cpu_bf16_backend *)backend)->convs);
+#endif
+    }
     free(backend);
 }
+
+#ifdef AXON_ONEDNN
+/* bf16 convolutions through oneDNN (onednn_conv.h): natively where oneDNN
+ * has bf16 kernels, else its float32 ones on rounded operands. A native
+ * primitive oneDNN refuses turns the backend to rounded ones for good (a
+ * refused creation costs as much as a created one). Only a bf16 backend
+ * is a cpu_bf16_backend, as for float32 above. */
+static bool cpu_bf16_conv_forward(ax_backend *backend, const ax_window_geometry *geometry,
+                                  int64_t filters, const void *x, const void *weights, void *z,
+                                  int64_t images)
+{
+    if (backend->precision != AX_PRECISION_BF16)
+        return false;
+    cpu_bf16_backend *bf16 = (cpu_bf16_backend *)backend;
+    if (bf16->conv_mode == AX_ONEDNN_BF16_NATIVE &&
+        ax_onednn_conv_forward_bf16(&bf16->convs, bf16->conv_mode, geometry, filters, x, weights,
+                                    z, images))
+        return true;
+    if (bf16->conv_mode == AX_ONEDNN_BF16_NATIVE)
+        bf16->conv_mode = AX_ONEDNN_BF16_ROUNDED;
+    return ax_onednn_conv_forward_bf16(&bf16->convs, bf16->conv_mode, geometry, filters, x,
+                                       weights, z, images);
+}
+
+static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_geometry *geometry,
+                                         int64_t filters, const void *delta, const void *weights,
+                                         void *previous, int64_t images)
+{
+    if (backend->precision != AX_PRECISION_BF16)
+        return false;
+    cpu_bf16_backend *bf16 = (cpu_bf16_backend *)backend;
+    if (bf16->conv_mode == AX_ONEDNN_BF16_NATIVE &&
+        ax_onednn_conv_backward_input_bf16(&bf16->convs, bf16->conv_mode, geometry, filters,
+                                           delta, weights, previous, images))
+        return true;
+    if (bf16->conv_mode == AX_ONEDNN_BF16_NATIVE)
+        bf16->conv_mode = AX_ONEDNN_BF16_ROUNDED;
+    return ax_onednn_conv_backward_input_bf16(&bf16->convs, bf16->conv_mode, geometry, filters,
+                                              delta, weights, previous, images);
+}
+#define CPU_BF16_CONV_FORWARD cpu_bf16_conv_forward
+#define CPU_BF16_CONV_BACKWARD_INPUT cpu_bf16_conv_backward_input
+#else
+#define CPU_BF16_CONV_FORWARD NULL
+#define CPU_BF16_CONV_BACKWARD_INPUT NULL
+#endif
 
 #define REAL float
 #define SUFFIX f32
@@ -292,12 +347,14 @@ static void cpu_bf16_destroy(ax_backend *backend)
         .reduce = reduce_##suffix,                          \
     }
 
-/* oneDNN's convolutions in float32 only: it has no float64 convolutions,
- * and bf16 runs its own GEMMs on bfloat16 operands. */
+/* oneDNN's convolutions in float32 and bf16 (onednn_conv.h): it has no
+ * float64 convolutions. */
 static const ax_backend_ops cpu_ops_f32 =
     CPU_OPS(f32, f32, CPU_F32_DESTROY, CPU_F32_CONV_FORWARD, CPU_F32_CONV_BACKWARD_INPUT);
 static const ax_backend_ops cpu_ops_f64 = CPU_OPS(f64, f64, cpu_destroy, NULL, NULL);
-static const ax_backend_ops cpu_ops_bf16 = CPU_OPS(f32, bf16, cpu_bf16_destroy, NULL, NULL);
+static const ax_backend_ops cpu_ops_bf16 = CPU_OPS(f32, bf16, cpu_bf16_destroy,
+                                                   CPU_BF16_CONV_FORWARD,
+                                                   CPU_BF16_CONV_BACKWARD_INPUT);
 
 ax_backend *ax_backend_cpu_create(ax_precision precision)
 {
@@ -309,6 +366,9 @@ ax_backend *ax_backend_cpu_create(ax_precision precision)
         bf16->base.ops = &cpu_ops_bf16;
         bf16->base.real_size = sizeof(float);
         bf16->base.host_memory = true;
+#ifdef AXON_ONEDNN
+        bf16->conv_mode = ax_onednn_bf16_mode_chosen();
+#endif
         return &bf16->base;
     }
     /* float32's struct may carry oneDNN's state after the base */

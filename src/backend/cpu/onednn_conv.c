@@ -21,13 +21,12 @@
 
 #include "backend/cpu/onednn_conv.h"
 
-enum { PASS_FORWARD, PASS_INPUT_GRADIENT };
 /* Shapes kept: LeNet trains two convolutions, and evaluation adds its
  * chunk sizes; the least recently used goes when a new one comes. */
 enum { ENTRIES = 16 };
 
 typedef struct conv_key {
-    int pass, threads;
+    int pass, type, threads; /* ax_onednn_conv_pass, ax_onednn_conv_type */
     ax_window_geometry geometry;
     int64_t filters, images;
 } conv_key;
@@ -46,6 +45,8 @@ struct ax_onednn_convs {
     dnnl_stream_t stream;
     uint64_t clock;
     conv_entry entries[ENTRIES];
+    void *staging; /* the callers' converted operands (ax_onednn_convs_staging) */
+    size_t staging_bytes;
 };
 
 static void entry_release(conv_entry *e)
@@ -73,6 +74,7 @@ void ax_onednn_convs_free(ax_onednn_convs *convs)
         dnnl_stream_destroy(convs->stream);
     if (convs->engine)
         dnnl_engine_destroy(convs->engine);
+    free(convs->staging);
     free(convs);
 }
 
@@ -94,8 +96,10 @@ static ax_onednn_convs *convs_open(ax_onednn_convs **convs)
 }
 
 /* The forward description of the key's convolution, images NHWC, weights
- * in the layout oneDNN prefers. */
-static dnnl_status_t describe(const conv_key *key, dnnl_memory_desc_t *images,
+ * in the layout oneDNN prefers; images and weights of type operand (the
+ * weights as given: oihw), outputs of type output. */
+static dnnl_status_t describe(const conv_key *key, dnnl_data_type_t operand,
+                              dnnl_data_type_t output, dnnl_memory_desc_t *images,
                               dnnl_memory_desc_t *outputs, dnnl_memory_desc_t *weights_any,
                               dnnl_memory_desc_t *weights_user, dnnl_convolution_desc_t *forward)
 {
@@ -107,14 +111,14 @@ static dnnl_status_t describe(const conv_key *key, dnnl_memory_desc_t *images,
     /* The same padding on both sides: oneDNN's output size is then axon's,
      * (in + 2 padding - kernel) / stride + 1 rounded down. */
     const dnnl_dims_t strides = {g->stride, g->stride}, padding = {g->padding, g->padding};
-    dnnl_status_t s = dnnl_memory_desc_init_by_tag(images, 4, image_dims, dnnl_f32, dnnl_nhwc);
+    dnnl_status_t s = dnnl_memory_desc_init_by_tag(images, 4, image_dims, operand, dnnl_nhwc);
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(outputs, 4, output_dims, dnnl_f32, dnnl_nhwc);
+        s = dnnl_memory_desc_init_by_tag(outputs, 4, output_dims, output, dnnl_nhwc);
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(weights_any, 4, weight_dims, dnnl_f32,
+        s = dnnl_memory_desc_init_by_tag(weights_any, 4, weight_dims, operand,
                                          dnnl_format_tag_any);
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(weights_user, 4, weight_dims, dnnl_f32, dnnl_oihw);
+        s = dnnl_memory_desc_init_by_tag(weights_user, 4, weight_dims, operand, dnnl_oihw);
     if (s == dnnl_success)
         s = dnnl_convolution_forward_desc_init(forward, dnnl_forward_training,
                                                dnnl_convolution_direct, images, weights_any, NULL,
@@ -122,22 +126,32 @@ static dnnl_status_t describe(const conv_key *key, dnnl_memory_desc_t *images,
     return s;
 }
 
-/* Creates the entry's primitive, memories and weight reorder for its key. */
+/* Creates the entry's primitive, memories and weight reorder for its key.
+ * bf16: the forward pass takes bf16 images and weights and gives float32
+ * outputs; the input gradient takes bf16 deltas and weights and gives a
+ * float32 gradient (its forward hint is bf16 throughout, a combination
+ * oneDNN has). oneDNN's bf16 kernels multiply bf16 values exactly and sum
+ * in float32, as axon's bf16 GEMM does. */
 static dnnl_status_t entry_create(ax_onednn_convs *convs, conv_entry *e)
 {
-    dnnl_memory_desc_t images, outputs, weights_any, weights_user;
+    const bool input_gradient = e->key.pass == AX_ONEDNN_CONV_INPUT_GRADIENT;
+    const dnnl_data_type_t operand = e->key.type == AX_ONEDNN_CONV_BF16 ? dnnl_bf16 : dnnl_f32;
+    dnnl_memory_desc_t images, outputs, weights_any, weights_user, gradients;
     dnnl_convolution_desc_t forward, backward;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t forward_pd = NULL, pd = NULL, reorder_pd = NULL;
-    dnnl_status_t s = describe(&e->key, &images, &outputs, &weights_any, &weights_user, &forward);
+    dnnl_status_t s = describe(&e->key, operand, input_gradient ? operand : dnnl_f32, &images,
+                               &outputs, &weights_any, &weights_user, &forward);
+    if (s == dnnl_success) /* the input gradient's own (float32) memory */
+        s = dnnl_memory_desc_init_by_tag(&gradients, 4, images.dims, dnnl_f32, dnnl_nhwc);
     if (s == dnnl_success)
         s = dnnl_primitive_attr_create(&attr);
     if (s == dnnl_success)
         s = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
     if (s == dnnl_success)
         s = dnnl_primitive_desc_create(&forward_pd, &forward, attr, convs->engine, NULL);
-    if (s == dnnl_success && e->key.pass == PASS_INPUT_GRADIENT) {
-        s = dnnl_convolution_backward_data_desc_init(&backward, dnnl_convolution_direct, &images,
+    if (s == dnnl_success && input_gradient) {
+        s = dnnl_convolution_backward_data_desc_init(&backward, dnnl_convolution_direct, &gradients,
                                                      &weights_any, &outputs, forward.strides,
                                                      forward.padding[0], forward.padding[1]);
         if (s == dnnl_success)
@@ -152,12 +166,11 @@ static dnnl_status_t entry_create(ax_onednn_convs *convs, conv_entry *e)
         s == dnnl_success ? dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0) : NULL;
     const dnnl_memory_desc_t *scratchpad =
         s == dnnl_success ? dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0) : NULL;
-    const bool input_gradient = e->key.pass == PASS_INPUT_GRADIENT;
     if (s == dnnl_success)
         s = dnnl_memory_create(&e->in, input_gradient ? &outputs : &images, convs->engine,
                                DNNL_MEMORY_NONE);
     if (s == dnnl_success)
-        s = dnnl_memory_create(&e->out, input_gradient ? &images : &outputs, convs->engine,
+        s = dnnl_memory_create(&e->out, input_gradient ? &gradients : &outputs, convs->engine,
                                DNNL_MEMORY_NONE);
     if (s == dnnl_success)
         s = dnnl_memory_create(&e->weights_user, &weights_user, convs->engine, DNNL_MEMORY_NONE);
@@ -209,9 +222,27 @@ static conv_entry *entry_for(ax_onednn_convs *convs, const conv_key *key)
     return oldest;
 }
 
-static bool run(ax_onednn_convs **convs_slot, int pass, const ax_window_geometry *geometry,
-                int64_t filters, const float *in, const float *weights, float *out,
-                int64_t images)
+void *ax_onednn_convs_staging(ax_onednn_convs **convs_slot, size_t bytes)
+{
+    ax_onednn_convs *convs = convs_open(convs_slot);
+    if (!convs)
+        return NULL;
+    if (bytes > convs->staging_bytes) {
+        const size_t rounded = (bytes + 4095) & ~(size_t)4095;
+        void *memory = aligned_alloc(64, rounded);
+        if (!memory)
+            return NULL;
+        free(convs->staging);
+        convs->staging = memory;
+        convs->staging_bytes = rounded;
+    }
+    return convs->staging;
+}
+
+bool ax_onednn_conv_run(ax_onednn_convs **convs_slot, ax_onednn_conv_pass pass,
+                        ax_onednn_conv_type type, const ax_window_geometry *geometry,
+                        int64_t filters, const void *in, const void *weights, float *out,
+                        int64_t images)
 {
     ax_onednn_convs *convs = convs_open(convs_slot);
     if (!convs)
@@ -219,6 +250,7 @@ static bool run(ax_onednn_convs **convs_slot, int pass, const ax_window_geometry
     conv_key key;
     memset(&key, 0, sizeof key); /* the key is compared with memcmp */
     key.pass = pass;
+    key.type = type;
     key.threads = omp_get_max_threads();
     key.geometry = *geometry;
     key.filters = filters;
@@ -239,9 +271,9 @@ static bool run(ax_onednn_convs **convs_slot, int pass, const ax_window_geometry
     }
     dnnl_memory_t weights_used = e->weights_reorder ? e->weights_inner : e->weights_user;
     dnnl_exec_arg_t args[4] = {
-        {pass == PASS_FORWARD ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST, e->in},
+        {pass == AX_ONEDNN_CONV_FORWARD ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST, e->in},
         {DNNL_ARG_WEIGHTS, weights_used},
-        {pass == PASS_FORWARD ? DNNL_ARG_DST : DNNL_ARG_DIFF_SRC, e->out},
+        {pass == AX_ONEDNN_CONV_FORWARD ? DNNL_ARG_DST : DNNL_ARG_DIFF_SRC, e->out},
         {DNNL_ARG_SCRATCHPAD, e->scratchpad},
     };
     return dnnl_primitive_execute(e->convolution, convs->stream, 4, args) == dnnl_success &&
@@ -252,12 +284,14 @@ bool ax_onednn_conv_forward(ax_onednn_convs **convs, const ax_window_geometry *g
                             int64_t filters, const float *x, const float *weights, float *z,
                             int64_t images)
 {
-    return run(convs, PASS_FORWARD, geometry, filters, x, weights, z, images);
+    return ax_onednn_conv_run(convs, AX_ONEDNN_CONV_FORWARD, AX_ONEDNN_CONV_F32, geometry,
+                              filters, x, weights, z, images);
 }
 
 bool ax_onednn_conv_backward_input(ax_onednn_convs **convs, const ax_window_geometry *geometry,
                                    int64_t filters, const float *delta, const float *weights,
                                    float *previous, int64_t images)
 {
-    return run(convs, PASS_INPUT_GRADIENT, geometry, filters, delta, weights, previous, images);
+    return ax_onednn_conv_run(convs, AX_ONEDNN_CONV_INPUT_GRADIENT, AX_ONEDNN_CONV_F32, geometry,
+                              filters, delta, weights, previous, images);
 }

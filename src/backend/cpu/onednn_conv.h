@@ -31,4 +31,54 @@ bool ax_onednn_conv_backward_input(ax_onednn_convs **convs, const ax_window_geom
 /* Frees the state (NULL is fine). */
 void ax_onednn_convs_free(ax_onednn_convs *convs);
 
+/* bf16 convolutions (onednn_conv_bf16.c): operands rounded to bfloat16
+ * (bf16_round.h), products exact, sums and outputs float32.
+ * NATIVE: oneDNN's bf16 primitives (bf16 images or deltas and weights in,
+ * float32 out), for CPUs where oneDNN has bf16 instructions (AVX512_BF16,
+ * AMX). ROUNDED: oneDNN's float32 primitives on copies of the operands
+ * rounded to bfloat16 (a product of two bfloat16 values is exact in
+ * float32, so the roundings are the same). OFF: none (the layer's im2col +
+ * bf16 GEMM). */
+typedef enum ax_onednn_bf16_mode {
+    AX_ONEDNN_BF16_OFF,
+    AX_ONEDNN_BF16_ROUNDED,
+    AX_ONEDNN_BF16_NATIVE,
+} ax_onednn_bf16_mode;
+/* The mode AXON_ONEDNN_BF16 asks for (native, rounded or off); unset or
+ * anything else (auto): NATIVE where oneDNN's effective ISA has bf16
+ * instructions (avx512_core_bf16 or avx512_core_amx), else ROUNDED. */
+ax_onednn_bf16_mode ax_onednn_bf16_mode_chosen(void);
+/* The entries above in mode (ROUNDED or NATIVE) for bf16; false, with
+ * nothing written, when oneDNN cannot create that mode's primitive (NATIVE
+ * on a CPU where oneDNN has no bf16 kernels) or memory runs out. */
+bool ax_onednn_conv_forward_bf16(ax_onednn_convs **convs, ax_onednn_bf16_mode mode,
+                                 const ax_window_geometry *geometry, int64_t filters,
+                                 const float *x, const float *weights, float *z, int64_t images);
+bool ax_onednn_conv_backward_input_bf16(ax_onednn_convs **convs, ax_onednn_bf16_mode mode,
+                                        const ax_window_geometry *geometry, int64_t filters,
+                                        const float *delta, const float *weights,
+                                        float *previous, int64_t images);
+
+/* Between onednn_conv.c and onednn_conv_bf16.c. */
+typedef enum ax_onednn_conv_pass {
+    AX_ONEDNN_CONV_FORWARD,
+    AX_ONEDNN_CONV_INPUT_GRADIENT,
+} ax_onednn_conv_pass;
+/* F32: in, weights and out float32. BF16: in and weights bfloat16
+ * (uint16_t, the upper half of a float32), out float32. */
+typedef enum ax_onednn_conv_type {
+    AX_ONEDNN_CONV_F32,
+    AX_ONEDNN_CONV_BF16,
+} ax_onednn_conv_type;
+/* One pass of the convolution of the entries above, in (the images or the
+ * deltas) and weights of type. */
+bool ax_onednn_conv_run(ax_onednn_convs **convs, ax_onednn_conv_pass pass,
+                        ax_onednn_conv_type type, const ax_window_geometry *geometry,
+                        int64_t filters, const void *in, const void *weights, float *out,
+                        int64_t images);
+/* Scratch memory of at least bytes (64-byte aligned), kept by the state
+ * and grown to the largest asked for (so a warm training step allocates
+ * nothing); NULL when out of memory. */
+void *ax_onednn_convs_staging(ax_onednn_convs **convs, size_t bytes);
+
 #endif

@@ -1,0 +1,28 @@
+/* bf16_round.h: float32 values rounded to bfloat16 (round to nearest, ties
+ * to even; a NaN stays a quiet NaN of the same sign), the one rounding of
+ * AX_PRECISION_BF16: bf16_gemm.c's operands and onednn_conv_bf16.c's
+ * convolution operands go through it, so both paths multiply the same
+ * values. */
+#ifndef AX_BACKEND_CPU_BF16_ROUND_H
+#define AX_BACKEND_CPU_BF16_ROUND_H
+
+#include <stdint.h>
+
+/* The bits of float32 u rounded to bfloat16, in the upper half (the lower
+ * half zero): a float32 holding the bfloat16 value. No branch, so loops of
+ * it vectorise. */
+static inline uint32_t ax_bf16_round_bits(uint32_t u)
+{
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    const uint32_t quiet = (u | 0x00400000u) & 0xffff0000u;
+    return (u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded;
+}
+
+/* dst[i] = src[i] rounded to bfloat16, held in float32 (count values;
+ * OpenMP threads for large counts, each value alone, so the bits do not
+ * depend on the thread count). */
+void ax_bf16_round_values(float *dst, const float *src, int64_t count);
+/* dst[i] = the bfloat16 (upper 16 bits) of src[i] rounded, as above. */
+void ax_bf16_pack_values(uint16_t *dst, const float *src, int64_t count);
+
+#endif
