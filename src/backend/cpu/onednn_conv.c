@@ -1,5 +1,8 @@
 /* onednn_conv.c: the CPU backend's float32 convolution forward pass and
- * input gradient through oneDNN 2.x's primitives (onednn_conv.h). oneDNN
+ * input gradient through oneDNN 2.x's primitives (onednn_conv.h), and the
+ * primitives that bf16's (onednn_conv_bf16.c) run: float32 ones on operands
+ * rounded to bfloat16, or bf16 ones (bf16 images or deltas and weights,
+ * float32 out; the data type is part of the key). oneDNN
  * picks its kernels (brgconv / jit:avx512_core on AVX-512 CPUs) and its
  * weight layout (format "any"); images stay NHWC, which its direct kernels
  * take as they are, so only the weights are reordered, in each call. A

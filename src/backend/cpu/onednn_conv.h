@@ -1,6 +1,6 @@
-/* onednn_conv.h: float32 convolutions of the CPU backend through oneDNN
- * (built when CMake's AXON_ONEDNN finds libdnnl-dev 2.x; docs/notes/conv.md
- * says which passes use it and why). Images stay in axon's (row, column,
+/* onednn_conv.h: float32 and bf16 convolutions of the CPU backend through
+ * oneDNN (built when CMake's AXON_ONEDNN finds libdnnl-dev 2.x;
+ * docs/notes/conv.md says which passes use it and why). Images stay in axon's (row, column,
  * channel) order and weights in torch's (filters, channels, kh, kw): each
  * call reorders the weights into oneDNN's blocked layout, which is part of
  * what was measured against im2col + GEMM. */
@@ -45,8 +45,9 @@ typedef enum ax_onednn_bf16_mode {
     AX_ONEDNN_BF16_NATIVE,
 } ax_onednn_bf16_mode;
 /* The mode AXON_ONEDNN_BF16 asks for (native, rounded or off); unset or
- * anything else (auto): NATIVE where oneDNN's effective ISA has bf16
- * instructions (avx512_core_bf16 or avx512_core_amx), else ROUNDED. */
+ * anything else (auto): NATIVE where oneDNN's effective ISA has AMX
+ * (avx512_core_amx), or has avx512_core_bf16 and bf16_gemm.h's probe finds
+ * VDPBF16PS faster than float32 FMAs; else ROUNDED. */
 ax_onednn_bf16_mode ax_onednn_bf16_mode_chosen(void);
 /* The entries above in mode (ROUNDED or NATIVE) for bf16; false, with
  * nothing written, when oneDNN cannot create that mode's primitive (NATIVE

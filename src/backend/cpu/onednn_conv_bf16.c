@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/bf16_round.h"
 #include "backend/cpu/onednn_conv.h"
 
@@ -24,10 +25,16 @@ ax_onednn_bf16_mode ax_onednn_bf16_mode_chosen(void)
         return AX_ONEDNN_BF16_ROUNDED;
     if (asked && strcmp(asked, "native") == 0)
         return AX_ONEDNN_BF16_NATIVE;
-    /* AMX's mask contains avx512_core_bf16's (dnnl_types.h) */
+    /* AMX's tiles (oneDNN's brgconv) are far faster than float32 FMAs. Without
+     * them oneDNN's bf16 kernels are VDPBF16PS, which some Xeons run at half
+     * the rate of float32 FMAs: bf16_gemm.c's probe says whether this one
+     * runs it faster. The ISA masks nest (dnnl_types.h). */
     const unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    const unsigned amx = (unsigned)dnnl_cpu_isa_avx512_core_amx;
     const unsigned bf16 = (unsigned)dnnl_cpu_isa_avx512_core_bf16;
-    return (isa & bf16) == bf16 ? AX_ONEDNN_BF16_NATIVE : AX_ONEDNN_BF16_ROUNDED;
+    if ((isa & amx) == amx || ((isa & bf16) == bf16 && ax_bf16_cpu_native()))
+        return AX_ONEDNN_BF16_NATIVE;
+    return AX_ONEDNN_BF16_ROUNDED;
 }
 
 /* Rounds in (in_count values) and weights into the staging memory and runs
