@@ -120,7 +120,8 @@ static void im2col_path(ax_backend *bf16, case_data *c)
     const shape *s = &c->s;
     const int64_t area = s->g.kernel_height * s->g.kernel_width;
     const int64_t rows = s->images * c->n.places, patch = c->n.patch;
-    float *columns = malloc((size_t)(rows * patch) * 4), *ordered = malloc((size_t)c->n.weights * 4);
+    float *columns = malloc((size_t)(rows * patch) * 4);
+    float *ordered = malloc((size_t)c->n.weights * 4);
     CHECK(columns && ordered);
     if (columns && ordered) {
         bf16->ops->transpose(bf16, c->w, ordered, s->filters, s->g.channels, area);
