@@ -178,6 +178,25 @@ covbf16)  # issue 32: the AVX512_BF16 kernel's coverage, where this CPU has the 
         say "covbf16: skipped (no avx512_bf16 here, or no .gpu/covbf16.tar.xz)"
     fi
     ;;
+cputests)  # the CPU's convolution and bf16 tests on this host's CPU (AVX512_BF16, AMX)
+    step ctest_cpu_conv 240 ctest --test-dir "$build" -R "conv|bf16|onednn|weight_gradient" --output-on-failure
+    grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest_cpu_conv.txt" | head -12 >> "$summary"
+    # which oneDNN implementations a bf16 and a float32 LeNet epoch run (brg:avx512_core_amx?)
+    lenet=(train --data fashion-mnist --epochs 1 --out /dev/null
+           --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax)
+    for p in bf16 f32; do
+        ONEDNN_VERBOSE=1 step "onednn_verbose_$p" 60 $axon "${lenet[@]}" --precision $p
+        grep -E "^(onednn|dnnl)_verbose,exec" "$out/onednn_verbose_$p.txt" | cut -d, -f4-7 | sort | uniq -c \
+            | sort -rn | head -8 | sed "s/^/    onednn $p: /" >> "$summary"
+    done
+    ;;
+cpuprofile)  # where a LeNet epoch's time goes on this host's CPU
+    for p in f32 bf16; do
+        step "cpu_profile_lenet_$p" 120 $axon train --data fashion-mnist --epochs 1 --precision $p --profile \
+            --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax --out /dev/null
+        sed -n '/^profile/,$p' "$out/cpu_profile_lenet_$p.txt" | head -30 >> "$summary"
+    done
+    ;;
 memcheck)
     step memcheck_ops 150 compute-sanitizer --tool memcheck --leak-check full "$build/tests/test_backend_ops" cuda
     tail -4 "$out/memcheck_ops.txt" >> "$summary"
