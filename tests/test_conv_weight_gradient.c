@@ -229,8 +229,9 @@ static void check_entry(ax_precision precision)
     b->ops->destroy(b);
 }
 
-/* Slices: as many as images up to 32, then 32 until a slice's columns
- * would pass 2^20 values, whatever the threads. */
+/* Slices: as many as images up to 32 (with 512 positions a slice at
+ * least), then 32 until a slice's columns would pass 2^20 values,
+ * whatever the threads. */
 static void check_slices(void)
 {
     const ax_window_geometry lenet1 = with_outputs((ax_window_geometry){28, 28, 1, 5, 5, 1, 0, 0, 0});
@@ -241,6 +242,14 @@ static void check_slices(void)
     /* 14,400 values an image: 72 images a slice at most */
     CHECK(ax_cpu_conv_weight_slices(&lenet1, 72 * 40) == 40);
     CHECK(ax_cpu_conv_weight_slices(&lenet1, 72 * 40 + 1) == 41);
+    /* 64 positions an image: 8 images a slice at least */
+    const ax_window_geometry lenet2 =
+        with_outputs((ax_window_geometry){12, 12, 32, 5, 5, 1, 0, 0, 0});
+    CHECK(ax_cpu_conv_weight_slices(&lenet2, 7) == 1);
+    CHECK(ax_cpu_conv_weight_slices(&lenet2, 33) == 5);
+    CHECK(ax_cpu_conv_weight_slices(&lenet2, 128) == 16);
+    CHECK(ax_cpu_conv_weight_slices(&lenet2, 250) == 32);
+    CHECK(ax_cpu_conv_weight_slices(&lenet2, 1000) == 50); /* 20 images of 51,200 values */
     for (int threads = 1; threads <= 3; threads++) {
         CHECK_OK(ax_set_threads(threads));
         CHECK(ax_cpu_conv_weight_slices(&lenet1, 100) == 32);

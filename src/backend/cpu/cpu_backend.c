@@ -186,6 +186,18 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
     }
 }
 
+/* A slice's product of the weight gradient: gemm_f32's kernels, with the
+ * long-sum kernel taken at any length (a slice's sum is a piece of the
+ * batch's, long_gemm.h). */
+static void slice_gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                           int64_t k, double alpha, const void *a, int64_t lda, const void *b,
+                           int64_t ldb, double beta, void *c, int64_t ldc)
+{
+    if (!ax_long_gemm_f32_any_k(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb,
+                                (float)beta, c, ldc))
+        gemm_f32(backend, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 /* The weight gradient over slices of the batch (conv_weight_gradient.c),
  * each slice's product through this backend's own GEMM. Only backends
  * made by ax_backend_cpu_create in float32 or float64 are cpu_backends;
@@ -198,7 +210,7 @@ static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geome
         return false;
     return ax_cpu_conv_weight_gradient(
         backend, &((cpu_backend *)backend)->weight_scratch,
-        backend->precision == AX_PRECISION_F64 ? gemm_f64 : gemm_f32, geometry, filters, delta,
+        backend->precision == AX_PRECISION_F64 ? gemm_f64 : slice_gemm_f32, geometry, filters, delta,
         x, weight_gradient, images);
 }
 
