@@ -10,7 +10,8 @@
  *   of 1 to 130 images (fewer than the 32 slices, not dividing into them)
  *   and one cut into more slices than a wave holds;
  * - bits equal on 1, 2 and 3 threads for every one of those;
- * - an empty batch gives zeros; bf16 has no entry (its layer path stays);
+ * - an empty batch gives zeros; a layer of more than 2^18 weights is
+ *   declined with nothing written; bf16 has no entry (its layer path stays);
  * - the network's layer calls the entry (counted through a wrapped table)
  *   and its gradient matches the im2col + GEMM path's (the table without
  *   the entry) within the same bound;
@@ -214,6 +215,22 @@ static void check_entry(ax_precision precision)
     const shape wide = {with_outputs((ax_window_geometry){67, 67, 16, 4, 4, 1, 0, 0, 0}), 2};
     CHECK(ax_cpu_conv_weight_slices(&wide.g, 40) == 40);
     check_batch(b, &wide, 40);
+
+    /* More than 2^18 weights (256 filters of 3x3x128): declined, nothing
+     * written (the layer's own path runs). */
+    const shape large = {with_outputs((ax_window_geometry){3, 3, 128, 3, 3, 1, 0, 0, 0}), 256};
+    void *large_dw = calloc((size_t)weights_of(&large), b->real_size);
+    void *large_x = calloc((size_t)inputs_of(&large, 2), b->real_size);
+    void *large_delta = calloc((size_t)outputs_of(&large, 2), b->real_size);
+    CHECK(large_dw && large_x && large_delta);
+    if (large_dw && large_x && large_delta) {
+        memset(large_dw, 0x7f, (size_t)weights_of(&large) * b->real_size);
+        CHECK(!b->ops->conv_backward_weights(b, &large.g, large.filters, large_delta, large_x,
+                                             large_dw, 2));
+        CHECK(((unsigned char *)large_dw)[0] == 0x7f &&
+              ((unsigned char *)large_dw)[(size_t)weights_of(&large) * b->real_size - 1] == 0x7f);
+    }
+    free(large_dw), free(large_x), free(large_delta);
 
     /* No images: zeros. */
     const shape *lenet = &shapes[0];

@@ -37,6 +37,11 @@ enum {
     LEAST_POSITIONS = 512,
     /* Partial sums held at once. */
     WAVE = 32,
+    /* Weights of a layer at most: a layer with more declines (the layer's
+     * own path then runs one GEMM whose sides are long enough for the BLAS
+     * to split across threads by itself), so a wave's partials stay within
+     * 32 x 2^18 values (32 MB in float32). */
+    MOST_WEIGHTS = 1 << 18,
     /* A slice's columns at most (unless one image needs more): 4 MB in
      * float32, within a core's share of the last-level cache. */
     SLICE_REALS = 1 << 20,
@@ -117,6 +122,8 @@ bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *sc
     const int64_t patch = area * geometry->channels;
     const int64_t places = geometry->out_height * geometry->out_width;
     const int64_t weights = filters * patch;
+    if (weights > MOST_WEIGHTS)
+        return false;
     const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
     if (slices == 0) {
         memset(weight_gradient, 0, (size_t)weights * real);

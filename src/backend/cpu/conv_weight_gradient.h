@@ -25,7 +25,8 @@ typedef void ax_cpu_gemm_function(ax_backend *backend, bool trans_a, bool trans_
  * sum over images of delta (images, out_height, out_width, filters)^T
  * times the columns of x (images, height, width, channels) (im2col's),
  * overwritten. backend->real_size picks float32 or float64. False, with
- * nothing written, when its scratch cannot be allocated. */
+ * nothing written, for a layer of more than 2^18 weights (the BLAS splits
+ * its one GEMM well) or when its scratch cannot be allocated. */
 bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *scratch,
                                  ax_cpu_gemm_function *gemm, const ax_window_geometry *geometry,
                                  int64_t filters, const void *delta, const void *x,
