@@ -9,11 +9,12 @@
  *   and odd ones (non-square kernels, strides 2 and 3, padding), batches
  *   of 1 to 130 images (fewer than the 32 slices, not dividing into them)
  *   and one cut into more slices than a wave holds;
- * - bits equal on 1, 2 and 3 threads for every one of those;
+ * - bits equal on 1, 2 and 3 threads for every one of those, and with the
+ *   caller's columns (the forward pass's) read instead of gathered;
  * - an empty batch gives zeros; a layer of more than 2^18 weights is
  *   declined with nothing written; bf16 has no entry (its layer path stays);
- * - the network's layer calls the entry (counted through a wrapped table)
- *   and its gradient matches the im2col + GEMM path's (the table without
+ * - the network's layer calls the entry (counted through a wrapped table;
+ *   in float64 handing it the forward pass's columns) and its gradient matches the im2col + GEMM path's (the table without
  *   the entry) within the same bound;
  * - whole training runs of a small LeNet-like network (two convolutions,
  *   max pooling, SGD with momentum) give the same weights bit for bit on
@@ -118,13 +119,14 @@ static double real_at(const ax_backend *b, const void *values, int64_t i)
                                           : ((const float *)values)[i];
 }
 
-/* Runs the entry on `threads` threads into dw (overwritten). */
+/* Runs the entry on `threads` threads into dw (overwritten), gathering
+ * the columns itself or reading the given ones. */
 static bool run_entry(ax_backend *b, const shape *s, int64_t images, int threads, const void *x,
-                      const void *delta, void *dw)
+                      const void *columns, const void *delta, void *dw)
 {
     CHECK_OK(ax_set_threads(threads));
     memset(dw, 0x7f, (size_t)weights_of(s) * b->real_size); /* overwritten, not added to */
-    return b->ops->conv_backward_weights(b, &s->g, s->filters, delta, x, dw, images);
+    return b->ops->conv_backward_weights(b, &s->g, s->filters, delta, x, columns, dw, images);
 }
 
 /* One shape and batch on one backend: the reference bound, then the bits
@@ -157,7 +159,7 @@ static void check_batch(ax_backend *b, const shape *s, int64_t images)
     if (!(bx && bdelta && dw[0] && dw[1] && dw[2]))
         goto done;
     for (int t = 0; t < 3; t++)
-        CHECK(run_entry(b, s, images, t + 1, bx, bdelta, dw[t]));
+        CHECK(run_entry(b, s, images, t + 1, bx, NULL, bdelta, dw[t]));
     const double u = b->real_size == sizeof(double) ? 0x1.0p-53 : 0x1.0p-24;
     const double terms = (double)(images * s->g.out_height * s->g.out_width);
     const double bound = terms * u / (1.0 - terms * u);
@@ -184,6 +186,16 @@ static void check_batch(ax_backend *b, const shape *s, int64_t images)
                     (long long)images, (long long)s->filters, t + 1);
             CHECK(false);
         }
+    /* The caller's columns (the forward pass's) read instead: the same bits. */
+    const int64_t column_count = images * s->g.out_height * s->g.out_width * (w / s->filters);
+    void *columns = malloc((size_t)(column_count > 0 ? column_count : 1) * b->real_size);
+    CHECK(columns != NULL);
+    if (columns) {
+        b->ops->im2col(b, &s->g, bx, columns, images);
+        CHECK(run_entry(b, s, images, 2, bx, columns, bdelta, dw[1]));
+        CHECK(memcmp(dw[0], dw[1], (size_t)w * b->real_size) == 0);
+    }
+    free(columns);
 done:
     CHECK_OK(ax_set_threads(0));
     free(x), free(delta), free(exact), free(abs_sum), free(bx), free(bdelta);
@@ -226,7 +238,7 @@ static void check_entry(ax_precision precision)
     if (large_dw && large_x && large_delta) {
         memset(large_dw, 0x7f, (size_t)weights_of(&large) * b->real_size);
         CHECK(!b->ops->conv_backward_weights(b, &large.g, large.filters, large_delta, large_x,
-                                             large_dw, 2));
+                                             NULL, large_dw, 2));
         CHECK(((unsigned char *)large_dw)[0] == 0x7f &&
               ((unsigned char *)large_dw)[(size_t)weights_of(&large) * b->real_size - 1] == 0x7f);
     }
@@ -237,7 +249,7 @@ static void check_entry(ax_precision precision)
     void *dw = malloc((size_t)weights_of(lenet) * b->real_size);
     CHECK(dw != NULL);
     if (dw) {
-        CHECK(run_entry(b, lenet, 0, 2, dw, dw, dw));
+        CHECK(run_entry(b, lenet, 0, 2, dw, NULL, dw, dw));
         for (int64_t i = 0; i < weights_of(lenet); i++)
             CHECK(real_at(b, dw, i) == 0.0);
     }
@@ -275,14 +287,16 @@ static void check_slices(void)
 }
 
 /* The layer's use: calls counted through a wrapped table. */
-static int64_t entry_calls;
+static int64_t entry_calls, calls_with_columns;
 static const ax_backend_ops *wrapped;
 static bool counted_entry(ax_backend *backend, const ax_window_geometry *geometry,
-                          int64_t filters, const void *delta, const void *x, void *dw,
-                          int64_t images)
+                          int64_t filters, const void *delta, const void *x, const void *columns,
+                          void *dw, int64_t images)
 {
     entry_calls++;
-    return wrapped->conv_backward_weights(backend, geometry, filters, delta, x, dw, images);
+    calls_with_columns += columns != NULL;
+    return wrapped->conv_backward_weights(backend, geometry, filters, delta, x, columns, dw,
+                                          images);
 }
 
 static ax_status small_lenet(ax_precision precision, ax_net **net)
@@ -334,9 +348,12 @@ static void check_layer_uses_entry(ax_precision precision)
         counting.conv_backward_weights = counted_entry;
         plain.conv_backward_weights = NULL;
         b->ops = &counting;
-        entry_calls = 0;
+        entry_calls = calls_with_columns = 0;
         CHECK_OK(ax_net_loss_gradient(net, data, 0, 45, NULL, &loss_with, with));
         CHECK(entry_calls == 2); /* both convolutions */
+        /* float64's forward pass is im2col + GEMM: its columns are handed on */
+        if (precision == AX_PRECISION_F64)
+            CHECK(calls_with_columns == 2);
         b->ops = &plain;
         CHECK_OK(ax_net_loss_gradient(net, data, 0, 45, NULL, &loss_without, without));
         b->ops = own;

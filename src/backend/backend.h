@@ -297,10 +297,12 @@ typedef struct ax_backend_ops {
      * given delta (images, out_height, out_width, filters), the gradient of
      * the convolution's output, and its input x (images, height, width,
      * channels): the sum over images and positions of delta^T times x's
-     * windows, overwritten (not added to). */
+     * windows, overwritten (not added to). columns: x's windows as im2col
+     * lays them out, where the caller still has them (the forward pass's),
+     * to be read instead of gathered again; NULL otherwise. */
     bool (*conv_backward_weights)(ax_backend *backend, const ax_window_geometry *geometry,
                                   int64_t filters, const void *delta, const void *x,
-                                  void *weight_gradient, int64_t images);
+                                  const void *columns, void *weight_gradient, int64_t images);
     /* ---- entries above are valid for version 10 and later ---- */
 #endif
 } ax_backend_ops;

@@ -407,11 +407,11 @@ static void weight_products(ax_net *net, int index, const void *delta, const voi
     const ax_window_geometry geometry = geometry_of(layer);
     const int64_t group = group_images(layer), k = patch(layer), f = layer->spec.conv.filters;
     void *columns = scratch_columns(net, layer), *ordered = scratch_weights(net, layer);
+    const bool kept = layer->columns_input == x && layer->columns_rows == rows && rows <= group;
     if (OPS->conv_backward_weights &&
-        OPS->conv_backward_weights(net->backend, &geometry, f, delta, x,
+        OPS->conv_backward_weights(net->backend, &geometry, f, delta, x, kept ? columns : NULL,
                                    ax_layer_weights(net, net->gradients, index), rows))
         return;
-    const bool kept = layer->columns_input == x && layer->columns_rows == rows && rows <= group;
     for (int64_t first = 0; first < rows; first += group) {
         const int64_t images = rows - first < group ? rows - first : group;
         if (!kept)

@@ -6,7 +6,8 @@
  * BLAS splits only the short sides, and splitting the sum across threads
  * would make the order of addition follow the thread count. So the batch's
  * images are cut into slices whose count and boundaries follow from the
- * batch and the layer's shape alone; each slice's im2col and product (the
+ * batch and the layer's shape alone; each slice's im2col (or the caller's
+ * columns, kept from the forward pass, where it has them) and product (the
  * backend's own GEMM, which runs on one thread inside a parallel region:
  * nested OpenMP regions are inactive by default and the OpenMP OpenBLAS
  * runs one thread when omp_in_parallel) go to whichever thread takes it,
@@ -114,7 +115,7 @@ ADD_PARTIALS(f64, double)
 bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *scratch,
                                  ax_cpu_gemm_function *gemm, const ax_window_geometry *geometry,
                                  int64_t filters, const void *delta, const void *x,
-                                 void *weight_gradient, int64_t images)
+                                 const void *columns, void *weight_gradient, int64_t images)
 {
     const bool f64 = backend->real_size == sizeof(double);
     const size_t real = backend->real_size;
@@ -132,15 +133,16 @@ bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *sc
     const int64_t widest = (images + slices - 1) / slices; /* images of the largest slice */
     const int64_t wave_slices = slices < WAVE ? slices : WAVE;
     const int threads = omp_get_max_threads();
-    /* [the running sum (filters, patch); a wave's partials; each thread's columns] */
-    const int64_t column_reals = widest * places * patch;
+    /* [the running sum (filters, patch); a wave's partials; each thread's
+     * columns, unless the caller's are there to read] */
+    const int64_t column_reals = columns ? 0 : widest * places * patch;
     const size_t bytes =
         (size_t)(weights * (1 + wave_slices) + (int64_t)threads * column_reals) * real;
     if (!scratch_reserve(scratch, bytes))
         return false;
     char *sum = scratch->memory;
     char *partials = sum + (size_t)weights * real;
-    char *columns = partials + (size_t)(wave_slices * weights) * real;
+    char *own_columns = partials + (size_t)(wave_slices * weights) * real;
     const size_t image_in = (size_t)(geometry->height * geometry->width * geometry->channels) * real;
     const size_t image_out = (size_t)(places * filters) * real;
 
@@ -150,16 +152,22 @@ bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *sc
         for (int64_t i = 0; i < n; i++) {
             const int64_t first = slice_first(wave + i, slices, images);
             const int64_t count = slice_first(wave + i + 1, slices, images) - first;
-            char *own = columns + (size_t)omp_get_thread_num() * (size_t)column_reals * real;
-            if (f64)
-                ax_cpu_im2col_f64(backend, geometry, (const char *)x + (size_t)first * image_in,
-                                  own, count);
-            else
-                ax_cpu_im2col_f32(backend, geometry, (const char *)x + (size_t)first * image_in,
-                                  own, count);
+            const char *slice_columns;
+            if (columns) {
+                slice_columns = (const char *)columns + (size_t)(first * places * patch) * real;
+            } else {
+                char *own =
+                    own_columns + (size_t)omp_get_thread_num() * (size_t)column_reals * real;
+                const char *slice_x = (const char *)x + (size_t)first * image_in;
+                if (f64)
+                    ax_cpu_im2col_f64(backend, geometry, slice_x, own, count);
+                else
+                    ax_cpu_im2col_f32(backend, geometry, slice_x, own, count);
+                slice_columns = own;
+            }
             gemm(backend, true, false, filters, patch, count * places, 1.0,
-                 (const char *)delta + (size_t)first * image_out, filters, own, patch, 0.0,
-                 partials + (size_t)(i * weights) * real, patch);
+                 (const char *)delta + (size_t)first * image_out, filters, slice_columns, patch,
+                 0.0, partials + (size_t)(i * weights) * real, patch);
         }
         if (f64)
             add_partials_f64((double *)sum, wave > 0, (const double *)partials, n, weights);

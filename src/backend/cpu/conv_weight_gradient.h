@@ -24,13 +24,14 @@ typedef void ax_cpu_gemm_function(ax_backend *backend, bool trans_a, bool trans_
 /* weight_gradient (filters, channels, kernel_height, kernel_width) = the
  * sum over images of delta (images, out_height, out_width, filters)^T
  * times the columns of x (images, height, width, channels) (im2col's),
- * overwritten. backend->real_size picks float32 or float64. False, with
+ * overwritten; read from columns where not NULL (x's, as im2col lays them
+ * out), gathered slice by slice otherwise. backend->real_size picks float32 or float64. False, with
  * nothing written, for a layer of more than 2^18 weights (the BLAS splits
  * its one GEMM well) or when its scratch cannot be allocated. */
 bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *scratch,
                                  ax_cpu_gemm_function *gemm, const ax_window_geometry *geometry,
                                  int64_t filters, const void *delta, const void *x,
-                                 void *weight_gradient, int64_t images);
+                                 const void *columns, void *weight_gradient, int64_t images);
 
 /* How many slices a batch of `images` is cut into (a function of the
  * images and the geometry only): for tests. */

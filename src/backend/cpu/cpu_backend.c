@@ -204,14 +204,14 @@ static void slice_gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int6
  * bf16 (its GEMM packs into one shared workspace) declines. */
 static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geometry *geometry,
                                       int64_t filters, const void *delta, const void *x,
-                                      void *weight_gradient, int64_t images)
+                                      const void *columns, void *weight_gradient, int64_t images)
 {
     if (backend->precision != AX_PRECISION_F32 && backend->precision != AX_PRECISION_F64)
         return false;
     return ax_cpu_conv_weight_gradient(
         backend, &((cpu_backend *)backend)->weight_scratch,
         backend->precision == AX_PRECISION_F64 ? gemm_f64 : slice_gemm_f32, geometry, filters, delta,
-        x, weight_gradient, images);
+        x, columns, weight_gradient, images);
 }
 
 /* The bf16 backend: float32 memory and kernels, bfloat16 GEMM operands
