@@ -15,8 +15,10 @@ typedef struct ax_conv_weight_scratch {
     size_t bytes;
 } ax_conv_weight_scratch;
 
-/* The backend's own single-threaded-safe GEMM (backend.h's gemm): called
- * from inside an OpenMP parallel region, one product per slice. */
+/* The backend's GEMM (backend.h's gemm), called from inside an OpenMP
+ * parallel region, one product per slice: it must be safe to call from
+ * several threads at once and give the same bits whatever the threads
+ * (the CPU's gemm_f32 and gemm_f64 are and do, cpu_backend.c). */
 typedef void ax_cpu_gemm_function(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
                                   int64_t n, int64_t k, double alpha, const void *a, int64_t lda,
                                   const void *b, int64_t ldb, double beta, void *c, int64_t ldc);
