@@ -152,6 +152,10 @@ cpu)    # issue 28 on this machine's CPU, another kind than the project's: LeNet
         tail -3 "$out/cpu_lenet_torch_r$round.txt" | sed "s/^/    cpu_lenet_torch_r$round: /" >> "$summary"
         step "cpu_lenet_bf16_r$round" 120 $axon bench lenet --quick --repeat 1 --precision bf16 --threads "$(nproc)"
         figures "cpu_lenet_bf16_r$round"
+        if [ -x "${AXON_BEFORE:-}" ]; then  # an earlier build's CLI, for a before/after in one sitting
+            step "cpu_lenet_f32_before_r$round" 120 "$AXON_BEFORE" bench lenet --quick --repeat 1 --threads "$(nproc)"
+            figures "cpu_lenet_f32_before_r$round"
+        fi
     done
     step cpu_lenet_f32_2ep 150 $axon bench lenet --repeat 1; figures cpu_lenet_f32_2ep
     step cpu_lenet_bf16_2ep 150 $axon bench lenet --repeat 1 --precision bf16; figures cpu_lenet_bf16_2ep
