@@ -152,6 +152,10 @@ cpu)    # issue 28 on this machine's CPU, another kind than the project's: LeNet
         tail -3 "$out/cpu_lenet_torch_r$round.txt" | sed "s/^/    cpu_lenet_torch_r$round: /" >> "$summary"
         step "cpu_lenet_bf16_r$round" 120 $axon bench lenet --quick --repeat 1 --precision bf16 --threads "$(nproc)"
         figures "cpu_lenet_bf16_r$round"
+        if [ -x "${AXON_BEFORE:-}" ]; then  # an earlier build's CLI, for a before/after in one sitting
+            step "cpu_lenet_f32_before_r$round" 120 "$AXON_BEFORE" bench lenet --quick --repeat 1 --threads "$(nproc)"
+            figures "cpu_lenet_f32_before_r$round"
+        fi
     done
     step cpu_lenet_f32_2ep 150 $axon bench lenet --repeat 1; figures cpu_lenet_f32_2ep
     step cpu_lenet_bf16_2ep 150 $axon bench lenet --repeat 1 --precision bf16; figures cpu_lenet_bf16_2ep
@@ -177,6 +181,25 @@ covbf16)  # issue 32: the AVX512_BF16 kernel's coverage, where this CPU has the 
     else
         say "covbf16: skipped (no avx512_bf16 here, or no .gpu/covbf16.tar.xz)"
     fi
+    ;;
+cputests)  # the CPU's convolution and bf16 tests on this host's CPU (AVX512_BF16, AMX)
+    step ctest_cpu_conv 240 ctest --test-dir "$build" -R "conv|bf16|onednn|weight_gradient" --output-on-failure
+    grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest_cpu_conv.txt" | head -12 >> "$summary"
+    # which oneDNN implementations a bf16 and a float32 LeNet epoch run (brg:avx512_core_amx?)
+    lenet=(train --data fashion-mnist --epochs 1 --out /dev/null
+           --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax)
+    for p in bf16 f32; do
+        ONEDNN_VERBOSE=1 step "onednn_verbose_$p" 60 $axon "${lenet[@]}" --precision $p
+        grep -E "^(onednn|dnnl)_verbose,exec" "$out/onednn_verbose_$p.txt" | cut -d, -f4-7 | sort | uniq -c \
+            | sort -rn | head -8 | sed "s/^/    onednn $p: /" >> "$summary"
+    done
+    ;;
+cpuprofile)  # where a LeNet epoch's time goes on this host's CPU
+    for p in f32 bf16; do
+        step "cpu_profile_lenet_$p" 120 $axon train --data fashion-mnist --epochs 1 --precision $p --profile \
+            --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax --out /dev/null
+        sed -n '/^profile/,$p' "$out/cpu_profile_lenet_$p.txt" | head -30 >> "$summary"
+    done
     ;;
 memcheck)
     step memcheck_ops 150 compute-sanitizer --tool memcheck --leak-check full "$build/tests/test_backend_ops" cuda

@@ -10,6 +10,9 @@
 #                                                    already there: no build, no run)
 #   AXON_COVERAGE_DIR    the build folder (default: build-coverage)
 #   AXON_COVERAGE_JOBS   build jobs (default: 2; ctest always runs -j2)
+#   AXON_COVERAGE_ADD    gcovr JSON files (space-separated) whose counts are added:
+#                        code another CPU runs (docs/testing.md: the AVX512_BF16
+#                        kernel's counts from a lent machine, dev/gpu_run.sh covbf16)
 #
 # gcovr comes from Debian (`bash scripts/apt_install.sh coverage gcovr`);
 # without it the script says so and stops before building anything.
@@ -61,10 +64,19 @@ fi
 # file; a source compiled into several targets (clock.c into each plugin)
 # is merged by gcovr.
 summary=$build/coverage-summary.json
+here=$build/coverage-here.json
 gcovr --root "$root" --filter "$root/src/" --filter "$root/tools/axon/" \
       --exclude "$root/src/backend/cuda/" -j "$jobs" \
-      --json-summary "$summary" "$build" > /dev/null 2> "$logs/gcovr.log" \
+      --json "$here" "$build" > /dev/null 2> "$logs/gcovr.log" \
     || { echo "coverage: gcovr failed (see $logs/gcovr.log)" >&2; exit 1; }
+tracefiles=(--add-tracefile "$here")
+for extra in ${AXON_COVERAGE_ADD:-}; do
+    [ -f "$extra" ] || { echo "coverage: AXON_COVERAGE_ADD names $extra, which is not a file" >&2; exit 2; }
+    tracefiles+=(--add-tracefile "$extra")
+    echo "coverage: adding the counts of $extra"
+done
+gcovr --root "$root" "${tracefiles[@]}" --json-summary "$summary" > /dev/null 2>> "$logs/gcovr.log" \
+    || { echo "coverage: gcovr failed to merge (see $logs/gcovr.log)" >&2; exit 1; }
 
 python3 - "$summary" <<'EOF'
 import json, sys

@@ -193,7 +193,8 @@ static void test_batched_reads(void)
 
 /* The tables grow at their tails (plugin.h): a plugin built against the
  * headers of version 4 is taken, its backends lack the version 5 entries
- * (asked for by name: refused naming each), and it trains, gathering
+ * (asked for by name: refused naming each) and the later optional ones
+ * (whole convolutions, reduce: NULL, the layers' own paths), and it trains, gathering
  * from host memory; a plugin of a later version is taken too. The "fake"
  * plugin's data sets on the device (its version 5 entries over host
  * memory) give the CPU's weights bit for bit, held whole or in blocks of
@@ -212,6 +213,9 @@ static void test_table_versions(void)
                                    sizeof missing));
         CHECK(strcmp(missing, "write_bytes, gather_rows_device and gather_labels_device") == 0);
         CHECK(old->ops->write_bytes == NULL && old->ops->gather_rows_device == NULL);
+        /* and the entries of versions 8 to 10: the layers' own paths */
+        CHECK(old->ops->conv_forward == NULL && old->ops->reduce == NULL &&
+              old->ops->conv_backward_weights == NULL);
         /* alloc and synchronize with a status, over version 4's entries. */
         CHECK(old->ops->alloc_status == NULL && old->ops->synchronize_status == NULL);
         void *memory = NULL;
@@ -233,6 +237,8 @@ static void test_table_versions(void)
     CHECK_OK(ax_backend_create_on("fake_newer", 1, AX_PRECISION_F64, &newer));
     if (newer) {
         CHECK(ax_backend_supports(newer->ops, AX_BACKEND_FEATURE_DEVICE_DATA, NULL, 0));
+        /* this version's last entry, the CPU's behind it */
+        CHECK(newer->ops->conv_backward_weights != NULL);
         newer->ops->destroy(newer);
     }
 

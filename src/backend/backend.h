@@ -43,7 +43,7 @@ typedef struct ax_window_geometry {
  * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
  * version before including them, to be compiled as a plugin of that
  * version would have been; nothing else does. */
-#define AX_BACKEND_TABLE_VERSION 9
+#define AX_BACKEND_TABLE_VERSION 10
 #ifndef AX_BACKEND_HEADERS_AS_OF
 #define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
 #endif
@@ -288,6 +288,22 @@ typedef struct ax_backend_ops {
      * failure. Callers use ax_backend_reduce. */
     void (*reduce)(ax_backend *backend, int n, ax_reduction *reductions);
     /* ---- entries above are valid for version 9 and later ---- */
+#endif
+#if AX_BACKEND_HEADERS_AS_OF >= 10
+    /* The third whole convolution (optional, as conv_forward above: the
+     * layer runs im2col + gemm where it is NULL or declines; the results
+     * must not depend on the thread count). weight_gradient (filters,
+     * channels, kernel_height, kernel_width) = the gradient of the weights
+     * given delta (images, out_height, out_width, filters), the gradient of
+     * the convolution's output, and its input x (images, height, width,
+     * channels): the sum over images and positions of delta^T times x's
+     * windows, overwritten (not added to). columns: x's windows as im2col
+     * lays them out, where the caller still has them (the forward pass's),
+     * to be read instead of gathered again; NULL otherwise. */
+    bool (*conv_backward_weights)(ax_backend *backend, const ax_window_geometry *geometry,
+                                  int64_t filters, const void *delta, const void *x,
+                                  const void *columns, void *weight_gradient, int64_t images);
+    /* ---- entries above are valid for version 10 and later ---- */
 #endif
 } ax_backend_ops;
 

@@ -65,7 +65,8 @@
  * runtime's line here, alloc and synchronize with a status (backend.h);
  * 7 the training strategies' l1_penalty and clamp; 8 whole convolutions
  * (conv_forward, conv_backward_input); 9 reduce (several reductions read
- * back with one wait). */
+ * back with one wait); 10 conv_backward_weights (the third whole
+ * convolution). */
 #define AX_BACKEND_PLUGIN_ABI_OLDEST 4
 
 

@@ -13,12 +13,16 @@
  * gradient col2im(delta W'). The columns of a group of images live in the
  * layer's part of net->workspace.scratch, bounded in size whatever the batch; when
  * the batch is one group the weight gradient reuses the forward pass's.
- * A backend may run the forward pass and the input gradient whole
- * (backend.h: conv_forward, conv_backward_input; the CPU's float32 through
- * oneDNN where it is built, docs/notes/conv.md), the layer falling back on
- * im2col + GEMM where it has not or declines; the weight gradient is
- * always im2col + GEMM. The bias and activation are the dense layer's
- * backend passes over (rows * positions, filters). */
+ * A backend may run each pass whole (backend.h: conv_forward,
+ * conv_backward_input, conv_backward_weights), the layer falling back on
+ * im2col + GEMM here where it has not or declines: the CPU runs the
+ * forward pass and the input gradient through oneDNN in float32 where it
+ * is built, and the weight gradient, in float32 and float64, as im2col +
+ * GEMM over slices of the batch on all threads, summed in a fixed order
+ * (cpu/conv_weight_gradient.c: OpenBLAS does not split the long sum over
+ * positions, and oneDNN's weight gradient sums in an order that follows
+ * the thread count; docs/notes/conv.md). The bias and activation are the
+ * dense layer's backend passes over (rows * positions, filters). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -394,7 +398,8 @@ static void conv_backward_activation(ax_net *net, int index, void *delta, double
 }
 
 /* dW (filters, channels, kh kw) = the sum over groups of delta^T columns(x),
- * made in the columns' order in the scratch and transposed into place. */
+ * made in the columns' order in the scratch and transposed into place;
+ * or the backend's whole weight gradient where it has one and takes it. */
 static void weight_products(ax_net *net, int index, const void *delta, const void *x,
                             int64_t rows)
 {
@@ -403,6 +408,10 @@ static void weight_products(ax_net *net, int index, const void *delta, const voi
     const int64_t group = group_images(layer), k = patch(layer), f = layer->spec.conv.filters;
     void *columns = scratch_columns(net, layer), *ordered = scratch_weights(net, layer);
     const bool kept = layer->columns_input == x && layer->columns_rows == rows && rows <= group;
+    if (OPS->conv_backward_weights &&
+        OPS->conv_backward_weights(net->backend, &geometry, f, delta, x, kept ? columns : NULL,
+                                   ax_layer_weights(net, net->gradients, index), rows))
+        return;
     for (int64_t first = 0; first < rows; first += group) {
         const int64_t images = rows - first < group ? rows - first : group;
         if (!kept)

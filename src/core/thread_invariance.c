@@ -1,7 +1,8 @@
 /* thread_invariance.c: whether this process's GEMMs give the same bits on
  * one thread as on all of them (thread_governor.h), checked by computing
  * a few awkward shapes both ways through the CPU backend's own gemm (and
- * its whole convolutions, where it has them: oneDNN's).
+ * its whole convolutions, where it has them: oneDNN's, and its weight
+ * gradient over slices of the batch).
  *
  * Whether they do depends on the BLAS's kernels, not only on axon: on
  * this project's machines OpenBLAS 0.3.21's SkylakeX/Cooperlake float32
@@ -106,6 +107,44 @@ static bool conv_invariant(ax_backend *backend, int threads)
     return same;
 }
 
+/* The backend's whole weight gradient (the CPU's slices of the batch,
+ * conv_weight_gradient.c) at the same shapes, over fewer images than its
+ * slices and more: its sums follow the batch, not the threads, so it
+ * should agree. True when the backend has none. */
+static bool weight_gradient_invariant(ax_backend *backend, int threads)
+{
+    if (!backend->ops->conv_backward_weights)
+        return true;
+    static const ax_window_geometry geometries[] = {{28, 28, 1, 5, 5, 1, 0, 24, 24},
+                                                   {12, 12, 32, 5, 5, 1, 0, 8, 8}};
+    static const int64_t filters[] = {32, 64}, images = 37;
+    bool same = true;
+    for (int g = 0; same && g < 2; g++) {
+        const ax_window_geometry *geometry = &geometries[g];
+        const int64_t in = images * geometry->height * geometry->width * geometry->channels;
+        const int64_t out = images * geometry->out_height * geometry->out_width * filters[g];
+        const int64_t weights = filters[g] * geometry->channels * geometry->kernel_height *
+                                geometry->kernel_width;
+        const size_t real = backend->real_size;
+        char *x = malloc((size_t)in * real), *delta = malloc((size_t)out * real);
+        char *dw[2] = {calloc((size_t)weights, real), calloc((size_t)weights, real)};
+        same = x && delta && dw[0] && dw[1];
+        if (same) {
+            fill(backend, x, in);
+            fill(backend, delta, out);
+            for (int run = 0; run < 2 && same; run++) {
+                ax_threads_run_on(run == 0 ? 1 : threads);
+                same = backend->ops->conv_backward_weights(backend, geometry, filters[g], delta,
+                                                           x, NULL, dw[run], images);
+            }
+            same = same && memcmp(dw[0], dw[1], (size_t)weights * real) == 0;
+        }
+        ax_threads_run_on(threads);
+        free(x), free(delta), free(dw[0]), free(dw[1]);
+    }
+    return same;
+}
+
 static bool check(ax_precision precision, int threads)
 {
     ax_backend *backend = ax_backend_cpu_create(precision);
@@ -114,7 +153,7 @@ static bool check(ax_precision precision, int threads)
     bool same = true;
     for (int s = 0; same && s < (int)(sizeof shapes / sizeof shapes[0]); s++)
         same = shape_invariant(backend, threads, s);
-    same = same && conv_invariant(backend, threads);
+    same = same && conv_invariant(backend, threads) && weight_gradient_invariant(backend, threads);
     backend->ops->destroy(backend);
     return same;
 }

@@ -10,6 +10,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/blas.h"
+#include "backend/cpu/conv_weight_gradient.h"
 #include "backend/cpu/cpu_image.h"
 #include "backend/cpu/long_gemm.h"
 #ifdef AXON_ONEDNN
@@ -54,32 +55,27 @@ static ax_status cpu_alloc_status(ax_backend *backend, size_t bytes, void **memo
 
 static ax_status cpu_synchronize_status(ax_backend *backend) { return AX_STATUS_OK; }
 
-static void cpu_destroy(ax_backend *backend) { free(backend); }
+/* The float32 and float64 backends: the weight gradient's scratch
+ * (conv_weight_gradient.h) and, in float32 where built, oneDNN's state
+ * (onednn_conv.h: primitives per shape, created by the first convolution). */
+typedef struct cpu_backend {
+    ax_backend base;
+    ax_conv_weight_scratch weight_scratch;
+#ifdef AXON_ONEDNN
+    ax_onednn_convs *convs;
+#endif
+} cpu_backend;
 
 #ifdef AXON_ONEDNN
-/* The float32 backend with oneDNN's convolutions (onednn_conv.h): its state
- * (primitives per shape), created by the first convolution. */
-typedef struct cpu_f32_backend {
-    ax_backend base;
-    ax_onednn_convs *convs;
-} cpu_f32_backend;
-
-static void cpu_f32_destroy(ax_backend *backend)
-{
-    if (backend && backend->precision == AX_PRECISION_F32)
-        ax_onednn_convs_free(((cpu_f32_backend *)backend)->convs);
-    free(backend);
-}
-
-/* Only a float32 backend is a cpu_f32_backend: a table copied onto another
- * backend (the test plugin copies one precision's table for both float
- * sizes) declines rather than reading past its struct. */
+/* Only a float32 backend uses oneDNN: a table copied onto another backend
+ * (the test plugin copies one precision's table for both float sizes)
+ * declines rather than handing oneDNN doubles. */
 static bool cpu_conv_forward(ax_backend *backend, const ax_window_geometry *geometry,
                              int64_t filters, const void *x, const void *weights, void *z,
                              int64_t images)
 {
     return backend->precision == AX_PRECISION_F32 &&
-           ax_onednn_conv_forward(&((cpu_f32_backend *)backend)->convs, geometry, filters, x,
+           ax_onednn_conv_forward(&((cpu_backend *)backend)->convs, geometry, filters, x,
                                   weights, z, images);
 }
 
@@ -88,18 +84,14 @@ static bool cpu_conv_backward_input(ax_backend *backend, const ax_window_geometr
                                     void *previous, int64_t images)
 {
     return backend->precision == AX_PRECISION_F32 &&
-           ax_onednn_conv_backward_input(&((cpu_f32_backend *)backend)->convs, geometry, filters,
+           ax_onednn_conv_backward_input(&((cpu_backend *)backend)->convs, geometry, filters,
                                          delta, weights, previous, images);
 }
-#define CPU_F32_DESTROY cpu_f32_destroy
 #define CPU_F32_CONV_FORWARD cpu_conv_forward
 #define CPU_F32_CONV_BACKWARD_INPUT cpu_conv_backward_input
-#define CPU_F32_BACKEND_SIZE sizeof(cpu_f32_backend)
 #else
-#define CPU_F32_DESTROY cpu_destroy
 #define CPU_F32_CONV_FORWARD NULL
 #define CPU_F32_CONV_BACKWARD_INPUT NULL
-#define CPU_F32_BACKEND_SIZE sizeof(ax_backend)
 #endif
 
 
@@ -195,6 +187,34 @@ static void gemm_f64(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
     }
 }
 
+/* A slice's product of the weight gradient: gemm_f32's kernels, with the
+ * long-sum kernel taken at any length (a slice's sum is a piece of the
+ * batch's, long_gemm.h). */
+static void slice_gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                           int64_t k, double alpha, const void *a, int64_t lda, const void *b,
+                           int64_t ldb, double beta, void *c, int64_t ldc)
+{
+    if (!ax_long_gemm_f32_any_k(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb,
+                                (float)beta, c, ldc))
+        gemm_f32(backend, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* The weight gradient over slices of the batch (conv_weight_gradient.c),
+ * each slice's product through this backend's own GEMM. Only backends
+ * made by ax_backend_cpu_create in float32 or float64 are cpu_backends;
+ * bf16 (its GEMM packs into one shared workspace) declines. */
+static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geometry *geometry,
+                                      int64_t filters, const void *delta, const void *x,
+                                      const void *columns, void *weight_gradient, int64_t images)
+{
+    if (backend->precision != AX_PRECISION_F32 && backend->precision != AX_PRECISION_F64)
+        return false;
+    return ax_cpu_conv_weight_gradient(
+        backend, &((cpu_backend *)backend)->weight_scratch,
+        backend->precision == AX_PRECISION_F64 ? gemm_f64 : slice_gemm_f32, geometry, filters, delta,
+        x, columns, weight_gradient, images);
+}
+
 /* The bf16 backend: float32 memory and kernels, bfloat16 GEMM operands
  * with float32 sums, and the scratch memory its packing needs. */
 typedef struct cpu_bf16_backend {
@@ -222,12 +242,22 @@ static void gemm_bf16(ax_backend *backend, bool trans_a, bool trans_b, int64_t m
                  n, k, (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
 }
 
-static void cpu_bf16_destroy(ax_backend *backend)
+/* Every table's destroy: the struct follows the precision the backend was
+ * created with, not the table (the test plugin copies tables across). */
+static void cpu_backend_destroy(ax_backend *backend)
 {
-    if (backend) {
+    if (!backend)
+        return;
+    if (backend->precision == AX_PRECISION_BF16) {
         ax_bf16_workspace_free(&((cpu_bf16_backend *)backend)->workspace);
 #ifdef AXON_ONEDNN
         ax_onednn_convs_free(((cpu_bf16_backend *)backend)->convs);
+#endif
+    } else {
+        cpu_backend *cpu = (cpu_backend *)backend;
+        ax_conv_weight_scratch_free(&cpu->weight_scratch);
+#ifdef AXON_ONEDNN
+        ax_onednn_convs_free(cpu->convs);
 #endif
     }
     free(backend);
@@ -304,7 +334,7 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
 #undef SQRT
 
 #define CPU_OPS(suffix, gemm_suffix, destroy_function, conv_forward_function, \
-                conv_backward_input_function)               \
+                conv_backward_input_function, conv_backward_weights_function) \
     {                                                       \
         .name = "cpu",                                      \
         .alloc = cpu_alloc,                                 \
@@ -345,16 +375,19 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
         .conv_forward = conv_forward_function,              \
         .conv_backward_input = conv_backward_input_function, \
         .reduce = reduce_##suffix,                          \
+        .conv_backward_weights = conv_backward_weights_function, \
     }
 
 /* oneDNN's convolutions in float32 and bf16 (onednn_conv.h): it has no
  * float64 convolutions. */
 static const ax_backend_ops cpu_ops_f32 =
-    CPU_OPS(f32, f32, CPU_F32_DESTROY, CPU_F32_CONV_FORWARD, CPU_F32_CONV_BACKWARD_INPUT);
-static const ax_backend_ops cpu_ops_f64 = CPU_OPS(f64, f64, cpu_destroy, NULL, NULL);
-static const ax_backend_ops cpu_ops_bf16 = CPU_OPS(f32, bf16, cpu_bf16_destroy,
-                                                   CPU_BF16_CONV_FORWARD,
-                                                   CPU_BF16_CONV_BACKWARD_INPUT);
+    CPU_OPS(f32, f32, cpu_backend_destroy, CPU_F32_CONV_FORWARD, CPU_F32_CONV_BACKWARD_INPUT,
+            cpu_conv_backward_weights);
+static const ax_backend_ops cpu_ops_f64 =
+    CPU_OPS(f64, f64, cpu_backend_destroy, NULL, NULL, cpu_conv_backward_weights);
+static const ax_backend_ops cpu_ops_bf16 =
+    CPU_OPS(f32, bf16, cpu_backend_destroy, CPU_BF16_CONV_FORWARD, CPU_BF16_CONV_BACKWARD_INPUT,
+            NULL);
 
 ax_backend *ax_backend_cpu_create(ax_precision precision)
 {
@@ -371,11 +404,10 @@ ax_backend *ax_backend_cpu_create(ax_precision precision)
 #endif
         return &bf16->base;
     }
-    /* float32's struct may carry oneDNN's state after the base */
-    ax_backend *backend =
-        calloc(1, precision == AX_PRECISION_F64 ? sizeof(ax_backend) : CPU_F32_BACKEND_SIZE);
-    if (!backend)
+    cpu_backend *cpu = calloc(1, sizeof *cpu);
+    if (!cpu)
         return NULL;
+    ax_backend *backend = &cpu->base;
     backend->precision = precision;
     backend->ops = precision == AX_PRECISION_F64 ? &cpu_ops_f64 : &cpu_ops_f32;
     backend->real_size = precision == AX_PRECISION_F64 ? sizeof(double) : sizeof(float);

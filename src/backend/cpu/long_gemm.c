@@ -108,15 +108,31 @@ static void long_gemm(int64_t m, int64_t n, int64_t k, float alpha, const float 
         }
 }
 
+static bool long_gemm_if_suited(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                                int64_t least_k, float alpha, const float *a, int64_t lda,
+                                const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    if (disabled || !trans_a || trans_b || m % 16 != 0 || m < 16 || m > LONG_MOST_M || n < 1 ||
+        n > LONG_MOST_N || k < least_k || !ax_cpu_kernels_avx512f())
+        return false;
+    long_gemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return true;
+}
+
 bool ax_long_gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                       float *c, int64_t ldc)
 {
-    if (disabled || !trans_a || trans_b || m % 16 != 0 || m < 16 || m > LONG_MOST_M || n < 1 ||
-        n > LONG_MOST_N || k < LONG_LEAST_K || !ax_cpu_kernels_avx512f())
-        return false;
-    long_gemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    return true;
+    return long_gemm_if_suited(trans_a, trans_b, m, n, k, LONG_LEAST_K, alpha, a, lda, b, ldb,
+                               beta, c, ldc);
+}
+
+bool ax_long_gemm_f32_any_k(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                            float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                            float beta, float *c, int64_t ldc)
+{
+    return long_gemm_if_suited(trans_a, trans_b, m, n, k, 1, alpha, a, lda, b, ldb, beta, c,
+                               ldc);
 }
 
 #else /* not x86-64 with GCC or Clang: the BLAS does every shape */
@@ -128,6 +144,13 @@ bool ax_long_gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
     (void)trans_a, (void)trans_b, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
     (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
     return false;
+}
+
+bool ax_long_gemm_f32_any_k(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                            float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                            float beta, float *c, int64_t ldc)
+{
+    return ax_long_gemm_f32(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 #endif

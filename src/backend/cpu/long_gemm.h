@@ -24,6 +24,16 @@ bool ax_long_gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
                       const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                       float *c, int64_t ldc);
 
+/* As ax_long_gemm_f32 from any k up: for a caller that cuts a long sum
+ * into pieces itself and runs each on one thread (a slice of a
+ * convolution's weight gradient, conv_weight_gradient.c: LeNet's first
+ * layer in slices of 4 images, k = 2,304), where the BLAS, handed the
+ * piece in blocks of 256 rows, spends more in per-call work than this
+ * kernel does. */
+bool ax_long_gemm_f32_any_k(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                            float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                            float beta, float *c, int64_t ldc);
+
 /* Turns the kernel off (true) or back on (false), so that tests and
  * benchmarks can compare it with the BLAS in one process; not
  * thread-safe: call it between products. */
