@@ -110,6 +110,8 @@ def main():
             p_onnx = np.concatenate([onnx_numpy.run(model, {"input": images[i:i + args.chunk]})[0]
                                      for i in range(0, len(images), args.chunk)])
             results["onnx numpy"] = compare("ONNX, NumPy evaluator (float64)", p_onnx, p_axon)
+            if saved:
+                compare("ONNX NumPy (float64) vs axon f64", p_onnx, p_axon64, "p_axon64")
         try:
             import onnxruntime
         except ImportError:
