@@ -11,19 +11,25 @@
  *   and one cut into more slices than a wave holds;
  * - bits equal on 1, 2 and 3 threads for every one of those, and with the
  *   caller's columns (the forward pass's) read instead of gathered;
+ * - bf16 (both operands rounded to bfloat16 in the slices, float32's
+ *   product: each product of two bf16 values is exact in float32) against
+ *   float64 sums of the rounded operands within float32's gamma_K bound,
+ *   and against its old path (im2col + the backend's bf16 GEMM, the same
+ *   rounded products in another order) within twice it;
  * - an empty batch gives zeros; a layer of more than 2^18 weights is
- *   declined with nothing written; bf16 has no entry (its layer path stays);
+ *   declined with nothing written;
  * - the network's layer calls the entry (counted through a wrapped table;
  *   in float64 handing it the forward pass's columns) and its gradient matches the im2col + GEMM path's (the table without
  *   the entry) within the same bound;
  * - whole training runs of a small LeNet-like network (two convolutions,
  *   max pooling, SGD with momentum) give the same weights bit for bit on
- *   1, 2 and 3 threads, in float32 and float64, for batches of 7, 16 and 50
- *   rows. */
+ *   1, 2 and 3 threads, in float32, float64 and bf16, for batches of 7, 16
+ *   and 50 rows. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/conv_weight_gradient.h"
 #include "core/net.h"
 #include "test_util.h"
@@ -119,6 +125,66 @@ static double real_at(const ax_backend *b, const void *values, int64_t i)
                                           : ((const float *)values)[i];
 }
 
+/* The value the backend multiplies: bf16 rounds its operands first. */
+static double operand_at(const ax_backend *b, const void *values, int64_t i)
+{
+    const double value = real_at(b, values, i);
+    return b->precision == AX_PRECISION_BF16 ? ax_bf16_round((float)value) : value;
+}
+
+static const char *precision_name(const ax_backend *b)
+{
+    return b->precision == AX_PRECISION_BF16  ? "bf16"
+           : b->precision == AX_PRECISION_F64 ? "float64"
+                                              : "float32";
+}
+
+/* Elements of got farther from exact than factor * bound * abs_sum (+ the
+ * smallest normal float32), the first one reported. */
+static int64_t outside(const ax_backend *b, const shape *s, int64_t images, const char *what,
+                       const void *got, const double *exact, const double *abs_sum,
+                       double bound)
+{
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < weights_of(s); i++) {
+        const double value = real_at(b, got, i);
+        if (!(fabs(value - exact[i]) <= bound * abs_sum[i] + 0x1.0p-126)) {
+            if (!wrong)
+                fprintf(stderr,
+                        "%s %s, %lldx%lldx%lld kernel %lldx%lld /s%lld /p%lld, %lld filters, "
+                        "%lld images: dW[%lld] is %.17g, expected %.17g (bound %.3g)\n",
+                        precision_name(b), what, (long long)s->g.height, (long long)s->g.width,
+                        (long long)s->g.channels, (long long)s->g.kernel_height,
+                        (long long)s->g.kernel_width, (long long)s->g.stride,
+                        (long long)s->g.padding, (long long)s->filters, (long long)images,
+                        (long long)i, value, exact[i], bound * abs_sum[i]);
+            wrong++;
+        }
+    }
+    return wrong;
+}
+
+/* bf16's old path, the layer's fallback: im2col + the backend's bf16 GEMM
+ * over the whole batch, then the transpose into torch's order. */
+static bool old_bf16_path(ax_backend *b, const shape *s, int64_t images, const void *x,
+                          const void *delta, void *dw)
+{
+    const int64_t positions = images * s->g.out_height * s->g.out_width;
+    const int64_t patch = weights_of(s) / s->filters;
+    float *columns = malloc((size_t)(positions * patch > 0 ? positions * patch : 1) * sizeof *columns);
+    float *ordered = malloc((size_t)weights_of(s) * sizeof *ordered);
+    if (columns && ordered) {
+        b->ops->im2col(b, &s->g, x, columns, images);
+        b->ops->gemm(b, true, false, s->filters, patch, positions, 1.0, delta, s->filters,
+                     columns, patch, 0.0, ordered, patch);
+        b->ops->transpose(b, ordered, dw, s->filters,
+                          s->g.kernel_height * s->g.kernel_width, s->g.channels);
+    }
+    const bool made = columns && ordered;
+    free(columns), free(ordered);
+    return made;
+}
+
 /* Runs the entry on `threads` threads into dw (overwritten), gathering
  * the columns itself or reading the given ones. */
 static bool run_entry(ax_backend *b, const shape *s, int64_t images, int threads, const void *x,
@@ -147,11 +213,11 @@ static void check_batch(ax_backend *b, const shape *s, int64_t images)
         delta[i] = random_uniform();
     bx = converted(b, x, in);
     bdelta = converted(b, delta, out);
-    /* the reference sees the values the backend holds */
+    /* the reference sees the values the backend multiplies */
     for (int64_t i = 0; i < in; i++)
-        x[i] = real_at(b, bx, i);
+        x[i] = operand_at(b, bx, i);
     for (int64_t i = 0; i < out; i++)
-        delta[i] = real_at(b, bdelta, i);
+        delta[i] = operand_at(b, bdelta, i);
     reference(s, images, x, delta, exact, abs_sum);
     for (int t = 0; t < 3; t++)
         dw[t] = malloc((size_t)w * b->real_size);
@@ -163,29 +229,25 @@ static void check_batch(ax_backend *b, const shape *s, int64_t images)
     const double u = b->real_size == sizeof(double) ? 0x1.0p-53 : 0x1.0p-24;
     const double terms = (double)(images * s->g.out_height * s->g.out_width);
     const double bound = terms * u / (1.0 - terms * u);
-    int64_t wrong = 0;
-    for (int64_t i = 0; i < w; i++) {
-        const double got = real_at(b, dw[0], i);
-        if (!(fabs(got - exact[i]) <= bound * abs_sum[i] + 0x1.0p-126)) {
-            if (!wrong)
-                fprintf(stderr,
-                        "%s, %lldx%lldx%lld kernel %lldx%lld /s%lld /p%lld, %lld filters, %lld "
-                        "images: dW[%lld] is %.17g, expected %.17g (bound %.3g)\n",
-                        b->real_size == sizeof(double) ? "float64" : "float32",
-                        (long long)s->g.height, (long long)s->g.width, (long long)s->g.channels,
-                        (long long)s->g.kernel_height, (long long)s->g.kernel_width,
-                        (long long)s->g.stride, (long long)s->g.padding, (long long)s->filters,
-                        (long long)images, (long long)i, got, exact[i], bound * abs_sum[i]);
-            wrong++;
-        }
-    }
-    CHECK(wrong == 0);
+    CHECK(outside(b, s, images, "entry", dw[0], exact, abs_sum, bound) == 0);
     for (int t = 1; t < 3; t++)
         if (memcmp(dw[0], dw[t], (size_t)w * b->real_size) != 0) {
             fprintf(stderr, "%lld images, %lld filters: bits on %d threads differ from 1's\n",
                     (long long)images, (long long)s->filters, t + 1);
             CHECK(false);
         }
+    /* bf16's old path: the same rounded products, another order, so within
+     * twice the bound of the entry (and within the bound of the exact) */
+    double *old = malloc((size_t)w * sizeof *old);
+    if (b->precision == AX_PRECISION_BF16 && images > 0 && old) {
+        CHECK(old_bf16_path(b, s, images, bx, bdelta, dw[1]));
+        CHECK(outside(b, s, images, "old path", dw[1], exact, abs_sum, bound) == 0);
+        for (int64_t i = 0; i < w; i++)
+            old[i] = real_at(b, dw[1], i);
+        CHECK(outside(b, s, images, "entry against the old path", dw[0], old, abs_sum,
+                      2.0 * bound) == 0);
+    }
+    free(old);
     /* The caller's columns (the forward pass's) read instead: the same bits. */
     const int64_t column_count = images * s->g.out_height * s->g.out_width * (w / s->filters);
     void *columns = malloc((size_t)(column_count > 0 ? column_count : 1) * b->real_size);
@@ -420,7 +482,9 @@ static void check_training_threads(ax_precision precision)
             CHECK(other && other_count == count);
             if (other && memcmp(first, other, (size_t)count * sizeof *first) != 0) {
                 fprintf(stderr, "%s, batch %lld: weights after training on %d threads differ "
-                        "from 1's\n", precision == AX_PRECISION_F64 ? "float64" : "float32",
+                        "from 1's\n", precision == AX_PRECISION_BF16  ? "bf16"
+                                       : precision == AX_PRECISION_F64 ? "float64"
+                                                                       : "float32",
                         (long long)batches[n], threads);
                 CHECK(false);
             }
@@ -436,13 +500,12 @@ int main(void)
     check_slices();
     check_entry(AX_PRECISION_F32);
     check_entry(AX_PRECISION_F64);
-    ax_backend *bf16 = ax_backend_cpu_create(AX_PRECISION_BF16);
-    CHECK(bf16 && bf16->ops->conv_backward_weights == NULL);
-    if (bf16)
-        bf16->ops->destroy(bf16);
+    check_entry(AX_PRECISION_BF16);
     check_layer_uses_entry(AX_PRECISION_F32);
     check_layer_uses_entry(AX_PRECISION_F64);
+    check_layer_uses_entry(AX_PRECISION_BF16);
     check_training_threads(AX_PRECISION_F32);
     check_training_threads(AX_PRECISION_F64);
+    check_training_threads(AX_PRECISION_BF16);
     return test_finish("test_conv_weight_gradient");
 }

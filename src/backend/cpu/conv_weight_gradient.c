@@ -17,11 +17,16 @@
  * threads ran the slices (one thread runs the very same calls). Slices go
  * in waves of at most WAVE, so the partials' memory is bounded whatever
  * the batch; the running sum carries from one wave to the next in the
- * same slice order. */
+ * same slice order. In bf16 (round_bf16) each slice's columns are always
+ * gathered (the forward pass's are unrounded float32) and rounded in
+ * place, and its delta rounded into the thread's buffer beside them, so
+ * the float32 product multiplies exactly the bf16 GEMM's operands; the
+ * rounding works value by value, so its bits follow no thread count. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/bf16_round.h"
 #include "backend/cpu/conv_weight_gradient.h"
 #include "backend/cpu/cpu_image.h"
 #include "base/memory.h"
@@ -115,7 +120,8 @@ ADD_PARTIALS(f64, double)
 bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *scratch,
                                  ax_cpu_gemm_function *gemm, const ax_window_geometry *geometry,
                                  int64_t filters, const void *delta, const void *x,
-                                 const void *columns, void *weight_gradient, int64_t images)
+                                 const void *columns, void *weight_gradient, int64_t images,
+                                 bool round_bf16)
 {
     const bool f64 = backend->real_size == sizeof(double);
     const size_t real = backend->real_size;
@@ -133,9 +139,13 @@ bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *sc
     const int64_t widest = (images + slices - 1) / slices; /* images of the largest slice */
     const int64_t wave_slices = slices < WAVE ? slices : WAVE;
     const int threads = omp_get_max_threads();
+    if (round_bf16)
+        columns = NULL;
     /* [the running sum (filters, patch); a wave's partials; each thread's
-     * columns, unless the caller's are there to read] */
-    const int64_t column_reals = columns ? 0 : widest * places * patch;
+     * columns, unless the caller's are there to read, then in bf16 its
+     * rounded delta] */
+    const int64_t delta_reals = round_bf16 ? widest * places * filters : 0;
+    const int64_t column_reals = (columns ? 0 : widest * places * patch) + delta_reals;
     const size_t bytes =
         (size_t)(weights * (1 + wave_slices) + (int64_t)threads * column_reals) * real;
     if (!scratch_reserve(scratch, bytes))
@@ -153,11 +163,11 @@ bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *sc
             const int64_t first = slice_first(wave + i, slices, images);
             const int64_t count = slice_first(wave + i + 1, slices, images) - first;
             const char *slice_columns;
+            const char *slice_delta = (const char *)delta + (size_t)first * image_out;
+            char *own = own_columns + (size_t)omp_get_thread_num() * (size_t)column_reals * real;
             if (columns) {
                 slice_columns = (const char *)columns + (size_t)(first * places * patch) * real;
             } else {
-                char *own =
-                    own_columns + (size_t)omp_get_thread_num() * (size_t)column_reals * real;
                 const char *slice_x = (const char *)x + (size_t)first * image_in;
                 if (f64)
                     ax_cpu_im2col_f64(backend, geometry, slice_x, own, count);
@@ -165,8 +175,15 @@ bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *sc
                     ax_cpu_im2col_f32(backend, geometry, slice_x, own, count);
                 slice_columns = own;
             }
+            if (round_bf16) {
+                /* one thread each: nested OpenMP regions are inactive */
+                float *rounded = (float *)own + (column_reals - delta_reals);
+                ax_bf16_round_values((float *)own, (const float *)own, count * places * patch);
+                ax_bf16_round_values(rounded, (const float *)slice_delta, count * places * filters);
+                slice_delta = (const char *)rounded;
+            }
             gemm(backend, true, false, filters, patch, count * places, 1.0,
-                 (const char *)delta + (size_t)first * image_out, filters, slice_columns, patch,
+                 slice_delta, filters, slice_columns, patch,
                  0.0, partials + (size_t)(i * weights) * real, patch);
         }
         if (f64)

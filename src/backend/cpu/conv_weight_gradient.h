@@ -1,5 +1,5 @@
 /* conv_weight_gradient.h: the CPU backend's convolution weight gradient
- * (backend.h: conv_backward_weights), in float32 and float64, parallel over
+ * (backend.h: conv_backward_weights), in float32, float64 and bf16, parallel over
  * a split of the batch that does not depend on the thread count
  * (conv_weight_gradient.c). */
 #ifndef AX_BACKEND_CPU_CONV_WEIGHT_GRADIENT_H
@@ -27,13 +27,16 @@ typedef void ax_cpu_gemm_function(ax_backend *backend, bool trans_a, bool trans_
  * sum over images of delta (images, out_height, out_width, filters)^T
  * times the columns of x (images, height, width, channels) (im2col's),
  * overwritten; read from columns where not NULL (x's, as im2col lays them
- * out), gathered slice by slice otherwise. backend->real_size picks float32 or float64. False, with
+ * out), gathered slice by slice otherwise. backend->real_size picks float32 or
+ * float64; round_bf16 (float32 only) rounds both operands to bfloat16
+ * first, as bf16_gemm.c does, and then ignores columns. False, with
  * nothing written, for a layer of more than 2^18 weights (the BLAS splits
  * its one GEMM well) or when its scratch cannot be allocated. */
 bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *scratch,
                                  ax_cpu_gemm_function *gemm, const ax_window_geometry *geometry,
                                  int64_t filters, const void *delta, const void *x,
-                                 const void *columns, void *weight_gradient, int64_t images);
+                                 const void *columns, void *weight_gradient, int64_t images,
+                                 bool round_bf16);
 
 /* How many slices a batch of `images` is cut into (a function of the
  * images and the geometry only): for tests. */

@@ -1,8 +1,10 @@
 /* cpu_backend.c: the CPU backend: GEMMs through CBLAS (multithreaded BLAS,
  * as ROOT/TMVA's deep-learning CPU backend does), everything else in the
  * OpenMP kernels of cpu_kernels.inc, instantiated here for float and double.
- * bf16 is the float table with its GEMMs on bfloat16 operands (bf16_gemm.c)
- * and, built with oneDNN, its convolutions on them (onednn_conv_bf16.c). */
+ * bf16 is the float table with its GEMMs on bfloat16 operands (bf16_gemm.c),
+ * its weight gradient on them through the float32 slice product
+ * (conv_weight_gradient.c) and, built with oneDNN, its other convolutions
+ * on them (onednn_conv_bf16.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,8 +203,8 @@ static void slice_gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int6
 
 /* The weight gradient over slices of the batch (conv_weight_gradient.c),
  * each slice's product through this backend's own GEMM. Only backends
- * made by ax_backend_cpu_create in float32 or float64 are cpu_backends;
- * bf16 (its GEMM packs into one shared workspace) declines. */
+ * made by ax_backend_cpu_create in float32 or float64 are cpu_backends
+ * (the test plugin copies tables across precisions). */
 static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geometry *geometry,
                                       int64_t filters, const void *delta, const void *x,
                                       const void *columns, void *weight_gradient, int64_t images)
@@ -212,19 +214,36 @@ static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geome
     return ax_cpu_conv_weight_gradient(
         backend, &((cpu_backend *)backend)->weight_scratch,
         backend->precision == AX_PRECISION_F64 ? gemm_f64 : slice_gemm_f32, geometry, filters, delta,
-        x, columns, weight_gradient, images);
+        x, columns, weight_gradient, images, false);
 }
 
 /* The bf16 backend: float32 memory and kernels, bfloat16 GEMM operands
- * with float32 sums, and the scratch memory its packing needs. */
+ * with float32 sums, the scratch memory its packing needs and its own
+ * weight-gradient scratch (its GEMM workspace is one, shared, so the
+ * slices take float32's product on operands rounded in the slice). */
 typedef struct cpu_bf16_backend {
     ax_backend base;
     ax_bf16_workspace workspace;
+    ax_conv_weight_scratch weight_scratch;
 #ifdef AXON_ONEDNN
     ax_onednn_convs *convs;
     ax_onednn_bf16_mode conv_mode; /* AXON_ONEDNN_BF16's, at creation */
 #endif
 } cpu_bf16_backend;
+
+/* bf16 operands, float32 products (exact) and sums: axon's bf16 GEMM,
+ * summed in the slices' order. */
+static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
+                                           const ax_window_geometry *geometry, int64_t filters,
+                                           const void *delta, const void *x, const void *columns,
+                                           void *weight_gradient, int64_t images)
+{
+    if (backend->precision != AX_PRECISION_BF16)
+        return false;
+    return ax_cpu_conv_weight_gradient(backend, &((cpu_bf16_backend *)backend)->weight_scratch,
+                                       slice_gemm_f32, geometry, filters, delta, x, columns,
+                                       weight_gradient, images, true);
+}
 
 /* The emulation's float32 product: gemm_f32's choice of kernels. */
 static void sgemm_for_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
@@ -250,6 +269,7 @@ static void cpu_backend_destroy(ax_backend *backend)
         return;
     if (backend->precision == AX_PRECISION_BF16) {
         ax_bf16_workspace_free(&((cpu_bf16_backend *)backend)->workspace);
+        ax_conv_weight_scratch_free(&((cpu_bf16_backend *)backend)->weight_scratch);
 #ifdef AXON_ONEDNN
         ax_onednn_convs_free(((cpu_bf16_backend *)backend)->convs);
 #endif
@@ -387,7 +407,7 @@ static const ax_backend_ops cpu_ops_f64 =
     CPU_OPS(f64, f64, cpu_backend_destroy, NULL, NULL, cpu_conv_backward_weights);
 static const ax_backend_ops cpu_ops_bf16 =
     CPU_OPS(f32, bf16, cpu_backend_destroy, CPU_BF16_CONV_FORWARD, CPU_BF16_CONV_BACKWARD_INPUT,
-            NULL);
+            cpu_bf16_conv_backward_weights);
 
 ax_backend *ax_backend_cpu_create(ax_precision precision)
 {
