@@ -21,7 +21,7 @@
  * gathered (the forward pass's are unrounded float32) and rounded in
  * place, and its delta rounded into the thread's buffer beside them, so
  * the float32 product multiplies exactly the bf16 GEMM's operands; the
- * rounding works value by value, so its bits follow no thread count. */
+ * rounding works value by value, on the slice's thread. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +100,19 @@ static bool scratch_reserve(ax_conv_weight_scratch *scratch, size_t bytes)
     return true;
 }
 
+/* dst = src rounded to bfloat16 on the calling thread, with bf16_round.h's
+ * one rounding. Not ax_bf16_round_values: at a slice's counts it took
+ * 1.3-1.8 ns a value on the 2-core Xeon against 0.2 for this loop (LeNet's
+ * first weight gradient, batch 128: 3.1 ms against 1.7). */
+static void round_to_bf16(float *dst, const float *src, int64_t count)
+{
+    uint32_t *out = (uint32_t *)dst;
+    const uint32_t *in = (const uint32_t *)src;
+#pragma omp simd
+    for (int64_t i = 0; i < count; i++)
+        out[i] = ax_bf16_round_bits(in[i]);
+}
+
 /* sum (count) = sum (when carry) + parts[0] + parts[1] + ... + parts[n-1],
  * left to right for every element, whatever thread adds it. */
 #define ADD_PARTIALS(suffix, real)                                                          \
@@ -176,10 +189,9 @@ bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *sc
                 slice_columns = own;
             }
             if (round_bf16) {
-                /* one thread each: nested OpenMP regions are inactive */
                 float *rounded = (float *)own + (column_reals - delta_reals);
-                ax_bf16_round_values((float *)own, (const float *)own, count * places * patch);
-                ax_bf16_round_values(rounded, (const float *)slice_delta, count * places * filters);
+                round_to_bf16((float *)own, (const float *)own, count * places * patch);
+                round_to_bf16(rounded, (const float *)slice_delta, count * places * filters);
                 slice_delta = (const char *)rounded;
             }
             gemm(backend, true, false, filters, patch, count * places, 1.0,
