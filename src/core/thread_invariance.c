@@ -69,20 +69,34 @@ static bool shape_invariant(ax_backend *backend, int threads, int s)
  * built), at LeNet's two shapes over a few images, both entries: their
  * kernels split the work by output, so they should agree; measured here as
  * the GEMMs are. True when the backend has none. */
+/* LeNet's two convolutions, which both checks below run. */
+static const ax_window_geometry lenet_geometries[] = {{28, 28, 1, 5, 5, 1, 0, 24, 24},
+                                                      {12, 12, 32, 5, 5, 1, 0, 8, 8}};
+static const int64_t lenet_filters[] = {32, 64};
+
+/* Values of a convolution's images, outputs and weights over images. */
+typedef struct conv_sizes {
+    int64_t in, out, weights;
+} conv_sizes;
+
+static conv_sizes sizes_of(const ax_window_geometry *g, int64_t filters, int64_t images)
+{
+    return (conv_sizes){images * g->height * g->width * g->channels,
+                        images * g->out_height * g->out_width * filters,
+                        filters * g->channels * g->kernel_height * g->kernel_width};
+}
+
 static bool conv_invariant(ax_backend *backend, int threads)
 {
     if (!backend->ops->conv_forward || !backend->ops->conv_backward_input)
         return true;
-    static const ax_window_geometry geometries[] = {{28, 28, 1, 5, 5, 1, 0, 24, 24},
-                                                   {12, 12, 32, 5, 5, 1, 0, 8, 8}};
-    static const int64_t filters[] = {32, 64}, images = 6;
+    static const int64_t images = 6;
+    const int64_t *filters = lenet_filters;
     bool same = true;
     for (int g = 0; same && g < 2; g++) {
-        const ax_window_geometry *geometry = &geometries[g];
-        const int64_t in = images * geometry->height * geometry->width * geometry->channels;
-        const int64_t out = images * geometry->out_height * geometry->out_width * filters[g];
-        const int64_t weights = filters[g] * geometry->channels * geometry->kernel_height *
-                                geometry->kernel_width;
+        const ax_window_geometry *geometry = &lenet_geometries[g];
+        const conv_sizes n = sizes_of(geometry, filters[g], images);
+        const int64_t in = n.in, out = n.out, weights = n.weights;
         const size_t real = backend->real_size;
         char *x = malloc((size_t)in * real), *w = malloc((size_t)weights * real);
         char *z[2] = {calloc((size_t)out, real), calloc((size_t)out, real)};
@@ -115,16 +129,13 @@ static bool weight_gradient_invariant(ax_backend *backend, int threads)
 {
     if (!backend->ops->conv_backward_weights)
         return true;
-    static const ax_window_geometry geometries[] = {{28, 28, 1, 5, 5, 1, 0, 24, 24},
-                                                   {12, 12, 32, 5, 5, 1, 0, 8, 8}};
-    static const int64_t filters[] = {32, 64}, images = 37;
+    static const int64_t images = 37;
+    const int64_t *filters = lenet_filters;
     bool same = true;
     for (int g = 0; same && g < 2; g++) {
-        const ax_window_geometry *geometry = &geometries[g];
-        const int64_t in = images * geometry->height * geometry->width * geometry->channels;
-        const int64_t out = images * geometry->out_height * geometry->out_width * filters[g];
-        const int64_t weights = filters[g] * geometry->channels * geometry->kernel_height *
-                                geometry->kernel_width;
+        const ax_window_geometry *geometry = &lenet_geometries[g];
+        const conv_sizes n = sizes_of(geometry, filters[g], images);
+        const int64_t in = n.in, out = n.out, weights = n.weights;
         const size_t real = backend->real_size;
         char *x = malloc((size_t)in * real), *delta = malloc((size_t)out * real);
         char *dw[2] = {calloc((size_t)weights, real), calloc((size_t)weights, real)};
