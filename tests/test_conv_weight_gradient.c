@@ -24,7 +24,10 @@
  * - whole training runs of a small LeNet-like network (two convolutions,
  *   max pooling, SGD with momentum) give the same weights bit for bit on
  *   1, 2 and 3 threads, in float32, float64 and bf16, for batches of 7, 16
- *   and 50 rows. */
+ *   and 50 rows;
+ * - in a build with oneDNN, float32's and bf16's slices run its primitive
+ *   (onednn_conv_weights.c); the entry checks run again with
+ *   AXON_ONEDNN_CONV=off for the GEMM product. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -501,6 +504,14 @@ int main(void)
     check_entry(AX_PRECISION_F32);
     check_entry(AX_PRECISION_F64);
     check_entry(AX_PRECISION_BF16);
+    /* A build with oneDNN runs float32's and bf16's slices through its
+     * primitive (onednn_conv_weights.c): the GEMM product, the fallback,
+     * checked the same way with oneDNN turned off (read at creation). */
+    setenv("AXON_ONEDNN_CONV", "off", 1);
+    check_entry(AX_PRECISION_F32);
+    check_entry(AX_PRECISION_BF16);
+    check_training_threads(AX_PRECISION_F32);
+    unsetenv("AXON_ONEDNN_CONV");
     check_layer_uses_entry(AX_PRECISION_F32);
     check_layer_uses_entry(AX_PRECISION_F64);
     check_layer_uses_entry(AX_PRECISION_BF16);
