@@ -3,8 +3,8 @@
  * OpenMP kernels of cpu_kernels.inc, instantiated here for float and double.
  * bf16 is the float table with its GEMMs on bfloat16 operands (bf16_gemm.c),
  * its weight gradient on them through the float32 slice product
- * (conv_weight_gradient.c) and, built with oneDNN, its other convolutions
- * on them (onednn_conv_bf16.c). */
+ * (conv_weight_gradient.c) and, built with oneDNN, its convolutions on
+ * them through oneDNN (onednn_conv_bf16.c, onednn_conv_weights.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

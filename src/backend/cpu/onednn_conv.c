@@ -15,8 +15,9 @@
  *
  * Neither pass sums over threads: each output value is one thread's
  * product, so the bits do not depend on the thread count
- * (tests/test_conv_onednn.c checks it). The weight gradient does sum over
- * threads in oneDNN, and stays with im2col + GEMM. */
+ * (tests/test_conv_onednn.c checks it). oneDNN's weight gradient does sum
+ * over threads: onednn_conv_weights.c runs it in slices of the batch, one
+ * thread each. */
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 #include <stdlib.h>
