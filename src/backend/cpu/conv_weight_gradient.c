@@ -100,19 +100,6 @@ static bool scratch_reserve(ax_conv_weight_scratch *scratch, size_t bytes)
     return true;
 }
 
-/* dst = src rounded to bfloat16 on the calling thread, with bf16_round.h's
- * one rounding. Not ax_bf16_round_values: at a slice's counts it took
- * 1.3-1.8 ns a value on the 2-core Xeon against 0.2 for this loop (LeNet's
- * first weight gradient, batch 128: 3.1 ms against 1.7). */
-static void round_to_bf16(void *dst, const void *src, int64_t count)
-{
-    uint32_t *out = dst;
-    const uint32_t *in = src;
-#pragma omp simd
-    for (int64_t i = 0; i < count; i++)
-        out[i] = ax_bf16_round_bits(in[i]);
-}
-
 /* sum (count) = sum (when carry) + parts[0] + parts[1] + ... + parts[n-1]
  * (stride values apart),
  * left to right for every element, whatever thread adds it. */
@@ -214,8 +201,9 @@ static bool gemm_slice(void *context, int64_t first, int64_t count, void *own, v
     }
     if (p->round_bf16) {
         float *rounded = (float *)own + (p->column_reals - p->delta_reals);
-        round_to_bf16(own, own, count * p->places * p->patch);
-        round_to_bf16(rounded, (const float *)slice_delta, count * p->places * p->filters);
+        ax_bf16_round_values_serial(own, own, count * p->places * p->patch);
+        ax_bf16_round_values_serial(rounded, (const float *)slice_delta,
+                                    count * p->places * p->filters);
         slice_delta = (const char *)rounded;
     }
     p->gemm(p->backend, true, false, p->filters, p->patch, count * p->places, 1.0, slice_delta,

@@ -179,22 +179,13 @@ typedef struct weight_call {
 } weight_call;
 
 /* count values of from in the primitive's type at to, on this thread:
- * packed bfloat16 (NATIVE) or float32 holding bfloat16 values (ROUNDED),
- * rounded by bf16_round.h's one rounding. */
+ * packed bfloat16 (NATIVE) or float32 holding bfloat16 values (ROUNDED). */
 static void stage(ax_onednn_bf16_mode bf16, const float *from, int64_t count, void *to)
 {
-    const uint32_t *in = (const uint32_t *)from;
-    if (bf16 == AX_ONEDNN_BF16_NATIVE) {
-        uint16_t *out = to;
-#pragma omp simd
-        for (int64_t i = 0; i < count; i++)
-            out[i] = (uint16_t)(ax_bf16_round_bits(in[i]) >> 16);
-    } else {
-        uint32_t *out = to;
-#pragma omp simd
-        for (int64_t i = 0; i < count; i++)
-            out[i] = ax_bf16_round_bits(in[i]);
-    }
+    if (bf16 == AX_ONEDNN_BF16_NATIVE)
+        ax_bf16_pack_values_serial(to, from, count);
+    else
+        ax_bf16_round_values_serial(to, from, count);
 }
 
 static bool weight_slice(void *context, int64_t first, int64_t count, void *own, void *partial)
