@@ -52,7 +52,10 @@ struct ax_onednn_convs {
     conv_entry entries[ENTRIES];
     void *staging; /* the callers' converted operands (ax_onednn_convs_staging) */
     size_t staging_bytes;
-    ax_onednn_weight_primitives *weight_primitives; /* onednn_conv_weights.c's */
+    /* onednn_conv_weights.c's primitives, and how to free them (a pointer:
+     * this file does not call that one, which calls this one) */
+    ax_onednn_weight_primitives *weight_primitives;
+    void (*weight_primitives_free)(ax_onednn_weight_primitives *);
 };
 
 static void entry_release(conv_entry *e)
@@ -76,7 +79,8 @@ void ax_onednn_convs_free(ax_onednn_convs *convs)
         return;
     for (int i = 0; i < ENTRIES; i++)
         entry_release(&convs->entries[i]);
-    ax_onednn_weight_primitives_free(convs->weight_primitives);
+    if (convs->weight_primitives)
+        convs->weight_primitives_free(convs->weight_primitives);
     if (convs->stream)
         dnnl_stream_destroy(convs->stream);
     if (convs->engine)
@@ -109,12 +113,14 @@ static ax_onednn_convs *convs_open(ax_onednn_convs **convs)
 }
 
 dnnl_engine_t ax_onednn_convs_engine(ax_onednn_convs **convs_slot,
-                                     ax_onednn_weight_primitives ***weight_primitives)
+                                     ax_onednn_weight_primitives ***weight_primitives,
+                                     void (*weight_primitives_free)(ax_onednn_weight_primitives *))
 {
     ax_onednn_convs *convs = convs_open(convs_slot);
     if (!convs)
         return NULL;
     *weight_primitives = &convs->weight_primitives;
+    convs->weight_primitives_free = weight_primitives_free;
     return convs->engine;
 }
 

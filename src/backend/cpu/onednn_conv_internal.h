@@ -10,12 +10,13 @@
 
 /* onednn_conv_weights.c's primitives, kept in the backend's state. */
 typedef struct ax_onednn_weight_primitives ax_onednn_weight_primitives;
-void ax_onednn_weight_primitives_free(ax_onednn_weight_primitives *primitives);
 
 /* The state's engine (the state created on first use), and where its
- * weight-gradient primitives are kept; NULL when out of memory. */
+ * weight-gradient primitives are kept, which the state frees with
+ * weight_primitives_free; NULL when out of memory. */
 dnnl_engine_t ax_onednn_convs_engine(ax_onednn_convs **convs,
-                                     ax_onednn_weight_primitives ***weight_primitives);
+                                     ax_onednn_weight_primitives ***weight_primitives,
+                                     void (*weight_primitives_free)(ax_onednn_weight_primitives *));
 
 /* The forward description of a convolution of `images` images: images
  * NHWC of type operand, outputs NHWC of type output, weights of type

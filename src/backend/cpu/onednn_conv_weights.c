@@ -57,10 +57,8 @@ static void slice_release(slice_primitive *p)
     memset(p, 0, sizeof *p);
 }
 
-void ax_onednn_weight_primitives_free(ax_onednn_weight_primitives *primitives)
+static void primitives_free(ax_onednn_weight_primitives *primitives)
 {
-    if (!primitives)
-        return;
     for (int i = 0; i < KEPT; i++)
         slice_release(&primitives->kept[i]);
     for (int i = 0; i < primitives->stream_count; i++)
@@ -253,8 +251,8 @@ static bool sliced_gradient(ax_onednn_convs **convs, ax_conv_weight_scratch *scr
                             float *gradient, int64_t images)
 {
     ax_onednn_weight_primitives **slot = NULL;
-    weight_call c = {.engine = ax_onednn_convs_engine(convs, &slot), .x = x, .delta = delta,
-                     .bf16 = bf16};
+    weight_call c = {.engine = ax_onednn_convs_engine(convs, &slot, primitives_free),
+                     .x = x, .delta = delta, .bf16 = bf16};
     if (!c.engine)
         return false;
     if (!*slot && !(*slot = calloc(1, sizeof **slot)))
