@@ -233,7 +233,8 @@ bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *sc
     const int64_t patch = geometry->kernel_height * geometry->kernel_width * geometry->channels;
     const int64_t places = geometry->out_height * geometry->out_width;
     const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
-    const int64_t widest = slices ? (images + slices - 1) / slices : 0; /* the largest slice's images */
+    /* the images of the largest slice */
+    const int64_t widest = slices ? (images + slices - 1) / slices : 0;
     if (round_bf16)
         columns = NULL; /* the forward pass's are unrounded float32 */
     gemm_product p = {
