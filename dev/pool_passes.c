@@ -8,10 +8,11 @@
  *     conv layer 3 (8,192 rows x 64).
  * One run is one round: for each thread count (argument 1, e.g. 1,2,3) and
  * each pass, the best of CALLS calls, printed as a line
- *   pass <name> threads <t> ms <best> gbs <GB/s> bits <same|DIFFERENT>
+ *   pass <name> threads <t> ms <best> gbs <GB/s> bits <same|DIFFERENT> hash <h>
  * where GB/s counts the ideal traffic (each input read once, each output
- * written once) and bits says whether the output equals the one of the
- * first thread count (it must). dev/pool_passes.sh alternates rounds of this
+ * written once), bits says whether the output equals the one of the first
+ * thread count (it must), and hash is an FNV-1a hash of the output (two
+ * builds that keep the same bits print the same hashes). dev/pool_passes.sh alternates rounds of this
  * program built against two libraries and takes the medians.
  * In-place passes get their input back (untimed) before each call. */
 #include <omp.h>
@@ -100,6 +101,14 @@ static void copy_result(const pass *p, size_t real, char *to)
         memcpy(to + p->out_bytes, p->bias, (size_t)conv_cols[p->layer] * real);
 }
 
+static uint64_t fnv1a(const char *bytes, size_t count)
+{
+    uint64_t h = 1469598103934665603u;
+    for (size_t i = 0; i < count; i++)
+        h = (h ^ (uint8_t)bytes[i]) * 1099511628211u;
+    return h;
+}
+
 static void *grab(size_t bytes)
 {
     void *memory = aligned_alloc(64, (bytes + 63) / 64 * 64);
@@ -171,18 +180,16 @@ int main(int argc, char **argv)
             pass *p = &passes[i];
             const double ms = best_ms(b, p);
             const size_t bytes = result_bytes(p, real);
-            bool same = true;
-            if (!have_first) {
-                first[i] = grab(bytes);
-                copy_result(p, real, first[i]);
-            } else {
-                char *now = grab(bytes);
-                copy_result(p, real, now);
-                same = memcmp(now, first[i], bytes) == 0;
+            char *now = grab(bytes);
+            copy_result(p, real, now);
+            if (!have_first)
+                first[i] = now;
+            const bool same = memcmp(now, first[i], bytes) == 0;
+            printf("pass %s threads %d ms %.4f gbs %.1f bits %s hash %016llx\n", p->name, threads,
+                   ms, p->bytes / ms / 1e6, same ? "same" : "DIFFERENT",
+                   (unsigned long long)fnv1a(now, bytes));
+            if (now != first[i])
                 free(now);
-            }
-            printf("pass %s threads %d ms %.4f gbs %.1f bits %s\n", p->name, threads, ms,
-                   p->bytes / ms / 1e6, same ? "same" : "DIFFERENT");
         }
         have_first = true;
     }

@@ -32,7 +32,17 @@ for round in $(seq "$rounds"); do
     [ -z "$base" ] || "$out-base" "$threads" "$precision" | sed "s/^/base $round /" >>"$log"
 done
 uptime
-grep -q DIFFERENT "$log" && echo "BITS DIFFER ACROSS THREAD COUNTS:" && grep DIFFERENT "$log"
+if grep -q DIFFERENT "$log"; then echo "BITS DIFFER ACROSS THREAD COUNTS:"; grep DIFFERENT "$log"; fi
+if [ -n "$base" ]; then # the outputs' hashes of the two builds, round 1
+    if diff <(awk '$1 == "new" && $2 == 1 {print $4, $6, $14}' "$log") \
+            <(awk '$1 == "base" && $2 == 1 {print $4, $6, $14}' "$log") >/dev/null; then
+        echo "outputs: the same bits as the base build's, every pass and thread count"
+    else
+        echo "OUTPUTS DIFFER FROM THE BASE BUILD'S:"
+        diff <(awk '$1 == "new" && $2 == 1 {print $4, $6, $14}' "$log") \
+             <(awk '$1 == "base" && $2 == 1 {print $4, $6, $14}' "$log") || true
+    fi
+fi
 # fields: who round "pass" name "threads" t "ms" ms "gbs" gbs "bits" same
 awk -v rounds="$rounds" '
 function median(list, n,    i, j, t, a) {
