@@ -207,8 +207,7 @@ static void check_backward(const context *cx, int act_or_sums, int64_t rows, int
     const int64_t n = rows * cols;
     double *delta = make_values(n, 21 + (uint64_t)cols, 2.0, specials);
     double *a = make_values(n, 22, 1.0, false);
-    /* on 1, 2 and 3 threads (the wide sums' slabs narrow to give each
-     * thread one: 64, 32, 16 columns) */
+    /* on 1, 2 and 3 threads */
     double *got[3] = {malloc(sizeof(double) * (size_t)n), malloc(sizeof(double) * (size_t)n),
                       malloc(sizeof(double) * (size_t)n)};
     double *gradient[3] = {malloc(sizeof(double) * (size_t)cols),

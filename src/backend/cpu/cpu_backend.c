@@ -6,7 +6,6 @@
  * (conv_weight_gradient.c) and, built with oneDNN, its other convolutions
  * on them (onednn_conv_bf16.c). */
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
