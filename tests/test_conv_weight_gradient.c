@@ -24,7 +24,11 @@
  * - whole training runs of a small LeNet-like network (two convolutions,
  *   max pooling, SGD with momentum) give the same weights bit for bit on
  *   1, 2 and 3 threads, in float32, float64 and bf16, for batches of 7, 16
- *   and 50 rows. */
+ *   and 50 rows;
+ * - in a build with oneDNN, float32's and bf16's slices run its primitive
+ *   (onednn_conv_weights.c); the entry checks run again with
+ *   AXON_ONEDNN_BF16=native (oneDNN's bf16 primitive) and with
+ *   AXON_ONEDNN_CONV=off (the GEMM product). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -501,6 +505,20 @@ int main(void)
     check_entry(AX_PRECISION_F32);
     check_entry(AX_PRECISION_F64);
     check_entry(AX_PRECISION_BF16);
+    /* A build with oneDNN runs float32's and bf16's slices through its
+     * primitive (onednn_conv_weights.c): the GEMM product, the fallback,
+     * checked the same way with oneDNN turned off (read at creation). */
+    /* oneDNN's bf16 primitive (AVX512_BF16 or AMX, or oneDNN's emulation on
+     * other AVX-512 CPUs; rounded float32 ones where it has neither) */
+    setenv("AXON_ONEDNN_BF16", "native", 1);
+    check_entry(AX_PRECISION_BF16);
+    check_training_threads(AX_PRECISION_BF16);
+    unsetenv("AXON_ONEDNN_BF16");
+    setenv("AXON_ONEDNN_CONV", "off", 1);
+    check_entry(AX_PRECISION_F32);
+    check_entry(AX_PRECISION_BF16);
+    check_training_threads(AX_PRECISION_F32);
+    unsetenv("AXON_ONEDNN_CONV");
     check_layer_uses_entry(AX_PRECISION_F32);
     check_layer_uses_entry(AX_PRECISION_F64);
     check_layer_uses_entry(AX_PRECISION_BF16);

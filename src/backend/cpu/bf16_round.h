@@ -24,5 +24,9 @@ static inline uint32_t ax_bf16_round_bits(uint32_t u)
 void ax_bf16_round_values(float *dst, const float *src, int64_t count);
 /* dst[i] = the bfloat16 (upper 16 bits) of src[i] rounded, as above. */
 void ax_bf16_pack_values(uint16_t *dst, const float *src, int64_t count);
+/* The two above on the calling thread alone (e.g. inside a parallel
+ * region, a slice of the work each). */
+void ax_bf16_round_values_serial(float *dst, const float *src, int64_t count);
+void ax_bf16_pack_values_serial(uint16_t *dst, const float *src, int64_t count);
 
 #endif

@@ -100,35 +100,129 @@ static bool scratch_reserve(ax_conv_weight_scratch *scratch, size_t bytes)
     return true;
 }
 
-/* dst = src rounded to bfloat16 on the calling thread, with bf16_round.h's
- * one rounding. Not ax_bf16_round_values: at a slice's counts it took
- * 1.3-1.8 ns a value on the 2-core Xeon against 0.2 for this loop (LeNet's
- * first weight gradient, batch 128: 3.1 ms against 1.7). */
-static void round_to_bf16(float *dst, const float *src, int64_t count)
-{
-    uint32_t *out = (uint32_t *)dst;
-    const uint32_t *in = (const uint32_t *)src;
-#pragma omp simd
-    for (int64_t i = 0; i < count; i++)
-        out[i] = ax_bf16_round_bits(in[i]);
-}
-
-/* sum (count) = sum (when carry) + parts[0] + parts[1] + ... + parts[n-1],
+/* sum (count) = sum (when carry) + parts[0] + parts[1] + ... + parts[n-1]
+ * (stride values apart),
  * left to right for every element, whatever thread adds it. */
 #define ADD_PARTIALS(suffix, real)                                                          \
     static void add_partials_##suffix(real *sum, bool carry, const real *parts, int64_t n,   \
-                                      int64_t count)                                        \
+                                      int64_t count, int64_t stride)                        \
     {                                                                                       \
         _Pragma("omp parallel for schedule(static) if (n * count >= 65536)")               \
         for (int64_t e = 0; e < count; e++) {                                               \
             real value = carry ? sum[e] + parts[e] : parts[e];                              \
             for (int64_t s = 1; s < n; s++)                                                 \
-                value += parts[s * count + e];                                              \
+                value += parts[s * stride + e];                                             \
             sum[e] = value;                                                                 \
         }                                                                                   \
     }
 ADD_PARTIALS(f32, float)
 ADD_PARTIALS(f64, double)
+
+bool ax_cpu_conv_weight_slices_sum(ax_conv_weight_scratch *scratch, size_t real_size,
+                                   const ax_window_geometry *geometry, int64_t images,
+                                   const ax_conv_slice_product *product, void *weight_gradient)
+{
+    const bool f64 = real_size == sizeof(double);
+    const int64_t reals = product->partial_reals;
+    if (reals > MOST_WEIGHTS)
+        return false;
+    const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
+    if (slices == 0) {
+        memset(weight_gradient, 0, (size_t)product->weights * real_size);
+        return true;
+    }
+    const int64_t wave_slices = slices < WAVE ? slices : WAVE;
+    const int threads = omp_get_max_threads();
+    /* [the running sum; a wave's partials; each thread's scratch] */
+    const size_t partial_bytes = ((size_t)reals * real_size + 63) & ~(size_t)63;
+    const size_t thread_bytes = (product->thread_bytes + 63) & ~(size_t)63;
+    if (!scratch_reserve(scratch, partial_bytes * (size_t)(1 + wave_slices) +
+                                      (size_t)threads * thread_bytes))
+        return false;
+    char *sum = scratch->memory;
+    char *partials = sum + partial_bytes;
+    char *thread_scratch = partials + partial_bytes * (size_t)wave_slices;
+    const int64_t stride = (int64_t)(partial_bytes / real_size); /* reals between partials */
+
+    bool failed = false;
+    for (int64_t wave = 0; wave < slices && !failed; wave += WAVE) {
+        const int64_t n = slices - wave < WAVE ? slices - wave : WAVE;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(|| : failed)
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t first = slice_first(wave + i, slices, images);
+            const int64_t count = slice_first(wave + i + 1, slices, images) - first;
+            char *own = thread_scratch + (size_t)omp_get_thread_num() * thread_bytes;
+            if (!product->slice(product->context, first, count, own,
+                                partials + (size_t)i * partial_bytes))
+                failed = true;
+        }
+        if (failed)
+            break;
+        if (f64)
+            add_partials_f64((double *)sum, wave > 0, (const double *)partials, n, reals, stride);
+        else
+            add_partials_f32((float *)sum, wave > 0, (const float *)partials, n, reals, stride);
+    }
+    return !failed && product->finish(product->context, sum, weight_gradient);
+}
+
+/* The GEMM product: a slice's columns (the caller's, or gathered into the
+ * thread's scratch), in bf16 rounded there with its delta, times its delta
+ * through the backend's GEMM; partials in the columns' order
+ * (filters, kh kw, channels), transposed into torch's at the end. */
+typedef struct gemm_product {
+    ax_backend *backend;
+    ax_cpu_gemm_function *gemm;
+    const ax_window_geometry *geometry;
+    int64_t filters, places, patch;
+    const char *delta, *x, *columns;
+    int64_t column_reals, delta_reals; /* a thread's scratch: columns, then the rounded delta */
+    bool round_bf16;
+} gemm_product;
+
+static bool gemm_slice(void *context, int64_t first, int64_t count, void *own, void *partial)
+{
+    const gemm_product *p = context;
+    const ax_window_geometry *g = p->geometry;
+    const size_t real = p->backend->real_size;
+    const size_t image_in = (size_t)(g->height * g->width * g->channels) * real;
+    const size_t image_out = (size_t)(p->places * p->filters) * real;
+    const char *slice_columns;
+    const char *slice_delta = p->delta + (size_t)first * image_out;
+    if (p->columns) {
+        slice_columns = p->columns + (size_t)(first * p->places * p->patch) * real;
+    } else {
+        const char *slice_x = p->x + (size_t)first * image_in;
+        if (real == sizeof(double))
+            ax_cpu_im2col_f64(p->backend, g, slice_x, own, count);
+        else
+            ax_cpu_im2col_f32(p->backend, g, slice_x, own, count);
+        slice_columns = own;
+    }
+    if (p->round_bf16) {
+        float *rounded = (float *)own + (p->column_reals - p->delta_reals);
+        ax_bf16_round_values_serial(own, own, count * p->places * p->patch);
+        ax_bf16_round_values_serial(rounded, (const float *)slice_delta,
+                                    count * p->places * p->filters);
+        slice_delta = (const char *)rounded;
+    }
+    p->gemm(p->backend, true, false, p->filters, p->patch, count * p->places, 1.0, slice_delta,
+            p->filters, slice_columns, p->patch, 0.0, partial, p->patch);
+    return true;
+}
+
+/* (filters, kh kw, channels) to (filters, channels, kh kw) */
+static bool gemm_finish(void *context, const void *sum, void *weight_gradient)
+{
+    const gemm_product *p = context;
+    const ax_window_geometry *g = p->geometry;
+    const int64_t area = g->kernel_height * g->kernel_width;
+    if (p->backend->real_size == sizeof(double))
+        ax_cpu_transpose_f64(p->backend, sum, weight_gradient, p->filters, area, g->channels);
+    else
+        ax_cpu_transpose_f32(p->backend, sum, weight_gradient, p->filters, area, g->channels);
+    return true;
+}
 
 bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *scratch,
                                  ax_cpu_gemm_function *gemm, const ax_window_geometry *geometry,
@@ -136,77 +230,27 @@ bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *sc
                                  const void *columns, void *weight_gradient, int64_t images,
                                  bool round_bf16)
 {
-    const bool f64 = backend->real_size == sizeof(double);
-    const size_t real = backend->real_size;
-    const int64_t area = geometry->kernel_height * geometry->kernel_width;
-    const int64_t patch = area * geometry->channels;
+    const int64_t patch = geometry->kernel_height * geometry->kernel_width * geometry->channels;
     const int64_t places = geometry->out_height * geometry->out_width;
-    const int64_t weights = filters * patch;
-    if (weights > MOST_WEIGHTS)
-        return false;
     const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
-    if (slices == 0) {
-        memset(weight_gradient, 0, (size_t)weights * real);
-        return true;
-    }
-    const int64_t widest = (images + slices - 1) / slices; /* images of the largest slice */
-    const int64_t wave_slices = slices < WAVE ? slices : WAVE;
-    const int threads = omp_get_max_threads();
+    const int64_t widest = slices ? (images + slices - 1) / slices : 0; /* the largest slice's images */
     if (round_bf16)
-        columns = NULL;
-    /* [the running sum (filters, patch); a wave's partials; each thread's
-     * columns, unless the caller's are there to read, then in bf16 its
-     * rounded delta] */
-    const int64_t delta_reals = round_bf16 ? widest * places * filters : 0;
-    const int64_t column_reals = (columns ? 0 : widest * places * patch) + delta_reals;
-    const size_t bytes =
-        (size_t)(weights * (1 + wave_slices) + (int64_t)threads * column_reals) * real;
-    if (!scratch_reserve(scratch, bytes))
-        return false;
-    char *sum = scratch->memory;
-    char *partials = sum + (size_t)weights * real;
-    char *own_columns = partials + (size_t)(wave_slices * weights) * real;
-    const size_t image_in = (size_t)(geometry->height * geometry->width * geometry->channels) * real;
-    const size_t image_out = (size_t)(places * filters) * real;
-
-    for (int64_t wave = 0; wave < slices; wave += WAVE) {
-        const int64_t n = slices - wave < WAVE ? slices - wave : WAVE;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t first = slice_first(wave + i, slices, images);
-            const int64_t count = slice_first(wave + i + 1, slices, images) - first;
-            const char *slice_columns;
-            const char *slice_delta = (const char *)delta + (size_t)first * image_out;
-            char *own = own_columns + (size_t)omp_get_thread_num() * (size_t)column_reals * real;
-            if (columns) {
-                slice_columns = (const char *)columns + (size_t)(first * places * patch) * real;
-            } else {
-                const char *slice_x = (const char *)x + (size_t)first * image_in;
-                if (f64)
-                    ax_cpu_im2col_f64(backend, geometry, slice_x, own, count);
-                else
-                    ax_cpu_im2col_f32(backend, geometry, slice_x, own, count);
-                slice_columns = own;
-            }
-            if (round_bf16) {
-                float *rounded = (float *)own + (column_reals - delta_reals);
-                round_to_bf16((float *)own, (const float *)own, count * places * patch);
-                round_to_bf16(rounded, (const float *)slice_delta, count * places * filters);
-                slice_delta = (const char *)rounded;
-            }
-            gemm(backend, true, false, filters, patch, count * places, 1.0,
-                 slice_delta, filters, slice_columns, patch,
-                 0.0, partials + (size_t)(i * weights) * real, patch);
-        }
-        if (f64)
-            add_partials_f64((double *)sum, wave > 0, (const double *)partials, n, weights);
-        else
-            add_partials_f32((float *)sum, wave > 0, (const float *)partials, n, weights);
-    }
-    /* (filters, kh kw, channels) to (filters, channels, kh kw) */
-    if (f64)
-        ax_cpu_transpose_f64(backend, sum, weight_gradient, filters, area, geometry->channels);
-    else
-        ax_cpu_transpose_f32(backend, sum, weight_gradient, filters, area, geometry->channels);
-    return true;
+        columns = NULL; /* the forward pass's are unrounded float32 */
+    gemm_product p = {
+        .backend = backend, .gemm = gemm, .geometry = geometry,
+        .filters = filters, .places = places, .patch = patch,
+        .delta = delta, .x = x, .columns = columns, .round_bf16 = round_bf16,
+    };
+    p.delta_reals = round_bf16 ? widest * places * filters : 0;
+    p.column_reals = (columns ? 0 : widest * places * patch) + p.delta_reals;
+    const ax_conv_slice_product product = {
+        .context = &p,
+        .weights = filters * patch,
+        .partial_reals = filters * patch,
+        .thread_bytes = (size_t)p.column_reals * backend->real_size,
+        .slice = gemm_slice,
+        .finish = gemm_finish,
+    };
+    return ax_cpu_conv_weight_slices_sum(scratch, backend->real_size, geometry, images, &product,
+                                         weight_gradient);
 }

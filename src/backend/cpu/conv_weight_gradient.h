@@ -38,6 +38,33 @@ bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *sc
                                  const void *columns, void *weight_gradient, int64_t images,
                                  bool round_bf16);
 
+/* One way of making a slice's partial sums of the weight gradient: the
+ * GEMM above (conv_weight_gradient.c) or oneDNN's (onednn_conv.h).
+ * ax_cpu_conv_weight_slices_sum cuts the batch, runs `slice` for each
+ * slice on whichever thread takes it, adds the partials in slice order and
+ * hands their sum to `finish`. */
+typedef struct ax_conv_slice_product {
+    void *context;
+    int64_t weights;       /* values of the weight gradient */
+    int64_t partial_reals; /* values of one slice's partial sums, in the product's order */
+    size_t thread_bytes;   /* scratch each thread gets, 64-byte aligned */
+    /* partial = the gradient of images [first, first + count), on the
+     * calling thread alone, the same bits whichever thread; false on failure */
+    bool (*slice)(void *context, int64_t first, int64_t count, void *thread_scratch,
+                  void *partial);
+    /* weight_gradient (torch's order) from sum, the partials' sum */
+    bool (*finish)(void *context, const void *sum, void *weight_gradient);
+} ax_conv_slice_product;
+
+/* weight_gradient = the sum of product's partials over the slices of a
+ * batch of images (ax_cpu_conv_weight_slices), added slice 0, 1, 2, ...
+ * for every element in real_size's type, so the bits do not depend on the
+ * thread count. False, with nothing written, when a slice or finish fails,
+ * the partials exceed 2^18 values or scratch cannot be allocated. */
+bool ax_cpu_conv_weight_slices_sum(ax_conv_weight_scratch *scratch, size_t real_size,
+                                   const ax_window_geometry *geometry, int64_t images,
+                                   const ax_conv_slice_product *product, void *weight_gradient);
+
 /* How many slices a batch of `images` is cut into (a function of the
  * images and the geometry only): for tests. */
 int64_t ax_cpu_conv_weight_slices(const ax_window_geometry *geometry, int64_t images);

@@ -3,8 +3,8 @@
  * OpenMP kernels of cpu_kernels.inc, instantiated here for float and double.
  * bf16 is the float table with its GEMMs on bfloat16 operands (bf16_gemm.c),
  * its weight gradient on them through the float32 slice product
- * (conv_weight_gradient.c) and, built with oneDNN, its other convolutions
- * on them (onednn_conv_bf16.c). */
+ * (conv_weight_gradient.c) and, built with oneDNN, its convolutions on
+ * them through oneDNN (onednn_conv_bf16.c, onednn_conv_weights.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +65,7 @@ typedef struct cpu_backend {
     ax_conv_weight_scratch weight_scratch;
 #ifdef AXON_ONEDNN
     ax_onednn_convs *convs;
+    bool onednn; /* AXON_ONEDNN_CONV's, at creation */
 #endif
 } cpu_backend;
 
@@ -76,7 +77,7 @@ static bool cpu_conv_forward(ax_backend *backend, const ax_window_geometry *geom
                              int64_t filters, const void *x, const void *weights, void *z,
                              int64_t images)
 {
-    return backend->precision == AX_PRECISION_F32 &&
+    return backend->precision == AX_PRECISION_F32 && ((cpu_backend *)backend)->onednn &&
            ax_onednn_conv_forward(&((cpu_backend *)backend)->convs, geometry, filters, x,
                                   weights, z, images);
 }
@@ -85,7 +86,7 @@ static bool cpu_conv_backward_input(ax_backend *backend, const ax_window_geometr
                                     int64_t filters, const void *delta, const void *weights,
                                     void *previous, int64_t images)
 {
-    return backend->precision == AX_PRECISION_F32 &&
+    return backend->precision == AX_PRECISION_F32 && ((cpu_backend *)backend)->onednn &&
            ax_onednn_conv_backward_input(&((cpu_backend *)backend)->convs, geometry, filters,
                                          delta, weights, previous, images);
 }
@@ -211,6 +212,13 @@ static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geome
 {
     if (backend->precision != AX_PRECISION_F32 && backend->precision != AX_PRECISION_F64)
         return false;
+#ifdef AXON_ONEDNN
+    cpu_backend *cpu = (cpu_backend *)backend;
+    if (backend->precision == AX_PRECISION_F32 && cpu->onednn &&
+        ax_onednn_conv_backward_weights(&cpu->convs, &cpu->weight_scratch, geometry, filters,
+                                        delta, x, weight_gradient, images))
+        return true;
+#endif
     return ax_cpu_conv_weight_gradient(
         backend, &((cpu_backend *)backend)->weight_scratch,
         backend->precision == AX_PRECISION_F64 ? gemm_f64 : slice_gemm_f32, geometry, filters, delta,
@@ -240,6 +248,20 @@ static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
 {
     if (backend->precision != AX_PRECISION_BF16)
         return false;
+#ifdef AXON_ONEDNN
+    /* as cpu_bf16_conv_forward below: native, else rounded for good, else
+     * (AXON_ONEDNN_BF16=off, or oneDNN declining) the GEMM product */
+    cpu_bf16_backend *bf16 = (cpu_bf16_backend *)backend;
+    if (bf16->conv_mode == AX_ONEDNN_BF16_NATIVE &&
+        ax_onednn_conv_backward_weights_bf16(&bf16->convs, &bf16->weight_scratch, bf16->conv_mode,
+                                             geometry, filters, delta, x, weight_gradient, images))
+        return true;
+    if (bf16->conv_mode == AX_ONEDNN_BF16_NATIVE)
+        bf16->conv_mode = AX_ONEDNN_BF16_ROUNDED;
+    if (ax_onednn_conv_backward_weights_bf16(&bf16->convs, &bf16->weight_scratch, bf16->conv_mode,
+                                             geometry, filters, delta, x, weight_gradient, images))
+        return true;
+#endif
     return ax_cpu_conv_weight_gradient(backend, &((cpu_bf16_backend *)backend)->weight_scratch,
                                        slice_gemm_f32, geometry, filters, delta, x, columns,
                                        weight_gradient, images, true);
@@ -432,5 +454,8 @@ ax_backend *ax_backend_cpu_create(ax_precision precision)
     backend->ops = precision == AX_PRECISION_F64 ? &cpu_ops_f64 : &cpu_ops_f32;
     backend->real_size = precision == AX_PRECISION_F64 ? sizeof(double) : sizeof(float);
     backend->host_memory = true;
+#ifdef AXON_ONEDNN
+    cpu->onednn = ax_onednn_conv_enabled();
+#endif
     return backend;
 }

@@ -15,14 +15,16 @@
  *
  * Neither pass sums over threads: each output value is one thread's
  * product, so the bits do not depend on the thread count
- * (tests/test_conv_onednn.c checks it). The weight gradient does sum over
- * threads in oneDNN, and stays with im2col + GEMM. */
+ * (tests/test_conv_onednn.c checks it). oneDNN's weight gradient does sum
+ * over threads: onednn_conv_weights.c runs it in slices of the batch, one
+ * thread each. */
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/cpu/onednn_conv.h"
+#include "backend/cpu/onednn_conv_internal.h"
 
 /* Shapes kept: LeNet trains two convolutions, and evaluation adds its
  * chunk sizes; the least recently used goes when a new one comes. */
@@ -50,6 +52,7 @@ struct ax_onednn_convs {
     conv_entry entries[ENTRIES];
     void *staging; /* the callers' converted operands (ax_onednn_convs_staging) */
     size_t staging_bytes;
+    ax_onednn_weight_primitives *weight_primitives; /* onednn_conv_weights.c's */
 };
 
 static void entry_release(conv_entry *e)
@@ -73,12 +76,19 @@ void ax_onednn_convs_free(ax_onednn_convs *convs)
         return;
     for (int i = 0; i < ENTRIES; i++)
         entry_release(&convs->entries[i]);
+    ax_onednn_weight_primitives_free(convs->weight_primitives);
     if (convs->stream)
         dnnl_stream_destroy(convs->stream);
     if (convs->engine)
         dnnl_engine_destroy(convs->engine);
     free(convs->staging);
     free(convs);
+}
+
+bool ax_onednn_conv_enabled(void)
+{
+    const char *asked = getenv("AXON_ONEDNN_CONV");
+    return !(asked && strcmp(asked, "off") == 0);
 }
 
 static ax_onednn_convs *convs_open(ax_onednn_convs **convs)
@@ -98,23 +108,30 @@ static ax_onednn_convs *convs_open(ax_onednn_convs **convs)
     return created;
 }
 
-/* The forward description of the key's convolution, images NHWC, weights
- * in the layout oneDNN prefers; images and weights of type operand (the
- * weights as given: oihw), outputs of type output. */
-static dnnl_status_t describe(const conv_key *key, dnnl_data_type_t operand,
-                              dnnl_data_type_t output, dnnl_memory_desc_t *images,
-                              dnnl_memory_desc_t *outputs, dnnl_memory_desc_t *weights_any,
-                              dnnl_memory_desc_t *weights_user, dnnl_convolution_desc_t *forward)
+dnnl_engine_t ax_onednn_convs_engine(ax_onednn_convs **convs_slot,
+                                     ax_onednn_weight_primitives ***weight_primitives)
 {
-    const ax_window_geometry *g = &key->geometry;
-    const dnnl_dims_t image_dims = {key->images, g->channels, g->height, g->width};
-    const dnnl_dims_t output_dims = {key->images, key->filters, g->out_height, g->out_width};
-    const dnnl_dims_t weight_dims = {key->filters, g->channels, g->kernel_height,
-                                     g->kernel_width};
+    ax_onednn_convs *convs = convs_open(convs_slot);
+    if (!convs)
+        return NULL;
+    *weight_primitives = &convs->weight_primitives;
+    return convs->engine;
+}
+
+dnnl_status_t ax_onednn_conv_describe(const ax_window_geometry *g, int64_t filters,
+                                      int64_t images, dnnl_data_type_t operand,
+                                      dnnl_data_type_t output, dnnl_memory_desc_t *image_md,
+                                      dnnl_memory_desc_t *outputs, dnnl_memory_desc_t *weights_any,
+                                      dnnl_memory_desc_t *weights_user,
+                                      dnnl_convolution_desc_t *forward)
+{
+    const dnnl_dims_t image_dims = {images, g->channels, g->height, g->width};
+    const dnnl_dims_t output_dims = {images, filters, g->out_height, g->out_width};
+    const dnnl_dims_t weight_dims = {filters, g->channels, g->kernel_height, g->kernel_width};
     /* The same padding on both sides: oneDNN's output size is then axon's,
      * (in + 2 padding - kernel) / stride + 1 rounded down. */
     const dnnl_dims_t strides = {g->stride, g->stride}, padding = {g->padding, g->padding};
-    dnnl_status_t s = dnnl_memory_desc_init_by_tag(images, 4, image_dims, operand, dnnl_nhwc);
+    dnnl_status_t s = dnnl_memory_desc_init_by_tag(image_md, 4, image_dims, operand, dnnl_nhwc);
     if (s == dnnl_success)
         s = dnnl_memory_desc_init_by_tag(outputs, 4, output_dims, output, dnnl_nhwc);
     if (s == dnnl_success)
@@ -124,7 +141,7 @@ static dnnl_status_t describe(const conv_key *key, dnnl_data_type_t operand,
         s = dnnl_memory_desc_init_by_tag(weights_user, 4, weight_dims, operand, dnnl_oihw);
     if (s == dnnl_success)
         s = dnnl_convolution_forward_desc_init(forward, dnnl_forward_training,
-                                               dnnl_convolution_direct, images, weights_any, NULL,
+                                               dnnl_convolution_direct, image_md, weights_any, NULL,
                                                outputs, strides, padding, padding);
     return s;
 }
@@ -143,8 +160,10 @@ static dnnl_status_t entry_create(ax_onednn_convs *convs, conv_entry *e)
     dnnl_convolution_desc_t forward, backward;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t forward_pd = NULL, pd = NULL, reorder_pd = NULL;
-    dnnl_status_t s = describe(&e->key, operand, input_gradient ? operand : dnnl_f32, &images,
-                               &outputs, &weights_any, &weights_user, &forward);
+    dnnl_status_t s = ax_onednn_conv_describe(&e->key.geometry, e->key.filters, e->key.images,
+                                              operand, input_gradient ? operand : dnnl_f32,
+                                              &images, &outputs, &weights_any, &weights_user,
+                                              &forward);
     if (s == dnnl_success) /* the input gradient's own (float32) memory */
         s = dnnl_memory_desc_init_by_tag(&gradients, 4, images.dims, dnnl_f32, dnnl_nhwc);
     if (s == dnnl_success)

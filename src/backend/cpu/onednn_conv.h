@@ -8,6 +8,7 @@
 #define AX_BACKEND_CPU_ONEDNN_CONV_H
 
 #include "backend/backend.h"
+#include "backend/cpu/conv_weight_gradient.h"
 
 /* A backend's oneDNN state: an engine, a stream and the primitives of the
  * shapes met so far (created on first use of a shape, kept for later
@@ -28,6 +29,21 @@ bool ax_onednn_conv_forward(ax_onednn_convs **convs, const ax_window_geometry *g
 bool ax_onednn_conv_backward_input(ax_onednn_convs **convs, const ax_window_geometry *geometry,
                                    int64_t filters, const float *delta, const float *weights,
                                    float *previous, int64_t images);
+/* weight_gradient (filters, channels, kernel_height, kernel_width) = the
+ * sum over images of the gradients of the weights of that convolution,
+ * given x and delta as above: oneDNN's backward-weights primitive on each
+ * of conv_weight_gradient.h's slices of the batch, on one thread each,
+ * their partial sums added in slice order (in scratch), so the bits do
+ * not depend on the thread count. False, with nothing written, when
+ * oneDNN cannot take it or memory runs out: the caller then runs the GEMM
+ * product (ax_cpu_conv_weight_gradient). */
+bool ax_onednn_conv_backward_weights(ax_onednn_convs **convs, ax_conv_weight_scratch *scratch,
+                                     const ax_window_geometry *geometry, int64_t filters,
+                                     const float *delta, const float *x, float *weight_gradient,
+                                     int64_t images);
+/* False when AXON_ONEDNN_CONV=off asks for no oneDNN convolutions at all
+ * (float32 and bf16 then run im2col + GEMM, as a build without oneDNN). */
+bool ax_onednn_conv_enabled(void);
 /* Frees the state (NULL is fine). */
 void ax_onednn_convs_free(ax_onednn_convs *convs);
 
@@ -44,7 +60,8 @@ typedef enum ax_onednn_bf16_mode {
     AX_ONEDNN_BF16_ROUNDED,
     AX_ONEDNN_BF16_NATIVE,
 } ax_onednn_bf16_mode;
-/* The mode AXON_ONEDNN_BF16 asks for (native, rounded or off); unset or
+/* OFF when AXON_ONEDNN_CONV=off; else the mode AXON_ONEDNN_BF16 asks for
+ * (native, rounded or off); unset or
  * anything else (auto): NATIVE where oneDNN's effective ISA has AMX
  * (avx512_core_amx), or has avx512_core_bf16 and bf16_gemm.h's probe finds
  * VDPBF16PS faster than float32 FMAs; else ROUNDED. */
@@ -59,6 +76,16 @@ bool ax_onednn_conv_backward_input_bf16(ax_onednn_convs **convs, ax_onednn_bf16_
                                         const ax_window_geometry *geometry, int64_t filters,
                                         const float *delta, const float *weights,
                                         float *previous, int64_t images);
+
+/* The weight gradient above in bf16: each slice's images and deltas
+ * rounded to bfloat16 on its thread, then oneDNN's bf16 primitive (NATIVE)
+ * or float32 one (ROUNDED); float32 sums. False as above (OFF: always). */
+bool ax_onednn_conv_backward_weights_bf16(ax_onednn_convs **convs,
+                                          ax_conv_weight_scratch *scratch,
+                                          ax_onednn_bf16_mode mode,
+                                          const ax_window_geometry *geometry, int64_t filters,
+                                          const float *delta, const float *x,
+                                          float *weight_gradient, int64_t images);
 
 /* Between onednn_conv.c and onednn_conv_bf16.c. */
 typedef enum ax_onednn_conv_pass {

@@ -19,7 +19,7 @@
 ax_onednn_bf16_mode ax_onednn_bf16_mode_chosen(void)
 {
     const char *asked = getenv("AXON_ONEDNN_BF16");
-    if (asked && strcmp(asked, "off") == 0)
+    if (!ax_onednn_conv_enabled() || (asked && strcmp(asked, "off") == 0))
         return AX_ONEDNN_BF16_OFF;
     if (asked && strcmp(asked, "rounded") == 0)
         return AX_ONEDNN_BF16_ROUNDED;
