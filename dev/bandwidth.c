@@ -37,17 +37,26 @@ static float read_sweep(const float *a, size_t n)
     return total;
 }
 
+/* b = 2 a: a read and a write stream. */
+static void copy_sweep(const float *restrict a, float *restrict b, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        b[i] = 2.0f * a[i];
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
         omp_set_num_threads(atoi(argv[1]));
     const size_t sizes_mb[] = {1, 4, 11, 22, 64, 512};
-    printf("threads %d\n%8s %10s\n", omp_get_max_threads(), "MB", "GB/s");
+    printf("threads %d\n%8s %10s %10s\n", omp_get_max_threads(), "MB", "read GB/s",
+           "copy GB/s");
     for (size_t s = 0; s < sizeof sizes_mb / sizeof *sizes_mb; s++) {
         size_t n = sizes_mb[s] * 1000000 / sizeof(float);
         n -= n % 16;
-        float *a = aligned_alloc(64, n * sizeof *a);
-        if (!a)
+        float *a = aligned_alloc(64, n * sizeof *a), *b = aligned_alloc(64, n * sizeof *b);
+        if (!a || !b)
             return 1;
         for (size_t i = 0; i < n; i++)
             a[i] = (float)(i & 1023) * 1e-3f;
@@ -61,8 +70,17 @@ int main(int argc, char **argv)
                 best = t;
         }
         (void)sink;
-        printf("%8.1f %10.1f\n", (double)(n * sizeof *a) / 1e6, (double)(n * sizeof *a) / best / 1e9);
-        free(a);
+        double best_copy = 1e30;
+        for (int r = 0; r < 20; r++) {
+            double t0 = now();
+            copy_sweep(a, b, n);
+            double t = now() - t0;
+            if (t < best_copy)
+                best_copy = t;
+        }
+        printf("%8.1f %10.1f %10.1f\n", (double)(n * sizeof *a) / 1e6,
+               (double)(n * sizeof *a) / best / 1e9, 2.0 * (double)(n * sizeof *a) / best_copy / 1e9);
+        free(a), free(b);
     }
     return 0;
 }

@@ -4,7 +4,8 @@
  * span and sum columns in chunks, wide ones row by row: so every width from
  * 1 to 20 and wide ones (31 to 128), row counts of 1 and of non-multiples of
  * any group or chunk, sizes with and without threads, both precisions, NaN
- * and Inf in the inputs, and 1 and 2 threads giving the same bits; and
+ * and Inf in the inputs, and 1 and 2 threads giving the same bits (1, 2 and
+ * 3 for the backward passes, and LeNet's convolution shapes); and
  * l1_penalty's sum and subgradient around its chunk, thread and stack sizes. */
 #include <math.h>
 #include <omp.h>
@@ -206,13 +207,18 @@ static void check_backward(const context *cx, int act_or_sums, int64_t rows, int
     const int64_t n = rows * cols;
     double *delta = make_values(n, 21 + (uint64_t)cols, 2.0, specials);
     double *a = make_values(n, 22, 1.0, false);
-    double *got[2] = {malloc(sizeof(double) * (size_t)n), malloc(sizeof(double) * (size_t)n)};
-    double *gradient[2] = {malloc(sizeof(double) * (size_t)cols),
+    /* on 1, 2 and 3 threads */
+    double *got[3] = {malloc(sizeof(double) * (size_t)n), malloc(sizeof(double) * (size_t)n),
+                      malloc(sizeof(double) * (size_t)n)};
+    double *gradient[3] = {malloc(sizeof(double) * (size_t)cols),
+                           malloc(sizeof(double) * (size_t)cols),
                            malloc(sizeof(double) * (size_t)cols)};
     double *want_sums = malloc(sizeof(double) * (size_t)cols);
     double *magnitude = malloc(sizeof(double) * (size_t)cols);
-    CHECK(delta && a && got[0] && got[1] && gradient[0] && gradient[1] && want_sums && magnitude);
-    if (!(delta && a && got[0] && got[1] && gradient[0] && gradient[1] && want_sums && magnitude))
+    CHECK(delta && a && got[0] && got[1] && got[2] && gradient[0] && gradient[1] && gradient[2] &&
+          want_sums && magnitude);
+    if (!(delta && a && got[0] && got[1] && got[2] && gradient[0] && gradient[1] && gradient[2] &&
+          want_sums && magnitude))
         goto done;
     for (int64_t i = 0; i < n; i++) /* sigmoid outputs lie in (0, 1) */
         a[i] = act == AX_ACT_SIGMOID ? 0.5 + 0.5 * a[i] : a[i];
@@ -221,7 +227,7 @@ static void check_backward(const context *cx, int act_or_sums, int64_t rows, int
     round_to_precision(cx, delta, n);
     round_to_precision(cx, a, n);
     void *device_a = upload(cx, a, n);
-    for (int threads = 1; threads <= 2; threads++) {
+    for (int threads = 1; threads <= 3; threads++) {
         void *device_delta = upload(cx, delta, n);
         void *device_gradient = cx->ops->alloc(cx->backend, (size_t)cols * cx->backend->real_size);
         CHECK(device_delta && device_gradient && device_a);
@@ -240,12 +246,13 @@ static void check_backward(const context *cx, int act_or_sums, int64_t rows, int
     }
     cx->ops->free(cx->backend, device_a);
     const char *what = sums_only ? "column_sums" : activation_names[act];
-    if (memcmp(got[0], got[1], sizeof(double) * (size_t)n) != 0 ||
-        memcmp(gradient[0], gradient[1], sizeof(double) * (size_t)cols) != 0) {
-        fprintf(stderr, "%s backward %s (%lld x %lld): 1 and 2 threads differ\n", cx->name, what,
-                (long long)rows, (long long)cols);
-        test_failures++;
-    }
+    for (int t = 1; t < 3; t++)
+        if (memcmp(got[0], got[t], sizeof(double) * (size_t)n) != 0 ||
+            memcmp(gradient[0], gradient[t], sizeof(double) * (size_t)cols) != 0) {
+            fprintf(stderr, "%s backward %s (%lld x %lld): 1 and %d threads differ\n", cx->name,
+                    what, (long long)rows, (long long)cols, t + 1);
+            test_failures++;
+        }
     for (int64_t i = 0; i < n; i++) {
         const double want = sums_only ? delta[i] : reference_derivative(act, delta[i], a[i], a_scale);
         CHECK_CLOSE(got[0][i], want, 8 * cx->eps, what, rows, cols, i);
@@ -261,7 +268,8 @@ static void check_backward(const context *cx, int act_or_sums, int64_t rows, int
             test_failures++;
         }
 done:
-    free(delta), free(a), free(got[0]), free(got[1]), free(gradient[0]), free(gradient[1]);
+    free(delta), free(a), free(got[0]), free(got[1]), free(got[2]);
+    free(gradient[0]), free(gradient[1]), free(gradient[2]);
     free(want_sums), free(magnitude);
 }
 
@@ -548,6 +556,10 @@ static void check_precision(ax_precision precision)
      * the kernel keeps on its stack (4096) */
     check_backward(&cx, -1, 20001, 63, 1.0, false);
     check_backward(&cx, AX_ACT_TANH, 20001, 63, 0.8, false);
+    /* LeNet's convolutions: 24x24 and 8x8 places of 32 and 64 filters (a
+     * batch of 16 and of 128) */
+    check_backward(&cx, AX_ACT_RELU, 16 * 24 * 24, 32, 1.0, true);
+    check_backward(&cx, AX_ACT_RELU, 128 * 8 * 8, 64, 1.0, true);
     /* around a dot chunk (4096), the threads' threshold (32768), and more
      * chunks than the kernel keeps on its stack (256) */
     /* one span, some, spans no multiple of the threads' share, more spans
