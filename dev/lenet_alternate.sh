@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # lenet_alternate.sh: one LeNet epoch on Fashion-MNIST (axon bench lenet's
 # network, lr 0.01, momentum 0.9, batch 128, seed 1) for two axon builds and
-# Debian's PyTorch peer (bench/peers/lenet_torch.py), alternating in rounds
+# the PyTorch peer (bench/peers/lenet_torch.py; PYTHON, default Debian's
+# /usr/bin/python3 with python3-torch), alternating in rounds
 # so that a changing load hits all three alike (docs/notes/conv.md).
 # usage: dev/lenet_alternate.sh NEW_AXON OLD_AXON [ROUNDS [THREADS]]
 #   e.g. an old build: git worktree add /tmp/old COMMIT, then cmake and
@@ -20,5 +21,5 @@ for round in $(seq "$rounds"); do
     echo "round $round old   (load $(cut -d' ' -f1 /proc/loadavg)): $(axon_epoch "$old")"
     # a user's machine does not preset OPENBLAS_CORETYPE (this workplace does)
     echo "round $round torch (load $(cut -d' ' -f1 /proc/loadavg)): $(env -u OPENBLAS_CORETYPE \
-        python3 bench/peers/lenet_torch.py --epochs 1 --threads "$threads" 2>&1 | tail -1)"
+        "${PYTHON:-/usr/bin/python3}" bench/peers/lenet_torch.py --epochs 1 --threads "$threads" 2>&1 | tail -1)"
 done
