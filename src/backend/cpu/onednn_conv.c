@@ -124,6 +124,16 @@ dnnl_engine_t ax_onednn_convs_engine(ax_onednn_convs **convs_slot,
     return convs->engine;
 }
 
+void ax_onednn_descriptions_free(const dnnl_primitive_desc_t *descriptions, int count,
+                                 dnnl_primitive_attr_t attr)
+{
+    for (int i = 0; i < count; i++)
+        if (descriptions[i])
+            dnnl_primitive_desc_destroy(descriptions[i]);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+}
+
 dnnl_status_t ax_onednn_conv_describe(const ax_window_geometry *g, int64_t filters,
                                       int64_t images, dnnl_data_type_t operand,
                                       dnnl_data_type_t output, dnnl_memory_desc_t *image_md,
@@ -218,11 +228,7 @@ static dnnl_status_t entry_create(ax_onednn_convs *convs, conv_entry *e)
         }
     }
     const dnnl_primitive_desc_t descriptions[] = {forward_pd, pd, reorder_pd};
-    for (int i = 0; i < 3; i++)
-        if (descriptions[i])
-            dnnl_primitive_desc_destroy(descriptions[i]);
-    if (attr)
-        dnnl_primitive_attr_destroy(attr);
+    ax_onednn_descriptions_free(descriptions, 3, attr);
     return s;
 }
 

@@ -29,4 +29,8 @@ dnnl_status_t ax_onednn_conv_describe(const ax_window_geometry *geometry, int64_
                                       dnnl_memory_desc_t *weights_user,
                                       dnnl_convolution_desc_t *forward);
 
+/* Destroys the count descriptions that are not NULL, and attr unless NULL. */
+void ax_onednn_descriptions_free(const dnnl_primitive_desc_t *descriptions, int count,
+                                 dnnl_primitive_attr_t attr);
+
 #endif

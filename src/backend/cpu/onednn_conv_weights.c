@@ -116,11 +116,7 @@ static dnnl_status_t slice_create(dnnl_engine_t engine, slice_primitive *p)
         s = dnnl_primitive_create(&p->reorder, reorder_pd);
     omp_set_num_threads(threads);
     const dnnl_primitive_desc_t descriptions[] = {forward_pd, pd, reorder_pd};
-    for (int i = 0; i < 3; i++)
-        if (descriptions[i])
-            dnnl_primitive_desc_destroy(descriptions[i]);
-    if (attr)
-        dnnl_primitive_attr_destroy(attr);
+    ax_onednn_descriptions_free(descriptions, 3, attr);
     return s;
 }
 
