@@ -324,6 +324,32 @@ static void check_entry(ax_precision precision)
     b->ops->destroy(b);
 }
 
+/* oneDNN's slice primitives are kept per shape in a ring of 12
+ * (onednn_conv_weights.c): fill it with 12 shapes (filters 1 to 12, 64
+ * images: 32 slices of 2, one primitive each), then ask for the first
+ * shape at 40 images (slices of 2 and 1): the 2-image primitive is found
+ * where the ring would put the new 1-image one, which must not replace it
+ * while the call still uses it. Any build passes the same checks. */
+static void check_primitive_ring(void)
+{
+    ax_backend *b = ax_backend_cpu_create(AX_PRECISION_F32);
+    CHECK(b != NULL);
+    if (!b)
+        return;
+    shape s = {with_outputs((ax_window_geometry){28, 28, 1, 5, 5, 1, 0, 0, 0}), 1};
+    const shape widest = {s.g, 12};
+    CHECK(ax_cpu_conv_weight_slices(&s.g, 64) == 32 && ax_cpu_conv_weight_slices(&s.g, 40) == 32);
+    float *x = calloc((size_t)inputs_of(&s, 64), sizeof *x);
+    float *delta = calloc((size_t)outputs_of(&widest, 64), sizeof *delta);
+    float *dw = calloc((size_t)weights_of(&widest), sizeof *dw);
+    CHECK(x && delta && dw);
+    for (int64_t f = 1; f <= 12 && x && delta && dw; f++)
+        CHECK(b->ops->conv_backward_weights(b, &s.g, f, delta, x, NULL, dw, 64));
+    free(x), free(delta), free(dw);
+    check_batch(b, &s, 40);
+    b->ops->destroy(b);
+}
+
 /* Slices: as many as images up to 32 (with 512 positions a slice at
  * least), then 32 until a slice's columns would pass 2^20 values,
  * whatever the threads. */
@@ -505,6 +531,7 @@ int main(void)
     check_entry(AX_PRECISION_F32);
     check_entry(AX_PRECISION_F64);
     check_entry(AX_PRECISION_BF16);
+    check_primitive_ring();
     /* A build with oneDNN runs float32's and bf16's slices through its
      * primitive (onednn_conv_weights.c): the GEMM product, the fallback,
      * checked the same way with oneDNN turned off (read at creation). */

@@ -120,13 +120,17 @@ static dnnl_status_t slice_create(dnnl_engine_t engine, slice_primitive *p)
     return s;
 }
 
-/* The primitive of key, made when new; NULL when oneDNN cannot make it. */
+/* The primitive of key, made when new in a slot other than keep's (the
+ * call's other primitive, still to be used); NULL when oneDNN cannot make
+ * it. */
 static slice_primitive *slice_for(ax_onednn_weight_primitives *primitives, dnnl_engine_t engine,
-                                  const slice_key *key)
+                                  const slice_key *key, const slice_primitive *keep)
 {
     for (int i = 0; i < KEPT; i++)
         if (primitives->kept[i].made && memcmp(&primitives->kept[i].key, key, sizeof *key) == 0)
             return &primitives->kept[i];
+    if (&primitives->kept[primitives->next] == keep)
+        primitives->next = (primitives->next + 1) % KEPT;
     slice_primitive *p = &primitives->kept[primitives->next];
     primitives->next = (primitives->next + 1) % KEPT;
     slice_release(p);
@@ -268,10 +272,10 @@ static bool sliced_gradient(ax_onednn_convs **convs, ax_conv_weight_scratch *scr
     key.geometry = *geometry;
     key.filters = filters;
     key.images = c.widest_images;
-    c.widest = c.shorter = slice_for(c.primitives, c.engine, &key);
+    c.widest = c.shorter = slice_for(c.primitives, c.engine, &key, NULL);
     if (c.widest && images % slices != 0 && c.widest_images > 1) {
         key.images = c.widest_images - 1;
-        c.shorter = slice_for(c.primitives, c.engine, &key);
+        c.shorter = slice_for(c.primitives, c.engine, &key, c.widest);
         /* finish reorders the widest's layout: the shorter's must be the same */
         if (c.shorter && !dnnl_memory_desc_equal(&c.shorter->partial, &c.widest->partial))
             c.shorter = NULL;
