@@ -16,7 +16,9 @@
  * Values: a coarse grid (many ties, +0 and -0 in one window), and in every
  * other image also NaN, -NaN, +inf and -inf, so that some windows meet the
  * NaN rules and others run without them. Then the same on 1, 2 and 3
- * threads at sizes that run in parallel: the same bits. */
+ * threads at sizes that run in parallel: the same bits. The same for
+ * max_pool_backward_relu (backend.h, version 11): the backward pass's
+ * gradient where x > 0, +0 elsewhere (NaN and -0 included). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -157,6 +159,10 @@ static int64_t check_shape(ax_backend *b, shape s, void *x, void *dy, void *y, v
         wrong += !same_bits(load(b, y, i), yd[i]);
     for (int64_t i = 0; i < in; i++)
         wrong += !same_bits(load(b, dx, i), dxd[i]);
+    /* with ReLU's derivative of the layer below: +0 where x is not > 0 */
+    b->ops->max_pool_backward_relu(b, &g, x, dy, dx, s.images);
+    for (int64_t i = 0; i < in; i++)
+        wrong += !same_bits(load(b, dx, i), xd[i] > 0 ? dxd[i] : 0.0);
     return wrong;
 }
 
@@ -182,9 +188,10 @@ static void check_threads(ax_backend *b, shape s)
     const int64_t out = s.images * g.out_height * g.out_width * s.channels;
     const size_t real = b->real_size;
     char *x = malloc((size_t)in * real), *dy = malloc((size_t)out * real);
-    char *y[3], *dx[3];
+    char *y[3], *dx[3], *masked[3];
     for (int t = 0; t < 3; t++)
-        y[t] = malloc((size_t)out * real), dx[t] = malloc((size_t)in * real);
+        y[t] = malloc((size_t)out * real), dx[t] = malloc((size_t)in * real),
+        masked[t] = malloc((size_t)in * real);
     for (int64_t i = 0; i < in; i++)
         store(b, x, i, input_value(i / (s.height * s.width * s.channels) % 2 == 1));
     for (int64_t i = 0; i < out; i++)
@@ -193,15 +200,17 @@ static void check_threads(ax_backend *b, shape s)
         CHECK_OK(ax_set_threads(t + 1));
         b->ops->pool_forward(b, true, &g, x, y[t], s.images);
         b->ops->pool_backward(b, true, &g, x, dy, dx[t], s.images);
+        b->ops->max_pool_backward_relu(b, &g, x, dy, masked[t], s.images);
     }
     for (int t = 1; t < 3; t++) {
         CHECK(memcmp(y[t], y[0], (size_t)out * real) == 0);
         CHECK(memcmp(dx[t], dx[0], (size_t)in * real) == 0);
+        CHECK(memcmp(masked[t], masked[0], (size_t)in * real) == 0);
     }
     CHECK_OK(ax_set_threads(1));
     free(x), free(dy);
     for (int t = 0; t < 3; t++)
-        free(y[t]), free(dx[t]);
+        free(y[t]), free(dx[t]), free(masked[t]);
 }
 
 int main(void)
@@ -209,7 +218,7 @@ int main(void)
     const ax_precision precisions[2] = {AX_PRECISION_F32, AX_PRECISION_F64};
     for (int p = 0; p < 2; p++) {
         ax_backend *b = ax_backend_cpu_create(precisions[p]);
-        CHECK(b && b->ops->pool_forward && b->ops->pool_backward);
+        CHECK(b && b->ops->pool_forward && b->ops->pool_backward && b->ops->max_pool_backward_relu);
         if (!b)
             continue;
         for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {

@@ -43,7 +43,7 @@ typedef struct ax_window_geometry {
  * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
  * version before including them, to be compiled as a plugin of that
  * version would have been; nothing else does. */
-#define AX_BACKEND_TABLE_VERSION 10
+#define AX_BACKEND_TABLE_VERSION 11
 #ifndef AX_BACKEND_HEADERS_AS_OF
 #define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
 #endif
@@ -304,6 +304,17 @@ typedef struct ax_backend_ops {
                                   int64_t filters, const void *delta, const void *x,
                                   const void *columns, void *weight_gradient, int64_t images);
     /* ---- entries above are valid for version 10 and later ---- */
+#endif
+#if AX_BACKEND_HEADERS_AS_OF >= 11
+    /* Max pooling's input gradient with ReLU's derivative of the layer
+     * below applied, in one pass where the two take two (optional: the
+     * layers run pool_backward and the derivative where it is NULL). dx =
+     * pool_backward(max = true)'s dx, then 0 wherever x (the pooling's
+     * input, that layer's ReLU output) is not > 0: the same bits as the
+     * two passes. */
+    void (*max_pool_backward_relu)(ax_backend *backend, const ax_window_geometry *geometry,
+                                   const void *x, const void *dy, void *dx, int64_t images);
+    /* ---- entries above are valid for version 11 and later ---- */
 #endif
 } ax_backend_ops;
 

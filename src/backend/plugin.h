@@ -66,7 +66,8 @@
  * 7 the training strategies' l1_penalty and clamp; 8 whole convolutions
  * (conv_forward, conv_backward_input); 9 reduce (several reductions read
  * back with one wait); 10 conv_backward_weights (the third whole
- * convolution). */
+ * convolution); 11 max_pool_backward_relu (pooling's input gradient and
+ * the ReLU derivative below it in one pass). */
 #define AX_BACKEND_PLUGIN_ABI_OLDEST 4
 
 

@@ -135,6 +135,13 @@ struct ax_layer_ops {
     /* previous (rows, in) = d loss / d x for delta (rows, out), pre-activation. */
     void (*backward_input)(ax_net *net, int index, const void *delta, void *previous,
                            int64_t rows);
+    /* Optional (NULL: none): backward_input's previous with the ReLU
+     * derivative of the layer below (whose output x is) applied, making it
+     * d loss / d that layer's pre-activations in the same pass; false, with
+     * nothing written, when the backend cannot (the caller then runs
+     * backward_input and the derivative). */
+    bool (*backward_input_relu)(ax_net *net, int index, const void *delta, void *previous,
+                                int64_t rows);
 
     /* --- capability: outputs linear in the weights ------------------------- */
     /* Kinds whose pre-activations are a product of the input and the

@@ -230,7 +230,22 @@ static void pool_backward_input(ax_net *net, int index, const void *delta, void 
                                    rows));
 }
 
-#define POOL_OPS(kind_value, kind_name, prefix)             \
+/* Max pooling over the output of a ReLU layer: the backend's one pass of
+ * both, where it has it (backend.h, version 11). */
+static bool max_pool_backward_input_relu(ax_net *net, int index, const void *delta,
+                                         void *previous, int64_t rows)
+{
+    if (!OPS->max_pool_backward_relu)
+        return false;
+    const ax_window_geometry geometry = geometry_of(&net->layers[index]);
+    AX_PROFILED(net, AX_PROFILE_POOL_BACKWARD, index, 0.0,
+                OPS->max_pool_backward_relu(net->backend, &geometry,
+                                            ax_window_layer_input(net, index), delta, previous,
+                                            rows));
+    return true;
+}
+
+#define POOL_OPS(kind_value, kind_name, prefix, input_relu) \
     {                                                       \
         .kind = kind_value,                                 \
         .name = kind_name,                                  \
@@ -251,8 +266,10 @@ static void pool_backward_input(ax_net *net, int index, const void *delta, void 
         .backward_activation = pool_backward_activation,    \
         .backward_weights = pool_backward_weights,          \
         .backward_input = pool_backward_input,              \
+        .backward_input_relu = input_relu,                  \
     }
 
-const ax_layer_ops ax_layer_max_pool_ops = POOL_OPS(AX_LAYER_MAX_POOL, "maxpool", max_pool);
+const ax_layer_ops ax_layer_max_pool_ops =
+    POOL_OPS(AX_LAYER_MAX_POOL, "maxpool", max_pool, max_pool_backward_input_relu);
 const ax_layer_ops ax_layer_average_pool_ops =
-    POOL_OPS(AX_LAYER_AVERAGE_POOL, "avgpool", average_pool);
+    POOL_OPS(AX_LAYER_AVERAGE_POOL, "avgpool", average_pool, NULL);

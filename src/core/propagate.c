@@ -200,16 +200,24 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
         if (l == 0)
             break;
         void *previous = net->workspace.delta[1 - current];
-        layer->ops->backward_input(net, l, net->workspace.delta[current], previous, rows);
-        double kept_scale = 1.0;
         const double rate = dropout_before(net, regularization, l);
+        /* ReLU's derivative in this layer's pass where it has one (max
+         * pooling): the layer below then has only its bias gradient to make */
+        const bool through_relu = rate == 0.0 && net->layers[l - 1].activation == AX_ACT_RELU &&
+                                  layer->ops->backward_input_relu &&
+                                  layer->ops->backward_input_relu(
+                                      net, l, net->workspace.delta[current], previous, rows);
+        if (!through_relu)
+            layer->ops->backward_input(net, l, net->workspace.delta[current], previous, rows);
+        double kept_scale = 1.0;
         if (rate > 0.0) {
             AX_PROFILED(net, AX_PROFILE_DROPOUT, l - 1, 0.0,
                         OPS->dropout(net->backend, previous, rate, layer_key(regularization, l - 1),
                                      regularization->dropout_first_row, rows, layer->in));
             kept_scale = 1.0 - rate;
         }
-        net->layers[l - 1].ops->backward_activation(net, l - 1, previous, kept_scale, false, rows);
+        net->layers[l - 1].ops->backward_activation(net, l - 1, previous, kept_scale,
+                                                    through_relu, rows);
         current = 1 - current;
     }
     return loss;

@@ -418,6 +418,7 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
         .conv_backward_input = conv_backward_input_function, \
         .reduce = reduce_##suffix,                          \
         .conv_backward_weights = conv_backward_weights_function, \
+        .max_pool_backward_relu = ax_cpu_max_pool_backward_relu_##suffix, \
     }
 
 /* oneDNN's convolutions in float32 and bf16 (onednn_conv.h): it has no

@@ -16,6 +16,10 @@
     void ax_cpu_pool_backward_##suffix(ax_backend *backend, bool max,                         \
                                        const ax_window_geometry *geometry, const void *x,     \
                                        const void *dy, void *dx, int64_t images);             \
+    void ax_cpu_max_pool_backward_relu_##suffix(ax_backend *backend,                          \
+                                                const ax_window_geometry *geometry,           \
+                                                const void *x, const void *dy, void *dx,      \
+                                                int64_t images);                              \
     void ax_cpu_transpose_##suffix(ax_backend *backend, const void *src, void *dst,           \
                                    int64_t batches, int64_t rows, int64_t cols);
 AX_CPU_IMAGE_DECLARE(f32)

@@ -1,0 +1,130 @@
+/* test_pool_relu_fusion.c: max pooling over a ReLU layer's output runs its
+ * input gradient and the ReLU derivative in one pass (backend.h:
+ * max_pool_backward_relu, version 11; core/propagate.c asks the pooling
+ * layer first). The fused pass must change nothing but the time:
+ * - the loss and the whole gradient of small image networks, computed
+ *   with the entry (its calls counted through a wrapped table) and without
+ *   it (the table's entry NULL: pool_backward, then the derivative), are
+ *   equal bit for bit, in float32, float64 and bf16, for 2x2 pooling of
+ *   stride 2 (the unrolled path) and 3x3 of stride 2 (overlapping
+ *   windows, the general loops);
+ * - the entry is called once for each max pooling over a ReLU layer, and
+ *   not for a pooling over a tanh layer, an average pooling, or where
+ *   dropout comes between (its mask must act first). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/net.h"
+#include "test_util.h"
+
+static uint64_t random_state = 3;
+static double random_uniform(void)
+{
+    uint64_t x = (random_state += 0x9e3779b97f4a7c15ULL);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return (double)(x >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+}
+
+static int64_t fused_calls;
+static const ax_backend_ops *wrapped;
+static void counted_entry(ax_backend *backend, const ax_window_geometry *geometry, const void *x,
+                          const void *dy, void *dx, int64_t images)
+{
+    fused_calls++;
+    wrapped->max_pool_backward_relu(backend, geometry, x, dy, dx, images);
+}
+
+static ax_dataset *images(int64_t rows)
+{
+    ax_dataset *data = NULL;
+    CHECK_OK(ax_dataset_create(rows, 14 * 14 * 2, 10, 0, &data));
+    if (data) {
+        float *x = ax_dataset_features_data(data);
+        for (int64_t i = 0; i < rows * 14 * 14 * 2; i++)
+            x[i] = (float)random_uniform();
+        for (int64_t r = 0; r < rows; r++)
+            ax_dataset_labels_data(data)[r] = (int32_t)(r * 3 % 10);
+        CHECK_OK(ax_dataset_set_image_shape(data, (int64_t[3]){14, 14, 2}));
+    }
+    return data;
+}
+
+/* One network: the gradient with and without the entry, the same bits,
+ * and the entry called `expected` times. */
+static void check_network(ax_precision precision, const char *layers, double dropout,
+                          int64_t expected, const ax_dataset *data)
+{
+    ax_net_config config = ax_net_defaults();
+    config.input_width = 14 * 14 * 2;
+    config.input_shape[0] = 14, config.input_shape[1] = 14, config.input_shape[2] = 2;
+    config.precision = precision;
+    config.seed = 9;
+    ax_net *net = NULL;
+    ax_status status = ax_layers_parse(layers, &config);
+    if (status == AX_STATUS_OK)
+        status = ax_net_create(&config, &net);
+    ax_net_config_release(&config);
+    CHECK_OK(status);
+    if (!net)
+        return;
+    const int64_t count = ax_net_parameter_count(net);
+    double *with = malloc((size_t)count * sizeof *with);
+    double *without = malloc((size_t)count * sizeof *without);
+    CHECK(with && without);
+    ax_regularization regularization = ax_regularization_defaults();
+    regularization.dropout = dropout;
+    if (with && without) {
+        ax_backend *b = net->backend;
+        const ax_backend_ops *own = b->ops;
+        ax_backend_ops counting = *own, plain = *own;
+        wrapped = own;
+        counting.max_pool_backward_relu = counted_entry;
+        plain.max_pool_backward_relu = NULL;
+        double loss_with = 0.0, loss_without = 1.0;
+        b->ops = &counting;
+        fused_calls = 0;
+        CHECK_OK(ax_net_loss_gradient(net, data, 0, ax_dataset_rows(data), &regularization,
+                                      &loss_with, with));
+        b->ops = &plain;
+        CHECK_OK(ax_net_loss_gradient(net, data, 0, ax_dataset_rows(data), &regularization,
+                                      &loss_without, without));
+        b->ops = own;
+        if (fused_calls != expected || loss_with != loss_without ||
+            memcmp(with, without, (size_t)count * sizeof *with) != 0) {
+            fprintf(stderr, "%s, %s, dropout %g: %lld fused calls (expected %lld), loss %.17g "
+                    "against %.17g, gradients %s\n", layers,
+                    precision == AX_PRECISION_F64 ? "float64"
+                    : precision == AX_PRECISION_BF16 ? "bf16" : "float32", dropout,
+                    (long long)fused_calls, (long long)expected, loss_with, loss_without,
+                    memcmp(with, without, (size_t)count * sizeof *with) ? "differ" : "equal");
+            CHECK(false);
+        }
+    }
+    free(with), free(without);
+    ax_net_free(net);
+}
+
+int main(void)
+{
+    ax_dataset *data = images(37);
+    if (!data)
+        return test_finish("test_pool_relu_fusion");
+    const ax_precision precisions[3] = {AX_PRECISION_F32, AX_PRECISION_F64, AX_PRECISION_BF16};
+    for (int p = 0; p < 3; p++) {
+        /* two max poolings over ReLU layers, 2x2 of stride 2 */
+        check_network(precisions[p], "conv:8x3x3:relu,maxpool:2,conv:16x3x3:relu,maxpool:2,10:softmax",
+                      0.0, 2, data);
+        /* overlapping 3x3 windows of stride 2: the general loops */
+        check_network(precisions[p], "conv:6x3x3:relu,maxpool:3/s2,12:relu,10:softmax", 0.0, 1,
+                      data);
+        /* not over ReLU, not max, or dropout between: the two passes */
+        check_network(precisions[p], "conv:6x3x3:tanh,maxpool:2,10:softmax", 0.0, 0, data);
+        check_network(precisions[p], "conv:6x3x3:relu,avgpool:2,10:softmax", 0.0, 0, data);
+        check_network(precisions[p], "conv:6x3x3:relu,maxpool:2,10:softmax", 0.25, 0, data);
+    }
+    ax_dataset_free(data);
+    return test_finish("test_pool_relu_fusion");
+}
