@@ -57,11 +57,7 @@ static const variant variants[] = {{"plain", 0, 0}, {"l2", 0.05, 0}, {"dropout",
 static uint64_t random_state = 11;
 static double random_uniform(double low, double high)
 {
-    uint64_t x = (random_state += 0x9e3779b97f4a7c15ULL);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return low + (high - low) * (double)(x >> 11) * 0x1.0p-53;
+    return test_random_uniform(&random_state, low, high);
 }
 
 static ax_net *make_net(const conv_case *c, ax_precision precision)

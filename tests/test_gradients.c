@@ -56,11 +56,7 @@ static uint64_t random_state = 4;
 static double worst_loss_error, worst_float32_error;
 static double random_uniform(double low, double high)
 {
-    uint64_t x = (random_state += 0x9e3779b97f4a7c15ULL);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return low + (high - low) * (double)(x >> 11) * 0x1.0p-53;
+    return test_random_uniform(&random_state, low, high);
 }
 
 static double activate(ax_activation activation, double z)

@@ -28,10 +28,7 @@
 static uint64_t random_state = 5;
 static uint64_t random_next(void)
 {
-    uint64_t x = (random_state += 0x9e3779b97f4a7c15ULL);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    return test_random_next(&random_state);
 }
 
 /* A pooling input: grid values k / 2, k in [-3, 3] (ties), some -0; with

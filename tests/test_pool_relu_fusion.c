@@ -21,11 +21,7 @@
 static uint64_t random_state = 3;
 static double random_uniform(void)
 {
-    uint64_t x = (random_state += 0x9e3779b97f4a7c15ULL);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return (double)(x >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+    return test_random_uniform(&random_state, -1.0, 1.0);
 }
 
 static int64_t fused_calls;

@@ -46,10 +46,7 @@ static char work[512];
 static uint64_t random_state = 17;
 static uint64_t next_random(void)
 {
-    uint64_t x = (random_state += 0x9e3779b97f4a7c15ULL);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
+    return test_random_next(&random_state);
 }
 
 /* A .npy file of version 1.0: the header padded to a multiple of 64. */

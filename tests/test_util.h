@@ -5,6 +5,7 @@
 #define AX_TEST_UTIL_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,21 @@
 #include "axon.h"
 
 static int test_failures;
+
+/* The tests' random numbers: splitmix64's next value of the stream whose
+ * state is *state (the same numbers on every machine), and a double in
+ * [low, high) from its upper 53 bits. */
+static inline uint64_t test_random_next(uint64_t *state)
+{
+    uint64_t x = (*state += 0x9e3779b97f4a7c15ULL);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+static inline double test_random_uniform(uint64_t *state, double low, double high)
+{
+    return low + (high - low) * (double)(test_random_next(state) >> 11) * 0x1.0p-53;
+}
 
 #define CHECK(cond)                                                                    \
     do {                                                                               \
