@@ -194,6 +194,16 @@ cputests)  # the CPU's convolution and bf16 tests on this host's CPU (AVX512_BF1
             | sort -rn | head -8 | sed "s/^/    onednn $p: /" >> "$summary"
     done
     ;;
+cpubf16)  # bf16's convolution modes on this host's CPU: oneDNN's native bf16 primitives (weight
+          # gradient included, when the CPU has AVX512_BF16/AMX) against float32 kernels on rounded
+          # operands and against float32 itself, alternating, default threads
+    for round in 1 2; do
+        step "bf16_native_r$round" 120 $axon bench lenet --quick --repeat 1 --precision bf16; figures "bf16_native_r$round"
+        AXON_ONEDNN_BF16=rounded step "bf16_rounded_r$round" 120 $axon bench lenet --quick --repeat 1 --precision bf16
+        figures "bf16_rounded_r$round"
+        step "f32_r$round" 120 $axon bench lenet --quick --repeat 1; figures "f32_r$round"
+    done
+    ;;
 cpuprofile)  # where a LeNet epoch's time goes on this host's CPU
     for p in f32 bf16; do
         step "cpu_profile_lenet_$p" 120 $axon train --data fashion-mnist --epochs 1 --precision $p --profile \
