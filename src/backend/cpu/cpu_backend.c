@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/blas.h"
+#include "backend/cpu/conv_one_channel.h"
 #include "backend/cpu/conv_weight_gradient.h"
 #include "backend/cpu/cpu_image.h"
 #include "backend/cpu/long_gemm.h"
@@ -69,19 +70,28 @@ typedef struct cpu_backend {
 #endif
 } cpu_backend;
 
-#ifdef AXON_ONEDNN
-/* Only a float32 backend uses oneDNN: a table copied onto another backend
- * (the test plugin copies one precision's table for both float sizes)
- * declines rather than handing oneDNN doubles. */
+/* Float32 only: single-channel layers through the direct kernels
+ * (conv_one_channel.h), the others through oneDNN where built. A table
+ * copied onto another backend (the test plugin copies one precision's table
+ * for both float sizes) declines rather than handing them doubles. */
 static bool cpu_conv_forward(ax_backend *backend, const ax_window_geometry *geometry,
                              int64_t filters, const void *x, const void *weights, void *z,
                              int64_t images)
 {
-    return backend->precision == AX_PRECISION_F32 && ((cpu_backend *)backend)->onednn &&
+    if (backend->precision != AX_PRECISION_F32)
+        return false;
+    if (ax_conv_one_channel_forward_f32(geometry, filters, x, weights, z, images))
+        return true;
+#ifdef AXON_ONEDNN
+    return ((cpu_backend *)backend)->onednn &&
            ax_onednn_conv_forward(&((cpu_backend *)backend)->convs, geometry, filters, x,
                                   weights, z, images);
+#else
+    return false;
+#endif
 }
 
+#ifdef AXON_ONEDNN
 static bool cpu_conv_backward_input(ax_backend *backend, const ax_window_geometry *geometry,
                                     int64_t filters, const void *delta, const void *weights,
                                     void *previous, int64_t images)
@@ -90,10 +100,8 @@ static bool cpu_conv_backward_input(ax_backend *backend, const ax_window_geometr
            ax_onednn_conv_backward_input(&((cpu_backend *)backend)->convs, geometry, filters,
                                          delta, weights, previous, images);
 }
-#define CPU_F32_CONV_FORWARD cpu_conv_forward
 #define CPU_F32_CONV_BACKWARD_INPUT cpu_conv_backward_input
 #else
-#define CPU_F32_CONV_FORWARD NULL
 #define CPU_F32_CONV_BACKWARD_INPUT NULL
 #endif
 
@@ -212,6 +220,11 @@ static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geome
 {
     if (backend->precision != AX_PRECISION_F32 && backend->precision != AX_PRECISION_F64)
         return false;
+    if (backend->precision == AX_PRECISION_F32 &&
+        ax_conv_one_channel_weight_gradient_f32(&((cpu_backend *)backend)->weight_scratch,
+                                                geometry, filters, delta, x, weight_gradient,
+                                                images))
+        return true;
 #ifdef AXON_ONEDNN
     cpu_backend *cpu = (cpu_backend *)backend;
     if (backend->precision == AX_PRECISION_F32 && cpu->onednn &&
@@ -424,7 +437,7 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
 /* oneDNN's convolutions in float32 and bf16 (onednn_conv.h): it has no
  * float64 convolutions. */
 static const ax_backend_ops cpu_ops_f32 =
-    CPU_OPS(f32, f32, cpu_backend_destroy, CPU_F32_CONV_FORWARD, CPU_F32_CONV_BACKWARD_INPUT,
+    CPU_OPS(f32, f32, cpu_backend_destroy, cpu_conv_forward, CPU_F32_CONV_BACKWARD_INPUT,
             cpu_conv_backward_weights);
 static const ax_backend_ops cpu_ops_f64 =
     CPU_OPS(f64, f64, cpu_backend_destroy, NULL, NULL, cpu_conv_backward_weights);

@@ -1,0 +1,348 @@
+/* conv_one_channel.c: see conv_one_channel.h. Images are (height, width)
+ * planes at one channel; outputs and their gradients (positions, filters).
+ * Forward: a tile holds the sums of up to 12 output positions of one row
+ * by 32 filters (24 registers); each window value is broadcast once and
+ * meets two vectors of the filters' weights at that tap, so the FMA pipes,
+ * not the loads, set the pace. Weight gradient: a tile holds one or two
+ * kernel rows (up to 24 taps) by 32 filters and streams the slice's
+ * positions once, a position's two delta vectors meeting each of its
+ * window's values. Padding is made real in a small copy (a strip of rows,
+ * or the slice's images), so the tiles never test bounds. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/conv_one_channel.h"
+#include "backend/cpu/cpu_features.h"
+
+enum {
+    MOST_KERNEL_WIDTH = 12,
+    TILE_POSITIONS = 12, /* forward: output positions of a tile */
+    TILE_TAPS = 24,      /* weight gradient: taps of a tile (rows x kernel width) */
+};
+
+bool ax_conv_one_channel_takes(const ax_window_geometry *g, int64_t filters)
+{
+    const char *asked = getenv("AXON_CONV_DIRECT");
+    if (asked && strcmp(asked, "off") == 0)
+        return false;
+    return g->channels == 1 && filters > 0 && filters % 16 == 0 && g->kernel_height >= 1 &&
+           g->kernel_width >= 1 && g->kernel_width <= MOST_KERNEL_WIDTH && g->stride >= 1 &&
+           g->padding >= 0 && g->out_height > 0 && g->out_width > 0 && ax_cpu_kernels_avx512f();
+}
+
+/* The extent of the input the windows read, padding included. */
+static int64_t read_height(const ax_window_geometry *g)
+{
+    return (g->out_height - 1) * g->stride + g->kernel_height;
+}
+
+static int64_t read_width(const ax_window_geometry *g)
+{
+    return (g->out_width - 1) * g->stride + g->kernel_width;
+}
+
+/* rows x cols of image (height x width) from (top, left), zeros outside. */
+static void copy_padded(const float *image, int64_t height, int64_t width, int64_t top,
+                        int64_t left, int64_t rows, int64_t cols, float *out)
+{
+    for (int64_t r = 0; r < rows; r++, out += cols) {
+        const int64_t iy = top + r;
+        if (iy < 0 || iy >= height) {
+            memset(out, 0, (size_t)cols * sizeof *out);
+            continue;
+        }
+        for (int64_t c = 0; c < cols; c++) {
+            const int64_t ix = left + c;
+            out[c] = ix >= 0 && ix < width ? image[iy * width + ix] : 0.0f;
+        }
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* out (positions, filters) = the window sums of `positions` outputs of one
+ * row for 16 x vectors filters. strip: the window's first row at the first
+ * output; taps (kh, kw, filters) at the first filter. Inlined with
+ * constant vectors, positions and (where 1) stride: the sums stay in
+ * registers and the broadcasts take immediate offsets. */
+static inline __attribute__((always_inline, target("avx512f"))) void
+forward_tile(int vectors, int positions, int64_t stride, const float *strip, int64_t strip_width,
+             int64_t kernel_height, int64_t kernel_width, const float *taps, int64_t filters,
+             float *out)
+{
+    __m512 sums[2][TILE_POSITIONS];
+    for (int v = 0; v < vectors; v++)
+        for (int p = 0; p < positions; p++)
+            sums[v][p] = _mm512_setzero_ps();
+    for (int64_t ky = 0; ky < kernel_height; ky++) {
+        const float *row = strip + ky * strip_width;
+        const float *tap = taps + ky * kernel_width * filters;
+        for (int64_t kx = 0; kx < kernel_width; kx++, tap += filters) {
+            const __m512 w0 = _mm512_loadu_ps(tap);
+            const __m512 w1 = vectors > 1 ? _mm512_loadu_ps(tap + 16) : w0;
+            for (int p = 0; p < positions; p++) {
+                const __m512 value = _mm512_set1_ps(row[p * stride + kx]);
+                sums[0][p] = _mm512_fmadd_ps(w0, value, sums[0][p]);
+                if (vectors > 1)
+                    sums[1][p] = _mm512_fmadd_ps(w1, value, sums[1][p]);
+            }
+        }
+    }
+    for (int v = 0; v < vectors; v++)
+        for (int p = 0; p < positions; p++)
+            _mm512_storeu_ps(out + p * filters + 16 * v, sums[v][p]);
+}
+
+#define FORWARD_CASE(vectors, stride, positions)                                           \
+    case positions:                                                                        \
+        forward_tile(vectors, positions, stride, strip, strip_width, kernel_height,        \
+                     kernel_width, taps, filters, out);                                    \
+        break;
+#define FORWARD_SWITCH(vectors, stride)                                                    \
+    switch (positions) {                                                                   \
+        FORWARD_CASE(vectors, stride, 1) FORWARD_CASE(vectors, stride, 2)                  \
+        FORWARD_CASE(vectors, stride, 3) FORWARD_CASE(vectors, stride, 4)                  \
+        FORWARD_CASE(vectors, stride, 5) FORWARD_CASE(vectors, stride, 6)                  \
+        FORWARD_CASE(vectors, stride, 7) FORWARD_CASE(vectors, stride, 8)                  \
+        FORWARD_CASE(vectors, stride, 9) FORWARD_CASE(vectors, stride, 10)                 \
+        FORWARD_CASE(vectors, stride, 11) FORWARD_CASE(vectors, stride, 12)                \
+    }
+
+__attribute__((target("avx512f"))) static void
+forward_block(int vectors, int positions, int64_t stride, const float *strip, int64_t strip_width,
+              int64_t kernel_height, int64_t kernel_width, const float *taps, int64_t filters,
+              float *out)
+{
+    if (stride == 1) {
+        if (vectors == 2)
+            FORWARD_SWITCH(2, 1)
+        else
+            FORWARD_SWITCH(1, 1)
+    } else {
+        if (vectors == 2)
+            FORWARD_SWITCH(2, stride)
+        else
+            FORWARD_SWITCH(1, stride)
+    }
+}
+
+/* partial (taps, filters) at the tile's first tap and filter = the sums
+ * over `count` images (the first at images, image_size apart) and their
+ * output positions of delta (positions, filters) times the window values
+ * of `rows` kernel rows from the first (images already at it) by `width`
+ * taps, 16 x vectors filters. Inlined with constant vectors, rows and
+ * width, as forward_tile. */
+static inline __attribute__((always_inline, target("avx512f"))) void
+gradient_tile(int vectors, int rows, int width, const float *images, int64_t image_size,
+              int64_t image_width, int64_t stride, const float *delta, int64_t delta_size,
+              int64_t filters, int64_t out_height, int64_t out_width, int64_t count,
+              float *partial)
+{
+    __m512 sums[2][TILE_TAPS];
+    for (int v = 0; v < vectors; v++)
+        for (int j = 0; j < rows * width; j++)
+            sums[v][j] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < count; i++) {
+        const float *image = images + i * image_size;
+        const float *d = delta + i * delta_size;
+        for (int64_t oy = 0; oy < out_height; oy++) {
+            const float *line = image + oy * stride * image_width;
+            for (int64_t ox = 0; ox < out_width; ox++, d += filters) {
+                const __m512 d0 = _mm512_loadu_ps(d);
+                const __m512 d1 = vectors > 1 ? _mm512_loadu_ps(d + 16) : d0;
+                const float *at = line + ox * stride;
+                for (int r = 0; r < rows; r++)
+                    for (int kx = 0; kx < width; kx++) {
+                        const __m512 value = _mm512_set1_ps(at[r * image_width + kx]);
+                        sums[0][r * width + kx] = _mm512_fmadd_ps(d0, value, sums[0][r * width + kx]);
+                        if (vectors > 1)
+                            sums[1][r * width + kx] =
+                                _mm512_fmadd_ps(d1, value, sums[1][r * width + kx]);
+                    }
+            }
+        }
+    }
+    for (int v = 0; v < vectors; v++)
+        for (int j = 0; j < rows * width; j++)
+            _mm512_storeu_ps(partial + j * filters + 16 * v, sums[v][j]);
+}
+
+#define GRADIENT_CASE(vectors, width)                                                      \
+    case width:                                                                            \
+        if (rows == 2)                                                                     \
+            gradient_tile(vectors, 2, width, images, image_size, image_width, stride, delta, \
+                          delta_size, filters, out_height, out_width, count, partial);     \
+        else                                                                               \
+            gradient_tile(vectors, 1, width, images, image_size, image_width, stride, delta, \
+                          delta_size, filters, out_height, out_width, count, partial);     \
+        break;
+#define GRADIENT_SWITCH(vectors)                                                           \
+    switch (width) {                                                                       \
+        GRADIENT_CASE(vectors, 1) GRADIENT_CASE(vectors, 2) GRADIENT_CASE(vectors, 3)      \
+        GRADIENT_CASE(vectors, 4) GRADIENT_CASE(vectors, 5) GRADIENT_CASE(vectors, 6)      \
+        GRADIENT_CASE(vectors, 7) GRADIENT_CASE(vectors, 8) GRADIENT_CASE(vectors, 9)      \
+        GRADIENT_CASE(vectors, 10) GRADIENT_CASE(vectors, 11) GRADIENT_CASE(vectors, 12)   \
+    }
+
+__attribute__((target("avx512f"))) static void
+gradient_block(int vectors, int rows, int width, const float *images, int64_t image_size,
+               int64_t image_width, int64_t stride, const float *delta, int64_t delta_size,
+               int64_t filters, int64_t out_height, int64_t out_width, int64_t count,
+               float *partial)
+{
+    if (vectors == 2)
+        GRADIENT_SWITCH(2)
+    else
+        GRADIENT_SWITCH(1)
+}
+#else
+static void forward_block(int vectors, int positions, int64_t stride, const float *strip,
+                          int64_t strip_width, int64_t kernel_height, int64_t kernel_width,
+                          const float *taps, int64_t filters, float *out)
+{
+    (void)vectors, (void)positions, (void)stride, (void)strip, (void)strip_width;
+    (void)kernel_height, (void)kernel_width, (void)taps, (void)filters, (void)out;
+}
+
+static void gradient_block(int vectors, int rows, int width, const float *images,
+                           int64_t image_size, int64_t image_width, int64_t stride,
+                           const float *delta, int64_t delta_size, int64_t filters,
+                           int64_t out_height, int64_t out_width, int64_t count, float *partial)
+{
+    (void)vectors, (void)rows, (void)width, (void)images, (void)image_size, (void)image_width;
+    (void)stride, (void)delta, (void)delta_size, (void)filters, (void)out_height;
+    (void)out_width, (void)count, (void)partial;
+}
+#endif
+
+bool ax_conv_one_channel_forward_f32(const ax_window_geometry *g, int64_t filters,
+                                     const float *x, const float *weights, float *z,
+                                     int64_t images)
+{
+    if (!ax_conv_one_channel_takes(g, filters))
+        return false;
+    const int64_t kh = g->kernel_height, kw = g->kernel_width, area = kh * kw;
+    const int64_t strip_width = g->padding ? read_width(g) : g->width;
+    const int threads = omp_get_max_threads();
+    /* the weights as (kh, kw, filters): a tap's filters side by side */
+    float *taps = malloc((size_t)(area * filters) * sizeof *taps);
+    float *strips = g->padding ? malloc((size_t)(threads * kh * strip_width) * sizeof *strips)
+                               : NULL;
+    if (!taps || (g->padding && !strips)) {
+        free(taps);
+        free(strips);
+        return false;
+    }
+    for (int64_t f = 0; f < filters; f++)
+        for (int64_t t = 0; t < area; t++)
+            taps[t * filters + f] = weights[f * area + t];
+    const int64_t rows = images * g->out_height;
+    /* equal blocks of at most 12 positions: 24 as 12 + 12, 25 as 9 + 8 + 8 */
+    const int64_t blocks = (g->out_width + TILE_POSITIONS - 1) / TILE_POSITIONS;
+#pragma omp parallel for schedule(static) num_threads(threads) \
+    if (rows * g->out_width * filters * area >= 65536)
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t n = r / g->out_height, oy = r % g->out_height;
+        const float *image = x + n * g->height * g->width;
+        const float *strip = image + oy * g->stride * g->width;
+        if (g->padding) {
+            float *own = strips + (int64_t)omp_get_thread_num() * kh * strip_width;
+            copy_padded(image, g->height, g->width, oy * g->stride - g->padding, -g->padding, kh,
+                        strip_width, own);
+            strip = own;
+        }
+        float *out_row = z + r * g->out_width * filters;
+        for (int64_t b = 0; b < blocks; b++) {
+            const int64_t first = b * g->out_width / blocks;
+            const int positions = (int)((b + 1) * g->out_width / blocks - first);
+            for (int64_t f0 = 0; f0 < filters; f0 += 32)
+                forward_block(filters - f0 >= 32 ? 2 : 1, positions, g->stride,
+                              strip + first * g->stride, strip_width, kh, kw, taps + f0, filters,
+                              out_row + first * filters + f0);
+        }
+    }
+    free(taps);
+    free(strips);
+    return true;
+}
+
+typedef struct one_channel_product {
+    const ax_window_geometry *geometry;
+    int64_t filters;
+    const float *delta, *x;
+} one_channel_product;
+
+/* partial (kh, kw, filters) = the weight gradient of images [first, first +
+ * count): each tile streams the slice once. */
+static bool gradient_slice(void *context, int64_t first, int64_t count, void *own, void *partial)
+{
+    const one_channel_product *p = context;
+    const ax_window_geometry *g = p->geometry;
+    const int64_t kh = g->kernel_height, kw = g->kernel_width;
+    const float *images = p->x + first * g->height * g->width;
+    int64_t image_size = g->height * g->width, image_width = g->width;
+    if (g->padding) { /* the slice's images, padded, in the thread's scratch */
+        const int64_t rows = read_height(g), cols = read_width(g);
+        for (int64_t i = 0; i < count; i++)
+            copy_padded(images + i * image_size, g->height, g->width, -g->padding, -g->padding,
+                        rows, cols, (float *)own + i * rows * cols);
+        images = own;
+        image_size = rows * cols;
+        image_width = cols;
+    }
+    const int64_t places = g->out_height * g->out_width;
+    const float *delta = p->delta + first * places * p->filters;
+    for (int64_t f0 = 0; f0 < p->filters; f0 += 32) {
+        const int vectors = p->filters - f0 >= 32 ? 2 : 1;
+        const int most_rows = vectors * 2 * kw <= TILE_TAPS ? 2 : 1;
+        for (int64_t ky = 0; ky < kh; ky += most_rows) {
+            const int rows = kh - ky < most_rows ? (int)(kh - ky) : most_rows;
+            gradient_block(vectors, rows, (int)kw, images + ky * image_width, image_size,
+                           image_width, g->stride, delta + f0, places * p->filters, p->filters,
+                           g->out_height, g->out_width, count,
+                           (float *)partial + ky * kw * p->filters + f0);
+        }
+    }
+    return true;
+}
+
+/* (kh kw, filters) to torch's (filters, 1, kh, kw) */
+static bool gradient_finish(void *context, const void *sum, void *weight_gradient)
+{
+    const one_channel_product *p = context;
+    const int64_t area = p->geometry->kernel_height * p->geometry->kernel_width;
+    const float *s = sum;
+    float *out = weight_gradient;
+    for (int64_t f = 0; f < p->filters; f++)
+        for (int64_t t = 0; t < area; t++)
+            out[f * area + t] = s[t * p->filters + f];
+    return true;
+}
+
+bool ax_conv_one_channel_weight_gradient_f32(ax_conv_weight_scratch *scratch,
+                                             const ax_window_geometry *geometry,
+                                             int64_t filters, const float *delta,
+                                             const float *x, float *weight_gradient,
+                                             int64_t images)
+{
+    if (!ax_conv_one_channel_takes(geometry, filters))
+        return false;
+    const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
+    const int64_t widest = slices ? (images + slices - 1) / slices : 0;
+    one_channel_product p = {geometry, filters, delta, x};
+    const int64_t weights = filters * geometry->kernel_height * geometry->kernel_width;
+    const ax_conv_slice_product product = {
+        .context = &p,
+        .weights = weights,
+        .partial_reals = weights,
+        .thread_bytes = geometry->padding ? (size_t)(widest * read_height(geometry) *
+                                                     read_width(geometry)) * sizeof(float)
+                                          : 0,
+        .slice = gradient_slice,
+        .finish = gradient_finish,
+    };
+    return ax_cpu_conv_weight_slices_sum(scratch, sizeof(float), geometry, images, &product,
+                                         weight_gradient);
+}

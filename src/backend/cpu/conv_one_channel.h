@@ -1,0 +1,42 @@
+/* conv_one_channel.h: direct float32 convolutions of single-channel images
+ * (a grayscale first layer: LeNet's 28x28x1 Fashion-MNIST images), forward
+ * pass and weight gradient, with AVX-512 register tiles (conv_one_channel.c).
+ * At one input channel a convolution's reduction is only kh x kw long, too
+ * short for a GEMM (im2col + sgemm) or oneDNN's blocked kernels to keep their
+ * FMA pipes busy: both ran LeNet's first layer at a quarter of the peak of a
+ * Xeon that runs the second at half (docs/notes/conv.md). Each output value is
+ * one thread's sum in a fixed order, and the weight gradient sums fixed slices
+ * of the batch (conv_weight_gradient.h), so the bits never depend on the
+ * thread count. */
+#ifndef AX_BACKEND_CPU_CONV_ONE_CHANNEL_H
+#define AX_BACKEND_CPU_CONV_ONE_CHANNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "backend/cpu/conv_weight_gradient.h"
+
+/* Whether the kernels take this layer: one input channel, filters a
+ * multiple of 16, a kernel at most 12 wide, a CPU with AVX-512 whose
+ * kernels may be used (cpu_features.h), and AXON_CONV_DIRECT not "off". */
+bool ax_conv_one_channel_takes(const ax_window_geometry *geometry, int64_t filters);
+
+/* backend.h's conv_forward in float32: z (images, out_height, out_width,
+ * filters) = x (images, height, width, 1) convolved with weights (filters,
+ * 1, kh, kw); each output the sum over the window in row order, from 0.
+ * False, with nothing written, when the kernels do not take the layer or
+ * memory runs out. */
+bool ax_conv_one_channel_forward_f32(const ax_window_geometry *geometry, int64_t filters,
+                                     const float *x, const float *weights, float *z,
+                                     int64_t images);
+
+/* backend.h's conv_backward_weights in float32, over the weight gradient's
+ * slices (scratch: the backend's); false, with nothing written, as above. */
+bool ax_conv_one_channel_weight_gradient_f32(ax_conv_weight_scratch *scratch,
+                                             const ax_window_geometry *geometry,
+                                             int64_t filters, const float *delta,
+                                             const float *x, float *weight_gradient,
+                                             int64_t images);
+
+#endif
