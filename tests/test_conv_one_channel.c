@@ -8,8 +8,11 @@
  * - the weight gradient against float64 sums within gamma_K sum |delta x|
  *   (K the batch's positions; Higham 3.1), for batches of 1 to 130 images;
  * - both with the same bits on 1, 2 and 3 threads;
- * - the float32 backend's conv_forward and conv_backward_weights run them
- *   (same bits), and AXON_CONV_DIRECT=off turns them off;
+ * - in bf16 (the bf16 backend's): the same checks against the definition on
+ *   operands rounded to bfloat16 here (bf16_round.h's rounding), whose
+ *   float32 products are exact;
+ * - the float32 and bf16 backends' conv_forward and conv_backward_weights
+ *   run them (same bits), and AXON_CONV_DIRECT=off turns them off;
  * - layers they do not take (2 channels, 24 filters, a kernel 13 wide) are
  *   declined with nothing written.
  * The kernels need AVX-512: on a CPU without it (or AXON_CPU_KERNELS=generic)
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/bf16_round.h"
 #include "backend/cpu/conv_one_channel.h"
 #include "backend/cpu/cpu_features.h"
 #include "test_util.h"
@@ -100,12 +104,20 @@ static void gradient_reference(const shape *s, int64_t images, const float *x,
             }
 }
 
+/* a copy of v rounded to bfloat16 (held in float32) */
+static float *rounded_copy(const float *v, int64_t n)
+{
+    float *r = malloc((size_t)n * sizeof *r);
+    ax_bf16_round_values_serial(r, v, n);
+    return r;
+}
+
 static bool same_bits(const float *a, const float *b, int64_t n)
 {
     return memcmp(a, b, (size_t)n * sizeof *a) == 0;
 }
 
-static void check_shape(const shape *s, int64_t images)
+static void check_shape(const shape *s, int64_t images, bool bf16)
 {
     const ax_window_geometry *g = &s->g;
     const int64_t inputs = images * g->height * g->width;
@@ -118,33 +130,39 @@ static void check_shape(const shape *s, int64_t images)
     double *dw_abs = malloc((size_t)weights * sizeof *dw_abs);
     ax_conv_weight_scratch scratch = {0};
 
-    forward_reference(s, images, x, w, expected);
-    gradient_reference(s, images, x, delta, dw_ref, dw_abs);
+    /* the operands the sums multiply: bf16's are rounded */
+    float *x_op = bf16 ? rounded_copy(x, inputs) : x, *w_op = bf16 ? rounded_copy(w, weights) : w;
+    float *delta_op = bf16 ? rounded_copy(delta, outputs) : delta;
+    forward_reference(s, images, x_op, w_op, expected);
+    gradient_reference(s, images, x_op, delta_op, dw_ref, dw_abs);
     const double k = (double)(images * g->out_height * g->out_width);
     const double gamma = k * 0x1p-24 / (1.0 - k * 0x1p-24);
     for (int threads = 1; threads <= 3; threads++) {
         CHECK_OK(ax_set_threads(threads));
         memset(z, 0xff, (size_t)outputs * sizeof *z);
-        CHECK(ax_conv_one_channel_forward_f32(g, s->filters, x, w, z, images));
+        CHECK(bf16 ? ax_conv_one_channel_forward_bf16(g, s->filters, x, w, z, images)
+                   : ax_conv_one_channel_forward_f32(g, s->filters, x, w, z, images));
         if (!same_bits(z, expected, outputs)) {
-            fprintf(stderr, "forward %lldx%lld kernel %lldx%lld stride %lld padding %lld, %lld "
+            fprintf(stderr, "%s forward %lldx%lld kernel %lldx%lld stride %lld padding %lld, %lld "
                             "filters, %lld images, %d threads: not the fmaf chain's bits\n",
-                    (long long)g->height, (long long)g->width, (long long)g->kernel_height,
+                    bf16 ? "bf16" : "float32", (long long)g->height, (long long)g->width, (long long)g->kernel_height,
                     (long long)g->kernel_width, (long long)g->stride, (long long)g->padding,
                     (long long)s->filters, (long long)images, threads);
             test_failures++;
         }
         memset(dw, 0xff, (size_t)weights * sizeof *dw);
-        CHECK(ax_conv_one_channel_weight_gradient_f32(&scratch, g, s->filters, delta, x, dw,
-                                                      images));
+        CHECK(bf16 ? ax_conv_one_channel_weight_gradient_bf16(&scratch, g, s->filters, delta, x,
+                                                              dw, images)
+                   : ax_conv_one_channel_weight_gradient_f32(&scratch, g, s->filters, delta, x,
+                                                             dw, images));
         int64_t off = 0;
         for (int64_t i = 0; i < weights; i++)
             if (!(fabs(dw[i] - dw_ref[i]) <= gamma * dw_abs[i]))
                 off++;
         if (off) {
-            fprintf(stderr, "weight gradient %lldx%lld kernel %lldx%lld stride %lld padding "
+            fprintf(stderr, "%s weight gradient %lldx%lld kernel %lldx%lld stride %lld padding "
                             "%lld, %lld images: %lld of %lld beyond the bound\n",
-                    (long long)g->height, (long long)g->width, (long long)g->kernel_height,
+                    bf16 ? "bf16" : "float32", (long long)g->height, (long long)g->width, (long long)g->kernel_height,
                     (long long)g->kernel_width, (long long)g->stride, (long long)g->padding,
                     (long long)images, (long long)off, (long long)weights);
             test_failures++;
@@ -161,25 +179,31 @@ static void check_shape(const shape *s, int64_t images)
     ax_conv_weight_scratch_free(&scratch);
     free(x), free(w), free(delta), free(z), free(expected), free(dw), free(dw_one);
     free(dw_ref), free(dw_abs);
+    if (bf16)
+        free(x_op), free(w_op), free(delta_op);
 }
 
-/* The float32 backend's entries run the kernels: the same bits. */
-static void check_backend(void)
+/* The float32 and bf16 backends' entries run the kernels: the same bits. */
+static void check_backend(ax_precision precision)
 {
+    const bool bf16 = precision == AX_PRECISION_BF16;
     const shape s = make_shape(28, 28, 5, 5, 1, 0, 32);
     const int64_t images = 9, inputs = images * 784, outputs = images * 576 * 32;
     float *x = random_floats(inputs), *w = random_floats(800), *delta = random_floats(outputs);
     float *z = malloc((size_t)outputs * sizeof *z), *z_direct = malloc((size_t)outputs * sizeof *z);
     float dw[800], dw_direct[800];
     ax_conv_weight_scratch scratch = {0};
-    ax_backend *b = ax_backend_cpu_create(AX_PRECISION_F32);
+    ax_backend *b = ax_backend_cpu_create(precision);
     CHECK(b && b->ops->conv_forward && b->ops->conv_backward_weights);
     if (b && b->ops->conv_forward && b->ops->conv_backward_weights) {
-        CHECK(ax_conv_one_channel_forward_f32(&s.g, 32, x, w, z_direct, images));
+        CHECK(bf16 ? ax_conv_one_channel_forward_bf16(&s.g, 32, x, w, z_direct, images)
+                   : ax_conv_one_channel_forward_f32(&s.g, 32, x, w, z_direct, images));
         CHECK(b->ops->conv_forward(b, &s.g, 32, x, w, z, images));
         CHECK(same_bits(z, z_direct, outputs));
-        CHECK(ax_conv_one_channel_weight_gradient_f32(&scratch, &s.g, 32, delta, x, dw_direct,
-                                                      images));
+        CHECK(bf16 ? ax_conv_one_channel_weight_gradient_bf16(&scratch, &s.g, 32, delta, x,
+                                                              dw_direct, images)
+                   : ax_conv_one_channel_weight_gradient_f32(&scratch, &s.g, 32, delta, x,
+                                                             dw_direct, images));
         CHECK(b->ops->conv_backward_weights(b, &s.g, 32, delta, x, NULL, dw, images));
         CHECK(same_bits(dw, dw_direct, 800));
     }
@@ -188,6 +212,7 @@ static void check_backend(void)
     setenv("AXON_CONV_DIRECT", "off", 1);
     CHECK(!ax_conv_one_channel_takes(&s.g, 32));
     CHECK(!ax_conv_one_channel_forward_f32(&s.g, 32, x, w, z, images));
+    CHECK(!ax_conv_one_channel_forward_bf16(&s.g, 32, x, w, z, images));
     unsetenv("AXON_CONV_DIRECT");
     CHECK(ax_conv_one_channel_takes(&s.g, 32));
     ax_conv_weight_scratch_free(&scratch);
@@ -237,7 +262,9 @@ int main(void)
     const int64_t batches[] = {1, 7, 130};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         for (size_t j = 0; j < sizeof batches / sizeof *batches; j++)
-            check_shape(&shapes[i], batches[j]);
-    check_backend();
+            for (int bf16 = 0; bf16 <= 1; bf16++)
+                check_shape(&shapes[i], batches[j], bf16);
+    check_backend(AX_PRECISION_F32);
+    check_backend(AX_PRECISION_BF16);
     return test_finish("conv_one_channel");
 }

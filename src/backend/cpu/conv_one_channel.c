@@ -7,11 +7,15 @@
  * kernel rows (up to 24 taps) by 32 filters and streams the slice's
  * positions once, a position's two delta vectors meeting each of its
  * window's values. Padding is made real in a small copy (a strip of rows,
- * or the slice's images), so the tiles never test bounds. */
+ * or the slice's images), so the tiles never test bounds. In bf16 the
+ * same copies (made whether padded or not) and the weights' and delta's
+ * hold the operands rounded to bfloat16: float32's products of them are
+ * exact, so the sums are bf16's (bf16 operands, float32 sums). */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/bf16_round.h"
 #include "backend/cpu/conv_one_channel.h"
 #include "backend/cpu/cpu_features.h"
 
@@ -42,9 +46,22 @@ static int64_t read_width(const ax_window_geometry *g)
     return (g->out_width - 1) * g->stride + g->kernel_width;
 }
 
-/* rows x cols of image (height x width) from (top, left), zeros outside. */
+/* v, or v rounded to bfloat16 (held in float32) when round_bf16 */
+static inline float operand(float v, bool round_bf16)
+{
+    if (!round_bf16)
+        return v;
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    u = ax_bf16_round_bits(u);
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* rows x cols of image (height x width) from (top, left), zeros outside,
+ * each value an operand(). */
 static void copy_padded(const float *image, int64_t height, int64_t width, int64_t top,
-                        int64_t left, int64_t rows, int64_t cols, float *out)
+                        int64_t left, int64_t rows, int64_t cols, bool round_bf16, float *out)
 {
     for (int64_t r = 0; r < rows; r++, out += cols) {
         const int64_t iy = top + r;
@@ -54,7 +71,7 @@ static void copy_padded(const float *image, int64_t height, int64_t width, int64
         }
         for (int64_t c = 0; c < cols; c++) {
             const int64_t ix = left + c;
-            out[c] = ix >= 0 && ix < width ? image[iy * width + ix] : 0.0f;
+            out[c] = ix >= 0 && ix < width ? operand(image[iy * width + ix], round_bf16) : 0.0f;
         }
     }
 }
@@ -217,27 +234,27 @@ static void gradient_block(int vectors, int rows, int width, const float *images
 }
 #endif
 
-bool ax_conv_one_channel_forward_f32(const ax_window_geometry *g, int64_t filters,
-                                     const float *x, const float *weights, float *z,
-                                     int64_t images)
+static bool forward_pass(const ax_window_geometry *g, int64_t filters, const float *x,
+                         const float *weights, float *z, int64_t images, bool round_bf16)
 {
     if (!ax_conv_one_channel_takes(g, filters))
         return false;
     const int64_t kh = g->kernel_height, kw = g->kernel_width, area = kh * kw;
-    const int64_t strip_width = g->padding ? read_width(g) : g->width;
+    /* strips copied where padded or rounded, read in place otherwise */
+    const bool copied = g->padding || round_bf16;
+    const int64_t strip_width = copied ? read_width(g) : g->width;
     const int threads = omp_get_max_threads();
     /* the weights as (kh, kw, filters): a tap's filters side by side */
     float *taps = malloc((size_t)(area * filters) * sizeof *taps);
-    float *strips = g->padding ? malloc((size_t)(threads * kh * strip_width) * sizeof *strips)
-                               : NULL;
-    if (!taps || (g->padding && !strips)) {
+    float *strips = copied ? malloc((size_t)(threads * kh * strip_width) * sizeof *strips) : NULL;
+    if (!taps || (copied && !strips)) {
         free(taps);
         free(strips);
         return false;
     }
     for (int64_t f = 0; f < filters; f++)
         for (int64_t t = 0; t < area; t++)
-            taps[t * filters + f] = weights[f * area + t];
+            taps[t * filters + f] = operand(weights[f * area + t], round_bf16);
     const int64_t rows = images * g->out_height;
     /* equal blocks of at most 12 positions: 24 as 12 + 12, 25 as 9 + 8 + 8 */
     const int64_t blocks = (g->out_width + TILE_POSITIONS - 1) / TILE_POSITIONS;
@@ -247,10 +264,10 @@ bool ax_conv_one_channel_forward_f32(const ax_window_geometry *g, int64_t filter
         const int64_t n = r / g->out_height, oy = r % g->out_height;
         const float *image = x + n * g->height * g->width;
         const float *strip = image + oy * g->stride * g->width;
-        if (g->padding) {
+        if (copied) {
             float *own = strips + (int64_t)omp_get_thread_num() * kh * strip_width;
             copy_padded(image, g->height, g->width, oy * g->stride - g->padding, -g->padding, kh,
-                        strip_width, own);
+                        strip_width, round_bf16, own);
             strip = own;
         }
         float *out_row = z + r * g->out_width * filters;
@@ -268,10 +285,26 @@ bool ax_conv_one_channel_forward_f32(const ax_window_geometry *g, int64_t filter
     return true;
 }
 
+bool ax_conv_one_channel_forward_f32(const ax_window_geometry *geometry, int64_t filters,
+                                     const float *x, const float *weights, float *z,
+                                     int64_t images)
+{
+    return forward_pass(geometry, filters, x, weights, z, images, false);
+}
+
+bool ax_conv_one_channel_forward_bf16(const ax_window_geometry *geometry, int64_t filters,
+                                      const float *x, const float *weights, float *z,
+                                      int64_t images)
+{
+    return forward_pass(geometry, filters, x, weights, z, images, true);
+}
+
 typedef struct one_channel_product {
     const ax_window_geometry *geometry;
     int64_t filters;
     const float *delta, *x;
+    bool round_bf16;
+    int64_t widest; /* images of the largest slice */
 } one_channel_product;
 
 /* partial (kh, kw, filters) = the weight gradient of images [first, first +
@@ -283,17 +316,22 @@ static bool gradient_slice(void *context, int64_t first, int64_t count, void *ow
     const int64_t kh = g->kernel_height, kw = g->kernel_width;
     const float *images = p->x + first * g->height * g->width;
     int64_t image_size = g->height * g->width, image_width = g->width;
-    if (g->padding) { /* the slice's images, padded, in the thread's scratch */
+    const int64_t places = g->out_height * g->out_width;
+    const float *delta = p->delta + first * places * p->filters;
+    if (g->padding || p->round_bf16) { /* the slice's images, padded, in the thread's scratch */
         const int64_t rows = read_height(g), cols = read_width(g);
         for (int64_t i = 0; i < count; i++)
             copy_padded(images + i * image_size, g->height, g->width, -g->padding, -g->padding,
-                        rows, cols, (float *)own + i * rows * cols);
+                        rows, cols, p->round_bf16, (float *)own + i * rows * cols);
         images = own;
         image_size = rows * cols;
         image_width = cols;
     }
-    const int64_t places = g->out_height * g->out_width;
-    const float *delta = p->delta + first * places * p->filters;
+    if (p->round_bf16) { /* and its delta, rounded, after the widest slice's images */
+        float *rounded = (float *)own + p->widest * image_size;
+        ax_bf16_round_values_serial(rounded, delta, count * places * p->filters);
+        delta = rounded;
+    }
     for (int64_t f0 = 0; f0 < p->filters; f0 += 32) {
         const int vectors = p->filters - f0 >= 32 ? 2 : 1;
         const int most_rows = vectors * 2 * kw <= TILE_TAPS ? 2 : 1;
@@ -321,28 +359,47 @@ static bool gradient_finish(void *context, const void *sum, void *weight_gradien
     return true;
 }
 
+static bool gradient_pass(ax_conv_weight_scratch *scratch, const ax_window_geometry *geometry,
+                          int64_t filters, const float *delta, const float *x,
+                          float *weight_gradient, int64_t images, bool round_bf16)
+{
+    if (!ax_conv_one_channel_takes(geometry, filters))
+        return false;
+    const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
+    const int64_t widest = slices ? (images + slices - 1) / slices : 0;
+    one_channel_product p = {geometry, filters, delta, x, round_bf16, widest};
+    const int64_t weights = filters * geometry->kernel_height * geometry->kernel_width;
+    const int64_t copied_images = geometry->padding || round_bf16
+                                      ? widest * read_height(geometry) * read_width(geometry)
+                                      : 0;
+    const int64_t rounded_delta =
+        round_bf16 ? widest * geometry->out_height * geometry->out_width * filters : 0;
+    const ax_conv_slice_product product = {
+        .context = &p,
+        .weights = weights,
+        .partial_reals = weights,
+        .thread_bytes = (size_t)(copied_images + rounded_delta) * sizeof(float),
+        .slice = gradient_slice,
+        .finish = gradient_finish,
+    };
+    return ax_cpu_conv_weight_slices_sum(scratch, sizeof(float), geometry, images, &product,
+                                         weight_gradient);
+}
+
 bool ax_conv_one_channel_weight_gradient_f32(ax_conv_weight_scratch *scratch,
                                              const ax_window_geometry *geometry,
                                              int64_t filters, const float *delta,
                                              const float *x, float *weight_gradient,
                                              int64_t images)
 {
-    if (!ax_conv_one_channel_takes(geometry, filters))
-        return false;
-    const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
-    const int64_t widest = slices ? (images + slices - 1) / slices : 0;
-    one_channel_product p = {geometry, filters, delta, x};
-    const int64_t weights = filters * geometry->kernel_height * geometry->kernel_width;
-    const ax_conv_slice_product product = {
-        .context = &p,
-        .weights = weights,
-        .partial_reals = weights,
-        .thread_bytes = geometry->padding ? (size_t)(widest * read_height(geometry) *
-                                                     read_width(geometry)) * sizeof(float)
-                                          : 0,
-        .slice = gradient_slice,
-        .finish = gradient_finish,
-    };
-    return ax_cpu_conv_weight_slices_sum(scratch, sizeof(float), geometry, images, &product,
-                                         weight_gradient);
+    return gradient_pass(scratch, geometry, filters, delta, x, weight_gradient, images, false);
+}
+
+bool ax_conv_one_channel_weight_gradient_bf16(ax_conv_weight_scratch *scratch,
+                                              const ax_window_geometry *geometry,
+                                              int64_t filters, const float *delta,
+                                              const float *x, float *weight_gradient,
+                                              int64_t images)
+{
+    return gradient_pass(scratch, geometry, filters, delta, x, weight_gradient, images, true);
 }

@@ -39,4 +39,18 @@ bool ax_conv_one_channel_weight_gradient_f32(ax_conv_weight_scratch *scratch,
                                              const float *x, float *weight_gradient,
                                              int64_t images);
 
+/* The same in bf16: both operands rounded to bfloat16 (bf16_round.h), the
+ * float32 sums of their exact products in the same order; for the bf16
+ * backend, where oneDNN's bf16 kernels (AMX among them) pad one channel to
+ * a block of 16 or 32 and ran LeNet's first layer 2.7x slower than
+ * float32's (a 16-core Sapphire Rapids, docs/notes/conv.md). */
+bool ax_conv_one_channel_forward_bf16(const ax_window_geometry *geometry, int64_t filters,
+                                      const float *x, const float *weights, float *z,
+                                      int64_t images);
+bool ax_conv_one_channel_weight_gradient_bf16(ax_conv_weight_scratch *scratch,
+                                              const ax_window_geometry *geometry,
+                                              int64_t filters, const float *delta,
+                                              const float *x, float *weight_gradient,
+                                              int64_t images);
+
 #endif

@@ -261,6 +261,12 @@ static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
 {
     if (backend->precision != AX_PRECISION_BF16)
         return false;
+    /* single-channel layers: the direct kernels on rounded operands (as
+     * the forward pass, below) */
+    if (ax_conv_one_channel_weight_gradient_bf16(&((cpu_bf16_backend *)backend)->weight_scratch,
+                                                 geometry, filters, delta, x, weight_gradient,
+                                                 images))
+        return true;
 #ifdef AXON_ONEDNN
     /* as cpu_bf16_conv_forward below: native, else rounded for good, else
      * (AXON_ONEDNN_BF16=off, or oneDNN declining) the GEMM product */
@@ -318,18 +324,22 @@ static void cpu_backend_destroy(ax_backend *backend)
     free(backend);
 }
 
-#ifdef AXON_ONEDNN
-/* bf16 convolutions through oneDNN (onednn_conv.h): natively where oneDNN
- * has bf16 kernels, else its float32 ones on rounded operands. A native
- * primitive oneDNN refuses turns the backend to rounded ones for good (a
- * refused creation costs as much as a created one). Only a bf16 backend
- * is a cpu_bf16_backend, as for float32 above. */
+/* bf16 convolutions: single-channel layers through the direct kernels on
+ * rounded operands (conv_one_channel.h), the others through oneDNN where
+ * built (onednn_conv.h): natively where oneDNN has bf16 kernels, else its
+ * float32 ones on rounded operands. A native primitive oneDNN refuses
+ * turns the backend to rounded ones for good (a refused creation costs as
+ * much as a created one). Only a bf16 backend is a cpu_bf16_backend, as
+ * for float32 above. */
 static bool cpu_bf16_conv_forward(ax_backend *backend, const ax_window_geometry *geometry,
                                   int64_t filters, const void *x, const void *weights, void *z,
                                   int64_t images)
 {
     if (backend->precision != AX_PRECISION_BF16)
         return false;
+    if (ax_conv_one_channel_forward_bf16(geometry, filters, x, weights, z, images))
+        return true;
+#ifdef AXON_ONEDNN
     cpu_bf16_backend *bf16 = (cpu_bf16_backend *)backend;
     if (bf16->conv_mode == AX_ONEDNN_BF16_NATIVE &&
         ax_onednn_conv_forward_bf16(&bf16->convs, bf16->conv_mode, geometry, filters, x, weights,
@@ -339,8 +349,12 @@ static bool cpu_bf16_conv_forward(ax_backend *backend, const ax_window_geometry 
         bf16->conv_mode = AX_ONEDNN_BF16_ROUNDED;
     return ax_onednn_conv_forward_bf16(&bf16->convs, bf16->conv_mode, geometry, filters, x,
                                        weights, z, images);
+#else
+    return false;
+#endif
 }
 
+#ifdef AXON_ONEDNN
 static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_geometry *geometry,
                                          int64_t filters, const void *delta, const void *weights,
                                          void *previous, int64_t images)
@@ -357,10 +371,8 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
     return ax_onednn_conv_backward_input_bf16(&bf16->convs, bf16->conv_mode, geometry, filters,
                                               delta, weights, previous, images);
 }
-#define CPU_BF16_CONV_FORWARD cpu_bf16_conv_forward
 #define CPU_BF16_CONV_BACKWARD_INPUT cpu_bf16_conv_backward_input
 #else
-#define CPU_BF16_CONV_FORWARD NULL
 #define CPU_BF16_CONV_BACKWARD_INPUT NULL
 #endif
 
@@ -442,7 +454,7 @@ static const ax_backend_ops cpu_ops_f32 =
 static const ax_backend_ops cpu_ops_f64 =
     CPU_OPS(f64, f64, cpu_backend_destroy, NULL, NULL, cpu_conv_backward_weights);
 static const ax_backend_ops cpu_ops_bf16 =
-    CPU_OPS(f32, bf16, cpu_backend_destroy, CPU_BF16_CONV_FORWARD, CPU_BF16_CONV_BACKWARD_INPUT,
+    CPU_OPS(f32, bf16, cpu_backend_destroy, cpu_bf16_conv_forward, CPU_BF16_CONV_BACKWARD_INPUT,
             cpu_bf16_conv_backward_weights);
 
 ax_backend *ax_backend_cpu_create(ax_precision precision)
