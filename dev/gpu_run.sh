@@ -204,6 +204,18 @@ cpubf16)  # bf16's convolution modes on this host's CPU: oneDNN's native bf16 pr
         step "f32_r$round" 120 $axon bench lenet --quick --repeat 1; figures "f32_r$round"
     done
     ;;
+cpudirect)  # the direct single-channel convolutions (conv_one_channel.c) against oneDNN's for
+            # LeNet's first layer (AXON_CONV_DIRECT=off), float32 and bf16, alternating; their test
+    step ctest_conv_one_channel 120 ctest --test-dir "$build" -R "conv_one_channel|conv_weight_gradient" --output-on-failure
+    grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest_conv_one_channel.txt" | head -6 >> "$summary"
+    for round in 1 2 3; do
+        for p in f32 bf16; do
+            step "direct_${p}_r$round" 120 $axon bench lenet --quick --repeat 1 --precision $p; figures "direct_${p}_r$round"
+            AXON_CONV_DIRECT=off step "onednn_${p}_r$round" 120 $axon bench lenet --quick --repeat 1 --precision $p
+            figures "onednn_${p}_r$round"
+        done
+    done
+    ;;
 cpuprofile)  # where a LeNet epoch's time goes on this host's CPU
     for p in f32 bf16; do
         step "cpu_profile_lenet_$p" 120 $axon train --data fashion-mnist --epochs 1 --precision $p --profile \
