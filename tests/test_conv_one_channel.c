@@ -13,6 +13,11 @@
  *   float32 products are exact;
  * - the float32 and bf16 backends' conv_forward and conv_backward_weights
  *   run them (same bits), and AXON_CONV_DIRECT=off turns them off;
+ * - the forward pass with bias and activation (backend.h:
+ *   conv_forward_bias_activation) has exactly the bits of the forward pass
+ *   followed by the backend's bias_activation, for identity and ReLU, in
+ *   float32 and bf16, with NaN and infinities among the inputs, and
+ *   declines the other activations with nothing written;
  * - layers they do not take (2 channels, 24 filters, a kernel 13 wide) are
  *   declined with nothing written.
  * The kernels need AVX-512: on a CPU without it (or AXON_CPU_KERNELS=generic)
@@ -219,6 +224,43 @@ static void check_backend(ax_precision precision)
     free(x), free(w), free(delta), free(z), free(z_direct);
 }
 
+/* The fused forward pass against the forward pass, then bias_activation. */
+static void check_fused(ax_precision precision)
+{
+    const bool bf16 = precision == AX_PRECISION_BF16;
+    const shape s = make_shape(20, 19, 5, 4, 1, 1, 48);
+    const int64_t images = 5, inputs = images * 20 * 19;
+    const int64_t outputs = images * s.g.out_height * s.g.out_width * 48;
+    float *x = random_floats(inputs), *w = random_floats(960), *bias = random_floats(48);
+    x[7] = NAN, x[400] = INFINITY, x[401] = -INFINITY, x[900] = -NAN;
+    float *fused = malloc((size_t)outputs * sizeof *fused);
+    float *separate = malloc((size_t)outputs * sizeof *separate);
+    ax_backend *b = ax_backend_cpu_create(precision);
+    CHECK(b != NULL);
+    const ax_activation activations[] = {AX_ACT_RELU, AX_ACT_IDENTITY};
+    for (size_t a = 0; b && a < 2; a++) {
+        CHECK(bf16 ? ax_conv_one_channel_forward_bf16(&s.g, 48, x, w, separate, images)
+                   : ax_conv_one_channel_forward_f32(&s.g, 48, x, w, separate, images));
+        b->ops->bias_activation(b, activations[a], separate, bias, outputs / 48, 48);
+        CHECK(ax_conv_one_channel_forward_bias_activation(&s.g, 48, x, w, bias, activations[a],
+                                                          fused, images, bf16));
+        CHECK(same_bits(fused, separate, outputs));
+        CHECK(b->ops->conv_forward_bias_activation(b, &s.g, 48, x, w, bias, activations[a], fused,
+                                                   images));
+        CHECK(same_bits(fused, separate, outputs));
+    }
+    const ax_activation declined[] = {AX_ACT_TANH, AX_ACT_SIGMOID, AX_ACT_SOFTMAX};
+    for (size_t a = 0; a < 3; a++) {
+        memset(fused, 0x7f, (size_t)outputs * sizeof *fused);
+        CHECK(!ax_conv_one_channel_forward_bias_activation(&s.g, 48, x, w, bias, declined[a],
+                                                           fused, images, bf16));
+        CHECK(fused[0] == fused[outputs - 1] && !(fused[0] == 0.0f));
+    }
+    if (b)
+        b->ops->destroy(b);
+    free(x), free(w), free(bias), free(fused), free(separate);
+}
+
 /* Layers the kernels do not take: declined, nothing written. */
 static void check_declines(void)
 {
@@ -266,5 +308,7 @@ int main(void)
                 check_shape(&shapes[i], batches[j], bf16);
     check_backend(AX_PRECISION_F32);
     check_backend(AX_PRECISION_BF16);
+    check_fused(AX_PRECISION_F32);
+    check_fused(AX_PRECISION_BF16);
     return test_finish("conv_one_channel");
 }

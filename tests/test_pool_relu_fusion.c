@@ -1,7 +1,10 @@
-/* test_pool_relu_fusion.c: max pooling over a ReLU layer's output runs its
+/* test_pool_relu_fusion.c: the fused passes of image networks must change
+ * nothing but the time. Max pooling over a ReLU layer's output runs its
  * input gradient and the ReLU derivative in one pass (backend.h:
  * max_pool_backward_relu, version 11; core/propagate.c asks the pooling
- * layer first). The fused pass must change nothing but the time:
+ * layer first); a convolution runs its forward pass, bias and activation
+ * in one (conv_forward_bias_activation, version 12: the CPU's direct
+ * kernels of single-channel layers, identity and ReLU, float32 and bf16).
  * - the loss and the whole gradient of small image networks, computed
  *   with the entry (its calls counted through a wrapped table) and without
  *   it (the table's entry NULL: pool_backward, then the derivative), are
@@ -12,11 +15,17 @@
  *   the only difference left is the pooling pass, a select, exact);
  * - the entry is called once for each max pooling over a ReLU layer, and
  *   not for a pooling over a tanh layer, an average pooling, or where
- *   dropout comes between (its mask must act first). */
+ *   dropout comes between (its mask must act first);
+ * - the same for the convolution's entry, on single-channel images: the
+ *   gradient with it and without it (conv_forward, then bias_activation)
+ *   equal bit for bit, the entry taken once per pass for a ReLU or identity
+ *   first layer of 16 filters (where the CPU has AVX-512), never for tanh,
+ *   float64, 8 filters or a second layer's 16 channels. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_features.h"
 #include "core/net.h"
 #include "test_util.h"
 
@@ -26,38 +35,52 @@ static double random_uniform(void)
     return test_random_uniform(&random_state, -1.0, 1.0);
 }
 
-static int64_t fused_calls;
+/* The fused entry a check is about: counted in one table, NULL in the other. */
+typedef enum fused_entry { POOL_RELU, CONV_BIAS_ACTIVATION } fused_entry;
+
+static int64_t fused_calls; /* calls the entry took */
 static const ax_backend_ops *wrapped;
-static void counted_entry(ax_backend *backend, const ax_window_geometry *geometry, const void *x,
-                          const void *dy, void *dx, int64_t images)
+static void counted_pool_entry(ax_backend *backend, const ax_window_geometry *geometry,
+                               const void *x, const void *dy, void *dx, int64_t images)
 {
     fused_calls++;
     wrapped->max_pool_backward_relu(backend, geometry, x, dy, dx, images);
 }
 
-static ax_dataset *images(int64_t rows)
+static bool counted_conv_entry(ax_backend *backend, const ax_window_geometry *geometry,
+                               int64_t filters, const void *x, const void *weights,
+                               const void *bias, ax_activation activation, void *z, int64_t images)
+{
+    const bool taken = wrapped->conv_forward_bias_activation(backend, geometry, filters, x, weights,
+                                                             bias, activation, z, images);
+    fused_calls += taken;
+    return taken;
+}
+
+static ax_dataset *images(int64_t rows, int64_t channels)
 {
     ax_dataset *data = NULL;
-    CHECK_OK(ax_dataset_create(rows, 14 * 14 * 2, 10, 0, &data));
+    CHECK_OK(ax_dataset_create(rows, 14 * 14 * channels, 10, 0, &data));
     if (data) {
         float *x = ax_dataset_features_data(data);
-        for (int64_t i = 0; i < rows * 14 * 14 * 2; i++)
+        for (int64_t i = 0; i < rows * 14 * 14 * channels; i++)
             x[i] = (float)random_uniform();
         for (int64_t r = 0; r < rows; r++)
             ax_dataset_labels_data(data)[r] = (int32_t)(r * 3 % 10);
-        CHECK_OK(ax_dataset_set_image_shape(data, (int64_t[3]){14, 14, 2}));
+        CHECK_OK(ax_dataset_set_image_shape(data, (int64_t[3]){14, 14, channels}));
     }
     return data;
 }
 
 /* One network: the gradient with and without the entry, the same bits,
- * and the entry called `expected` times. */
+ * and the entry taken `expected` times. */
 static void check_network(ax_precision precision, const char *layers, double dropout,
-                          int64_t expected, const ax_dataset *data)
+                          int64_t expected, const ax_dataset *data, fused_entry entry)
 {
+    const int64_t channels = ax_dataset_features(data) / (14 * 14);
     ax_net_config config = ax_net_defaults();
-    config.input_width = 14 * 14 * 2;
-    config.input_shape[0] = 14, config.input_shape[1] = 14, config.input_shape[2] = 2;
+    config.input_width = 14 * 14 * channels;
+    config.input_shape[0] = 14, config.input_shape[1] = 14, config.input_shape[2] = channels;
     config.precision = precision;
     config.seed = 9;
     ax_net *net = NULL;
@@ -79,8 +102,13 @@ static void check_network(ax_precision precision, const char *layers, double dro
         const ax_backend_ops *own = b->ops;
         ax_backend_ops counting = *own, plain = *own;
         wrapped = own;
-        counting.max_pool_backward_relu = counted_entry;
-        plain.max_pool_backward_relu = NULL;
+        if (entry == POOL_RELU) {
+            counting.max_pool_backward_relu = counted_pool_entry;
+            plain.max_pool_backward_relu = NULL;
+        } else if (own->conv_forward_bias_activation) {
+            counting.conv_forward_bias_activation = counted_conv_entry;
+            plain.conv_forward_bias_activation = NULL;
+        }
         double loss_with = 0.0, loss_without = 1.0;
         /* Both sides must run the same kernels: a first call settles the
          * backend's choices (a bf16 backend whose native oneDNN primitive
@@ -114,22 +142,37 @@ static void check_network(ax_precision precision, const char *layers, double dro
 
 int main(void)
 {
-    ax_dataset *data = images(37);
-    if (!data)
+    ax_dataset *data = images(37, 2), *gray = images(37, 1);
+    if (!data || !gray)
         return test_finish("test_pool_relu_fusion");
     const ax_precision precisions[3] = {AX_PRECISION_F32, AX_PRECISION_F64, AX_PRECISION_BF16};
     for (int p = 0; p < 3; p++) {
         /* two max poolings over ReLU layers, 2x2 of stride 2 */
         check_network(precisions[p], "conv:8x3x3:relu,maxpool:2,conv:16x3x3:relu,maxpool:2,10:softmax",
-                      0.0, 2, data);
+                      0.0, 2, data, POOL_RELU);
         /* overlapping 3x3 windows of stride 2: the general loops */
         check_network(precisions[p], "conv:6x3x3:relu,maxpool:3/s2,12:relu,10:softmax", 0.0, 1,
-                      data);
+                      data, POOL_RELU);
         /* not over ReLU, not max, or dropout between: the two passes */
-        check_network(precisions[p], "conv:6x3x3:tanh,maxpool:2,10:softmax", 0.0, 0, data);
-        check_network(precisions[p], "conv:6x3x3:relu,avgpool:2,10:softmax", 0.0, 0, data);
-        check_network(precisions[p], "conv:6x3x3:relu,maxpool:2,10:softmax", 0.25, 0, data);
+        check_network(precisions[p], "conv:6x3x3:tanh,maxpool:2,10:softmax", 0.0, 0, data,
+                      POOL_RELU);
+        check_network(precisions[p], "conv:6x3x3:relu,avgpool:2,10:softmax", 0.0, 0, data,
+                      POOL_RELU);
+        check_network(precisions[p], "conv:6x3x3:relu,maxpool:2,10:softmax", 0.25, 0, data,
+                      POOL_RELU);
+        /* the convolution's forward pass with its bias and activation: single-channel
+         * first layers of 16 filters, ReLU or identity, in float32 and bf16 on AVX-512 */
+        const int64_t taken = precisions[p] != AX_PRECISION_F64 && ax_cpu_kernels_avx512f();
+        check_network(precisions[p], "conv:16x3x3:relu,maxpool:2,conv:16x3x3:relu,10:softmax", 0.0,
+                      taken, gray, CONV_BIAS_ACTIVATION);
+        check_network(precisions[p], "conv:16x5x5/p2:identity,maxpool:2,10:softmax", 0.0, taken,
+                      gray, CONV_BIAS_ACTIVATION);
+        check_network(precisions[p], "conv:16x3x3:tanh,maxpool:2,10:softmax", 0.0, 0, gray,
+                      CONV_BIAS_ACTIVATION);
+        check_network(precisions[p], "conv:8x3x3:relu,maxpool:2,10:softmax", 0.0, 0, gray,
+                      CONV_BIAS_ACTIVATION);
     }
     ax_dataset_free(data);
+    ax_dataset_free(gray);
     return test_finish("test_pool_relu_fusion");
 }

@@ -43,7 +43,7 @@ typedef struct ax_window_geometry {
  * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
  * version before including them, to be compiled as a plugin of that
  * version would have been; nothing else does. */
-#define AX_BACKEND_TABLE_VERSION 11
+#define AX_BACKEND_TABLE_VERSION 12
 #ifndef AX_BACKEND_HEADERS_AS_OF
 #define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
 #endif
@@ -315,6 +315,19 @@ typedef struct ax_backend_ops {
     void (*max_pool_backward_relu)(ax_backend *backend, const ax_window_geometry *geometry,
                                    const void *x, const void *dy, void *dx, int64_t images);
     /* ---- entries above are valid for version 11 and later ---- */
+#endif
+#if AX_BACKEND_HEADERS_AS_OF >= 12
+    /* The forward pass with the layer's bias and activation applied, in one
+     * pass where the two take two (optional, as conv_forward: the layer runs
+     * conv_forward, or im2col + gemm, then bias_activation where it is NULL
+     * or declines). z = act(x convolved with weights + bias) with exactly the
+     * bits of conv_forward's z followed by bias_activation, so a backend
+     * takes only the layers and activations where it can keep them. */
+    bool (*conv_forward_bias_activation)(ax_backend *backend, const ax_window_geometry *geometry,
+                                         int64_t filters, const void *x, const void *weights,
+                                         const void *bias, ax_activation activation, void *z,
+                                         int64_t images);
+    /* ---- entries above are valid for version 12 and later ---- */
 #endif
 } ax_backend_ops;
 

@@ -368,9 +368,43 @@ static void forward_products(ax_net *net, int index, const void *x, void *z, int
     layer->columns_rows = rows;
 }
 
+/* The forward pass, bias and activation in the backend's one pass where it
+ * takes the layer (backend.h: conv_forward_bias_activation); profiled as
+ * the forward product with the bias and activation's FLOPs, and only when
+ * taken (a declined call would count as a forward pass of no time). */
+static bool fused_forward(ax_net *net, int index, const void *x, void *z, int64_t rows)
+{
+    ax_layer *layer = &net->layers[index];
+    if (!OPS->conv_forward_bias_activation)
+        return false;
+    ax_profile *profile = net->run.profile;
+    double start = 0.0;
+    if (profile) {
+        (void)ax_backend_synchronize(net->backend);
+        start = ax_seconds_now();
+    }
+    const ax_window_geometry geometry = geometry_of(layer);
+    if (!OPS->conv_forward_bias_activation(
+            net->backend, &geometry, layer->spec.conv.filters, x,
+            ax_layer_weights(net, net->parameters, index), ax_layer_bias(net, net->parameters, index),
+            layer->activation, z, rows))
+        return false;
+    if (profile) {
+        (void)ax_backend_synchronize(net->backend);
+        const double positions_all = (double)(rows * places(layer));
+        ax_profile_record(profile, AX_PROFILE_CONV_FORWARD, index, start,
+                          conv_flops(layer, rows, AX_LAYER_WORK_FORWARD_PRODUCT) +
+                              2.0 * positions_all * (double)layer->spec.conv.filters);
+    }
+    layer->columns_input = NULL; /* no columns made: the weight gradient gathers its own */
+    return true;
+}
+
 static void conv_forward(ax_net *net, int index, const void *x, void *z, int64_t rows)
 {
     const ax_layer *layer = &net->layers[index];
+    if (fused_forward(net, index, x, z, rows))
+        return;
     AX_PROFILED(net, AX_PROFILE_CONV_FORWARD, index,
                 conv_flops(layer, rows, AX_LAYER_WORK_FORWARD_PRODUCT),
                 forward_products(net, index, x, z, rows));

@@ -79,15 +79,21 @@ static void copy_padded(const float *image, int64_t height, int64_t width, int64
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+/* What the forward pass does with its sums before storing them: nothing,
+ * adds the bias, or adds it and applies ReLU (bias_activation's bits:
+ * v > 0 ? v : (v == v ? 0 : v), NaN kept). */
+typedef enum epilogue { EPILOGUE_NONE, EPILOGUE_BIAS, EPILOGUE_BIAS_RELU } epilogue;
+
 /* out (positions, filters) = the window sums of `positions` outputs of one
- * row for 16 x vectors filters. strip: the window's first row at the first
- * output; taps (kh, kw, filters) at the first filter. Inlined with
- * constant vectors, positions and (where 1) stride: the sums stay in
- * registers and the broadcasts take immediate offsets. */
+ * row for 16 x vectors filters, with the epilogue (bias at the first
+ * filter). strip: the window's first row at the first output; taps (kh,
+ * kw, filters) at the first filter. Inlined with constant vectors,
+ * positions and (where 1) stride: the sums stay in registers and the
+ * broadcasts take immediate offsets. */
 static inline __attribute__((always_inline, target("avx512f"))) void
 forward_tile(int vectors, int positions, int64_t stride, const float *strip, int64_t strip_width,
              int64_t kernel_height, int64_t kernel_width, const float *taps, int64_t filters,
-             float *out)
+             epilogue finish, const float *bias, float *out)
 {
     __m512 sums[2][TILE_POSITIONS];
     for (int v = 0; v < vectors; v++)
@@ -107,15 +113,26 @@ forward_tile(int vectors, int positions, int64_t stride, const float *strip, int
             }
         }
     }
-    for (int v = 0; v < vectors; v++)
-        for (int p = 0; p < positions; p++)
-            _mm512_storeu_ps(out + p * filters + 16 * v, sums[v][p]);
+    for (int v = 0; v < vectors; v++) {
+        const __m512 b = finish == EPILOGUE_NONE ? _mm512_setzero_ps() : _mm512_loadu_ps(bias + 16 * v);
+        for (int p = 0; p < positions; p++) {
+            __m512 value = sums[v][p];
+            if (finish != EPILOGUE_NONE)
+                value = _mm512_add_ps(value, b);
+            if (finish == EPILOGUE_BIAS_RELU) {
+                const __mmask16 kept = _mm512_cmp_ps_mask(value, _mm512_setzero_ps(), _CMP_GT_OQ) |
+                                       _mm512_cmp_ps_mask(value, value, _CMP_UNORD_Q);
+                value = _mm512_maskz_mov_ps(kept, value);
+            }
+            _mm512_storeu_ps(out + p * filters + 16 * v, value);
+        }
+    }
 }
 
 #define FORWARD_CASE(vectors, stride, positions)                                           \
     case positions:                                                                        \
         forward_tile(vectors, positions, stride, strip, strip_width, kernel_height,        \
-                     kernel_width, taps, filters, out);                                    \
+                     kernel_width, taps, filters, finish, bias, out);                      \
         break;
 #define FORWARD_SWITCH(vectors, stride)                                                    \
     switch (positions) {                                                                   \
@@ -130,7 +147,7 @@ forward_tile(int vectors, int positions, int64_t stride, const float *strip, int
 __attribute__((target("avx512f"))) static void
 forward_block(int vectors, int positions, int64_t stride, const float *strip, int64_t strip_width,
               int64_t kernel_height, int64_t kernel_width, const float *taps, int64_t filters,
-              float *out)
+              epilogue finish, const float *bias, float *out)
 {
     if (stride == 1) {
         if (vectors == 2)
@@ -217,10 +234,12 @@ gradient_block(int vectors, int rows, int width, const float *images, int64_t im
 #else
 static void forward_block(int vectors, int positions, int64_t stride, const float *strip,
                           int64_t strip_width, int64_t kernel_height, int64_t kernel_width,
-                          const float *taps, int64_t filters, float *out)
+                          const float *taps, int64_t filters, epilogue finish, const float *bias,
+                          float *out)
 {
     (void)vectors, (void)positions, (void)stride, (void)strip, (void)strip_width;
-    (void)kernel_height, (void)kernel_width, (void)taps, (void)filters, (void)out;
+    (void)kernel_height, (void)kernel_width, (void)taps, (void)filters, (void)finish, (void)bias;
+    (void)out;
 }
 
 static void gradient_block(int vectors, int rows, int width, const float *images,
@@ -235,7 +254,8 @@ static void gradient_block(int vectors, int rows, int width, const float *images
 #endif
 
 static bool forward_pass(const ax_window_geometry *g, int64_t filters, const float *x,
-                         const float *weights, float *z, int64_t images, bool round_bf16)
+                         const float *weights, epilogue finish, const float *bias, float *z,
+                         int64_t images, bool round_bf16)
 {
     if (!ax_conv_one_channel_takes(g, filters))
         return false;
@@ -277,7 +297,7 @@ static bool forward_pass(const ax_window_geometry *g, int64_t filters, const flo
             for (int64_t f0 = 0; f0 < filters; f0 += 32)
                 forward_block(filters - f0 >= 32 ? 2 : 1, positions, g->stride,
                               strip + first * g->stride, strip_width, kh, kw, taps + f0, filters,
-                              out_row + first * filters + f0);
+                              finish, bias ? bias + f0 : NULL, out_row + first * filters + f0);
         }
     }
     free(taps);
@@ -289,14 +309,34 @@ bool ax_conv_one_channel_forward_f32(const ax_window_geometry *geometry, int64_t
                                      const float *x, const float *weights, float *z,
                                      int64_t images)
 {
-    return forward_pass(geometry, filters, x, weights, z, images, false);
+    return forward_pass(geometry, filters, x, weights, EPILOGUE_NONE, NULL, z, images, false);
 }
 
 bool ax_conv_one_channel_forward_bf16(const ax_window_geometry *geometry, int64_t filters,
                                       const float *x, const float *weights, float *z,
                                       int64_t images)
 {
-    return forward_pass(geometry, filters, x, weights, z, images, true);
+    return forward_pass(geometry, filters, x, weights, EPILOGUE_NONE, NULL, z, images, true);
+}
+
+/* the epilogue that gives bias_activation's bits, if any */
+static bool epilogue_of(ax_activation activation, epilogue *finish)
+{
+    if (activation != AX_ACT_IDENTITY && activation != AX_ACT_RELU)
+        return false;
+    *finish = activation == AX_ACT_RELU ? EPILOGUE_BIAS_RELU : EPILOGUE_BIAS;
+    return true;
+}
+
+bool ax_conv_one_channel_forward_bias_activation(const ax_window_geometry *geometry,
+                                                 int64_t filters, const float *x,
+                                                 const float *weights, const float *bias,
+                                                 ax_activation activation, float *z,
+                                                 int64_t images, bool round_bf16)
+{
+    epilogue finish;
+    return epilogue_of(activation, &finish) &&
+           forward_pass(geometry, filters, x, weights, finish, bias, z, images, round_bf16);
 }
 
 typedef struct one_channel_product {

@@ -31,6 +31,16 @@ bool ax_conv_one_channel_forward_f32(const ax_window_geometry *geometry, int64_t
                                      const float *x, const float *weights, float *z,
                                      int64_t images);
 
+/* backend.h's conv_forward_bias_activation, float32 or (round_bf16) bf16:
+ * the forward pass above with the bias added and the activation applied to
+ * each sum in registers, bias_activation's bits; identity and ReLU only
+ * (false, with nothing written, for the others). */
+bool ax_conv_one_channel_forward_bias_activation(const ax_window_geometry *geometry,
+                                                 int64_t filters, const float *x,
+                                                 const float *weights, const float *bias,
+                                                 ax_activation activation, float *z,
+                                                 int64_t images, bool round_bf16);
+
 /* backend.h's conv_backward_weights in float32, over the weight gradient's
  * slices (scratch: the backend's); false, with nothing written, as above. */
 bool ax_conv_one_channel_weight_gradient_f32(ax_conv_weight_scratch *scratch,

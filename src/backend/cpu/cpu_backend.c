@@ -91,6 +91,20 @@ static bool cpu_conv_forward(ax_backend *backend, const ax_window_geometry *geom
 #endif
 }
 
+/* The forward pass with bias and activation in one pass: single-channel
+ * layers in float32 and bf16 (conv_one_channel.h), identity and ReLU. */
+static bool cpu_conv_forward_bias_activation(ax_backend *backend,
+                                             const ax_window_geometry *geometry, int64_t filters,
+                                             const void *x, const void *weights, const void *bias,
+                                             ax_activation activation, void *z, int64_t images)
+{
+    if (backend->precision != AX_PRECISION_F32 && backend->precision != AX_PRECISION_BF16)
+        return false;
+    return ax_conv_one_channel_forward_bias_activation(geometry, filters, x, weights, bias,
+                                                       activation, z, images,
+                                                       backend->precision == AX_PRECISION_BF16);
+}
+
 #ifdef AXON_ONEDNN
 static bool cpu_conv_backward_input(ax_backend *backend, const ax_window_geometry *geometry,
                                     int64_t filters, const void *delta, const void *weights,
@@ -444,6 +458,7 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
         .reduce = reduce_##suffix,                          \
         .conv_backward_weights = conv_backward_weights_function, \
         .max_pool_backward_relu = ax_cpu_max_pool_backward_relu_##suffix, \
+        .conv_forward_bias_activation = cpu_conv_forward_bias_activation, \
     }
 
 /* oneDNN's convolutions in float32 and bf16 (onednn_conv.h): it has no
