@@ -145,8 +145,7 @@ static void check_shape(const shape *s, int64_t images, bool bf16)
     for (int threads = 1; threads <= 3; threads++) {
         CHECK_OK(ax_set_threads(threads));
         memset(z, 0xff, (size_t)outputs * sizeof *z);
-        CHECK(bf16 ? ax_conv_one_channel_forward_bf16(g, s->filters, x, w, z, images)
-                   : ax_conv_one_channel_forward_f32(g, s->filters, x, w, z, images));
+        CHECK(ax_conv_one_channel_forward(g, s->filters, x, w, z, images, bf16));
         if (!same_bits(z, expected, outputs)) {
             fprintf(stderr, "%s forward %lldx%lld kernel %lldx%lld stride %lld padding %lld, %lld "
                             "filters, %lld images, %d threads: not the fmaf chain's bits\n",
@@ -156,10 +155,8 @@ static void check_shape(const shape *s, int64_t images, bool bf16)
             test_failures++;
         }
         memset(dw, 0xff, (size_t)weights * sizeof *dw);
-        CHECK(bf16 ? ax_conv_one_channel_weight_gradient_bf16(&scratch, g, s->filters, delta, x,
-                                                              dw, images)
-                   : ax_conv_one_channel_weight_gradient_f32(&scratch, g, s->filters, delta, x,
-                                                             dw, images));
+        CHECK(ax_conv_one_channel_weight_gradient(&scratch, g, s->filters, delta, x, dw, images,
+                                                  bf16));
         int64_t off = 0;
         for (int64_t i = 0; i < weights; i++)
             if (!(fabs(dw[i] - dw_ref[i]) <= gamma * dw_abs[i]))
@@ -201,14 +198,11 @@ static void check_backend(ax_precision precision)
     ax_backend *b = ax_backend_cpu_create(precision);
     CHECK(b && b->ops->conv_forward && b->ops->conv_backward_weights);
     if (b && b->ops->conv_forward && b->ops->conv_backward_weights) {
-        CHECK(bf16 ? ax_conv_one_channel_forward_bf16(&s.g, 32, x, w, z_direct, images)
-                   : ax_conv_one_channel_forward_f32(&s.g, 32, x, w, z_direct, images));
+        CHECK(ax_conv_one_channel_forward(&s.g, 32, x, w, z_direct, images, bf16));
         CHECK(b->ops->conv_forward(b, &s.g, 32, x, w, z, images));
         CHECK(same_bits(z, z_direct, outputs));
-        CHECK(bf16 ? ax_conv_one_channel_weight_gradient_bf16(&scratch, &s.g, 32, delta, x,
-                                                              dw_direct, images)
-                   : ax_conv_one_channel_weight_gradient_f32(&scratch, &s.g, 32, delta, x,
-                                                             dw_direct, images));
+        CHECK(ax_conv_one_channel_weight_gradient(&scratch, &s.g, 32, delta, x, dw_direct, images,
+                                                  bf16));
         CHECK(b->ops->conv_backward_weights(b, &s.g, 32, delta, x, NULL, dw, images));
         CHECK(same_bits(dw, dw_direct, 800));
     }
@@ -216,8 +210,8 @@ static void check_backend(ax_precision precision)
         b->ops->destroy(b);
     setenv("AXON_CONV_DIRECT", "off", 1);
     CHECK(!ax_conv_one_channel_takes(&s.g, 32));
-    CHECK(!ax_conv_one_channel_forward_f32(&s.g, 32, x, w, z, images));
-    CHECK(!ax_conv_one_channel_forward_bf16(&s.g, 32, x, w, z, images));
+    CHECK(!ax_conv_one_channel_forward(&s.g, 32, x, w, z, images, false));
+    CHECK(!ax_conv_one_channel_forward(&s.g, 32, x, w, z, images, true));
     unsetenv("AXON_CONV_DIRECT");
     CHECK(ax_conv_one_channel_takes(&s.g, 32));
     ax_conv_weight_scratch_free(&scratch);
@@ -239,8 +233,7 @@ static void check_fused(ax_precision precision)
     CHECK(b != NULL);
     const ax_activation activations[] = {AX_ACT_RELU, AX_ACT_IDENTITY};
     for (size_t a = 0; b && a < 2; a++) {
-        CHECK(bf16 ? ax_conv_one_channel_forward_bf16(&s.g, 48, x, w, separate, images)
-                   : ax_conv_one_channel_forward_f32(&s.g, 48, x, w, separate, images));
+        CHECK(ax_conv_one_channel_forward(&s.g, 48, x, w, separate, images, bf16));
         b->ops->bias_activation(b, activations[a], separate, bias, outputs / 48, 48);
         CHECK(ax_conv_one_channel_forward_bias_activation(&s.g, 48, x, w, bias, activations[a],
                                                           fused, images, bf16));
@@ -276,8 +269,8 @@ static void check_declines(void)
         CHECK(!ax_conv_one_channel_takes(&s->g, s->filters));
         memset(z, 0x7f, sizeof z);
         memset(dw, 0x7f, sizeof dw);
-        CHECK(!ax_conv_one_channel_forward_f32(&s->g, s->filters, x, w, z, 1));
-        CHECK(!ax_conv_one_channel_weight_gradient_f32(&scratch, &s->g, s->filters, z, x, dw, 1));
+        CHECK(!ax_conv_one_channel_forward(&s->g, s->filters, x, w, z, 1, false));
+        CHECK(!ax_conv_one_channel_weight_gradient(&scratch, &s->g, s->filters, z, x, dw, 1, false));
         CHECK(z[0] == z[4095] && dw[0] == dw[1023] && !(z[0] == 0.0f));
     }
     ax_conv_weight_scratch_free(&scratch);

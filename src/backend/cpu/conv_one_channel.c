@@ -305,18 +305,12 @@ static bool forward_pass(const ax_window_geometry *g, int64_t filters, const flo
     return true;
 }
 
-bool ax_conv_one_channel_forward_f32(const ax_window_geometry *geometry, int64_t filters,
-                                     const float *x, const float *weights, float *z,
-                                     int64_t images)
+bool ax_conv_one_channel_forward(const ax_window_geometry *geometry, int64_t filters,
+                                 const float *x, const float *weights, float *z, int64_t images,
+                                 bool round_bf16)
 {
-    return forward_pass(geometry, filters, x, weights, EPILOGUE_NONE, NULL, z, images, false);
-}
-
-bool ax_conv_one_channel_forward_bf16(const ax_window_geometry *geometry, int64_t filters,
-                                      const float *x, const float *weights, float *z,
-                                      int64_t images)
-{
-    return forward_pass(geometry, filters, x, weights, EPILOGUE_NONE, NULL, z, images, true);
+    return forward_pass(geometry, filters, x, weights, EPILOGUE_NONE, NULL, z, images,
+                        round_bf16);
 }
 
 /* the epilogue that gives bias_activation's bits, if any */
@@ -399,9 +393,10 @@ static bool gradient_finish(void *context, const void *sum, void *weight_gradien
     return true;
 }
 
-static bool gradient_pass(ax_conv_weight_scratch *scratch, const ax_window_geometry *geometry,
-                          int64_t filters, const float *delta, const float *x,
-                          float *weight_gradient, int64_t images, bool round_bf16)
+bool ax_conv_one_channel_weight_gradient(ax_conv_weight_scratch *scratch,
+                                         const ax_window_geometry *geometry, int64_t filters,
+                                         const float *delta, const float *x,
+                                         float *weight_gradient, int64_t images, bool round_bf16)
 {
     if (!ax_conv_one_channel_takes(geometry, filters))
         return false;
@@ -424,22 +419,4 @@ static bool gradient_pass(ax_conv_weight_scratch *scratch, const ax_window_geome
     };
     return ax_cpu_conv_weight_slices_sum(scratch, sizeof(float), geometry, images, &product,
                                          weight_gradient);
-}
-
-bool ax_conv_one_channel_weight_gradient_f32(ax_conv_weight_scratch *scratch,
-                                             const ax_window_geometry *geometry,
-                                             int64_t filters, const float *delta,
-                                             const float *x, float *weight_gradient,
-                                             int64_t images)
-{
-    return gradient_pass(scratch, geometry, filters, delta, x, weight_gradient, images, false);
-}
-
-bool ax_conv_one_channel_weight_gradient_bf16(ax_conv_weight_scratch *scratch,
-                                              const ax_window_geometry *geometry,
-                                              int64_t filters, const float *delta,
-                                              const float *x, float *weight_gradient,
-                                              int64_t images)
-{
-    return gradient_pass(scratch, geometry, filters, delta, x, weight_gradient, images, true);
 }

@@ -1,4 +1,4 @@
-/* conv_one_channel.h: direct float32 convolutions of single-channel images
+/* conv_one_channel.h: direct float32 and bf16 convolutions of single-channel images
  * (a grayscale first layer: LeNet's 28x28x1 Fashion-MNIST images), forward
  * pass and weight gradient, with AVX-512 register tiles (conv_one_channel.c).
  * At one input channel a convolution's reduction is only kh x kw long, too
@@ -22,45 +22,36 @@
  * kernels may be used (cpu_features.h), and AXON_CONV_DIRECT not "off". */
 bool ax_conv_one_channel_takes(const ax_window_geometry *geometry, int64_t filters);
 
-/* backend.h's conv_forward in float32: z (images, out_height, out_width,
- * filters) = x (images, height, width, 1) convolved with weights (filters,
- * 1, kh, kw); each output the sum over the window in row order, from 0.
- * False, with nothing written, when the kernels do not take the layer or
+/* backend.h's conv_forward in float32, or in bf16 (round_bf16: both operands
+ * rounded to bfloat16 by bf16_round.h's rounding, float32 sums of their
+ * exact products in the same order; for the bf16 backend, where oneDNN's
+ * bf16 kernels, AMX among them, pad one channel to a block and ran LeNet's
+ * first layer 2.7x slower than float32's on a Sapphire Rapids,
+ * docs/notes/conv.md): z (images, out_height, out_width, filters) = x
+ * (images, height, width, 1) convolved with weights (filters, 1, kh, kw);
+ * each output the sum over the window in row order, a chain of FMAs from
+ * 0. False, with nothing written, when the kernels do not take the layer or
  * memory runs out. */
-bool ax_conv_one_channel_forward_f32(const ax_window_geometry *geometry, int64_t filters,
-                                     const float *x, const float *weights, float *z,
-                                     int64_t images);
+bool ax_conv_one_channel_forward(const ax_window_geometry *geometry, int64_t filters,
+                                 const float *x, const float *weights, float *z, int64_t images,
+                                 bool round_bf16);
 
-/* backend.h's conv_forward_bias_activation, float32 or (round_bf16) bf16:
- * the forward pass above with the bias added and the activation applied to
- * each sum in registers, bias_activation's bits; identity and ReLU only
- * (false, with nothing written, for the others). */
+/* backend.h's conv_forward_bias_activation, float32 or bf16 as above: the
+ * forward pass with the bias added and the activation applied to each sum
+ * in registers, bias_activation's bits; identity and ReLU only (false, with
+ * nothing written, for the others). */
 bool ax_conv_one_channel_forward_bias_activation(const ax_window_geometry *geometry,
                                                  int64_t filters, const float *x,
                                                  const float *weights, const float *bias,
                                                  ax_activation activation, float *z,
                                                  int64_t images, bool round_bf16);
 
-/* backend.h's conv_backward_weights in float32, over the weight gradient's
- * slices (scratch: the backend's); false, with nothing written, as above. */
-bool ax_conv_one_channel_weight_gradient_f32(ax_conv_weight_scratch *scratch,
-                                             const ax_window_geometry *geometry,
-                                             int64_t filters, const float *delta,
-                                             const float *x, float *weight_gradient,
-                                             int64_t images);
-
-/* The same in bf16: both operands rounded to bfloat16 (bf16_round.h), the
- * float32 sums of their exact products in the same order; for the bf16
- * backend, where oneDNN's bf16 kernels (AMX among them) pad one channel to
- * a block of 16 or 32 and ran LeNet's first layer 2.7x slower than
- * float32's (a 16-core Sapphire Rapids, docs/notes/conv.md). */
-bool ax_conv_one_channel_forward_bf16(const ax_window_geometry *geometry, int64_t filters,
-                                      const float *x, const float *weights, float *z,
-                                      int64_t images);
-bool ax_conv_one_channel_weight_gradient_bf16(ax_conv_weight_scratch *scratch,
-                                              const ax_window_geometry *geometry,
-                                              int64_t filters, const float *delta,
-                                              const float *x, float *weight_gradient,
-                                              int64_t images);
+/* backend.h's conv_backward_weights, float32 or bf16 as above, over the
+ * weight gradient's slices (scratch: the backend's); false, with nothing
+ * written, as above. */
+bool ax_conv_one_channel_weight_gradient(ax_conv_weight_scratch *scratch,
+                                         const ax_window_geometry *geometry, int64_t filters,
+                                         const float *delta, const float *x,
+                                         float *weight_gradient, int64_t images, bool round_bf16);
 
 #endif

@@ -80,7 +80,7 @@ static bool cpu_conv_forward(ax_backend *backend, const ax_window_geometry *geom
 {
     if (backend->precision != AX_PRECISION_F32)
         return false;
-    if (ax_conv_one_channel_forward_f32(geometry, filters, x, weights, z, images))
+    if (ax_conv_one_channel_forward(geometry, filters, x, weights, z, images, false))
         return true;
 #ifdef AXON_ONEDNN
     return ((cpu_backend *)backend)->onednn &&
@@ -235,9 +235,8 @@ static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geome
     if (backend->precision != AX_PRECISION_F32 && backend->precision != AX_PRECISION_F64)
         return false;
     if (backend->precision == AX_PRECISION_F32 &&
-        ax_conv_one_channel_weight_gradient_f32(&((cpu_backend *)backend)->weight_scratch,
-                                                geometry, filters, delta, x, weight_gradient,
-                                                images))
+        ax_conv_one_channel_weight_gradient(&((cpu_backend *)backend)->weight_scratch, geometry,
+                                            filters, delta, x, weight_gradient, images, false))
         return true;
 #ifdef AXON_ONEDNN
     cpu_backend *cpu = (cpu_backend *)backend;
@@ -277,9 +276,9 @@ static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
         return false;
     /* single-channel layers: the direct kernels on rounded operands (as
      * the forward pass, below) */
-    if (ax_conv_one_channel_weight_gradient_bf16(&((cpu_bf16_backend *)backend)->weight_scratch,
-                                                 geometry, filters, delta, x, weight_gradient,
-                                                 images))
+    if (ax_conv_one_channel_weight_gradient(&((cpu_bf16_backend *)backend)->weight_scratch,
+                                            geometry, filters, delta, x, weight_gradient, images,
+                                            true))
         return true;
 #ifdef AXON_ONEDNN
     /* as cpu_bf16_conv_forward below: native, else rounded for good, else
@@ -351,7 +350,7 @@ static bool cpu_bf16_conv_forward(ax_backend *backend, const ax_window_geometry 
 {
     if (backend->precision != AX_PRECISION_BF16)
         return false;
-    if (ax_conv_one_channel_forward_bf16(geometry, filters, x, weights, z, images))
+    if (ax_conv_one_channel_forward(geometry, filters, x, weights, z, images, true))
         return true;
 #ifdef AXON_ONEDNN
     cpu_bf16_backend *bf16 = (cpu_bf16_backend *)backend;
