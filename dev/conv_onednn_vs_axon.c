@@ -30,10 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "axon.h"
 #include "core/net.h"
+#include "bench_median.h"
 
 enum { BATCH = 128, ROUNDS = 7, CALLS = 10, PASSES = 3, VARIANTS = 2 };
 static const char *PASS_NAME[PASSES] = {"forward", "weight gradient", "input gradient"};
@@ -47,25 +47,6 @@ static const char *VARIANT_NAME[VARIANTS] = {"any", "nhwc"};
             exit(1);                                                                   \
         }                                                                              \
     } while (0)
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int count)
-{
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
-}
 
 static void fill(float *values, size_t count, unsigned seed)
 {
@@ -303,19 +284,19 @@ static double time_axon(ax_net *net, int index, int pass, const axon_buffers *b)
     for (int c = 0; c < CALLS; c++) {
         if (pass == 1)
             run_axon(net, index, 0, b);
-        const double start = now();
+        const double start = ax_seconds_now();
         run_axon(net, index, pass, b);
-        spent += now() - start;
+        spent += ax_seconds_now() - start;
     }
     return spent / CALLS;
 }
 
 static double time_onednn(const onednn_pass *p)
 {
-    const double start = now();
+    const double start = ax_seconds_now();
     for (int c = 0; c < CALLS; c++)
         run_onednn(p);
-    return (now() - start) / CALLS;
+    return (ax_seconds_now() - start) / CALLS;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -399,7 +380,7 @@ int main(void)
                 const size_t count = p == 0 ? out : p == 1 ? weight_count : in;
                 float *axon_copy = malloc(count * 4);
                 memcpy(axon_copy, expected, count * 4);
-                printf("  %-16s axon %7.3f ms (median)\n", PASS_NAME[p], median(axon_seconds, ROUNDS) * 1e3);
+                printf("  %-16s axon %7.3f ms (median)\n", PASS_NAME[p], bench_median(axon_seconds, ROUNDS) * 1e3);
                 for (int v = 0; v < VARIANTS; v++) {
                     run_onednn(&passes[v][p]);
                     const float *got = p == 0 ? d.z : p == 1 ? d.weight_gradient : d.previous;
@@ -415,10 +396,10 @@ int main(void)
                     }
                     double sorted[ROUNDS];
                     memcpy(sorted, ratio[v], sizeof sorted);
-                    const double middle = median(sorted, ROUNDS);
+                    const double middle = bench_median(sorted, ROUNDS);
                     printf("  %-16s oneDNN/%-4s %7.3f ms (median), axon/oneDNN median %.2f "
                            "(%.2f-%.2f), max rel diff %.1e%s [%s]\n",
-                           "", VARIANT_NAME[v], median(onednn_seconds[v], ROUNDS) * 1e3, middle,
+                           "", VARIANT_NAME[v], bench_median(onednn_seconds[v], ROUNDS) * 1e3, middle,
                            sorted[0], sorted[ROUNDS - 1], difference, bits,
                            passes[v][p].implementation);
                 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "bench_median.h"
 
 enum { ROUNDS = 5, CALLS = 20, IMAGES = 128 };
 
@@ -65,18 +66,6 @@ static double best_ms(ax_backend *b, int entry, const ax_window_geometry *g, int
         best = ms < best ? ms : best;
     }
     return best;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int n)
-{
-    qsort(values, (size_t)n, sizeof *values, by_value);
-    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 int main(int argc, char **argv)
@@ -124,11 +113,11 @@ int main(int argc, char **argv)
                 ratio[round] = layer_ms[round] / entry_ms[round];
             }
             const bool same = memcmp(first, dw, (size_t)weights * real) == 0;
-            const double lm = median(layer_ms, ROUNDS), em = median(entry_ms, ROUNDS);
+            const double lm = bench_median(layer_ms, ROUNDS), em = bench_median(entry_ms, ROUNDS);
             printf("conv%d, %2d threads: layer path %7.3f ms (%6.1f GFLOP/s), entry %7.3f ms "
                    "(%6.1f GFLOP/s), ratio %.2f; entry's bits as on 1 thread: %s\n",
                    l + 1, threads, lm, gflop / lm * 1e3, em, gflop / em * 1e3,
-                   median(ratio, ROUNDS), same ? "yes" : "NO");
+                   bench_median(ratio, ROUNDS), same ? "yes" : "NO");
         }
         free(x), free(delta), free(columns), free(ordered), free(dw), free(first);
     }

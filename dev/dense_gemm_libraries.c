@@ -49,11 +49,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "axon.h"
 #include "backend/backend.h"
 #include "backend/cpu/blas.h"
 #include "perf/threads.h"
+#include "bench_median.h"
 
 typedef struct shape {
     const char *name;
@@ -99,25 +100,6 @@ static ax_backend *backend;
 static int64_t onednn_k_block = 512, blis_k_block = 256;
 static __typeof__(cblas_sgemm) *blis_sgemm;
 static void (*blis_set_threads)(long);
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int count)
-{
-    qsort(values, (size_t)count, sizeof *values, compare_doubles);
-    return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
-}
 
 static void set_threads(int threads)
 {
@@ -282,21 +264,21 @@ int main(void)
         for (int threads = 1; timed && threads <= 2; threads++) {
             set_threads(threads);
             /* calls per timing: about seconds_per_call_set at the axon rate */
-            double t0 = now();
+            double t0 = ax_seconds_now();
             int warm = 0;
-            while (now() - t0 < 0.01 || warm < 3)
+            while (ax_seconds_now() - t0 < 0.01 || warm < 3)
                 product(0, x, a, b, c), warm++;
-            int calls = (int)(seconds_per_call_set / ((now() - t0) / warm)) + 1;
+            int calls = (int)(seconds_per_call_set / ((ax_seconds_now() - t0) / warm)) + 1;
             double rate[CONTENDERS][64], ratio[CONTENDERS][64];
             for (int r = 0; r < rounds && r < 64; r++) {
                 double seconds[CONTENDERS];
                 for (int turn = 0; turn < CONTENDERS; turn++) {
                     const int who = (turn + r) % CONTENDERS;
                     product(who, x, a, b, c); /* warm its packing buffers and threads */
-                    const double start = now();
+                    const double start = ax_seconds_now();
                     for (int call = 0; call < calls; call++)
                         product(who, x, a, b, c);
-                    seconds[who] = (now() - start) / calls;
+                    seconds[who] = (ax_seconds_now() - start) / calls;
                 }
                 for (int who = 0; who < CONTENDERS; who++) {
                     rate[who][r] = flops / seconds[who] * 1e-9;
@@ -305,8 +287,8 @@ int main(void)
             }
             for (int who = 0; who < CONTENDERS; who++)
                 printf("%-16s %3d %-9s %8.1f %9.2f %8.1e %s\n", x->name, threads,
-                       contender_name[who], median(rate[who], rounds),
-                       median(ratio[who], rounds), error[who], bits[who]);
+                       contender_name[who], bench_median(rate[who], rounds),
+                       bench_median(ratio[who], rounds), error[who], bits[who]);
             fflush(stdout);
         }
     }

@@ -377,27 +377,18 @@ static bool fused_forward(ax_net *net, int index, const void *x, void *z, int64_
     ax_layer *layer = &net->layers[index];
     if (!OPS->conv_forward_bias_activation)
         return false;
-    ax_profile *profile = net->run.profile;
-    double start = 0.0;
-    if (profile) {
-        (void)ax_backend_synchronize(net->backend);
-        start = ax_seconds_now();
-    }
     const ax_window_geometry geometry = geometry_of(layer);
-    if (!OPS->conv_forward_bias_activation(
-            net->backend, &geometry, layer->spec.conv.filters, x,
-            ax_layer_weights(net, net->parameters, index), ax_layer_bias(net, net->parameters, index),
-            layer->activation, z, rows))
-        return false;
-    if (profile) {
-        (void)ax_backend_synchronize(net->backend);
-        const double positions_all = (double)(rows * places(layer));
-        ax_profile_record(profile, AX_PROFILE_CONV_FORWARD, index, start,
-                          conv_flops(layer, rows, AX_LAYER_WORK_FORWARD_PRODUCT) +
-                              2.0 * positions_all * (double)layer->spec.conv.filters);
-    }
-    layer->columns_input = NULL; /* no columns made: the weight gradient gathers its own */
-    return true;
+    const double flops = conv_flops(layer, rows, AX_LAYER_WORK_FORWARD_PRODUCT) +
+                         2.0 * (double)(rows * places(layer)) * (double)layer->spec.conv.filters;
+    bool taken = false;
+    AX_PROFILED_WHEN(net, AX_PROFILE_CONV_FORWARD, index, flops, taken,
+                     taken = OPS->conv_forward_bias_activation(
+                         net->backend, &geometry, layer->spec.conv.filters, x,
+                         ax_layer_weights(net, net->parameters, index),
+                         ax_layer_bias(net, net->parameters, index), layer->activation, z, rows));
+    if (taken)
+        layer->columns_input = NULL; /* no columns made: the weight gradient gathers its own */
+    return taken;
 }
 
 static void conv_forward(ax_net *net, int index, const void *x, void *z, int64_t rows)

@@ -84,7 +84,12 @@ struct ax_net {
 /* Runs call, timed into the network's profile as (kind, layer) with flops
  * when profiling is on. The backend is synchronised around the call so that
  * asynchronous backends are timed for their work, not for queuing it. */
-#define AX_PROFILED(net, kind, layer, flops, call)                                \
+#define AX_PROFILED(net, kind, layer, flops, call) \
+    AX_PROFILED_WHEN(net, kind, layer, flops, true, call)
+
+/* The same, recorded only if `taken` holds after the call: for an entry
+ * that may decline, so that a declined call counts as no call at all. */
+#define AX_PROFILED_WHEN(net, kind, layer, flops, taken, call)                    \
     do {                                                                          \
         ax_profile *profile_ = (net)->run.profile;                                    \
         if (!profile_) {                                                          \
@@ -96,7 +101,8 @@ struct ax_net {
         double profile_start_ = ax_seconds_now();                                 \
         call;                                                                     \
         (void)ax_backend_synchronize((net)->backend);                             \
-        ax_profile_record(profile_, (kind), (layer), profile_start_, (flops));    \
+        if (taken)                                                                \
+            ax_profile_record(profile_, (kind), (layer), profile_start_, (flops)); \
     } while (0)
 
 /* Pointers to a layer's block, weights and bias inside an arena. */
