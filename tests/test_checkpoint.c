@@ -692,8 +692,9 @@ static void test_refusals(const ax_dataset *train)
 int main(void)
 {
     CHECK_OK(ax_set_threads(1));
-    snprintf(folder, sizeof folder, "/tmp/axon_test_checkpoint_%d", (int)getpid());
-    CHECK(mkdir(folder, 0700) == 0);
+    /* a new folder of its own: a pid's name can be left from an earlier run */
+    snprintf(folder, sizeof folder, "/tmp/axon_test_checkpoint_XXXXXX");
+    CHECK(mkdtemp(folder) != NULL);
     ax_dataset *train = make_data(ROWS, 1);
     ax_dataset *validation = make_data(60, 2);
     CHECK(train && validation);

@@ -234,8 +234,9 @@ static void check_rates_reach_steps(ax_dataset *data)
 static void check_resume(ax_dataset *data, const char *schedule)
 {
     char folder[128], prefix[160], path[192];
-    snprintf(folder, sizeof folder, "/tmp/axon_test_lr_schedule_%d", (int)getpid());
-    CHECK(mkdir(folder, 0700) == 0);
+    /* a new folder of its own: a pid's name can be left from an earlier run */
+    snprintf(folder, sizeof folder, "/tmp/axon_test_lr_schedule_XXXXXX");
+    CHECK(mkdtemp(folder) != NULL);
     snprintf(prefix, sizeof prefix, "%s/run", folder);
     snprintf(path, sizeof path, "%s.epoch-000003.safetensors", prefix);
 

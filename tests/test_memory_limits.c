@@ -88,8 +88,9 @@ static void test_batch(void)
 static void test_checkpoint(void)
 {
     char folder[128], prefix[160], path[192], edited[192];
-    snprintf(folder, sizeof folder, "/tmp/axon_test_memory_%d", (int)getpid());
-    CHECK(mkdir(folder, 0700) == 0);
+    /* a new folder of its own: a pid's name can be left from an earlier run */
+    snprintf(folder, sizeof folder, "/tmp/axon_test_memory_XXXXXX");
+    CHECK(mkdtemp(folder) != NULL);
     snprintf(prefix, sizeof prefix, "%s/run", folder);
     snprintf(path, sizeof path, "%s.epoch-000001.safetensors", prefix);
     snprintf(edited, sizeof edited, "%s/edited.safetensors", folder);

@@ -560,8 +560,9 @@ static void check_ranks_environment(void)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/axon_test_prep_refusals_%ld", (long)getpid());
-    CHECK(mkdir(root, 0755) == 0);
+    /* a new folder of its own: a pid's name can be left from an earlier run */
+    snprintf(root, sizeof root, "/tmp/axon_test_prep_refusals_XXXXXX");
+    CHECK(mkdtemp(root) != NULL && chmod(root, 0755) == 0);
     check_labels_files();
     check_outputs();
     check_inputs();

@@ -156,8 +156,9 @@ static void check_resume_in_phase_two(ax_dataset *data)
 {
     enum { PARAMS = HID * IN + HID + OUT * HID + OUT };
     char folder[128], prefix[160], path[200];
-    snprintf(folder, sizeof folder, "/tmp/axon_test_train_phase_%d", (int)getpid());
-    CHECK(mkdir(folder, 0700) == 0);
+    /* a new folder of its own: a pid's name can be left from an earlier run */
+    snprintf(folder, sizeof folder, "/tmp/axon_test_train_phase_XXXXXX");
+    CHECK(mkdtemp(folder) != NULL);
     snprintf(prefix, sizeof prefix, "%s/phase-2", folder);
     const char *phases[3] = {"lr=0.1,momentum=0.9,batch=4,epochs=3",
                              "lr=0.03,batch=6,epochs=5,l2=1e-3", "lr=0.01,epochs=2"};
