@@ -139,7 +139,7 @@ const char *precision_description(ax_precision precision, ax_device device)
     if (precision == AX_PRECISION_BF16 && !ax_device_is_cpu(device))
         return "bf16 (bfloat16 tensor-core GEMMs with float32 sums, float32 elsewhere)";
     return precision == AX_PRECISION_F64    ? "f64 (double)"
-           : precision == AX_PRECISION_BF16 ? (ax_bf16_native() ? "bf16 (bfloat16 GEMMs on VDPBF16PS, float32 elsewhere)"
+           : precision == AX_PRECISION_BF16 ? (ax_bf16_native() ? "bf16 (native bfloat16 GEMMs, float32 elsewhere)"
                                                                  : "bf16 (emulated bfloat16 GEMMs, float32 elsewhere)")
                                             : "f32 (float)";
 }

@@ -109,7 +109,9 @@ static int print_peak(bool json)
                peak.clock_ghz);
         printf("  theoretical   %.0f GFLOP/s float32, %.0f GFLOP/s float64, %.0f GFLOP/s bf16%s\n",
                peak.f32_gflops, peak.f64_gflops, ax_peak_bf16_gflops(&peak),
-               ax_bf16_native() ? " (VDPBF16PS)" : " (emulated: float32's)");
+               !ax_bf16_native()                         ? " (emulated: float32's)"
+               : ax_bf16_support_get().speed_ratio > 0.0 ? " (VDPBF16PS)"
+                                                         : " (VDPBF16PS's nominal 2x; AMX's is higher)");
         printf("  FMA loop      %.0f GFLOP/s float32 reached\n", peak.measured_f32_gflops);
         printf("  how           %s\n", peak.method);
         for (int r = 0; r < 2; r++)

@@ -18,6 +18,7 @@
 #include "backend/cpu/long_gemm.h"
 #ifdef AXON_ONEDNN
 #include "backend/cpu/onednn_conv.h"
+#include "backend/cpu/onednn_matmul_bf16.h"
 #endif
 #include "backend/cpu/skinny_gemm.h"
 #include "backend/cpu/tiny_gemm.h"
@@ -262,6 +263,7 @@ typedef struct cpu_bf16_backend {
 #ifdef AXON_ONEDNN
     ax_onednn_convs *convs;
     ax_onednn_bf16_mode conv_mode; /* AXON_ONEDNN_BF16's, at creation */
+    ax_onednn_matmuls *matmuls;    /* the GEMMs on AMX (onednn_matmul_bf16.h) */
 #endif
 } cpu_bf16_backend;
 
@@ -311,6 +313,13 @@ static void gemm_bf16(ax_backend *backend, bool trans_a, bool trans_b, int64_t m
                       int64_t k, double alpha, const void *a, int64_t lda, const void *b,
                       int64_t ldb, double beta, void *c, int64_t ldc)
 {
+#ifdef AXON_ONEDNN
+    /* oneDNN's matmul where it runs on AMX; where it declines, below */
+    if (ax_onednn_bf16_matmul_chosen() &&
+        ax_onednn_bf16_matmul(&((cpu_bf16_backend *)backend)->matmuls, trans_a, trans_b, m, n, k,
+                              (float)alpha, a, lda, b, ldb, (float)beta, c, ldc))
+        return;
+#endif
     ax_bf16_gemm(&((cpu_bf16_backend *)backend)->workspace, sgemm_for_bf16, trans_a, trans_b, m,
                  n, k, (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
 }
@@ -326,6 +335,7 @@ static void cpu_backend_destroy(ax_backend *backend)
         ax_conv_weight_scratch_free(&((cpu_bf16_backend *)backend)->weight_scratch);
 #ifdef AXON_ONEDNN
         ax_onednn_convs_free(((cpu_bf16_backend *)backend)->convs);
+        ax_onednn_matmuls_free(((cpu_bf16_backend *)backend)->matmuls);
 #endif
     } else {
         cpu_backend *cpu = (cpu_backend *)backend;

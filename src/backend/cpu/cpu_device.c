@@ -1,21 +1,42 @@
 /* cpu_device.c: the CPU as a device: its properties for the device
  * enumeration (axon.h's ax_device_properties_get) and the public answers
  * about its bf16 GEMMs (ax_bf16_native, ax_bf16_support_get), which
- * bf16_gemm.c decides. */
+ * bf16_gemm.c decides, unless oneDNN's matmul on AMX takes them
+ * (onednn_matmul_bf16.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
-
-bool ax_bf16_native(void) { return ax_bf16_cpu_native(); }
+#ifdef AXON_ONEDNN
+#include "backend/cpu/onednn_matmul_bf16.h"
+#endif
 
 ax_bf16_support ax_bf16_support_get(void)
 {
     ax_bf16_choice choice = ax_bf16_cpu_choice();
+#ifdef AXON_ONEDNN
+    /* AMX's rate is not probed: speed_ratio 0 makes the bf16 peak twice
+     * float32's (perf/peak.c), VDPBF16PS's nominal rate, a floor for AMX.
+     * Forced on a CPU without AMX, oneDNN runs bf16 no faster than float32. */
+    if (ax_onednn_bf16_matmul_chosen()) {
+        const bool amx = ax_onednn_cpu_has_amx();
+        return (ax_bf16_support){
+            choice.instructions, amx, amx ? 0.0 : choice.speed_ratio,
+            !amx ? "emulated by oneDNN's bf16 matmul, as AXON_BF16_KERNEL=onednn asks (this CPU "
+                   "has no AMX)"
+            : getenv("AXON_BF16_KERNEL") && strcmp(getenv("AXON_BF16_KERNEL"), "onednn") == 0
+                ? "native: oneDNN's bf16 matmul on AMX tiles (amx_bf16), in fixed blocks, as "
+                  "AXON_BF16_KERNEL=onednn asks"
+                : "native: oneDNN's bf16 matmul on AMX tiles (amx_bf16), in fixed blocks"};
+    }
+#endif
     return (ax_bf16_support){choice.instructions, choice.native, choice.speed_ratio, choice.reason};
 }
+
+bool ax_bf16_native(void) { return ax_bf16_support_get().native; }
 
 /* The CPU's model ("model name" in /proc/cpuinfo), or "" where not told. */
 static void cpu_model(char *name, size_t capacity)

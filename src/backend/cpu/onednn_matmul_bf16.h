@@ -1,0 +1,46 @@
+/* onednn_matmul_bf16.h: the bf16 backend's GEMMs on oneDNN's bf16 matmul,
+ * which runs on AMX's tiles where the CPU has them (Sapphire Rapids and
+ * later): operands rounded to bfloat16 as bf16_round.h does it, products
+ * exact, sums float32, as bf16_gemm.h's kernels, but at AMX's rate.
+ *
+ * oneDNN's matmul splits its work by the thread count it is created under,
+ * and may split the sum over k, so its bits would follow --threads. Here
+ * the output is cut into fixed blocks (at most 256 rows by 64 columns,
+ * whatever the thread count), each block is one single-threaded
+ * primitive's whole product over k, and threads take whole blocks: the
+ * bits depend on the shape and the CPU, never on the thread count. */
+#ifndef AX_BACKEND_CPU_ONEDNN_MATMUL_BF16_H
+#define AX_BACKEND_CPU_ONEDNN_MATMUL_BF16_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The primitives made so far, their streams and scratch memory. NULL until
+ * the first call; free with ax_onednn_matmuls_free. */
+typedef struct ax_onednn_matmuls ax_onednn_matmuls;
+void ax_onednn_matmuls_free(ax_onednn_matmuls *matmuls);
+
+/* Whether the bf16 backend's GEMMs go here (decided once per process):
+ * AXON_BF16_KERNEL=onednn says yes on any CPU (oneDNN emulates bf16 where
+ * the CPU lacks it: for tests), native or emulated say no; otherwise
+ * (unset or auto) yes where oneDNN's effective ISA has AMX and
+ * AXON_CPU_KERNELS is not generic. */
+bool ax_onednn_bf16_matmul_chosen(void);
+/* oneDNN's effective ISA has AMX (avx512_core_amx: its bf16 tiles, with
+ * the OS's permission to use them). */
+bool ax_onednn_cpu_has_amx(void);
+
+/* C (m, n) = op(A) op(B), row-major as cblas_sgemm with alpha 1 and beta
+ * 0, op(A) and op(B) rounded to bfloat16, float32 sums. False, with C's
+ * contents unspecified, where this does not take the product: another
+ * alpha or beta, empty shapes, or oneDNN unable to make a primitive or
+ * memory running out; the caller then computes it another way. */
+bool ax_onednn_bf16_matmul(ax_onednn_matmuls **matmuls, bool trans_a, bool trans_b, int64_t m,
+                           int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                           const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+
+/* The implementation oneDNN chose for the last primitive made (e.g.
+ * "brg:avx512_core_amx"), for benchmarks and notes; "" before any. */
+const char *ax_onednn_matmuls_kernel(const ax_onednn_matmuls *matmuls);
+
+#endif
