@@ -25,6 +25,9 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
+#ifdef AXON_ONEDNN
+#include "backend/cpu/onednn_matmul_bf16.h"
+#endif
 #include "test_reference.h"
 #include "test_util.h"
 
@@ -141,7 +144,8 @@ static void check_ties(ax_bf16_workspace *workspace, const char *path)
     CHECK(isnan(ax_bf16_round(NAN)) && ax_bf16_round(INFINITY) == INFINITY);
 }
 
-/* The backend's bf16 table uses this GEMM: the same bits as a direct call. */
+/* The backend's bf16 table uses this GEMM: the same bits as a direct call
+ * (oneDNN's matmul's, where it was chosen: on AMX, test_onednn_matmul_bf16). */
 static void check_backend(void)
 {
     ax_backend *backend = ax_backend_cpu_create(AX_PRECISION_BF16);
@@ -157,7 +161,18 @@ static void check_backend(void)
         b[i] = (float)value_at((uint64_t)i, 22);
     ax_bf16_workspace workspace = {0};
     backend->ops->gemm(backend, false, false, M, N, K, 1.0, a, K, b, N, 0.0, c1, N);
-    ax_bf16_gemm(&workspace, NULL, false, false, M, N, K, 1.0f, a, K, b, N, 0.0f, c2, N);
+    bool direct = false;
+#ifdef AXON_ONEDNN
+    ax_onednn_matmuls *matmuls = NULL;
+    if (ax_onednn_bf16_matmul_chosen()) {
+        printf("the bf16 backend's GEMMs run on oneDNN's matmul\n");
+        direct = ax_onednn_bf16_matmul(&matmuls, false, false, M, N, K, 1.0f, a, K, b, N, 0.0f, c2, N);
+        CHECK(direct);
+    }
+    ax_onednn_matmuls_free(matmuls);
+#endif
+    if (!direct)
+        ax_bf16_gemm(&workspace, NULL, false, false, M, N, K, 1.0f, a, K, b, N, 0.0f, c2, N);
     CHECK(memcmp(c1, c2, sizeof(float) * M * N) == 0);
     ax_bf16_workspace_free(&workspace);
     backend->ops->destroy(backend);
