@@ -230,11 +230,12 @@ cpuamx)  # issue 28: bf16's GEMMs on AMX through oneDNN's matmul in fixed blocks
         figures "emu_bf16_r$round"
         step "f32_r$round" 120 $axon bench lenet --quick --repeat 1; figures "f32_r$round"
     done
-    for round in 1 2; do
+    for round in 1 2 3; do
         for w in b1a b2; do
             step "amx_${w}_r$round" 60 $axon bench $w --quick --repeat 1 --precision bf16; figures "amx_${w}_r$round"
             AXON_BF16_KERNEL=emulated step "emu_${w}_r$round" 60 $axon bench $w --quick --repeat 1 --precision bf16
             figures "emu_${w}_r$round"
+            step "f32_${w}_r$round" 60 $axon bench $w --quick --repeat 1; figures "f32_${w}_r$round"
         done
     done
     lenet=(train --data fashion-mnist --epochs 1 --precision bf16 --seed 5 --lr 0.01 --momentum 0.9

@@ -213,21 +213,33 @@ static void check_remade(ax_onednn_matmuls **matmuls)
     operands_free(&o);
 }
 
-/* With the variable set, the bf16 backend's gemm is this one. */
+/* With the variable set, the bf16 backend's gemm is this one from 2^24
+ * multiply-adds, bf16_gemm.c's below. */
 static void check_backend(ax_onednn_matmuls **matmuls)
 {
     ax_backend *backend = ax_backend_cpu_create(AX_PRECISION_BF16);
     CHECK(backend != NULL);
     if (!backend)
         return;
-    operands o = operands_make((shape){false, true, 130, 200, 96, 0}, 80);
+    CHECK(ax_onednn_bf16_matmul_takes(256, 256, 256) && !ax_onednn_bf16_matmul_takes(256, 256, 255));
+    operands o = operands_make((shape){false, true, 256, 256, 256, 0}, 80);
     float *direct = product(matmuls, &o, 2);
-    float *c = malloc(sizeof(float) * 130 * 200);
-    backend->ops->gemm(backend, false, true, 130, 200, 96, 1.0, o.a, o.lda, o.b, o.ldb, 0.0, c,
-                       200);
-    CHECK(direct && c && memcmp(direct, c, sizeof(float) * 130 * 200) == 0);
-    free(direct), free(c);
+    float *c = malloc(sizeof(float) * 256 * 256);
+    backend->ops->gemm(backend, false, true, 256, 256, 256, 1.0, o.a, o.lda, o.b, o.ldb, 0.0, c,
+                       256);
+    CHECK(direct && c && memcmp(direct, c, sizeof(float) * 256 * 256) == 0);
+    /* below: bf16_gemm.c's kernels */
+    operands small = operands_make((shape){false, true, 64, 64, 64, 0}, 81);
+    float *theirs = malloc(sizeof(float) * 64 * 64);
+    ax_bf16_workspace workspace = {0};
+    backend->ops->gemm(backend, false, true, 64, 64, 64, 1.0, small.a, 64, small.b, 64, 0.0, c, 64);
+    ax_bf16_gemm(&workspace, NULL, false, true, 64, 64, 64, 1.0f, small.a, 64, small.b, 64, 0.0f,
+                 theirs, 64);
+    CHECK(theirs && memcmp(c, theirs, sizeof(float) * 64 * 64) == 0);
+    ax_bf16_workspace_free(&workspace);
+    free(direct), free(c), free(theirs);
     operands_free(&o);
+    operands_free(&small);
     backend->ops->destroy(backend);
 }
 

@@ -315,7 +315,7 @@ static void gemm_bf16(ax_backend *backend, bool trans_a, bool trans_b, int64_t m
 {
 #ifdef AXON_ONEDNN
     /* oneDNN's matmul where it runs on AMX; where it declines, below */
-    if (ax_onednn_bf16_matmul_chosen() &&
+    if (ax_onednn_bf16_matmul_takes(m, n, k) &&
         ax_onednn_bf16_matmul(&((cpu_bf16_backend *)backend)->matmuls, trans_a, trans_b, m, n, k,
                               (float)alpha, a, lda, b, ldb, (float)beta, c, ldc))
         return;

@@ -85,6 +85,11 @@ bool ax_onednn_bf16_matmul_chosen(void)
     return chosen;
 }
 
+bool ax_onednn_bf16_matmul_takes(int64_t m, int64_t n, int64_t k)
+{
+    return ax_onednn_bf16_matmul_chosen() && (double)m * (double)n * (double)k >= 0x1p24;
+}
+
 static void block_release(block_primitive *p)
 {
     if (p->matmul)

@@ -26,6 +26,12 @@ void ax_onednn_matmuls_free(ax_onednn_matmuls *matmuls);
  * (unset or auto) yes where oneDNN's effective ISA has AMX and
  * AXON_CPU_KERNELS is not generic. */
 bool ax_onednn_bf16_matmul_chosen(void);
+/* Whether the bf16 backend's product of this shape goes here: chosen, and
+ * at least 2^24 multiply-adds. Below that (B1(a)'s 128 x 128 x 784) the
+ * blocks' fixed costs (memory objects, a stream wait each) ate the gain on
+ * the lent Sapphire Rapids, where B2's 1024 x 256 x 256 ran 1.45x the
+ * emulation (docs/notes/conv.md). */
+bool ax_onednn_bf16_matmul_takes(int64_t m, int64_t n, int64_t k);
 /* oneDNN's effective ISA has AMX (avx512_core_amx: its bf16 tiles, with
  * the OS's permission to use them). */
 bool ax_onednn_cpu_has_amx(void);
