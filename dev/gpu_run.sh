@@ -249,6 +249,8 @@ cpuamx)  # issue 28: bf16's GEMMs on AMX through oneDNN's matmul in fixed blocks
     grep -h "epoch 1" "$out/bits_lenet_t16.txt" "$out/bits_mlp_t1.txt" | sed "s/^/    /" >> "$summary"
     step amx_profile 120 $axon "${lenet[@]}" --profile --out /dev/null
     sed -n '/^profile/,$p' "$out/amx_profile.txt" | head -22 >> "$summary"
+    step f32_profile 120 $axon "${lenet[@]}" --precision f32 --profile --out /dev/null
+    sed -n '/^profile/,$p' "$out/f32_profile.txt" | head -22 >> "$summary"
     step amx_bf16_2ep 150 $axon bench lenet --repeat 1 --precision bf16; figures amx_bf16_2ep
     ;;
 cpuprofile)  # where a LeNet epoch's time goes on this host's CPU
