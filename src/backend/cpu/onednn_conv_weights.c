@@ -23,6 +23,7 @@
 #include "backend/cpu/bf16_round.h"
 #include "backend/cpu/conv_weight_gradient.h"
 #include "backend/cpu/onednn_conv_internal.h"
+#include "backend/cpu/onednn_streams.h"
 
 /* Slice shapes kept; the oldest goes when a new one comes. */
 enum { KEPT = 12 };
@@ -44,8 +45,7 @@ typedef struct slice_primitive {
 struct ax_onednn_weight_primitives {
     slice_primitive kept[KEPT];
     int next; /* replaced next when all are in use */
-    dnnl_stream_t *streams; /* one per thread */
-    int stream_count;
+    ax_onednn_streams streams; /* one per thread */
 };
 
 static void slice_release(slice_primitive *p)
@@ -61,9 +61,7 @@ static void primitives_free(ax_onednn_weight_primitives *primitives)
 {
     for (int i = 0; i < KEPT; i++)
         slice_release(&primitives->kept[i]);
-    for (int i = 0; i < primitives->stream_count; i++)
-        dnnl_stream_destroy(primitives->streams[i]);
-    free(primitives->streams);
+    ax_onednn_streams_free(&primitives->streams);
     free(primitives);
 }
 
@@ -143,23 +141,6 @@ static slice_primitive *slice_for(ax_onednn_weight_primitives *primitives, dnnl_
     return p;
 }
 
-/* A stream for each of `threads` threads. */
-static bool streams_reserve(ax_onednn_weight_primitives *primitives, dnnl_engine_t engine,
-                            int threads)
-{
-    if (primitives->stream_count >= threads)
-        return true;
-    dnnl_stream_t *streams = realloc(primitives->streams, (size_t)threads * sizeof *streams);
-    if (!streams)
-        return false;
-    primitives->streams = streams;
-    for (; primitives->stream_count < threads; primitives->stream_count++)
-        if (dnnl_stream_create(&streams[primitives->stream_count], engine,
-                               dnnl_stream_default_flags) != dnnl_success)
-            return false;
-    return true;
-}
-
 /* One call's slices: their primitives (the widest slice's and, when the
  * batch does not divide evenly, the one-image-shorter one's), operands and
  * the layout of a thread's scratch: oneDNN's scratchpad, then in bf16 the
@@ -214,7 +195,7 @@ static bool weight_slice(void *context, int64_t first, int64_t count, void *own,
                                    {DNNL_ARG_DIFF_DST, memories[1]},
                                    {DNNL_ARG_DIFF_WEIGHTS, memories[2]},
                                    {DNNL_ARG_SCRATCHPAD, memories[3]}};
-        dnnl_stream_t stream = c->primitives->streams[omp_get_thread_num()];
+        dnnl_stream_t stream = c->primitives->streams.streams[omp_get_thread_num()];
         ok = dnnl_primitive_execute(p->gradient, stream, used, args) == dnnl_success &&
              dnnl_stream_wait(stream) == dnnl_success;
     }
@@ -234,9 +215,9 @@ static bool weight_finish(void *context, const void *sum, void *weight_gradient)
               dnnl_memory_create(&to, &p->ordered, c->engine, weight_gradient) == dnnl_success;
     if (ok) {
         dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-        ok = dnnl_primitive_execute(p->reorder, c->primitives->streams[0], 2, args) ==
+        ok = dnnl_primitive_execute(p->reorder, c->primitives->streams.streams[0], 2, args) ==
                  dnnl_success &&
-             dnnl_stream_wait(c->primitives->streams[0]) == dnnl_success;
+             dnnl_stream_wait(c->primitives->streams.streams[0]) == dnnl_success;
     }
     if (from)
         dnnl_memory_destroy(from);
@@ -280,7 +261,7 @@ static bool sliced_gradient(ax_onednn_convs **convs, ax_conv_weight_scratch *scr
         if (c.shorter && !dnnl_memory_desc_equal(&c.shorter->partial, &c.widest->partial))
             c.shorter = NULL;
     }
-    if (!c.widest || !c.shorter || !streams_reserve(c.primitives, c.engine, omp_get_max_threads()))
+    if (!c.widest || !c.shorter || !ax_onednn_streams_reserve(&c.primitives->streams, c.engine, omp_get_max_threads()))
         return false;
     const size_t largest = c.widest->scratchpad_bytes > c.shorter->scratchpad_bytes
                                ? c.widest->scratchpad_bytes

@@ -21,6 +21,7 @@
 #include "backend/cpu/bf16_round.h"
 #include "backend/cpu/cpu_features.h"
 #include "backend/cpu/onednn_matmul_bf16.h"
+#include "backend/cpu/onednn_streams.h"
 
 enum { PANEL_ROWS = 256, PANEL_COLUMNS = 64 };
 /* Block shapes kept: a product needs at most four (full, and the last row
@@ -45,8 +46,7 @@ struct ax_onednn_matmuls {
     dnnl_engine_t engine;
     uint64_t clock;
     block_primitive kept[KEPT];
-    dnnl_stream_t *streams; /* one per thread */
-    int stream_count;
+    ax_onednn_streams streams; /* one per thread */
     void *staging; /* the packed copies of op(A) and op(B) */
     size_t staging_bytes;
     void *scratch; /* the threads' scratchpads */
@@ -103,9 +103,7 @@ void ax_onednn_matmuls_free(ax_onednn_matmuls *matmuls)
         return;
     for (int i = 0; i < KEPT; i++)
         block_release(&matmuls->kept[i]);
-    for (int i = 0; i < matmuls->stream_count; i++)
-        dnnl_stream_destroy(matmuls->streams[i]);
-    free(matmuls->streams);
+    ax_onednn_streams_free(&matmuls->streams);
     if (matmuls->engine)
         dnnl_engine_destroy(matmuls->engine);
     free(matmuls->staging);
@@ -201,21 +199,6 @@ static void *grown(void **memory, size_t *capacity, size_t bytes)
     return *memory;
 }
 
-static bool streams_reserve(ax_onednn_matmuls *matmuls, int threads)
-{
-    if (matmuls->stream_count >= threads)
-        return true;
-    dnnl_stream_t *streams = realloc(matmuls->streams, (size_t)threads * sizeof *streams);
-    if (!streams)
-        return false;
-    matmuls->streams = streams;
-    for (; matmuls->stream_count < threads; matmuls->stream_count++)
-        if (dnnl_stream_create(&streams[matmuls->stream_count], matmuls->engine,
-                               dnnl_stream_default_flags) != dnnl_success)
-            return false;
-    return true;
-}
-
 /* to (rows, columns), dense, = from (rows, columns; leading dimension ld)
  * rounded to bfloat16 and packed. */
 static void pack_rows(uint16_t *to, const float *from, int64_t rows, int64_t columns, int64_t ld)
@@ -281,7 +264,7 @@ static bool block_run(const ax_onednn_matmuls *matmuls, const product *p, int64_
                                    {DNNL_ARG_WEIGHTS, memories[1]},
                                    {DNNL_ARG_DST, memories[2]},
                                    {DNNL_ARG_SCRATCHPAD, memories[3]}};
-        dnnl_stream_t stream = matmuls->streams[thread];
+        dnnl_stream_t stream = matmuls->streams.streams[thread];
         ok = dnnl_primitive_execute(primitive->matmul, stream, used, args) == dnnl_success &&
              dnnl_stream_wait(stream) == dnnl_success;
     }
@@ -333,7 +316,7 @@ bool ax_onednn_bf16_matmul(ax_onednn_matmuls **matmuls_, bool trans_a, bool tran
     const size_t a_bytes = ((size_t)(m * k) * sizeof(uint16_t) + 63) & ~(size_t)63;
     const size_t b_bytes = (size_t)(k * n) * sizeof(uint16_t);
     uint16_t *staging = grown(&matmuls->staging, &matmuls->staging_bytes, a_bytes + b_bytes);
-    if (!staging || !streams_reserve(matmuls, threads) ||
+    if (!staging || !ax_onednn_streams_reserve(&matmuls->streams, matmuls->engine, threads) ||
         (p.scratch_stride &&
          !grown(&matmuls->scratch, &matmuls->scratch_bytes, (size_t)threads * p.scratch_stride)))
         return false;
