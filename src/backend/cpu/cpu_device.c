@@ -28,9 +28,9 @@ ax_bf16_support ax_bf16_support_get(void)
             !amx ? "emulated by oneDNN's bf16 matmul, as AXON_BF16_KERNEL=onednn asks (this CPU "
                    "has no AMX)"
             : getenv("AXON_BF16_KERNEL") && strcmp(getenv("AXON_BF16_KERNEL"), "onednn") == 0
-                ? "native: oneDNN's bf16 matmul on AMX tiles (amx_bf16), in fixed blocks, as "
-                  "AXON_BF16_KERNEL=onednn asks"
-                : "native: oneDNN's bf16 matmul on AMX tiles (amx_bf16), in fixed blocks"};
+                ? "native: oneDNN's bf16 matmul in fixed blocks, as AXON_BF16_KERNEL=onednn asks "
+                  "(this CPU has AMX)"
+                : "native: oneDNN's bf16 matmul in fixed blocks, chosen as this CPU has AMX"};
     }
 #endif
     return (ax_bf16_support){choice.instructions, choice.native, choice.speed_ratio, choice.reason};

@@ -9,8 +9,9 @@
  * sum over k is the block's own. A block's primitive is created as if one
  * thread were all there is (so oneDNN plans no split of k) and runs on the
  * thread that takes the block, on that thread's stream and scratchpad.
- * 64 columns are one AMX B panel (oneDNN's brgemm blocks N by 64); 256
- * rows keep a block's copy of its A rows within a core's L2. */
+ * 64 columns are one AMX B panel (oneDNN's brgemm blocks N by 64) and
+ * give LeNet's 1024-wide layer 16 blocks; 256 rows keep a block's rows of
+ * A within a core's L2. */
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 #include <pthread.h>
@@ -74,8 +75,10 @@ static void choose(void)
     }
     if ((asked && *asked && strcmp(asked, "auto") != 0) || ax_cpu_kernels_generic())
         return;
-    /* AMX only: without it oneDNN's bf16 matmul is VDPBF16PS, no faster
-     * than bf16_gemm.c's own kernel (docs/notes/blas-choice.md). */
+    /* Where oneDNN has AMX (the CPUs that have it also have AVX512_BF16,
+     * whose gemm:jit oneDNN picks for these blocks). On Xeons without AMX
+     * oneDNN's bf16 matmul measured no faster than bf16_gemm.c's own
+     * kernels (docs/notes/blas-choice.md). */
     chosen = ax_onednn_cpu_has_amx();
 }
 

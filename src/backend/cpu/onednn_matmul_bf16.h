@@ -1,7 +1,12 @@
 /* onednn_matmul_bf16.h: the bf16 backend's GEMMs on oneDNN's bf16 matmul,
- * which runs on AMX's tiles where the CPU has them (Sapphire Rapids and
- * later): operands rounded to bfloat16 as bf16_round.h does it, products
- * exact, sums float32, as bf16_gemm.h's kernels, but at AMX's rate.
+ * chosen on CPUs with AMX (Sapphire Rapids and later): operands rounded to
+ * bfloat16 as bf16_round.h does it, products exact, sums float32, as
+ * bf16_gemm.h's kernels. oneDNN picks the kernel of each block: on the
+ * lent Sapphire Rapids its bf16 gemm (gemm:jit, VDPBF16PS) at about 2
+ * TFLOP/s on 16 cores for LeNet's dense products, where bf16_gemm.c's
+ * emulation ran OpenBLAS's sgemm at 0.3; its AMX kernels (brg:
+ * avx512_core_amx_bf16) take only dense blocks and were no faster
+ * (dev/amx_matmul.c, docs/notes/conv.md).
  *
  * oneDNN's matmul splits its work by the thread count it is created under,
  * and may split the sum over k, so its bits would follow --threads. Here
@@ -46,7 +51,7 @@ bool ax_onednn_bf16_matmul(ax_onednn_matmuls **matmuls, bool trans_a, bool trans
                            const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
 /* The implementation oneDNN chose for the last primitive made (e.g.
- * "brg:avx512_core_amx"), for benchmarks and notes; "" before any. */
+ * "gemm:jit"), for benchmarks and notes; "" before any. */
 const char *ax_onednn_matmuls_kernel(const ax_onednn_matmuls *matmuls);
 
 #endif
