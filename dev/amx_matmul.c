@@ -19,6 +19,7 @@ static double now(void)
 }
 
 static dnnl_engine_t engine;
+static dnnl_data_type_t operand = dnnl_bf16; /* dnnl_f32 with AMX_MATMUL_F32=1 */
 
 /* A matmul primitive (rows, k) x (k, cols) -> (rows, cols) with the given strides;
  * single-threaded when single. Returns its implementation name in impl. */
@@ -28,8 +29,8 @@ static dnnl_primitive_t make(int64_t rows, int64_t cols, int64_t k, const int64_
 {
     dnnl_dims_t ad = {rows, k}, bd = {k, cols}, cd = {rows, cols};
     dnnl_dims_t ast = {as[0], as[1]}, bst = {bs[0], bs[1]}, cst = {ldc, 1};
-    dnnl_memory_desc_init_by_strides(&md[0], 2, ad, dnnl_bf16, ast);
-    dnnl_memory_desc_init_by_strides(&md[1], 2, bd, dnnl_bf16, bst);
+    dnnl_memory_desc_init_by_strides(&md[0], 2, ad, operand, ast);
+    dnnl_memory_desc_init_by_strides(&md[1], 2, bd, operand, bst);
     dnnl_memory_desc_init_by_strides(&md[2], 2, cd, dnnl_f32, cst);
     dnnl_matmul_desc_t d;
     dnnl_matmul_desc_init(&d, &md[0], &md[1], NULL, &md[2]);
@@ -88,6 +89,10 @@ static int cmp(const void *x, const void *y)
 int main(void)
 {
     dnnl_engine_create(&engine, dnnl_cpu, 0);
+    const char *f32 = getenv("AMX_MATMUL_F32");
+    const size_t size = f32 && *f32 == '1' ? 4 : 2;
+    if (size == 4)
+        operand = dnnl_f32;
     const int threads = omp_get_max_threads();
     dnnl_stream_t *streams = malloc(sizeof *streams * (size_t)threads);
     for (int t = 0; t < threads; t++)
@@ -101,11 +106,13 @@ int main(void)
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         const int ta = shapes[s].ta, tb = shapes[s].tb;
         const int64_t m = shapes[s].m, n = shapes[s].n, k = shapes[s].k, P = 64;
-        uint16_t *a = calloc((size_t)(m * k), 2), *b = calloc((size_t)(k * n), 2);
-        uint16_t *bpanels = calloc((size_t)(k * n), 2);
+        char *a = calloc((size_t)(m * k), size), *b = calloc((size_t)(k * n), size);
+        char *bpanels = calloc((size_t)(k * n), size);
         float *c = calloc((size_t)(m * n), 4), *cblocks = calloc((size_t)(m * n), 4);
-        for (int64_t i = 0; i < m * k; i++) a[i] = 0x3f80 + (uint16_t)(i % 7);
-        for (int64_t i = 0; i < k * n; i++) b[i] = 0x3f80 + (uint16_t)(i % 5);
+        for (int64_t i = 0; i < m * k; i++)
+            if (size == 2) ((uint16_t *)a)[i] = 0x3f80 + (uint16_t)(i % 7); else ((float *)a)[i] = 1.0f + (float)(i % 7);
+        for (int64_t i = 0; i < k * n; i++)
+            if (size == 2) ((uint16_t *)b)[i] = 0x3f80 + (uint16_t)(i % 5); else ((float *)b)[i] = 1.0f + (float)(i % 5);
         const int64_t as[2] = {ta ? 1 : k, ta ? m : 1};
         for (int layout = 0; layout < 4; layout++) {
             /* 0 whole multithreaded; 1 views (strided B and C); 2 dense B panels, strided C;
@@ -138,13 +145,13 @@ int main(void)
 #pragma omp parallel for schedule(static)
                         for (int64_t j = 0; j < n / P; j++)
                             for (int64_t kk = 0; kk < k; kk++)
-                                memcpy(bpanels + (j * k + kk) * P, b + kk * n + j * P, (size_t)P * 2);
+                                memcpy(bpanels + ((j * k + kk) * P) * size, b + (kk * n + j * P) * size, (size_t)P * size);
                     }
 #pragma omp parallel for schedule(static)
                     for (int64_t j = 0; j < n / P; j++) {
                         const int t = omp_get_thread_num();
-                        void *bp = layout == 1 || tb ? (void *)(tb ? b + j * P * k : b + j * P)
-                                                     : (void *)(bpanels + j * k * P);
+                        void *bp = layout == 1 || tb ? (void *)(tb ? b + j * P * k * size : b + j * P * size)
+                                                     : (void *)(bpanels + j * k * P * size);
                         void *cp = layout == 3 ? (void *)(cblocks + j * m * P) : (void *)(c + j * P);
                         run(p, md, a, bp, cp, scratch + (size_t)t * stride, scratch_bytes, streams[t]);
                     }
