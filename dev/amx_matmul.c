@@ -1,5 +1,5 @@
 /* dev/amx_matmul.c: which oneDNN matmul implementation (brg:avx512_core_amx or
- * another) each block layout of onednn_matmul_bf16.c gets, and how fast, at LeNet's
+ * another) each block layout of onednn_matmul.c gets, and how fast, at LeNet's
  * dense shapes (batch 128, 1024 -> 1024): the whole product as one multithreaded
  * primitive, against 64-column blocks as views of the whole operands (strided B and
  * C) or as dense copies. Build: dev/amx_matmul.sh. Prints one line per (shape, layout). */

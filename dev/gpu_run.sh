@@ -216,11 +216,11 @@ cpudirect)  # the direct single-channel convolutions (conv_one_channel.c) agains
         done
     done
     ;;
-cpuamx)  # issue 28: bf16's GEMMs on AMX through oneDNN's matmul in fixed blocks (onednn_matmul_bf16.c)
+cpuamx)  # issue 28: bf16's GEMMs on AMX through oneDNN's matmul in fixed blocks (onednn_matmul.c)
         # against the emulation (AXON_BF16_KERNEL=emulated) and float32, alternating; their tests;
         # the thread-count bits of a bf16 run; where the bf16 epoch's time goes now
     say "    $($axon info | grep -E '^  bf16')"
-    step test_onednn_matmul 120 "$build/tests/test_onednn_matmul_bf16"
+    step test_onednn_matmul 120 "$build/tests/test_onednn_matmul"
     tail -2 "$out/test_onednn_matmul.txt" | sed "s/^/    /" >> "$summary"
     step ctest_amx 240 ctest --test-dir "$build" -R "onednn_matmul|bf16_cli|bf16_gemm|bf16_convergence|thread" --output-on-failure
     grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest_amx.txt" | head -8 >> "$summary"

@@ -26,7 +26,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
 #ifdef AXON_ONEDNN
-#include "backend/cpu/onednn_matmul_bf16.h"
+#include "backend/cpu/onednn_matmul.h"
 #endif
 #include "test_reference.h"
 #include "test_util.h"
@@ -145,7 +145,7 @@ static void check_ties(ax_bf16_workspace *workspace, const char *path)
 }
 
 /* The backend's bf16 table uses this GEMM: the same bits as a direct call
- * (oneDNN's matmul's, where it was chosen: on AMX, test_onednn_matmul_bf16). */
+ * (oneDNN's matmul's, where it was chosen: on AMX, test_onednn_matmul). */
 static void check_backend(void)
 {
     ax_backend *backend = ax_backend_cpu_create(AX_PRECISION_BF16);

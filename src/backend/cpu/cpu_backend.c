@@ -18,7 +18,7 @@
 #include "backend/cpu/long_gemm.h"
 #ifdef AXON_ONEDNN
 #include "backend/cpu/onednn_conv.h"
-#include "backend/cpu/onednn_matmul_bf16.h"
+#include "backend/cpu/onednn_matmul.h"
 #endif
 #include "backend/cpu/skinny_gemm.h"
 #include "backend/cpu/tiny_gemm.h"
@@ -68,6 +68,7 @@ typedef struct cpu_backend {
 #ifdef AXON_ONEDNN
     ax_onednn_convs *convs;
     bool onednn; /* AXON_ONEDNN_CONV's, at creation */
+    ax_onednn_matmuls *matmuls; /* float32's large forward products (onednn_matmul.h) */
 #endif
 } cpu_backend;
 
@@ -177,6 +178,15 @@ static void gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int64_t m,
     if (ax_long_gemm_f32(trans_a, trans_b, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c,
                          ldc))
         return;
+#ifdef AXON_ONEDNN
+    /* float32 backends only: the state is a cpu_backend's (the bf16
+     * emulation passes NULL, the bf16 weight gradient its own backend) */
+    if (backend && backend->precision == AX_PRECISION_F32 &&
+        ax_onednn_f32_matmul_takes(trans_a, trans_b, m, n, k) &&
+        ax_onednn_f32_matmul(&((cpu_backend *)backend)->matmuls, trans_a, trans_b, m, n, k,
+                             (float)alpha, a, lda, b, ldb, (float)beta, c, ldc))
+        return;
+#endif
     const float *a_ = a, *b_ = b;
     for (int64_t first = 0; first < k; first += GEMM_K_BLOCK) {
         const int64_t depth = k - first < GEMM_K_BLOCK ? k - first : GEMM_K_BLOCK;
@@ -263,7 +273,7 @@ typedef struct cpu_bf16_backend {
 #ifdef AXON_ONEDNN
     ax_onednn_convs *convs;
     ax_onednn_bf16_mode conv_mode; /* AXON_ONEDNN_BF16's, at creation */
-    ax_onednn_matmuls *matmuls;    /* the GEMMs on AMX (onednn_matmul_bf16.h) */
+    ax_onednn_matmuls *matmuls;    /* the GEMMs on AMX (onednn_matmul.h) */
 #endif
 } cpu_bf16_backend;
 
@@ -342,6 +352,7 @@ static void cpu_backend_destroy(ax_backend *backend)
         ax_conv_weight_scratch_free(&cpu->weight_scratch);
 #ifdef AXON_ONEDNN
         ax_onednn_convs_free(cpu->convs);
+        ax_onednn_matmuls_free(cpu->matmuls);
 #endif
     }
     free(backend);

@@ -2,7 +2,7 @@
  * enumeration (axon.h's ax_device_properties_get) and the public answers
  * about its bf16 GEMMs (ax_bf16_native, ax_bf16_support_get), which
  * bf16_gemm.c decides, unless oneDNN's matmul on AMX takes them
- * (onednn_matmul_bf16.h). */
+ * (onednn_matmul.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
 #ifdef AXON_ONEDNN
-#include "backend/cpu/onednn_matmul_bf16.h"
+#include "backend/cpu/onednn_matmul.h"
 #endif
 
 ax_bf16_support ax_bf16_support_get(void)

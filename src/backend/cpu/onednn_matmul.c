@@ -1,17 +1,20 @@
-/* onednn_matmul_bf16.c: the bf16 backend's GEMMs on oneDNN's bf16 matmul
- * in fixed blocks of the output (onednn_matmul_bf16.h).
+/* onednn_matmul.c: GEMMs on oneDNN's matmul in fixed blocks of the
+ * output (onednn_matmul.h), for bf16 and for float32's forward products.
  *
- * A call rounds op(A) and op(B) to packed bfloat16 in their stored layout
- * (each value alone: bf16_round.h), then runs one primitive per block of
- * C, PANEL_ROWS by PANEL_COLUMNS or the edges' shorter blocks: the block's
- * rows of op(A) and columns of op(B) are views of the packed copies
- * (oneDNN reads them through strides, transposed or not), and the whole
- * sum over k is the block's own. A block's primitive is created as if one
- * thread were all there is (so oneDNN plans no split of k) and runs on the
- * thread that takes the block, on that thread's stream and scratchpad.
- * 64 columns are one AMX B panel (oneDNN's brgemm blocks N by 64) and
- * give LeNet's 1024-wide layer 16 blocks; 256 rows keep a block's rows of
- * A within a core's L2. */
+ * A product's C is cut into blocks of PANEL_ROWS by PANEL_COLUMNS (the
+ * edges' shorter); each block is one primitive's whole sum over k, made as
+ * if one thread were all there is (so oneDNN plans no split of k), and runs
+ * on the thread that takes the block, on that thread's stream and
+ * scratchpad. The block's rows of op(A) and columns of op(B) are views of
+ * the operands through strides, transposed or not. bf16 first rounds and
+ * packs op(A) and op(B) to bfloat16 in their stored layout (each value
+ * alone: bf16_round.h); float32 reads them in place. A block's C is a view
+ * of C (bf16: oneDNN then takes its gemm:jit, fastest on the lent
+ * Sapphire Rapids) or a dense block of the thread's scratch copied into C
+ * after (float32: oneDNN's brgemm kernels take only dense blocks).
+ * 64 columns are one AMX B panel (oneDNN's brgemm blocks N by 64) and give
+ * LeNet's 1024-wide layer 16 blocks; 256 rows keep a block's rows of A
+ * within a core's L2. */
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 #include <pthread.h>
@@ -21,7 +24,7 @@
 
 #include "backend/cpu/bf16_round.h"
 #include "backend/cpu/cpu_features.h"
-#include "backend/cpu/onednn_matmul_bf16.h"
+#include "backend/cpu/onednn_matmul.h"
 #include "backend/cpu/onednn_streams.h"
 
 enum { PANEL_ROWS = 256, PANEL_COLUMNS = 64 };
@@ -33,6 +36,7 @@ enum { KEPT = 24 };
 typedef struct block_key {
     int64_t rows, columns, k;
     int64_t a_strides[2], b_strides[2], ldc;
+    int operand; /* dnnl_data_type_t: dnnl_bf16 or dnnl_f32 */
 } block_key;
 
 typedef struct block_primitive {
@@ -48,9 +52,9 @@ struct ax_onednn_matmuls {
     uint64_t clock;
     block_primitive kept[KEPT];
     ax_onednn_streams streams; /* one per thread */
-    void *staging; /* the packed copies of op(A) and op(B) */
+    void *staging; /* bf16: the packed copies of op(A) and op(B) */
     size_t staging_bytes;
-    void *scratch; /* the threads' scratchpads */
+    void *scratch; /* the threads' scratchpads, then (dense C) their blocks of C */
     size_t scratch_bytes;
     char kernel[64]; /* the last primitive's implementation */
 };
@@ -93,6 +97,17 @@ bool ax_onednn_bf16_matmul_takes(int64_t m, int64_t n, int64_t k)
     return ax_onednn_bf16_matmul_chosen() && (double)m * (double)n * (double)k >= 0x1p24;
 }
 
+bool ax_onednn_f32_matmul_takes(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k)
+{
+    const char *asked = getenv("AXON_ONEDNN_MATMUL");
+    if (asked && strcmp(asked, "off") == 0)
+        return false;
+    if (asked && strcmp(asked, "on") == 0)
+        return true;
+    return !trans_a && trans_b && (double)m * (double)n * (double)k >= 0x1p24 &&
+           ax_cpu_kernels_avx512f();
+}
+
 static void block_release(block_primitive *p)
 {
     if (p->matmul)
@@ -119,8 +134,8 @@ const char *ax_onednn_matmuls_kernel(const ax_onednn_matmuls *matmuls)
     return matmuls ? matmuls->kernel : "";
 }
 
-/* The single-threaded primitive of p->key: bf16 views of op(A) and op(B),
- * float32 C, scratchpad the caller's. */
+/* The single-threaded primitive of p->key: views of op(A) and op(B) in the
+ * key's operand type, float32 C, scratchpad the caller's. */
 static dnnl_status_t block_create(ax_onednn_matmuls *matmuls, block_primitive *p)
 {
     const block_key *key = &p->key;
@@ -133,9 +148,10 @@ static dnnl_status_t block_create(ax_onednn_matmuls *matmuls, block_primitive *p
     dnnl_primitive_desc_t pd = NULL;
     const int threads = omp_get_max_threads();
     omp_set_num_threads(1); /* what oneDNN plans its split for */
-    dnnl_status_t s = dnnl_memory_desc_init_by_strides(&p->a, 2, a_dims, dnnl_bf16, a_strides);
+    const dnnl_data_type_t operand = (dnnl_data_type_t)key->operand;
+    dnnl_status_t s = dnnl_memory_desc_init_by_strides(&p->a, 2, a_dims, operand, a_strides);
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_strides(&p->b, 2, b_dims, dnnl_bf16, b_strides);
+        s = dnnl_memory_desc_init_by_strides(&p->b, 2, b_dims, operand, b_strides);
     if (s == dnnl_success)
         s = dnnl_memory_desc_init_by_strides(&p->c, 2, c_dims, dnnl_f32, c_strides);
     if (s == dnnl_success)
@@ -211,15 +227,21 @@ static void pack_rows(uint16_t *to, const float *from, int64_t rows, int64_t col
         ax_bf16_pack_values_serial(to + r * columns, from + r * ld, columns);
 }
 
-/* One product's layout: the packed operands and the four block shapes'
- * primitives, indexed [last row block][last column block]. */
+/* One product's layout: its operands (bf16: the packed copies) as views,
+ * C, and the four block shapes' primitives, indexed [last row block][last
+ * column block]. */
 typedef struct product {
-    const uint16_t *a, *b;
-    bool trans_a, trans_b;
+    const char *a, *b;
+    size_t value;          /* bytes per operand value */
+    int64_t a_strides[2];  /* op(A)'s rows and columns, in values */
+    int64_t b_strides[2];  /* op(B)'s */
     int64_t m, n, k, ldc;
     float *c;
+    bool dense_c;          /* blocks in the thread's scratch, copied into C */
+    int operand;
     const block_primitive *blocks[2][2];
-    size_t scratch_stride; /* bytes per thread */
+    size_t scratchpad;     /* bytes of oneDNN's scratchpad per thread */
+    size_t scratch_stride; /* bytes per thread: scratchpad, then a block of C */
 } product;
 
 static block_key key_of(const product *p, int64_t rows, int64_t columns)
@@ -229,13 +251,10 @@ static block_key key_of(const product *p, int64_t rows, int64_t columns)
     key.rows = rows;
     key.columns = columns;
     key.k = p->k;
-    /* op(A) (rows, k): A packed (m, k), or (k, m) when transposed */
-    key.a_strides[0] = p->trans_a ? 1 : p->k;
-    key.a_strides[1] = p->trans_a ? p->m : 1;
-    /* op(B) (k, columns): B packed (k, n), or (n, k) when transposed */
-    key.b_strides[0] = p->trans_b ? 1 : p->n;
-    key.b_strides[1] = p->trans_b ? p->k : 1;
-    key.ldc = p->ldc;
+    memcpy(key.a_strides, p->a_strides, sizeof key.a_strides);
+    memcpy(key.b_strides, p->b_strides, sizeof key.b_strides);
+    key.ldc = p->dense_c ? columns : p->ldc;
+    key.operand = p->operand;
     return key;
 }
 
@@ -247,12 +266,14 @@ static bool block_run(const ax_onednn_matmuls *matmuls, const product *p, int64_
     const block_primitive *primitive =
         p->blocks[i0 + PANEL_ROWS > p->m][j0 + PANEL_COLUMNS > p->n];
     const int thread = omp_get_thread_num();
+    char *own = (char *)matmuls->scratch + (size_t)thread * p->scratch_stride;
+    float *c = p->dense_c ? (float *)(own + p->scratchpad) : p->c + i0 * p->ldc + j0;
     /* oneDNN takes non-const handles; it only reads the operands */
     void *handles[4] = {
-        (void *)(p->a + (p->trans_a ? i0 : i0 * p->k)),
-        (void *)(p->b + (p->trans_b ? j0 * p->k : j0)),
-        p->c + i0 * p->ldc + j0,
-        (char *)matmuls->scratch + (size_t)thread * p->scratch_stride,
+        (void *)(p->a + (size_t)(i0 * p->a_strides[0]) * p->value),
+        (void *)(p->b + (size_t)(j0 * p->b_strides[1]) * p->value),
+        c,
+        own,
     };
     const dnnl_memory_desc_t *descriptions[4] = {&primitive->a, &primitive->b, &primitive->c,
                                                  &primitive->scratchpad};
@@ -274,7 +295,71 @@ static bool block_run(const ax_onednn_matmuls *matmuls, const product *p, int64_
     for (int i = 0; i < 4; i++)
         if (memories[i])
             dnnl_memory_destroy(memories[i]);
+    if (ok && p->dense_c) {
+        const int64_t rows = primitive->key.rows, columns = primitive->key.columns;
+        for (int64_t r = 0; r < rows; r++)
+            memcpy(p->c + (i0 + r) * p->ldc + j0, c + r * columns, (size_t)columns * sizeof *c);
+    }
     return ok;
+}
+
+/* The state, made at the first call. */
+static ax_onednn_matmuls *matmuls_made(ax_onednn_matmuls **matmuls)
+{
+    if (*matmuls)
+        return *matmuls;
+    ax_onednn_matmuls *made = calloc(1, sizeof *made);
+    if (!made)
+        return NULL;
+    if (dnnl_engine_create(&made->engine, dnnl_cpu, 0) != dnnl_success) {
+        free(made);
+        return NULL;
+    }
+    return *matmuls = made;
+}
+
+/* p's four block shapes' primitives and the threads' scratch: false when
+ * oneDNN cannot make one or memory runs out. */
+static bool blocks_ready(ax_onednn_matmuls *matmuls, product *p)
+{
+    const int64_t m = p->m, n = p->n;
+    const int64_t last_rows = m - (m - 1) / PANEL_ROWS * PANEL_ROWS;
+    const int64_t last_columns = n - (n - 1) / PANEL_COLUMNS * PANEL_COLUMNS;
+    const int64_t row_shapes[2] = {m < PANEL_ROWS ? m : PANEL_ROWS, last_rows};
+    const int64_t column_shapes[2] = {n < PANEL_COLUMNS ? n : PANEL_COLUMNS, last_columns};
+    /* The edge blocks are indexed by whether they pass the panel's end:
+     * when m is a multiple of PANEL_ROWS no block does, and [1] is unused. */
+    p->scratchpad = 0;
+    for (int r = 0; r < 2; r++)
+        for (int col = 0; col < 2; col++) {
+            const block_key key = key_of(p, row_shapes[r], column_shapes[col]);
+            block_primitive *primitive = block_for(matmuls, &key);
+            if (!primitive)
+                return false;
+            p->blocks[r][col] = primitive;
+            if (primitive->scratchpad_bytes > p->scratchpad)
+                p->scratchpad = primitive->scratchpad_bytes;
+        }
+    p->scratchpad = (p->scratchpad + 63) & ~(size_t)63;
+    const size_t block_bytes =
+        p->dense_c ? (size_t)(row_shapes[0] * column_shapes[0]) * sizeof(float) : 0;
+    p->scratch_stride = (p->scratchpad + block_bytes + 63) & ~(size_t)63;
+    const int threads = omp_get_max_threads();
+    return ax_onednn_streams_reserve(&matmuls->streams, matmuls->engine, threads) &&
+           (!p->scratch_stride ||
+            grown(&matmuls->scratch, &matmuls->scratch_bytes, (size_t)threads * p->scratch_stride));
+}
+
+/* Every block of p, threads taking whole blocks. */
+static bool blocks_run(const ax_onednn_matmuls *matmuls, const product *p)
+{
+    const int64_t column_blocks = (p->n + PANEL_COLUMNS - 1) / PANEL_COLUMNS;
+    const int64_t blocks = (p->m + PANEL_ROWS - 1) / PANEL_ROWS * column_blocks;
+    bool failed = false;
+#pragma omp parallel for schedule(static) reduction(|| : failed) if (blocks > 1)
+    for (int64_t block = 0; block < blocks; block++)
+        failed = !block_run(matmuls, p, block, column_blocks) || failed;
+    return !failed;
 }
 
 bool ax_onednn_bf16_matmul(ax_onednn_matmuls **matmuls_, bool trans_a, bool trans_b, int64_t m,
@@ -283,55 +368,40 @@ bool ax_onednn_bf16_matmul(ax_onednn_matmuls **matmuls_, bool trans_a, bool tran
 {
     if (alpha != 1.0f || beta != 0.0f || m <= 0 || n <= 0 || k <= 0)
         return false;
-    if (!*matmuls_) {
-        ax_onednn_matmuls *made = calloc(1, sizeof *made);
-        if (!made)
-            return false;
-        if (dnnl_engine_create(&made->engine, dnnl_cpu, 0) != dnnl_success) {
-            free(made);
-            return false;
-        }
-        *matmuls_ = made;
-    }
-    ax_onednn_matmuls *matmuls = *matmuls_;
-    product p = {.trans_a = trans_a, .trans_b = trans_b, .m = m, .n = n, .k = k, .ldc = ldc,
-                 .c = c};
-    /* the primitives of the (up to) four block shapes */
-    const int64_t last_rows = m - (m - 1) / PANEL_ROWS * PANEL_ROWS;
-    const int64_t last_columns = n - (n - 1) / PANEL_COLUMNS * PANEL_COLUMNS;
-    const int64_t row_shapes[2] = {m < PANEL_ROWS ? m : PANEL_ROWS, last_rows};
-    const int64_t column_shapes[2] = {n < PANEL_COLUMNS ? n : PANEL_COLUMNS, last_columns};
-    size_t scratchpad = 0;
-    for (int r = 0; r < 2; r++)
-        for (int col = 0; col < 2; col++) {
-            const block_key key = key_of(&p, row_shapes[r], column_shapes[col]);
-            block_primitive *primitive = block_for(matmuls, &key);
-            if (!primitive)
-                return false;
-            p.blocks[r][col] = primitive;
-            if (primitive->scratchpad_bytes > scratchpad)
-                scratchpad = primitive->scratchpad_bytes;
-        }
-    /* The edge blocks are indexed by whether they pass the panel's end:
-     * when m is a multiple of PANEL_ROWS no block does, and [1] is unused. */
-    const int threads = omp_get_max_threads();
-    p.scratch_stride = (scratchpad + 63) & ~(size_t)63;
+    ax_onednn_matmuls *matmuls = matmuls_made(matmuls_);
+    if (!matmuls)
+        return false;
+    /* op(A) packed (m, k), or (k, m) when transposed; op(B) (k, n) or (n, k) */
+    product p = {.value = sizeof(uint16_t), .m = m, .n = n, .k = k, .ldc = ldc, .c = c,
+                 .operand = dnnl_bf16,
+                 .a_strides = {trans_a ? 1 : k, trans_a ? m : 1},
+                 .b_strides = {trans_b ? 1 : n, trans_b ? k : 1}};
+    if (!blocks_ready(matmuls, &p))
+        return false;
     const size_t a_bytes = ((size_t)(m * k) * sizeof(uint16_t) + 63) & ~(size_t)63;
     const size_t b_bytes = (size_t)(k * n) * sizeof(uint16_t);
-    uint16_t *staging = grown(&matmuls->staging, &matmuls->staging_bytes, a_bytes + b_bytes);
-    if (!staging || !ax_onednn_streams_reserve(&matmuls->streams, matmuls->engine, threads) ||
-        (p.scratch_stride &&
-         !grown(&matmuls->scratch, &matmuls->scratch_bytes, (size_t)threads * p.scratch_stride)))
+    char *staging = grown(&matmuls->staging, &matmuls->staging_bytes, a_bytes + b_bytes);
+    if (!staging)
         return false;
+    pack_rows((uint16_t *)staging, a, trans_a ? k : m, trans_a ? m : k, lda);
+    pack_rows((uint16_t *)(staging + a_bytes), b, trans_b ? n : k, trans_b ? k : n, ldb);
     p.a = staging;
-    p.b = (const uint16_t *)((const char *)staging + a_bytes);
-    pack_rows((uint16_t *)p.a, a, trans_a ? k : m, trans_a ? m : k, lda);
-    pack_rows((uint16_t *)p.b, b, trans_b ? n : k, trans_b ? k : n, ldb);
-    const int64_t column_blocks = (n + PANEL_COLUMNS - 1) / PANEL_COLUMNS;
-    const int64_t blocks = (m + PANEL_ROWS - 1) / PANEL_ROWS * column_blocks;
-    bool failed = false;
-#pragma omp parallel for schedule(static) reduction(|| : failed) if (blocks > 1)
-    for (int64_t block = 0; block < blocks; block++)
-        failed = !block_run(matmuls, &p, block, column_blocks) || failed;
-    return !failed;
+    p.b = staging + a_bytes;
+    return blocks_run(matmuls, &p);
+}
+
+bool ax_onednn_f32_matmul(ax_onednn_matmuls **matmuls_, bool trans_a, bool trans_b, int64_t m,
+                          int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                          const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    if (alpha != 1.0f || beta != 0.0f || m <= 0 || n <= 0 || k <= 0)
+        return false;
+    ax_onednn_matmuls *matmuls = matmuls_made(matmuls_);
+    if (!matmuls)
+        return false;
+    product p = {.a = (const char *)a, .b = (const char *)b, .value = sizeof(float), .m = m,
+                 .n = n, .k = k, .ldc = ldc, .c = c, .dense_c = true, .operand = dnnl_f32,
+                 .a_strides = {trans_a ? 1 : lda, trans_a ? lda : 1},
+                 .b_strides = {trans_b ? 1 : ldb, trans_b ? ldb : 1}};
+    return blocks_ready(matmuls, &p) && blocks_run(matmuls, &p);
 }

@@ -1,19 +1,20 @@
-/* test_onednn_matmul_bf16.c: the bf16 backend's GEMMs on oneDNN's matmul
- * in fixed blocks (src/backend/cpu/onednn_matmul_bf16.c), forced with
+/* test_onednn_matmul.c: GEMMs on oneDNN's matmul in fixed blocks
+ * (src/backend/cpu/onednn_matmul.c): the bf16 backend's, forced with
  * AXON_BF16_KERNEL=onednn so that any AVX-512 CPU runs them (oneDNN's bf16
- * kernels there, AMX's on CPUs that have it).
+ * kernels there, AMX's on CPUs that have it), and float32's.
  *
- * Against a float64 triple loop of the operands rounded to bfloat16 as
- * ax_bf16_round does it: the products of two bfloat16 values are exact in
- * float32, so only the float32 sums may err, by at most (k + 2) 2^-23 of
- * the sum of |terms| in any order. Rounded any other way (truncated, or
- * not at all) the error would be near 2^-9 of it, far outside. Every
+ * Against a float64 triple loop of the operands, rounded to bfloat16 as
+ * ax_bf16_round does it for bf16: the products of two bfloat16 values are
+ * exact in float32, so only the float32 sums may err, by at most (k + 2)
+ * 2^-23 of the sum of |terms| in any order (float32's own products add one
+ * rounding each, within the same bound). bf16 rounded any other way
+ * (truncated, or not at all) would err near 2^-9 of it, far outside. Every
  * transpose, padded leading dimensions, shapes that cross the 256-row and
  * 64-column blocks; 1, 2 and 3 threads bit-identical; C's padding never
  * written; NaN and infinity carried; another alpha or beta declined; the
- * bf16 backend's gemm the same bits as a direct call; a shape's bits the
- * same after its primitive was evicted and made again. Skips (exit 77)
- * in a build without oneDNN. */
+ * backends' gemm the same bits as a direct call where the rule sends the
+ * shape here; a shape's bits the same after its primitive was evicted and
+ * made again. Skips (exit 77) in a build without oneDNN. */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -33,7 +34,14 @@ int main(void)
 #else
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
-#include "backend/cpu/onednn_matmul_bf16.h"
+#include "backend/cpu/onednn_matmul.h"
+
+typedef bool (*matmul_function)(ax_onednn_matmuls **, bool, bool, int64_t, int64_t, int64_t, float,
+                                const float *, int64_t, const float *, int64_t, float, float *,
+                                int64_t);
+/* The entry under test, and whether its operands are rounded to bf16. */
+static matmul_function under_test = ax_onednn_bf16_matmul;
+static bool rounded = true;
 
 typedef struct {
     bool trans_a, trans_b;
@@ -77,7 +85,7 @@ static float *product(ax_onednn_matmuls **matmuls, const operands *o, int thread
     for (int64_t i = 0; i < s.m * o->ldc; i++)
         c[i] = -7.0f;
     omp_set_num_threads(threads);
-    const bool taken = ax_onednn_bf16_matmul(matmuls, s.trans_a, s.trans_b, s.m, s.n, s.k, 1.0f,
+    const bool taken = under_test(matmuls, s.trans_a, s.trans_b, s.m, s.n, s.k, 1.0f,
                                              o->a, o->lda, o->b, o->ldb, 0.0f, c, o->ldc);
     CHECK(taken);
     if (!taken) {
@@ -101,9 +109,9 @@ static double worst_error(const operands *o, const float *c)
     CHECK(a && b && expected && magnitude);
     if (a && b && expected && magnitude) {
         for (int64_t i = 0; i < a_count; i++)
-            a[i] = ax_bf16_round(o->a[i]);
+            a[i] = rounded ? ax_bf16_round(o->a[i]) : o->a[i];
         for (int64_t i = 0; i < b_count; i++)
-            b[i] = ax_bf16_round(o->b[i]);
+            b[i] = rounded ? ax_bf16_round(o->b[i]) : o->b[i];
         reference_gemm(s.trans_a, s.trans_b, s.m, s.n, s.k, 1.0, a, o->lda, b, o->ldb, 0.0, NULL,
                        o->ldc, expected, magnitude);
         worst = 0.0;
@@ -155,9 +163,10 @@ static void check_shapes(ax_onednn_matmuls **matmuls)
             count++;
         }
     omp_set_num_threads(2);
-    printf("%d shapes x 4 transposes: worst error %.2e of sum |terms| of the rounded operands; "
+    printf("%s: %d shapes x 4 transposes: worst error %.2e of sum |terms|%s; "
            "1, 2 and 3 threads identical; kernel %s\n",
-           count / 4, worst, ax_onednn_matmuls_kernel(*matmuls));
+           rounded ? "bf16" : "float32", count / 4, worst,
+           rounded ? " of the rounded operands" : "", ax_onednn_matmuls_kernel(*matmuls));
 }
 
 /* 1 + 2^-8 rounds to 1 (even) and 1 + 3 2^-8 to 1 + 2^-6; NaN and
@@ -166,8 +175,11 @@ static void check_values(ax_onednn_matmuls **matmuls)
 {
     const float a[3] = {1.0f + 0x1p-8f, 1.0f + 0x1p-8f * 3.0f, 2.0f}, one[1] = {1.0f};
     float c[3] = {0, 0, 0};
-    CHECK(ax_onednn_bf16_matmul(matmuls, false, false, 3, 1, 1, 1.0f, a, 1, one, 1, 0.0f, c, 1));
-    CHECK(c[0] == 1.0f && c[1] == 1.0f + 0x1p-6f && c[2] == 2.0f);
+    CHECK(under_test(matmuls, false, false, 3, 1, 1, 1.0f, a, 1, one, 1, 0.0f, c, 1));
+    if (rounded)
+        CHECK(c[0] == 1.0f && c[1] == 1.0f + 0x1p-6f && c[2] == 2.0f);
+    else
+        CHECK(c[0] == a[0] && c[1] == a[1] && c[2] == 2.0f);
     enum { M = 5, N = 70, K = 9 };
     float x[M * K], w[K * N], y[M * N];
     for (int i = 0; i < M * K; i++)
@@ -176,7 +188,7 @@ static void check_values(ax_onednn_matmuls **matmuls)
         w[i] = (float)value_at((uint64_t)i, 4);
     x[1 * K + 4] = NAN;      /* row 1 all NaN */
     w[2 * N + 66] = INFINITY; /* column 66: +-inf, or NaN in row 1 */
-    CHECK(ax_onednn_bf16_matmul(matmuls, false, false, M, N, K, 1.0f, x, K, w, N, 0.0f, y, N));
+    CHECK(under_test(matmuls, false, false, M, N, K, 1.0f, x, K, w, N, 0.0f, y, N));
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             if (i == 1)
@@ -191,9 +203,9 @@ static void check_values(ax_onednn_matmuls **matmuls)
 static void check_declines(ax_onednn_matmuls **matmuls)
 {
     float a[4] = {1, 2, 3, 4}, c[4] = {0, 0, 0, 0};
-    CHECK(!ax_onednn_bf16_matmul(matmuls, false, false, 2, 2, 2, 2.0f, a, 2, a, 2, 0.0f, c, 2));
-    CHECK(!ax_onednn_bf16_matmul(matmuls, false, false, 2, 2, 2, 1.0f, a, 2, a, 2, 1.0f, c, 2));
-    CHECK(!ax_onednn_bf16_matmul(matmuls, false, false, 0, 2, 2, 1.0f, a, 2, a, 2, 0.0f, c, 2));
+    CHECK(!under_test(matmuls, false, false, 2, 2, 2, 2.0f, a, 2, a, 2, 0.0f, c, 2));
+    CHECK(!under_test(matmuls, false, false, 2, 2, 2, 1.0f, a, 2, a, 2, 1.0f, c, 2));
+    CHECK(!under_test(matmuls, false, false, 0, 2, 2, 1.0f, a, 2, a, 2, 0.0f, c, 2));
 }
 
 /* The first shape's bits, then enough other shapes to evict its
@@ -243,6 +255,36 @@ static void check_backend(ax_onednn_matmuls **matmuls)
     backend->ops->destroy(backend);
 }
 
+/* The float32 backend's gemm takes the forward products of 2^24
+ * multiply-adds and more here (on AVX-512 CPUs), the others elsewhere; and
+ * AXON_ONEDNN_MATMUL=off keeps them all elsewhere. */
+static void check_f32_backend(ax_onednn_matmuls **matmuls)
+{
+    CHECK(!ax_onednn_f32_matmul_takes(false, true, 256, 256, 255));
+    CHECK(!ax_onednn_f32_matmul_takes(true, false, 256, 256, 256));
+    CHECK(!ax_onednn_f32_matmul_takes(false, false, 256, 256, 256));
+    setenv("AXON_ONEDNN_MATMUL", "off", 1);
+    CHECK(!ax_onednn_f32_matmul_takes(false, true, 256, 256, 256));
+    unsetenv("AXON_ONEDNN_MATMUL");
+    if (!ax_onednn_f32_matmul_takes(false, true, 256, 256, 256)) {
+        printf("float32: this CPU has no AVX-512: its forward products stay with the BLAS\n");
+        return;
+    }
+    ax_backend *backend = ax_backend_cpu_create(AX_PRECISION_F32);
+    CHECK(backend != NULL);
+    if (!backend)
+        return;
+    operands o = operands_make((shape){false, true, 300, 256, 256, 0}, 90);
+    float *direct = product(matmuls, &o, 2);
+    float *c = malloc(sizeof(float) * 300 * 256);
+    backend->ops->gemm(backend, false, true, 300, 256, 256, 1.0, o.a, o.lda, o.b, o.ldb, 0.0, c,
+                       256);
+    CHECK(direct && c && memcmp(direct, c, sizeof(float) * 300 * 256) == 0);
+    free(direct), free(c);
+    operands_free(&o);
+    backend->ops->destroy(backend);
+}
+
 int main(void)
 {
     setenv("AXON_BF16_KERNEL", "onednn", 1);
@@ -254,6 +296,16 @@ int main(void)
     check_remade(&matmuls);
     check_backend(&matmuls);
     ax_onednn_matmuls_free(matmuls);
-    return test_finish("test_onednn_matmul_bf16");
+    /* float32: the same checks of its entry, and its backend's rule */
+    under_test = ax_onednn_f32_matmul;
+    rounded = false;
+    matmuls = NULL;
+    check_shapes(&matmuls);
+    check_values(&matmuls);
+    check_declines(&matmuls);
+    check_remade(&matmuls);
+    check_f32_backend(&matmuls);
+    ax_onednn_matmuls_free(matmuls);
+    return test_finish("test_onednn_matmul");
 }
 #endif
