@@ -216,42 +216,43 @@ cpudirect)  # the direct single-channel convolutions (conv_one_channel.c) agains
         done
     done
     ;;
-cpuamx)  # issue 28: bf16's GEMMs on AMX through oneDNN's matmul in fixed blocks (onednn_matmul.c)
-        # against the emulation (AXON_BF16_KERNEL=emulated) and float32, alternating; their tests;
-        # the thread-count bits of a bf16 run; where the bf16 epoch's time goes now
+cpuamx)  # issue 28: the GEMMs on oneDNN's matmul in fixed blocks (onednn_matmul.c): bf16's (on a CPU with
+        # AMX) against the emulation (AXON_BF16_KERNEL=emulated), float32's forward products against
+        # the BLAS (AXON_ONEDNN_MATMUL=off), PyTorch 2.x beside, alternating; their tests; the
+        # thread-count bits; where the epoch's time goes. OpenMP's waits as a user has them.
+    unset OMP_WAIT_POLICY
     say "    $($axon info | grep -E '^  bf16')"
-    step test_onednn_matmul 120 "$build/tests/test_onednn_matmul"
-    tail -2 "$out/test_onednn_matmul.txt" | sed "s/^/    /" >> "$summary"
-    step ctest_amx 240 ctest --test-dir "$build" -R "onednn_matmul|bf16_cli|bf16_gemm|bf16_convergence|thread" --output-on-failure
-    grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest_amx.txt" | head -8 >> "$summary"
+    step ctest_amx 240 ctest --test-dir "$build" -R "onednn_matmul|bf16_cli|bf16_gemm|thread" --output-on-failure
+    grep -E "tests passed|tests failed|Failed|\*\*\*|kernel" "$out/ctest_amx.txt" | head -8 >> "$summary"
+    [ -x "$build/amx_matmul" ] && { step amx_layouts 60 "$build/amx_matmul"; AMX_MATMUL_F32=1 step f32_layouts 60 "$build/amx_matmul"
+        cat "$out/amx_layouts.txt" "$out/f32_layouts.txt" | sed "s/^/    /" >> "$summary"; }
     for round in 1 2 3; do
         step "amx_bf16_r$round" 120 $axon bench lenet --quick --repeat 1 --precision bf16; figures "amx_bf16_r$round"
         AXON_BF16_KERNEL=emulated step "emu_bf16_r$round" 120 $axon bench lenet --quick --repeat 1 --precision bf16
         figures "emu_bf16_r$round"
         step "f32_r$round" 120 $axon bench lenet --quick --repeat 1; figures "f32_r$round"
-    done
-    for round in 1 2 3; do
-        for w in b1a b2; do
+        AXON_ONEDNN_MATMUL=off step "blas_f32_r$round" 120 $axon bench lenet --quick --repeat 1; figures "blas_f32_r$round"
+        step "torch_r$round" 120 env -u OPENBLAS_CORETYPE python3 bench/peers/lenet_torch.py --epochs 1 --threads "$(nproc)"
+        tail -1 "$out/torch_r$round.txt" | sed "s/^/    torch_r$round: /" >> "$summary"
+        for w in b2; do
             step "amx_${w}_r$round" 60 $axon bench $w --quick --repeat 1 --precision bf16; figures "amx_${w}_r$round"
             AXON_BF16_KERNEL=emulated step "emu_${w}_r$round" 60 $axon bench $w --quick --repeat 1 --precision bf16
             figures "emu_${w}_r$round"
             step "f32_${w}_r$round" 60 $axon bench $w --quick --repeat 1; figures "f32_${w}_r$round"
+            AXON_ONEDNN_MATMUL=off step "blas_${w}_r$round" 60 $axon bench $w --quick --repeat 1; figures "blas_${w}_r$round"
         done
     done
-    lenet=(train --data fashion-mnist --epochs 1 --precision bf16 --seed 5 --lr 0.01 --momentum 0.9
+    lenet=(train --data fashion-mnist --epochs 1 --seed 5 --lr 0.01 --momentum 0.9
            --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax)
-    step bits_lenet_t16 120 $axon "${lenet[@]}" --threads 16 --out /tmp/bits16.safetensors
-    step bits_lenet_t5 120 $axon "${lenet[@]}" --threads 5 --out /tmp/bits5.safetensors
-    mlp=(train --data fashion-mnist --epochs 1 --precision bf16 --seed 5 --layers 1024:relu,512:relu,10:softmax)
-    step bits_mlp_t1 120 $axon "${mlp[@]}" --threads 1 --out /tmp/mlp1.safetensors
-    step bits_mlp_t16 120 $axon "${mlp[@]}" --threads 16 --out /tmp/mlp16.safetensors
-    say "    thread bits: LeNet 16 vs 5 threads $(cmp -s /tmp/bits16.safetensors /tmp/bits5.safetensors && echo identical || echo DIFFER); MLP 1 vs 16 $(cmp -s /tmp/mlp1.safetensors /tmp/mlp16.safetensors && echo identical || echo DIFFER)"
-    grep -h "epoch 1" "$out/bits_lenet_t16.txt" "$out/bits_mlp_t1.txt" | sed "s/^/    /" >> "$summary"
-    step amx_profile 120 $axon "${lenet[@]}" --profile --out /dev/null
-    sed -n '/^profile/,$p' "$out/amx_profile.txt" | head -22 >> "$summary"
-    step f32_profile 120 $axon "${lenet[@]}" --precision f32 --profile --out /dev/null
-    sed -n '/^profile/,$p' "$out/f32_profile.txt" | head -22 >> "$summary"
+    for p in bf16 f32; do
+        step "bits_${p}_t16" 120 $axon "${lenet[@]}" --precision $p --threads 16 --out /tmp/bits_${p}_16.safetensors
+        step "bits_${p}_t5" 120 $axon "${lenet[@]}" --precision $p --threads 5 --out /tmp/bits_${p}_5.safetensors
+        say "    thread bits $p: LeNet 16 vs 5 threads $(cmp -s /tmp/bits_${p}_16.safetensors /tmp/bits_${p}_5.safetensors && echo identical || echo DIFFER)"
+        step "profile_$p" 120 $axon "${lenet[@]}" --precision $p --profile --out /dev/null
+        sed -n '/^profile/,$p' "$out/profile_$p.txt" | head -16 >> "$summary"
+    done
     step amx_bf16_2ep 150 $axon bench lenet --repeat 1 --precision bf16; figures amx_bf16_2ep
+    step f32_2ep 150 $axon bench lenet --repeat 1; figures f32_2ep
     ;;
 cpuprofile)  # where a LeNet epoch's time goes on this host's CPU
     for p in f32 bf16; do
