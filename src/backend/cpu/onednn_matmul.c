@@ -318,6 +318,16 @@ static ax_onednn_matmuls *matmuls_made(ax_onednn_matmuls **matmuls)
     return *matmuls = made;
 }
 
+/* The state for a product this takes (alpha 1, beta 0, nothing empty),
+ * made at the first; NULL for the others, or when it cannot be made. */
+static ax_onednn_matmuls *taken(ax_onednn_matmuls **matmuls, float alpha, float beta, int64_t m,
+                                int64_t n, int64_t k)
+{
+    if (alpha != 1.0f || beta != 0.0f || m <= 0 || n <= 0 || k <= 0)
+        return NULL;
+    return matmuls_made(matmuls);
+}
+
 /* p's four block shapes' primitives and the threads' scratch: false when
  * oneDNN cannot make one or memory runs out. */
 static bool blocks_ready(ax_onednn_matmuls *matmuls, product *p)
@@ -366,9 +376,7 @@ bool ax_onednn_bf16_matmul(ax_onednn_matmuls **matmuls_, bool trans_a, bool tran
                            int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                            const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    if (alpha != 1.0f || beta != 0.0f || m <= 0 || n <= 0 || k <= 0)
-        return false;
-    ax_onednn_matmuls *matmuls = matmuls_made(matmuls_);
+    ax_onednn_matmuls *matmuls = taken(matmuls_, alpha, beta, m, n, k);
     if (!matmuls)
         return false;
     /* op(A) packed (m, k), or (k, m) when transposed; op(B) (k, n) or (n, k) */
@@ -394,9 +402,7 @@ bool ax_onednn_f32_matmul(ax_onednn_matmuls **matmuls_, bool trans_a, bool trans
                           int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                           const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    if (alpha != 1.0f || beta != 0.0f || m <= 0 || n <= 0 || k <= 0)
-        return false;
-    ax_onednn_matmuls *matmuls = matmuls_made(matmuls_);
+    ax_onednn_matmuls *matmuls = taken(matmuls_, alpha, beta, m, n, k);
     if (!matmuls)
         return false;
     product p = {.a = (const char *)a, .b = (const char *)b, .value = sizeof(float), .m = m,
