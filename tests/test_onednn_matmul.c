@@ -256,8 +256,8 @@ static void check_backend(ax_onednn_matmuls **matmuls)
 }
 
 /* The float32 backend's gemm takes the forward products of 2^24
- * multiply-adds and more here (on AVX-512 CPUs), the others elsewhere; and
- * AXON_ONEDNN_MATMUL=off keeps them all elsewhere. */
+ * multiply-adds and more here (on AVX-512 CPUs), the others elsewhere;
+ * AXON_ONEDNN_MATMUL=off keeps them all elsewhere, =on sends them all. */
 static void check_f32_backend(ax_onednn_matmuls **matmuls)
 {
     CHECK(!ax_onednn_f32_matmul_takes(false, true, 256, 256, 255));
@@ -265,6 +265,8 @@ static void check_f32_backend(ax_onednn_matmuls **matmuls)
     CHECK(!ax_onednn_f32_matmul_takes(false, false, 256, 256, 256));
     setenv("AXON_ONEDNN_MATMUL", "off", 1);
     CHECK(!ax_onednn_f32_matmul_takes(false, true, 256, 256, 256));
+    setenv("AXON_ONEDNN_MATMUL", "on", 1);
+    CHECK(ax_onednn_f32_matmul_takes(true, false, 2, 2, 2));
     unsetenv("AXON_ONEDNN_MATMUL");
     if (!ax_onednn_f32_matmul_takes(false, true, 256, 256, 256)) {
         printf("float32: this CPU has no AVX-512: its forward products stay with the BLAS\n");
