@@ -134,6 +134,8 @@ static void check_shapes(ax_onednn_matmuls **matmuls)
     static const shape sizes[] = {
         {0, 0, 1, 1, 1, 0},     {0, 0, 7, 65, 33, 2},     {0, 0, 300, 130, 77, 1},
         {0, 0, 128, 64, 128, 0}, {0, 0, 257, 129, 300, 3}, {0, 0, 512, 128, 20, 0},
+        /* one block with a long sum: run outside any team unless the entry makes one */
+        {0, 0, 128, 64, 2048, 0}, {0, 0, 16, 16, 65536, 0},
     };
     double worst = 0.0;
     int count = 0;
@@ -240,16 +242,13 @@ static void check_backend(ax_onednn_matmuls **matmuls)
     backend->ops->gemm(backend, false, true, 256, 256, 256, 1.0, o.a, o.lda, o.b, o.ldb, 0.0, c,
                        256);
     CHECK(direct && c && memcmp(direct, c, sizeof(float) * 256 * 256) == 0);
-    /* below: bf16_gemm.c's kernels */
+    /* below: bf16_gemm.c's kernels, whose sums run in another order (the
+     * backend's emulation through its own float32 kernels): within bf16's
+     * bound of the float64 product of the rounded operands, not bits */
     operands small = operands_make((shape){false, true, 64, 64, 64, 0}, 81);
-    float *theirs = malloc(sizeof(float) * 64 * 64);
-    ax_bf16_workspace workspace = {0};
     backend->ops->gemm(backend, false, true, 64, 64, 64, 1.0, small.a, 64, small.b, 64, 0.0, c, 64);
-    ax_bf16_gemm(&workspace, NULL, false, true, 64, 64, 64, 1.0f, small.a, 64, small.b, 64, 0.0f,
-                 theirs, 64);
-    CHECK(theirs && memcmp(c, theirs, sizeof(float) * 64 * 64) == 0);
-    ax_bf16_workspace_free(&workspace);
-    free(direct), free(c), free(theirs);
+    CHECK(worst_error(&small, c) <= 66.0 * 0x1p-23);
+    free(direct), free(c);
     operands_free(&o);
     operands_free(&small);
     backend->ops->destroy(backend);

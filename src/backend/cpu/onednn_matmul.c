@@ -360,15 +360,24 @@ static bool blocks_ready(ax_onednn_matmuls *matmuls, product *p)
             grown(&matmuls->scratch, &matmuls->scratch_bytes, (size_t)threads * p->scratch_stride));
 }
 
-/* Every block of p, threads taking whole blocks. */
+/* Every block of p, threads taking whole blocks. Each thread first sets
+ * its own thread count (an ICV of its implicit task, gone when the region
+ * ends) to one: oneDNN's gemm:jit reads the count when it executes, not
+ * when it is made, and a product of one block run outside a region, or on
+ * a team of one, would otherwise be split over the caller's threads (and
+ * its sum over k with them). */
 static bool blocks_run(const ax_onednn_matmuls *matmuls, const product *p)
 {
     const int64_t column_blocks = (p->n + PANEL_COLUMNS - 1) / PANEL_COLUMNS;
     const int64_t blocks = (p->m + PANEL_ROWS - 1) / PANEL_ROWS * column_blocks;
     bool failed = false;
-#pragma omp parallel for schedule(static) reduction(|| : failed) if (blocks > 1)
-    for (int64_t block = 0; block < blocks; block++)
-        failed = !block_run(matmuls, p, block, column_blocks) || failed;
+#pragma omp parallel reduction(|| : failed)
+    {
+        omp_set_num_threads(1);
+#pragma omp for schedule(static)
+        for (int64_t block = 0; block < blocks; block++)
+            failed = !block_run(matmuls, p, block, column_blocks) || failed;
+    }
     return !failed;
 }
 
