@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_median.h"
+
 static double now(void)
 {
     struct timespec t;
@@ -78,12 +80,6 @@ static void run(dnnl_primitive_t p, dnnl_memory_desc_t md[3], void *a, void *b, 
     for (int i = 0; i < 4; i++)
         if (m[i])
             dnnl_memory_destroy(m[i]);
-}
-
-static int cmp(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
 }
 
 int main(void)
@@ -164,11 +160,11 @@ int main(void)
                 }
                 times[rep] = now() - t0;
             }
-            qsort(times, 30, sizeof *times, cmp);
+            const double median = bench_median(times, 30);
             printf("%s layout %d (%s): %-28s median %.3f ms, %.0f GFLOP/s (best %.3f ms)\n",
                    shapes[s].name, layout,
                    layout == 0 ? "whole, threads" : layout == 1 ? "views" : layout == 2 ? "dense B" : "dense B+C",
-                   impl, times[15] * 1e3, 2.0 * (double)(m * n * k) / times[15] * 1e-9, times[0] * 1e3);
+                   impl, median * 1e3, 2.0 * (double)(m * n * k) / median * 1e-9, times[0] * 1e3);
             dnnl_primitive_destroy(p);
             free(scratch);
         }

@@ -1,7 +1,8 @@
 /* bench_median.h: the median of a dev benchmark's timings (sorts them in
  * place), for the benchmarks that alternate contenders in rounds and report
  * medians (conv_onednn_vs_axon.c, conv_weight_gradient.c,
- * dense_gemm_libraries.c). Their clock is libaxon's ax_seconds_now. */
+ * dense_gemm_libraries.c, amx_matmul.c). Their clock is libaxon's
+ * ax_seconds_now, except amx_matmul.c's, which links oneDNN alone. */
 #ifndef AX_DEV_BENCH_MEDIAN_H
 #define AX_DEV_BENCH_MEDIAN_H
 
