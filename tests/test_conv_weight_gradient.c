@@ -26,8 +26,10 @@
  *   1, 2 and 3 threads, in float32, float64 and bf16, for batches of 7, 16
  *   and 50 rows;
  * - in a build with oneDNN, float32's and bf16's slices run its primitive
- *   (onednn_conv_weights.c); the entry checks run again with
- *   AXON_ONEDNN_BF16=native (oneDNN's bf16 primitive) and with
+ *   (onednn_conv_weights.c) where the direct kernels (conv_weight_direct.c,
+ *   conv_one_channel.c) do not take the layer; the entry checks run again
+ *   with AXON_ONEDNN_BF16=native (oneDNN's bf16 primitive), with
+ *   AXON_CONV_DIRECT=off (oneDNN's for every layer) and with that and
  *   AXON_ONEDNN_CONV=off (the GEMM product). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -537,11 +539,20 @@ int main(void)
     check_entry(AX_PRECISION_BF16);
     check_training_threads(AX_PRECISION_BF16);
     unsetenv("AXON_ONEDNN_BF16");
+    /* The direct kernels (conv_weight_direct.c, conv_one_channel.c) take
+     * float32's and rounded bf16's layers of filters in multiples of 16
+     * first: off, oneDNN's primitive runs those too, and with oneDNN off
+     * the GEMM product. */
+    setenv("AXON_CONV_DIRECT", "off", 1);
+    check_entry(AX_PRECISION_F32);
+    check_entry(AX_PRECISION_BF16);
+    check_training_threads(AX_PRECISION_F32);
     setenv("AXON_ONEDNN_CONV", "off", 1);
     check_entry(AX_PRECISION_F32);
     check_entry(AX_PRECISION_BF16);
     check_training_threads(AX_PRECISION_F32);
     unsetenv("AXON_ONEDNN_CONV");
+    unsetenv("AXON_CONV_DIRECT");
     check_layer_uses_entry(AX_PRECISION_F32);
     check_layer_uses_entry(AX_PRECISION_F64);
     check_layer_uses_entry(AX_PRECISION_BF16);

@@ -13,6 +13,7 @@
 #include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/blas.h"
 #include "backend/cpu/conv_one_channel.h"
+#include "backend/cpu/conv_weight_direct.h"
 #include "backend/cpu/conv_weight_gradient.h"
 #include "backend/cpu/cpu_image.h"
 #include "backend/cpu/long_gemm.h"
@@ -249,6 +250,10 @@ static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geome
         ax_conv_one_channel_weight_gradient(&((cpu_backend *)backend)->weight_scratch, geometry,
                                             filters, delta, x, weight_gradient, images, false))
         return true;
+    if (backend->precision == AX_PRECISION_F32 &&
+        ax_conv_weight_direct(&((cpu_backend *)backend)->weight_scratch, geometry, filters, delta,
+                              x, weight_gradient, images, false))
+        return true;
 #ifdef AXON_ONEDNN
     cpu_backend *cpu = (cpu_backend *)backend;
     if (backend->precision == AX_PRECISION_F32 && cpu->onednn &&
@@ -302,6 +307,12 @@ static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
         return true;
     if (bf16->conv_mode == AX_ONEDNN_BF16_NATIVE)
         bf16->conv_mode = AX_ONEDNN_BF16_ROUNDED;
+#endif
+    /* rounded operands: the direct kernels, as float32's */
+    if (ax_conv_weight_direct(&((cpu_bf16_backend *)backend)->weight_scratch, geometry, filters,
+                              delta, x, weight_gradient, images, true))
+        return true;
+#ifdef AXON_ONEDNN
     if (ax_onednn_conv_backward_weights_bf16(&bf16->convs, &bf16->weight_scratch, bf16->conv_mode,
                                              geometry, filters, delta, x, weight_gradient, images))
         return true;
