@@ -8,6 +8,10 @@
  * - the weight gradient against float64 sums within gamma_K sum |delta x|
  *   (K the batch's positions; Higham 3.1), for batches of 1, 7 and 45 images;
  * - both with the same bits on 1, 2 and 3 threads;
+ * - the weight gradient with the bias gradient (backend.h:
+ *   conv_backward_weights_bias): the same weight gradient bit for bit, and
+ *   the bias as the sums of the unrounded delta in the slices' order of
+ *   additions, bit for bit, within gamma_K of float64's;
  * - in bf16 (the bf16 backend's): the same checks against the definition on
  *   operands rounded to bfloat16 here (bf16_round.h's rounding), whose
  *   float32 products are exact;
@@ -30,6 +34,7 @@
 #include "backend/cpu/bf16_round.h"
 #include "backend/cpu/conv_one_channel.h"
 #include "backend/cpu/cpu_features.h"
+#include "conv_bias_reference.h"
 #include "test_util.h"
 
 static uint64_t random_state = 28;
@@ -155,8 +160,8 @@ static void check_shape(const shape *s, int64_t images, bool bf16)
             test_failures++;
         }
         memset(dw, 0xff, (size_t)weights * sizeof *dw);
-        CHECK(ax_conv_one_channel_weight_gradient(&scratch, g, s->filters, delta, x, dw, images,
-                                                  bf16));
+        CHECK(ax_conv_one_channel_weight_gradient(&scratch, g, s->filters, delta, x, dw, NULL,
+                                                  images, bf16));
         int64_t off = 0;
         for (int64_t i = 0; i < weights; i++)
             if (!(fabs(dw[i] - dw_ref[i]) <= gamma * dw_abs[i]))
@@ -176,6 +181,16 @@ static void check_shape(const shape *s, int64_t images, bool bf16)
                     (long long)images, threads);
             test_failures++;
         }
+        /* with the bias gradient (of the unrounded delta): the same weight
+         * gradient, and the bias in the slices' order of additions */
+        float *dw_bias = malloc((size_t)weights * sizeof *dw_bias);
+        float *bias = malloc((size_t)s->filters * sizeof *bias);
+        memset(bias, 0xff, (size_t)s->filters * sizeof *bias);
+        CHECK(ax_conv_one_channel_weight_gradient(&scratch, g, s->filters, delta, x, dw_bias, bias,
+                                                  images, bf16));
+        CHECK(same_bits(dw_bias, dw, weights));
+        CHECK(bias_matches(g, s->filters, images, delta, bias));
+        free(dw_bias), free(bias);
     }
     CHECK_OK(ax_set_threads(0));
     ax_conv_weight_scratch_free(&scratch);
@@ -201,10 +216,25 @@ static void check_backend(ax_precision precision)
         CHECK(ax_conv_one_channel_forward(&s.g, 32, x, w, z_direct, images, bf16));
         CHECK(b->ops->conv_forward(b, &s.g, 32, x, w, z, images));
         CHECK(same_bits(z, z_direct, outputs));
-        CHECK(ax_conv_one_channel_weight_gradient(&scratch, &s.g, 32, delta, x, dw_direct, images,
-                                                  bf16));
+        CHECK(ax_conv_one_channel_weight_gradient(&scratch, &s.g, 32, delta, x, dw_direct, NULL,
+                                                  images, bf16));
         CHECK(b->ops->conv_backward_weights(b, &s.g, 32, delta, x, NULL, dw, images));
         CHECK(same_bits(dw, dw_direct, 800));
+        /* with the bias gradient: float32's runs the kernels; bf16's declines
+         * (its bias is of the unrounded delta, its layer's own pass) */
+        float bias[32], bias_direct[32];
+        memset(bias, 0x7f, sizeof bias);
+        memset(dw, 0x7f, sizeof dw);
+        const bool taken = b->ops->conv_backward_weights_bias &&
+                           b->ops->conv_backward_weights_bias(b, &s.g, 32, delta, x, NULL, dw,
+                                                              bias, images);
+        CHECK(taken == !bf16);
+        if (taken) {
+            CHECK(ax_conv_one_channel_weight_gradient(&scratch, &s.g, 32, delta, x, dw_direct,
+                                                      bias_direct, images, false));
+            CHECK(same_bits(dw, dw_direct, 800) && same_bits(bias, bias_direct, 32));
+        } else
+            CHECK(bias[0] == bias[31] && dw[0] == dw[799] && !(bias[0] == 0.0f));
     }
     if (b)
         b->ops->destroy(b);
@@ -270,7 +300,10 @@ static void check_declines(void)
         memset(z, 0x7f, sizeof z);
         memset(dw, 0x7f, sizeof dw);
         CHECK(!ax_conv_one_channel_forward(&s->g, s->filters, x, w, z, 1, false));
-        CHECK(!ax_conv_one_channel_weight_gradient(&scratch, &s->g, s->filters, z, x, dw, 1, false));
+        CHECK(!ax_conv_one_channel_weight_gradient(&scratch, &s->g, s->filters, z, x, dw, NULL, 1,
+                                                   false));
+        CHECK(!ax_conv_one_channel_weight_gradient(&scratch, &s->g, s->filters, z, x, dw, dw + 512,
+                                                   1, false));
         CHECK(z[0] == z[4095] && dw[0] == dw[1023] && !(z[0] == 0.0f));
     }
     ax_conv_weight_scratch_free(&scratch);

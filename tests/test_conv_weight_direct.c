@@ -13,12 +13,18 @@
  *   images and of rows (outputs wider than a chunk), batches of 1, 7 and
  *   20 images (1 and 9 for the two largest shapes);
  * - the same bits on 1, 2 and 3 threads;
+ * - with the bias gradient (backend.h: conv_backward_weights_bias): the
+ *   same weight gradient bit for bit, and the bias as the sums of the
+ *   unrounded delta in the slices' order of additions, bit for bit, within
+ *   gamma_K of float64's (conv_bias_reference.h);
  * - in bf16 (operands rounded to bfloat16 by bf16_round.h's rounding, their
  *   float32 products exact) against the same definition on rounded copies;
  * - NaN and infinities in the operands reach the sums they touch;
- * - the float32 backend's conv_backward_weights, and the bf16 backend's in
- *   its rounded mode, run the kernels (same bits); AXON_CONV_DIRECT=off
- *   turns them off;
+ * - the float32 backend's conv_backward_weights and
+ *   conv_backward_weights_bias, and the bf16 backend's conv_backward_weights
+ *   in its rounded mode, run the kernels (same bits; bf16's
+ *   conv_backward_weights_bias declines); AXON_CONV_DIRECT=off turns them
+ *   off;
  * - layers they do not take (one channel, 24 filters, more than 2^17
  *   weights) are declined with nothing written.
  * The kernels need AVX-512: on a CPU without it (or AXON_CPU_KERNELS=generic)
@@ -31,6 +37,7 @@
 #include "backend/cpu/bf16_round.h"
 #include "backend/cpu/conv_weight_direct.h"
 #include "backend/cpu/cpu_features.h"
+#include "conv_bias_reference.h"
 #include "test_util.h"
 
 static uint64_t random_state = 2028;
@@ -199,9 +206,21 @@ static void check_shape(const shape *s, int64_t images, bool bf16, bool with_spe
     for (int threads = 1; threads <= 3; threads++) {
         CHECK_OK(ax_set_threads(threads));
         memset(dw, 0xff, (size_t)weights * sizeof *dw);
-        CHECK(ax_conv_weight_direct(&scratch, &s->g, s->filters, delta, x, dw, images, bf16));
+        CHECK(ax_conv_weight_direct(&scratch, &s->g, s->filters, delta, x, dw, NULL, images, bf16));
         if (!same_values(dw, expected, weights))
             describe(s, images, bf16, threads, "not the fmaf chains' bits");
+        if (with_specials)
+            continue;
+        /* with the bias gradient (of the unrounded delta): the same weight
+         * gradient, and the bias in the slices' order of additions */
+        float *dw_bias = malloc((size_t)weights * sizeof *dw_bias);
+        float *bias = malloc((size_t)s->filters * sizeof *bias);
+        memset(bias, 0xff, (size_t)s->filters * sizeof *bias);
+        CHECK(ax_conv_weight_direct(&scratch, &s->g, s->filters, delta, x, dw_bias, bias, images,
+                                    bf16));
+        CHECK(memcmp(dw_bias, dw, (size_t)weights * sizeof *dw) == 0);
+        CHECK(bias_matches(&s->g, s->filters, images, delta, bias));
+        free(dw_bias), free(bias);
     }
     CHECK_OK(ax_set_threads(0));
     ax_conv_weight_scratch_free(&scratch);
@@ -227,13 +246,29 @@ static void check_backend(ax_precision precision)
     unsetenv("AXON_ONEDNN_BF16");
     CHECK(b && b->ops->conv_backward_weights);
     if (b && b->ops->conv_backward_weights) {
-        CHECK(ax_conv_weight_direct(&scratch, &s.g, 64, delta, x, dw_direct, images, bf16));
+        CHECK(ax_conv_weight_direct(&scratch, &s.g, 64, delta, x, dw_direct, NULL, images, bf16));
         CHECK(b->ops->conv_backward_weights(b, &s.g, 64, delta, x, NULL, dw, images));
         CHECK(memcmp(dw, dw_direct, (size_t)weights * sizeof *dw) == 0);
+        /* with the bias gradient: float32's runs the kernels; bf16's declines
+         * (its bias is of the unrounded delta, its layer's own pass) */
+        float bias[64], bias_direct[64];
+        memset(bias, 0x7f, sizeof bias);
+        memset(dw, 0x7f, (size_t)weights * sizeof *dw);
+        const bool taken = b->ops->conv_backward_weights_bias &&
+                           b->ops->conv_backward_weights_bias(b, &s.g, 64, delta, x, NULL, dw,
+                                                              bias, images);
+        CHECK(taken == !bf16);
+        if (taken) {
+            CHECK(ax_conv_weight_direct(&scratch, &s.g, 64, delta, x, dw_direct, bias_direct,
+                                        images, false));
+            CHECK(memcmp(dw, dw_direct, (size_t)weights * sizeof *dw) == 0 &&
+                  memcmp(bias, bias_direct, sizeof bias) == 0);
+        } else
+            CHECK(bias[0] == bias[63] && dw[0] == dw[weights - 1] && !(bias[0] == 0.0f));
         /* turned off, the backend's other kernels (another order): close, not equal bits */
         setenv("AXON_CONV_DIRECT", "off", 1);
         CHECK(!ax_conv_weight_direct_takes(&s.g, 64));
-        CHECK(!ax_conv_weight_direct(&scratch, &s.g, 64, delta, x, dw, images, bf16));
+        CHECK(!ax_conv_weight_direct(&scratch, &s.g, 64, delta, x, dw, NULL, images, bf16));
         CHECK(b->ops->conv_backward_weights(b, &s.g, 64, delta, x, NULL, dw, images));
         double largest = 0.0, difference = 0.0;
         for (int64_t i = 0; i < weights; i++) {
@@ -263,8 +298,10 @@ static void check_declines(void)
         const shape *s = declined[i];
         CHECK(!ax_conv_weight_direct_takes(&s->g, s->filters));
         memset(dw, 0x7f, sizeof dw);
-        CHECK(!ax_conv_weight_direct(&scratch, &s->g, s->filters, delta, x, dw, 1, false));
-        CHECK(!ax_conv_weight_direct(&scratch, &s->g, s->filters, delta, x, dw, 1, true));
+        CHECK(!ax_conv_weight_direct(&scratch, &s->g, s->filters, delta, x, dw, NULL, 1, false));
+        CHECK(!ax_conv_weight_direct(&scratch, &s->g, s->filters, delta, x, dw, NULL, 1, true));
+        CHECK(!ax_conv_weight_direct(&scratch, &s->g, s->filters, delta, x, dw, dw + 4096, 1,
+                                     false));
         CHECK(dw[0] == dw[147455] && !(dw[0] == 0.0f));
     }
     ax_conv_weight_scratch_free(&scratch);

@@ -43,7 +43,7 @@ typedef struct ax_window_geometry {
  * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
  * version before including them, to be compiled as a plugin of that
  * version would have been; nothing else does. */
-#define AX_BACKEND_TABLE_VERSION 12
+#define AX_BACKEND_TABLE_VERSION 13
 #ifndef AX_BACKEND_HEADERS_AS_OF
 #define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
 #endif
@@ -328,6 +328,21 @@ typedef struct ax_backend_ops {
                                          const void *bias, ax_activation activation, void *z,
                                          int64_t images);
     /* ---- entries above are valid for version 12 and later ---- */
+#endif
+#if AX_BACKEND_HEADERS_AS_OF >= 13
+    /* conv_backward_weights, and bias_gradient (filters) = the sums of delta
+     * (images, out_height, out_width, filters) over the batch's positions,
+     * in the same pass over delta (optional: where it is NULL or declines,
+     * with nothing written, the layer runs column_sums and
+     * conv_backward_weights). weight_gradient gets exactly
+     * conv_backward_weights' bits; bias_gradient any summation order's
+     * (the layers ask only where delta is already pre-activation: the
+     * derivative below a max pooling was applied in its pass). */
+    bool (*conv_backward_weights_bias)(ax_backend *backend, const ax_window_geometry *geometry,
+                                       int64_t filters, const void *delta, const void *x,
+                                       const void *columns, void *weight_gradient,
+                                       void *bias_gradient, int64_t images);
+    /* ---- entries above are valid for version 13 and later ---- */
 #endif
 } ax_backend_ops;
 

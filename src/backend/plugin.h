@@ -68,7 +68,8 @@
  * back with one wait); 10 conv_backward_weights (the third whole
  * convolution); 11 max_pool_backward_relu (pooling's input gradient and
  * the ReLU derivative below it in one pass); 12 conv_forward_bias_activation
- * (a convolution's forward pass with its bias and activation). */
+ * (a convolution's forward pass with its bias and activation); 13
+ * conv_backward_weights_bias (its weight and bias gradients in one pass). */
 #define AX_BACKEND_PLUGIN_ABI_OLDEST 4
 
 

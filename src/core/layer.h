@@ -142,6 +142,12 @@ struct ax_layer_ops {
      * backward_input and the derivative). */
     bool (*backward_input_relu)(ax_net *net, int index, const void *delta, void *previous,
                                 int64_t rows);
+    /* Optional (NULL: none): backward_weights and the bias gradient of a
+     * delta that is already pre-activation (backward_input_relu made it so),
+     * in one pass over delta where the backend has one: the caller then
+     * skips backward_activation, whose only work would be that gradient. */
+    void (*backward_weights_bias)(ax_net *net, int index, const void *delta, const void *x,
+                                  double l2, int64_t rows);
 
     /* --- capability: outputs linear in the weights ------------------------- */
     /* Kinds whose pre-activations are a product of the input and the

@@ -498,6 +498,40 @@ static void conv_backward_input(ax_net *net, int index, const void *delta, void 
                 input_products(net, index, delta, previous, rows));
 }
 
+/* The weight and bias gradients of a pre-activation delta: in the
+ * backend's one pass where it takes the layer (profiled as the weight
+ * gradient with the bias gradient's FLOPs, only when taken), else the bias
+ * gradient's pass and the weight gradient's. */
+static void conv_backward_weights_bias(ax_net *net, int index, const void *delta, const void *x,
+                                       double l2, int64_t rows)
+{
+    ax_layer *layer = &net->layers[index];
+    const ax_window_geometry geometry = geometry_of(layer);
+    const int64_t f = layer->spec.conv.filters, positions_all = rows * places(layer);
+    const double flops = conv_flops(layer, rows, AX_LAYER_WORK_WEIGHT_GRADIENT) +
+                         (double)f * (double)(positions_all - 1);
+    const bool kept = layer->columns_input == x && layer->columns_rows == rows &&
+                      rows <= group_images(layer);
+    bool taken = false;
+    if (OPS->conv_backward_weights_bias)
+        AX_PROFILED_WHEN(net, AX_PROFILE_CONV_WEIGHT_GRADIENT, index, flops, taken,
+                         taken = OPS->conv_backward_weights_bias(
+                             net->backend, &geometry, f, delta, x,
+                             kept ? scratch_columns(net, layer) : NULL,
+                             ax_layer_weights(net, net->gradients, index),
+                             ax_layer_bias(net, net->gradients, index), rows));
+    if (!taken) {
+        conv_backward_activation(net, index, (void *)delta, 1.0, true, rows);
+        conv_backward_weights(net, index, delta, x, l2, rows);
+        return;
+    }
+    if (l2 > 0.0)
+        AX_PROFILED(net, AX_PROFILE_L2, index, 2.0 * (double)layer->weight_count,
+                    OPS->axpy(net->backend, layer->weight_count, l2,
+                              ax_layer_weights(net, net->parameters, index),
+                              ax_layer_weights(net, net->gradients, index)));
+}
+
 const ax_layer_ops ax_layer_conv_ops = {
     .kind = AX_LAYER_CONV,
     .name = "conv",
@@ -519,4 +553,5 @@ const ax_layer_ops ax_layer_conv_ops = {
     .backward_activation = conv_backward_activation,
     .backward_weights = conv_backward_weights,
     .backward_input = conv_backward_input,
+    .backward_weights_bias = conv_backward_weights_bias,
 };

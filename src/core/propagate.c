@@ -187,12 +187,17 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
     output->ops->backward_activation(net, last, net->workspace.delta[current], 1.0, pre_activation,
                                      rows);
 
+    /* the layer whose bias gradient waits for its weight gradient's pass */
+    int bias_deferred = -1;
     for (int l = last; l >= 0; l--) {
         const ax_layer *layer = &net->layers[l];
         const void *x = l > 0 ? net->workspace.outputs[l - 1] : net->workspace.current_input;
         if (l == 0 && !first_weights)
             break;
-        layer->ops->backward_weights(net, l, net->workspace.delta[current], x, l2, rows);
+        if (l == bias_deferred)
+            layer->ops->backward_weights_bias(net, l, net->workspace.delta[current], x, l2, rows);
+        else
+            layer->ops->backward_weights(net, l, net->workspace.delta[current], x, l2, rows);
         if (l1 > 0.0)
             AX_PROFILED(net, AX_PROFILE_L2, l, 0.0, add_l1_gradient(net, l, l1));
         if (net->run.gradient_ready)
@@ -216,8 +221,15 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
                                      regularization->dropout_first_row, rows, layer->in));
             kept_scale = 1.0 - rate;
         }
-        net->layers[l - 1].ops->backward_activation(net, l - 1, previous, kept_scale,
-                                                    through_relu, rows);
+        /* A pre-activation delta leaves the layer below only its bias
+         * gradient, which a layer that can makes in its weight gradient's
+         * pass (when that pass runs: not the first layer's along a search) */
+        if (through_relu && net->layers[l - 1].ops->backward_weights_bias &&
+            (l - 1 > 0 || first_weights))
+            bias_deferred = l - 1;
+        else
+            net->layers[l - 1].ops->backward_activation(net, l - 1, previous, kept_scale,
+                                                        through_relu, rows);
         current = 1 - current;
     }
     return loss;

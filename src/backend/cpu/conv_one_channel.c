@@ -168,15 +168,17 @@ forward_block(int vectors, int positions, int64_t stride, const float *strip, in
  * over `count` images (the first at images, image_size apart) and their
  * output positions of delta (positions, filters) times the window values
  * of `rows` kernel rows from the first (images already at it) by `width`
- * taps, 16 x vectors filters. Inlined with constant vectors, rows and
- * width, as forward_tile. */
+ * taps, 16 x vectors filters; with_bias: also bias (filters, at the
+ * tile's first) = the sums of delta, a chain of additions in position
+ * order, in two more registers. Inlined with constant vectors, rows, width
+ * and with_bias, as forward_tile. */
 static inline __attribute__((always_inline, target("avx512f"))) void
-gradient_tile(int vectors, int rows, int width, const float *images, int64_t image_size,
-              int64_t image_width, int64_t stride, const float *delta, int64_t delta_size,
-              int64_t filters, int64_t out_height, int64_t out_width, int64_t count,
-              float *partial)
+gradient_tile(int vectors, int rows, int width, bool with_bias, const float *images,
+              int64_t image_size, int64_t image_width, int64_t stride, const float *delta,
+              int64_t delta_size, int64_t filters, int64_t out_height, int64_t out_width,
+              int64_t count, float *partial, float *bias)
 {
-    __m512 sums[2][TILE_TAPS];
+    __m512 sums[2][TILE_TAPS], bias_sums[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
     for (int v = 0; v < vectors; v++)
         for (int j = 0; j < rows * width; j++)
             sums[v][j] = _mm512_setzero_ps();
@@ -188,6 +190,11 @@ gradient_tile(int vectors, int rows, int width, const float *images, int64_t ima
             for (int64_t ox = 0; ox < out_width; ox++, d += filters) {
                 const __m512 d0 = _mm512_loadu_ps(d);
                 const __m512 d1 = vectors > 1 ? _mm512_loadu_ps(d + 16) : d0;
+                if (with_bias) {
+                    bias_sums[0] = _mm512_add_ps(bias_sums[0], d0);
+                    if (vectors > 1)
+                        bias_sums[1] = _mm512_add_ps(bias_sums[1], d1);
+                }
                 const float *at = line + ox * stride;
                 for (int r = 0; r < rows; r++)
                     for (int kx = 0; kx < width; kx++) {
@@ -203,35 +210,47 @@ gradient_tile(int vectors, int rows, int width, const float *images, int64_t ima
     for (int v = 0; v < vectors; v++)
         for (int j = 0; j < rows * width; j++)
             _mm512_storeu_ps(partial + j * filters + 16 * v, sums[v][j]);
+    if (with_bias)
+        for (int v = 0; v < vectors; v++)
+            _mm512_storeu_ps(bias + 16 * v, bias_sums[v]);
 }
 
-#define GRADIENT_CASE(vectors, width)                                                      \
+#define GRADIENT_CASE(vectors, width, with_bias)                                           \
     case width:                                                                            \
         if (rows == 2)                                                                     \
-            gradient_tile(vectors, 2, width, images, image_size, image_width, stride, delta, \
-                          delta_size, filters, out_height, out_width, count, partial);     \
+            gradient_tile(vectors, 2, width, with_bias, images, image_size, image_width,   \
+                          stride, delta, delta_size, filters, out_height, out_width, count, \
+                          partial, bias);                                                  \
         else                                                                               \
-            gradient_tile(vectors, 1, width, images, image_size, image_width, stride, delta, \
-                          delta_size, filters, out_height, out_width, count, partial);     \
+            gradient_tile(vectors, 1, width, with_bias, images, image_size, image_width,   \
+                          stride, delta, delta_size, filters, out_height, out_width, count, \
+                          partial, bias);                                                  \
         break;
-#define GRADIENT_SWITCH(vectors)                                                           \
+#define GRADIENT_SWITCH(vectors, with_bias)                                                \
     switch (width) {                                                                       \
-        GRADIENT_CASE(vectors, 1) GRADIENT_CASE(vectors, 2) GRADIENT_CASE(vectors, 3)      \
-        GRADIENT_CASE(vectors, 4) GRADIENT_CASE(vectors, 5) GRADIENT_CASE(vectors, 6)      \
-        GRADIENT_CASE(vectors, 7) GRADIENT_CASE(vectors, 8) GRADIENT_CASE(vectors, 9)      \
-        GRADIENT_CASE(vectors, 10) GRADIENT_CASE(vectors, 11) GRADIENT_CASE(vectors, 12)   \
+        GRADIENT_CASE(vectors, 1, with_bias) GRADIENT_CASE(vectors, 2, with_bias)          \
+        GRADIENT_CASE(vectors, 3, with_bias) GRADIENT_CASE(vectors, 4, with_bias)          \
+        GRADIENT_CASE(vectors, 5, with_bias) GRADIENT_CASE(vectors, 6, with_bias)          \
+        GRADIENT_CASE(vectors, 7, with_bias) GRADIENT_CASE(vectors, 8, with_bias)          \
+        GRADIENT_CASE(vectors, 9, with_bias) GRADIENT_CASE(vectors, 10, with_bias)         \
+        GRADIENT_CASE(vectors, 11, with_bias) GRADIENT_CASE(vectors, 12, with_bias)        \
     }
 
+/* bias: NULL, or where the tile also puts the sums of its delta */
 __attribute__((target("avx512f"))) static void
 gradient_block(int vectors, int rows, int width, const float *images, int64_t image_size,
                int64_t image_width, int64_t stride, const float *delta, int64_t delta_size,
                int64_t filters, int64_t out_height, int64_t out_width, int64_t count,
-               float *partial)
+               float *partial, float *bias)
 {
-    if (vectors == 2)
-        GRADIENT_SWITCH(2)
+    if (bias && vectors == 2)
+        GRADIENT_SWITCH(2, true)
+    else if (bias)
+        GRADIENT_SWITCH(1, true)
+    else if (vectors == 2)
+        GRADIENT_SWITCH(2, false)
     else
-        GRADIENT_SWITCH(1)
+        GRADIENT_SWITCH(1, false)
 }
 #else
 static void forward_block(int vectors, int positions, int64_t stride, const float *strip,
@@ -247,11 +266,12 @@ static void forward_block(int vectors, int positions, int64_t stride, const floa
 static void gradient_block(int vectors, int rows, int width, const float *images,
                            int64_t image_size, int64_t image_width, int64_t stride,
                            const float *delta, int64_t delta_size, int64_t filters,
-                           int64_t out_height, int64_t out_width, int64_t count, float *partial)
+                           int64_t out_height, int64_t out_width, int64_t count, float *partial,
+                           float *bias)
 {
     (void)vectors, (void)rows, (void)width, (void)images, (void)image_size, (void)image_width;
     (void)stride, (void)delta, (void)delta_size, (void)filters, (void)out_height;
-    (void)out_width, (void)count, (void)partial;
+    (void)out_width, (void)count, (void)partial, (void)bias;
 }
 #endif
 
@@ -340,7 +360,8 @@ typedef struct one_channel_product {
     int64_t filters;
     const float *delta, *x;
     bool round_bf16;
-    int64_t widest; /* images of the largest slice */
+    int64_t widest;       /* images of the largest slice */
+    float *bias_gradient; /* NULL: none asked */
 } one_channel_product;
 
 /* partial (kh, kw, filters) = the weight gradient of images [first, first +
@@ -354,6 +375,17 @@ static bool gradient_slice(void *context, int64_t first, int64_t count, void *ow
     int64_t image_size = g->height * g->width, image_width = g->width;
     const int64_t places = g->out_height * g->out_width;
     const float *delta = p->delta + first * places * p->filters;
+    /* the bias sums (filters) after the weights: in float32 the first tile
+     * of each filter block adds them as it streams delta; in bf16, whose
+     * tiles read a rounded copy, a pass over the unrounded delta here (the
+     * same chains of additions in position order) */
+    float *bias = p->bias_gradient ? (float *)partial + kh * kw * p->filters : NULL;
+    if (bias && p->round_bf16) {
+        memset(bias, 0, (size_t)p->filters * sizeof *bias);
+        for (int64_t q = 0; q < count * places; q++)
+            for (int64_t f = 0; f < p->filters; f++)
+                bias[f] += delta[q * p->filters + f];
+    }
     if (g->padding || p->round_bf16) { /* the slice's images, padded, in the thread's scratch */
         const int64_t rows = read_height(g), cols = read_width(g);
         for (int64_t i = 0; i < count; i++)
@@ -376,7 +408,8 @@ static bool gradient_slice(void *context, int64_t first, int64_t count, void *ow
             gradient_block(vectors, rows, (int)kw, images + ky * image_width, image_size,
                            image_width, g->stride, delta + f0, places * p->filters, p->filters,
                            g->out_height, g->out_width, count,
-                           (float *)partial + ky * kw * p->filters + f0);
+                           (float *)partial + ky * kw * p->filters + f0,
+                           bias && !p->round_bf16 && ky == 0 ? bias + f0 : NULL);
         }
     }
     return true;
@@ -392,19 +425,22 @@ static bool gradient_finish(void *context, const void *sum, void *weight_gradien
     for (int64_t f = 0; f < p->filters; f++)
         for (int64_t t = 0; t < area; t++)
             out[f * area + t] = s[t * p->filters + f];
+    if (p->bias_gradient)
+        memcpy(p->bias_gradient, s + area * p->filters, (size_t)p->filters * sizeof *s);
     return true;
 }
 
 bool ax_conv_one_channel_weight_gradient(ax_conv_weight_scratch *scratch,
                                          const ax_window_geometry *geometry, int64_t filters,
                                          const float *delta, const float *x,
-                                         float *weight_gradient, int64_t images, bool round_bf16)
+                                         float *weight_gradient, float *bias_gradient,
+                                         int64_t images, bool round_bf16)
 {
     if (!ax_conv_one_channel_takes(geometry, filters))
         return false;
     const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
     const int64_t widest = slices ? (images + slices - 1) / slices : 0;
-    one_channel_product p = {geometry, filters, delta, x, round_bf16, widest};
+    one_channel_product p = {geometry, filters, delta, x, round_bf16, widest, bias_gradient};
     const int64_t weights = filters * geometry->kernel_height * geometry->kernel_width;
     const int64_t copied_images = geometry->padding || round_bf16
                                       ? widest * read_height(geometry) * read_width(geometry)
@@ -414,7 +450,7 @@ bool ax_conv_one_channel_weight_gradient(ax_conv_weight_scratch *scratch,
     const ax_conv_slice_product product = {
         .context = &p,
         .weights = weights,
-        .partial_reals = weights,
+        .partial_reals = weights + (bias_gradient ? filters : 0),
         .thread_bytes = (size_t)(copied_images + rounded_delta) * sizeof(float),
         .slice = gradient_slice,
         .finish = gradient_finish,

@@ -47,11 +47,15 @@ bool ax_conv_one_channel_forward_bias_activation(const ax_window_geometry *geome
                                                  int64_t images, bool round_bf16);
 
 /* backend.h's conv_backward_weights, float32 or bf16 as above, over the
- * weight gradient's slices (scratch: the backend's); false, with nothing
+ * weight gradient's slices (scratch: the backend's); where bias_gradient
+ * is not NULL, also the sums of delta (unrounded) over the positions, in
+ * each slice a chain of additions in position order, the slices added in
+ * order (backend.h: conv_backward_weights_bias); false, with nothing
  * written, as above. */
 bool ax_conv_one_channel_weight_gradient(ax_conv_weight_scratch *scratch,
                                          const ax_window_geometry *geometry, int64_t filters,
                                          const float *delta, const float *x,
-                                         float *weight_gradient, int64_t images, bool round_bf16);
+                                         float *weight_gradient, float *bias_gradient,
+                                         int64_t images, bool round_bf16);
 
 #endif

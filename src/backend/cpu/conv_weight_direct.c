@@ -164,8 +164,18 @@ typedef struct direct_product {
     int64_t filters;
     const float *delta, *x;
     bool round_bf16;
-    int64_t widest; /* images of the largest slice */
+    int64_t widest;       /* images of the largest slice */
+    float *bias_gradient; /* NULL: none asked */
 } direct_product;
+
+/* bias (filters) += the unrounded delta of `positions` positions, each
+ * filter's sum a chain of additions in position order */
+static void bias_sums(const float *delta, int64_t positions, int64_t filters, float *bias)
+{
+    for (int64_t q = 0; q < positions; q++, delta += filters)
+        for (int64_t f = 0; f < filters; f++)
+            bias[f] += delta[f];
+}
 
 /* One chunk (images [0, count) of images, output rows [row, row + rows)):
  * every tap, filter block and channel block of partial (kh, kw, channels,
@@ -213,6 +223,7 @@ static bool direct_slice(void *context, int64_t first, int64_t count, void *own,
     const float *images = p->x + first * g->height * g->width * c;
     int64_t image_rows = g->height, image_cols = g->width;
     const float *delta = p->delta + first * places * p->filters;
+    const float *unrounded = delta;
     if (g->padding || p->round_bf16) { /* the slice's images, padded, in the thread's scratch */
         image_rows = read_height(g), image_cols = read_width(g);
         const int64_t copied = image_rows * image_cols * c;
@@ -227,22 +238,31 @@ static bool direct_slice(void *context, int64_t first, int64_t count, void *own,
         ax_bf16_round_values_serial(rounded, delta, count * places * p->filters);
         delta = rounded;
     }
-    memset(partial, 0,
-           (size_t)(p->filters * c * g->kernel_height * g->kernel_width) * sizeof(float));
+    const int64_t weights = p->filters * c * g->kernel_height * g->kernel_width;
+    float *bias = p->bias_gradient ? (float *)partial + weights : NULL;
+    memset(partial, 0, (size_t)(weights + (bias ? p->filters : 0)) * sizeof(float));
     const int64_t image_size = image_rows * image_cols * c, delta_size = places * p->filters;
+    /* each chunk's delta, while in L1, also into the bias sums */
     if (places <= CHUNK_POSITIONS) { /* whole images a chunk */
         const int64_t per_chunk = CHUNK_POSITIONS / places;
-        for (int64_t i = 0; i < count; i += per_chunk)
+        for (int64_t i = 0; i < count; i += per_chunk) {
+            const int64_t n = count - i < per_chunk ? count - i : per_chunk;
             chunk_sums(p, images + i * image_size, image_rows, image_cols, delta + i * delta_size,
-                       count - i < per_chunk ? count - i : per_chunk, 0, g->out_height, partial);
+                       n, 0, g->out_height, partial);
+            if (bias)
+                bias_sums(unrounded + i * delta_size, n * places, p->filters, bias);
+        }
     } else { /* rows of one image a chunk */
         const int64_t per_chunk = CHUNK_POSITIONS > g->out_width ? CHUNK_POSITIONS / g->out_width : 1;
         for (int64_t i = 0; i < count; i++)
-            for (int64_t row = 0; row < g->out_height; row += per_chunk)
+            for (int64_t row = 0; row < g->out_height; row += per_chunk) {
+                const int64_t rows = g->out_height - row < per_chunk ? g->out_height - row : per_chunk;
                 chunk_sums(p, images + i * image_size, image_rows, image_cols,
-                           delta + i * delta_size, 1, row,
-                           g->out_height - row < per_chunk ? g->out_height - row : per_chunk,
-                           partial);
+                           delta + i * delta_size, 1, row, rows, partial);
+                if (bias)
+                    bias_sums(unrounded + i * delta_size + row * g->out_width * p->filters,
+                              rows * g->out_width, p->filters, bias);
+            }
     }
     return true;
 }
@@ -259,18 +279,21 @@ static bool direct_finish(void *context, const void *sum, void *weight_gradient)
         for (int64_t ch = 0; ch < c; ch++)
             for (int64_t filter = 0; filter < f; filter++)
                 out[(filter * c + ch) * area + t] = s[(t * c + ch) * f + filter];
+    if (p->bias_gradient)
+        memcpy(p->bias_gradient, s + area * c * f, (size_t)f * sizeof(float));
     return true;
 }
 
 bool ax_conv_weight_direct(ax_conv_weight_scratch *scratch, const ax_window_geometry *geometry,
                            int64_t filters, const float *delta, const float *x,
-                           float *weight_gradient, int64_t images, bool round_bf16)
+                           float *weight_gradient, float *bias_gradient, int64_t images,
+                           bool round_bf16)
 {
     if (!ax_conv_weight_direct_takes(geometry, filters))
         return false;
     const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
     const int64_t widest = slices ? (images + slices - 1) / slices : 0;
-    direct_product p = {geometry, filters, delta, x, round_bf16, widest};
+    direct_product p = {geometry, filters, delta, x, round_bf16, widest, bias_gradient};
     const int64_t weights =
         filters * geometry->channels * geometry->kernel_height * geometry->kernel_width;
     const int64_t copied_images =
@@ -282,7 +305,7 @@ bool ax_conv_weight_direct(ax_conv_weight_scratch *scratch, const ax_window_geom
     const ax_conv_slice_product product = {
         .context = &p,
         .weights = weights,
-        .partial_reals = weights,
+        .partial_reals = weights + (bias_gradient ? filters : 0),
         .thread_bytes = (size_t)(copied_images + rounded_delta) * sizeof(float),
         .slice = direct_slice,
         .finish = direct_finish,

@@ -28,10 +28,15 @@ bool ax_conv_weight_direct_takes(const ax_window_geometry *geometry, int64_t fil
  * out_height, out_width, filters) times the window values of x (images,
  * height, width, channels). Each slice's value is a chain of FMAs from 0
  * over its positions in order (image, output row, output column); the
- * slices are added in order. False, with nothing written, when the kernels
- * do not take the layer or scratch cannot be allocated. */
+ * slices are added in order. Where bias_gradient is not NULL, it gets the
+ * sums of delta (unrounded) over the positions in the same pass: in each
+ * slice a chain of additions from 0 in the same order, the slices added in
+ * order (backend.h: conv_backward_weights_bias). False, with nothing
+ * written, when the kernels do not take the layer or scratch cannot be
+ * allocated. */
 bool ax_conv_weight_direct(ax_conv_weight_scratch *scratch, const ax_window_geometry *geometry,
                            int64_t filters, const float *delta, const float *x,
-                           float *weight_gradient, int64_t images, bool round_bf16);
+                           float *weight_gradient, float *bias_gradient, int64_t images,
+                           bool round_bf16);
 
 #endif

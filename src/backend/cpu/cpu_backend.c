@@ -248,11 +248,12 @@ static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geome
         return false;
     if (backend->precision == AX_PRECISION_F32 &&
         ax_conv_one_channel_weight_gradient(&((cpu_backend *)backend)->weight_scratch, geometry,
-                                            filters, delta, x, weight_gradient, images, false))
+                                            filters, delta, x, weight_gradient, NULL, images,
+                                            false))
         return true;
     if (backend->precision == AX_PRECISION_F32 &&
         ax_conv_weight_direct(&((cpu_backend *)backend)->weight_scratch, geometry, filters, delta,
-                              x, weight_gradient, images, false))
+                              x, weight_gradient, NULL, images, false))
         return true;
 #ifdef AXON_ONEDNN
     cpu_backend *cpu = (cpu_backend *)backend;
@@ -265,6 +266,25 @@ static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geome
         backend, &((cpu_backend *)backend)->weight_scratch,
         backend->precision == AX_PRECISION_F64 ? gemm_f64 : slice_gemm_f32, geometry, filters, delta,
         x, columns, weight_gradient, images, false);
+}
+
+/* The weight gradient and the bias gradient in one pass over delta, where
+ * the direct kernels take the layer (float32; their weight gradient is
+ * the one cpu_conv_backward_weights gives): the bias sums ride on the
+ * slices' reads of delta, sparing the layer a pass over it. */
+static bool cpu_conv_backward_weights_bias(ax_backend *backend, const ax_window_geometry *geometry,
+                                           int64_t filters, const void *delta, const void *x,
+                                           const void *columns, void *weight_gradient,
+                                           void *bias_gradient, int64_t images)
+{
+    (void)columns;
+    if (backend->precision != AX_PRECISION_F32)
+        return false;
+    ax_conv_weight_scratch *scratch = &((cpu_backend *)backend)->weight_scratch;
+    return ax_conv_one_channel_weight_gradient(scratch, geometry, filters, delta, x,
+                                               weight_gradient, bias_gradient, images, false) ||
+           ax_conv_weight_direct(scratch, geometry, filters, delta, x, weight_gradient,
+                                 bias_gradient, images, false);
 }
 
 /* The bf16 backend: float32 memory and kernels, bfloat16 GEMM operands
@@ -294,8 +314,8 @@ static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
     /* single-channel layers: the direct kernels on rounded operands (as
      * the forward pass, below) */
     if (ax_conv_one_channel_weight_gradient(&((cpu_bf16_backend *)backend)->weight_scratch,
-                                            geometry, filters, delta, x, weight_gradient, images,
-                                            true))
+                                            geometry, filters, delta, x, weight_gradient, NULL,
+                                            images, true))
         return true;
 #ifdef AXON_ONEDNN
     /* as cpu_bf16_conv_forward below: native, else rounded for good, else
@@ -310,7 +330,7 @@ static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
 #endif
     /* rounded operands: the direct kernels, as float32's */
     if (ax_conv_weight_direct(&((cpu_bf16_backend *)backend)->weight_scratch, geometry, filters,
-                              delta, x, weight_gradient, images, true))
+                              delta, x, weight_gradient, NULL, images, true))
         return true;
 #ifdef AXON_ONEDNN
     if (ax_onednn_conv_backward_weights_bf16(&bf16->convs, &bf16->weight_scratch, bf16->conv_mode,
@@ -490,6 +510,7 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
         .conv_backward_weights = conv_backward_weights_function, \
         .max_pool_backward_relu = ax_cpu_max_pool_backward_relu_##suffix, \
         .conv_forward_bias_activation = cpu_conv_forward_bias_activation, \
+        .conv_backward_weights_bias = cpu_conv_backward_weights_bias, \
     }
 
 /* oneDNN's convolutions in float32 and bf16 (onednn_conv.h): it has no
