@@ -134,7 +134,8 @@ static void float64_reference(const shape *s, int64_t images, const float *x, co
     for (int64_t n = 0; n < images; n++)
         for (int64_t oy = 0; oy < g->out_height; oy++)
             for (int64_t ox = 0; ox < g->out_width; ox++) {
-                const float *d = delta + ((n * g->out_height + oy) * g->out_width + ox) * s->filters;
+                const float *d =
+                    delta + ((n * g->out_height + oy) * g->out_width + ox) * s->filters;
                 for (int64_t f = 0; f < s->filters; f++)
                     for (int64_t c = 0; c < g->channels; c++)
                         for (int64_t t = 0; t < kh * kw; t++) {
@@ -184,7 +185,8 @@ static void check_shape(const shape *s, int64_t images, bool bf16, bool with_spe
         x[3] = NAN, x[inputs / 2] = INFINITY, delta[outputs - 1] = -INFINITY;
         delta[s->filters + 1] = NAN;
     }
-    float *dw = malloc((size_t)weights * sizeof *dw), *expected = malloc((size_t)weights * sizeof *dw);
+    float *dw = malloc((size_t)weights * sizeof *dw);
+    float *expected = malloc((size_t)weights * sizeof *dw);
     double *dw64 = malloc((size_t)weights * sizeof *dw64);
     double *dw_abs = malloc((size_t)weights * sizeof *dw_abs);
     ax_conv_weight_scratch scratch = {0};
@@ -238,7 +240,8 @@ static void check_backend(ax_precision precision)
     const shape s = make_shape(12, 12, 32, 5, 5, 1, 0, 64); /* LeNet's second layer */
     const int64_t images = 19, weights = weights_of(&s);
     float *x = random_floats(inputs_of(&s, images)), *delta = random_floats(outputs_of(&s, images));
-    float *dw = malloc((size_t)weights * sizeof *dw), *dw_direct = malloc((size_t)weights * sizeof *dw);
+    float *dw = malloc((size_t)weights * sizeof *dw);
+    float *dw_direct = malloc((size_t)weights * sizeof *dw);
     ax_conv_weight_scratch scratch = {0};
     if (bf16)
         setenv("AXON_ONEDNN_BF16", "rounded", 1); /* read when the backend is made */

@@ -233,8 +233,9 @@ int main(void)
          * pooling (delta already pre-activation): float32 on AVX-512, the
          * direct kernels of one channel and of several, filters in 16s */
         const int64_t both = precisions[p] == AX_PRECISION_F32 && ax_cpu_kernels_avx512f();
-        check_network(precisions[p], "conv:16x3x3:relu,maxpool:2,conv:16x3x3:relu,maxpool:2,10:softmax",
-                      0.0, 2 * both, data, CONV_WEIGHTS_BIAS);
+        check_network(precisions[p],
+                      "conv:16x3x3:relu,maxpool:2,conv:16x3x3:relu,maxpool:2,10:softmax", 0.0,
+                      2 * both, data, CONV_WEIGHTS_BIAS);
         check_network(precisions[p], "conv:16x3x3:relu,maxpool:2,conv:32x3x3:relu,10:softmax", 0.0,
                       both, gray, CONV_WEIGHTS_BIAS);
         /* not below a max pooling over ReLU, or 8 filters: the two passes */

@@ -37,17 +37,6 @@ bool ax_conv_one_channel_takes(const ax_window_geometry *g, int64_t filters)
     return !(asked && strcmp(asked, "off") == 0);
 }
 
-/* The extent of the input the windows read, padding included. */
-static int64_t read_height(const ax_window_geometry *g)
-{
-    return (g->out_height - 1) * g->stride + g->kernel_height;
-}
-
-static int64_t read_width(const ax_window_geometry *g)
-{
-    return (g->out_width - 1) * g->stride + g->kernel_width;
-}
-
 /* v, or v rounded to bfloat16 (held in float32) when round_bf16 */
 static inline float operand(float v, bool round_bf16)
 {
@@ -284,7 +273,7 @@ static bool forward_pass(const ax_window_geometry *g, int64_t filters, const flo
     const int64_t kh = g->kernel_height, kw = g->kernel_width, area = kh * kw;
     /* strips copied where padded or rounded, read in place otherwise */
     const bool copied = g->padding || round_bf16;
-    const int64_t strip_width = copied ? read_width(g) : g->width;
+    const int64_t strip_width = copied ? ax_window_read_width(g) : g->width;
     const int threads = omp_get_max_threads();
     /* the weights as (kh, kw, filters): a tap's filters side by side */
     float *taps = malloc((size_t)(area * filters) * sizeof *taps);
@@ -387,7 +376,7 @@ static bool gradient_slice(void *context, int64_t first, int64_t count, void *ow
                 bias[f] += delta[q * p->filters + f];
     }
     if (g->padding || p->round_bf16) { /* the slice's images, padded, in the thread's scratch */
-        const int64_t rows = read_height(g), cols = read_width(g);
+        const int64_t rows = ax_window_read_height(g), cols = ax_window_read_width(g);
         for (int64_t i = 0; i < count; i++)
             copy_padded(images + i * image_size, g->height, g->width, -g->padding, -g->padding,
                         rows, cols, p->round_bf16, (float *)own + i * rows * cols);
@@ -442,9 +431,10 @@ bool ax_conv_one_channel_weight_gradient(ax_conv_weight_scratch *scratch,
     const int64_t widest = slices ? (images + slices - 1) / slices : 0;
     one_channel_product p = {geometry, filters, delta, x, round_bf16, widest, bias_gradient};
     const int64_t weights = filters * geometry->kernel_height * geometry->kernel_width;
-    const int64_t copied_images = geometry->padding || round_bf16
-                                      ? widest * read_height(geometry) * read_width(geometry)
-                                      : 0;
+    const int64_t copied_images =
+        geometry->padding || round_bf16
+            ? widest * ax_window_read_height(geometry) * ax_window_read_width(geometry)
+            : 0;
     const int64_t rounded_delta =
         round_bf16 ? widest * geometry->out_height * geometry->out_width * filters : 0;
     const ax_conv_slice_product product = {

@@ -41,22 +41,11 @@ static int tile_channels(int vectors)
     return vectors == 4 ? 6 : vectors == 3 ? 8 : 12;
 }
 
-/* The extent of the input the windows read, padding included. */
-static int64_t read_height(const ax_window_geometry *g)
-{
-    return (g->out_height - 1) * g->stride + g->kernel_height;
-}
-
-static int64_t read_width(const ax_window_geometry *g)
-{
-    return (g->out_width - 1) * g->stride + g->kernel_width;
-}
-
 /* out (read_height, read_width, channels) = image with its padding made
  * real: zeros outside it. */
 static void copy_padded(const ax_window_geometry *g, const float *image, float *out)
 {
-    const int64_t rows = read_height(g), cols = read_width(g), c = g->channels;
+    const int64_t rows = ax_window_read_height(g), cols = ax_window_read_width(g), c = g->channels;
     for (int64_t r = 0; r < rows; r++) {
         const int64_t iy = r - g->padding;
         for (int64_t col = 0; col < cols; col++, out += c) {
@@ -225,7 +214,7 @@ static bool direct_slice(void *context, int64_t first, int64_t count, void *own,
     const float *delta = p->delta + first * places * p->filters;
     const float *unrounded = delta;
     if (g->padding || p->round_bf16) { /* the slice's images, padded, in the thread's scratch */
-        image_rows = read_height(g), image_cols = read_width(g);
+        image_rows = ax_window_read_height(g), image_cols = ax_window_read_width(g);
         const int64_t copied = image_rows * image_cols * c;
         for (int64_t i = 0; i < count; i++)
             copy_padded(g, images + i * g->height * g->width * c, (float *)own + i * copied);
@@ -234,7 +223,8 @@ static bool direct_slice(void *context, int64_t first, int64_t count, void *own,
             ax_bf16_round_values_serial(own, own, count * copied);
     }
     if (p->round_bf16) { /* and its delta, rounded, after the widest slice's images */
-        float *rounded = (float *)own + p->widest * read_height(g) * read_width(g) * c;
+        float *rounded =
+            (float *)own + p->widest * ax_window_read_height(g) * ax_window_read_width(g) * c;
         ax_bf16_round_values_serial(rounded, delta, count * places * p->filters);
         delta = rounded;
     }
@@ -253,10 +243,12 @@ static bool direct_slice(void *context, int64_t first, int64_t count, void *own,
                 bias_sums(unrounded + i * delta_size, n * places, p->filters, bias);
         }
     } else { /* rows of one image a chunk */
-        const int64_t per_chunk = CHUNK_POSITIONS > g->out_width ? CHUNK_POSITIONS / g->out_width : 1;
+        const int64_t per_chunk =
+            CHUNK_POSITIONS > g->out_width ? CHUNK_POSITIONS / g->out_width : 1;
         for (int64_t i = 0; i < count; i++)
             for (int64_t row = 0; row < g->out_height; row += per_chunk) {
-                const int64_t rows = g->out_height - row < per_chunk ? g->out_height - row : per_chunk;
+                const int64_t rows =
+                    g->out_height - row < per_chunk ? g->out_height - row : per_chunk;
                 chunk_sums(p, images + i * image_size, image_rows, image_cols,
                            delta + i * delta_size, 1, row, rows, partial);
                 if (bias)
@@ -298,7 +290,8 @@ bool ax_conv_weight_direct(ax_conv_weight_scratch *scratch, const ax_window_geom
         filters * geometry->channels * geometry->kernel_height * geometry->kernel_width;
     const int64_t copied_images =
         geometry->padding || round_bf16
-            ? widest * read_height(geometry) * read_width(geometry) * geometry->channels
+            ? widest * ax_window_read_height(geometry) * ax_window_read_width(geometry) *
+                  geometry->channels
             : 0;
     const int64_t rounded_delta =
         round_bf16 ? widest * geometry->out_height * geometry->out_width * filters : 0;

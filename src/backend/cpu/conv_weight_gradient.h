@@ -65,6 +65,18 @@ bool ax_cpu_conv_weight_slices_sum(ax_conv_weight_scratch *scratch, size_t real_
                                    const ax_window_geometry *geometry, int64_t images,
                                    const ax_conv_slice_product *product, void *weight_gradient);
 
+/* The extent of an image that a layer's windows read, padding included:
+ * what a direct kernel's copy of a padded image holds. */
+static inline int64_t ax_window_read_height(const ax_window_geometry *g)
+{
+    return (g->out_height - 1) * g->stride + g->kernel_height;
+}
+
+static inline int64_t ax_window_read_width(const ax_window_geometry *g)
+{
+    return (g->out_width - 1) * g->stride + g->kernel_width;
+}
+
 /* How many slices a batch of `images` is cut into (a function of the
  * images and the geometry only): for tests. */
 int64_t ax_cpu_conv_weight_slices(const ax_window_geometry *geometry, int64_t images);
