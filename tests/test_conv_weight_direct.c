@@ -20,6 +20,7 @@
  * - in bf16 (operands rounded to bfloat16 by bf16_round.h's rounding, their
  *   float32 products exact) against the same definition on rounded copies;
  * - NaN and infinities in the operands reach the sums they touch;
+ * - an empty batch gives zeros, the bias gradient's too;
  * - the float32 backend's conv_backward_weights and
  *   conv_backward_weights_bias, and the bf16 backend's conv_backward_weights
  *   in its rounded mode, run the kernels (same bits; bf16's
@@ -288,6 +289,26 @@ static void check_backend(ax_precision precision)
     free(x), free(delta), free(dw), free(dw_direct);
 }
 
+/* No images: zeros, the bias's too. */
+static void check_empty_batch(const shape *s)
+{
+    const int64_t weights = weights_of(s);
+    float *dw = malloc((size_t)weights * sizeof *dw), bias[64], x[1] = {0}, delta[1] = {0};
+    ax_conv_weight_scratch scratch = {0};
+    memset(dw, 0x7f, (size_t)weights * sizeof *dw);
+    memset(bias, 0x7f, sizeof bias);
+    CHECK(s->filters <= 64 &&
+          ax_conv_weight_direct(&scratch, &s->g, s->filters, delta, x, dw, bias, 0, false));
+    bool zeros = true;
+    for (int64_t i = 0; i < weights; i++)
+        zeros = zeros && dw[i] == 0.0f;
+    for (int64_t f = 0; f < s->filters; f++)
+        zeros = zeros && bias[f] == 0.0f;
+    CHECK(zeros);
+    ax_conv_weight_scratch_free(&scratch);
+    free(dw);
+}
+
 /* Layers the kernels do not take: declined, nothing written. */
 static void check_declines(void)
 {
@@ -336,6 +357,7 @@ int main(void)
             for (int bf16 = 0; bf16 <= 1; bf16++)
                 check_shape(&shapes[i], i < 2 ? large_batches[j] : batches[j], bf16, false);
     check_shape(&shapes[0], 9, false, true);
+    check_empty_batch(&shapes[0]);
     check_shape(&shapes[1], 3, true, true);
     check_backend(AX_PRECISION_F32);
     check_backend(AX_PRECISION_BF16);

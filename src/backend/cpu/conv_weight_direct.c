@@ -6,9 +6,10 @@
  * than the loads set the pace. A chunk is about 64 positions (whole
  * images, or rows of one), whose deltas and images stay in L1 while every
  * tap and channel block of the slice's partial sums (in L2) runs over
- * them. Padding is made real in a copy of the slice's images in the
- * thread's scratch; in bf16 that copy, and one of the slice's deltas, hold
- * the operands rounded. */
+ * them; where the bias gradient is asked for, each chunk's delta is added
+ * into its sums there too. Padding is made real in a copy of the slice's
+ * images in the thread's scratch; in bf16 that copy, and one of the
+ * slice's deltas, hold the operands rounded. */
 #include <stdlib.h>
 #include <string.h>
 

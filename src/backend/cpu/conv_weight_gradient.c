@@ -137,14 +137,16 @@ bool ax_cpu_conv_weight_slices_sum(ax_conv_weight_scratch *scratch, size_t real_
     if (reals > MOST_WEIGHTS)
         return false;
     const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
-    if (slices == 0) {
-        memset(weight_gradient, 0, (size_t)product->weights * real_size);
-        return true;
+    const size_t partial_bytes = ((size_t)reals * real_size + 63) & ~(size_t)63;
+    if (slices == 0) { /* no images: finish from zero sums, so every output it has is zero */
+        if (!scratch_reserve(scratch, partial_bytes))
+            return false;
+        memset(scratch->memory, 0, partial_bytes);
+        return product->finish(product->context, scratch->memory, weight_gradient);
     }
     const int64_t wave_slices = slices < WAVE ? slices : WAVE;
     const int threads = omp_get_max_threads();
     /* [the running sum; a wave's partials; each thread's scratch] */
-    const size_t partial_bytes = ((size_t)reals * real_size + 63) & ~(size_t)63;
     const size_t thread_bytes = (product->thread_bytes + 63) & ~(size_t)63;
     if (!scratch_reserve(scratch, partial_bytes * (size_t)(1 + wave_slices) +
                                       (size_t)threads * thread_bytes))
