@@ -39,37 +39,17 @@
 #include "backend/cpu/conv_weight_direct.h"
 #include "backend/cpu/cpu_features.h"
 #include "conv_bias_reference.h"
+#include "conv_test_shapes.h"
 #include "test_util.h"
 
 static uint64_t random_state = 2028;
 
-typedef struct shape {
-    ax_window_geometry g;
-    int64_t filters;
-} shape;
-
 static shape make_shape(int64_t height, int64_t width, int64_t channels, int64_t kh, int64_t kw,
                         int64_t stride, int64_t padding, int64_t filters)
 {
-    shape s = {{height, width, channels, kh, kw, stride, padding, 0, 0}, filters};
-    s.g.out_height = (height + 2 * padding - kh) / stride + 1;
-    s.g.out_width = (width + 2 * padding - kw) / stride + 1;
-    return s;
-}
-
-static int64_t inputs_of(const shape *s, int64_t images)
-{
-    return images * s->g.height * s->g.width * s->g.channels;
-}
-
-static int64_t outputs_of(const shape *s, int64_t images)
-{
-    return images * s->g.out_height * s->g.out_width * s->filters;
-}
-
-static int64_t weights_of(const shape *s)
-{
-    return s->filters * s->g.channels * s->g.kernel_height * s->g.kernel_width;
+    return (shape){with_outputs((ax_window_geometry){height, width, channels, kh, kw, stride,
+                                                      padding, 0, 0}),
+                   filters};
 }
 
 static float *random_floats(int64_t n)
@@ -93,15 +73,18 @@ static float window_value(const shape *s, const float *x, int64_t n, int64_t oy,
 }
 
 /* dW (filters, channels, kh, kw) in the kernels' order: per slice a chain
- * of fmaf from 0 over its positions, the slices added left to right */
-static void ordered_reference(const shape *s, int64_t images, const float *x, const float *delta,
-                              float *dw)
+ * of fmaf from 0 over its positions, the slices added left to right; and
+ * beside it, in the same pass, dW and sum |terms| in float64 */
+static void references(const shape *s, int64_t images, const float *x, const float *delta,
+                       float *dw, double *dw64, double *dw_abs)
 {
     const ax_window_geometry *g = &s->g;
     const int64_t weights = weights_of(s), kh = g->kernel_height, kw = g->kernel_width;
     const int64_t slices = ax_cpu_conv_weight_slices(g, images);
     float *part = malloc((size_t)weights * sizeof *part);
     memset(dw, 0, (size_t)weights * sizeof *dw);
+    for (int64_t i = 0; i < weights; i++)
+        dw64[i] = dw_abs[i] = 0.0;
     for (int64_t slice = 0; slice < slices; slice++) {
         const int64_t first = slice * images / slices, end = (slice + 1) * images / slices;
         memset(part, 0, (size_t)weights * sizeof *part);
@@ -114,38 +97,18 @@ static void ordered_reference(const shape *s, int64_t images, const float *x, co
                         for (int64_t c = 0; c < g->channels; c++)
                             for (int64_t ky = 0; ky < kh; ky++)
                                 for (int64_t kx = 0; kx < kw; kx++) {
-                                    float *at = &part[((f * g->channels + c) * kh + ky) * kw + kx];
-                                    *at = fmaf(d[f], window_value(s, x, n, oy, ox, ky, kx, c), *at);
+                                    const int64_t at = ((f * g->channels + c) * kh + ky) * kw + kx;
+                                    const float value = window_value(s, x, n, oy, ox, ky, kx, c);
+                                    part[at] = fmaf(d[f], value, part[at]);
+                                    const double term = (double)d[f] * value;
+                                    dw64[at] += term;
+                                    dw_abs[at] += fabs(term);
                                 }
                 }
         for (int64_t i = 0; i < weights; i++)
             dw[i] = slice == 0 ? part[i] : dw[i] + part[i];
     }
     free(part);
-}
-
-/* dW and sum |terms| in float64, in any order */
-static void float64_reference(const shape *s, int64_t images, const float *x, const float *delta,
-                              double *dw, double *dw_abs)
-{
-    const ax_window_geometry *g = &s->g;
-    const int64_t kh = g->kernel_height, kw = g->kernel_width;
-    for (int64_t i = 0; i < weights_of(s); i++)
-        dw[i] = dw_abs[i] = 0.0;
-    for (int64_t n = 0; n < images; n++)
-        for (int64_t oy = 0; oy < g->out_height; oy++)
-            for (int64_t ox = 0; ox < g->out_width; ox++) {
-                const float *d =
-                    delta + ((n * g->out_height + oy) * g->out_width + ox) * s->filters;
-                for (int64_t f = 0; f < s->filters; f++)
-                    for (int64_t c = 0; c < g->channels; c++)
-                        for (int64_t t = 0; t < kh * kw; t++) {
-                            const double term = (double)d[f] * window_value(s, x, n, oy, ox,
-                                                                            t / kw, t % kw, c);
-                            dw[(f * g->channels + c) * kh * kw + t] += term;
-                            dw_abs[(f * g->channels + c) * kh * kw + t] += fabs(term);
-                        }
-            }
 }
 
 /* the same bits, or both NaN */
@@ -195,9 +158,8 @@ static void check_shape(const shape *s, int64_t images, bool bf16, bool with_spe
     /* the operands the sums multiply: bf16's are rounded */
     float *x_op = bf16 ? rounded_copy(x, inputs) : x;
     float *delta_op = bf16 ? rounded_copy(delta, outputs) : delta;
-    ordered_reference(s, images, x_op, delta_op, expected);
+    references(s, images, x_op, delta_op, expected, dw64, dw_abs);
     if (!with_specials) { /* the ordered reference is the sum it claims to be */
-        float64_reference(s, images, x_op, delta_op, dw64, dw_abs);
         const double k = (double)(images * s->g.out_height * s->g.out_width);
         const double gamma = k * 0x1p-24 / (1.0 - k * 0x1p-24);
         int64_t off = 0;

@@ -38,39 +38,14 @@
 #include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/conv_weight_gradient.h"
 #include "core/net.h"
+/* after core/net.h: its layer.h names a parameter "shape" */
+#include "conv_test_shapes.h"
 #include "test_util.h"
 
 static uint64_t random_state = 11;
 static double random_uniform(void)
 {
     return test_random_uniform(&random_state, -1.0, 1.0);
-}
-
-typedef struct shape {
-    ax_window_geometry g;
-    int64_t filters;
-} shape;
-
-static ax_window_geometry with_outputs(ax_window_geometry g)
-{
-    g.out_height = (g.height + 2 * g.padding - g.kernel_height) / g.stride + 1;
-    g.out_width = (g.width + 2 * g.padding - g.kernel_width) / g.stride + 1;
-    return g;
-}
-
-static int64_t inputs_of(const shape *s, int64_t images)
-{
-    return images * s->g.height * s->g.width * s->g.channels;
-}
-
-static int64_t outputs_of(const shape *s, int64_t images)
-{
-    return images * s->g.out_height * s->g.out_width * s->filters;
-}
-
-static int64_t weights_of(const shape *s)
-{
-    return s->filters * s->g.channels * s->g.kernel_height * s->g.kernel_width;
 }
 
 /* dW[f, c, i, j] = sum over images and positions of delta[n, oy, ox, f]

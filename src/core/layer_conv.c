@@ -450,18 +450,25 @@ static void weight_products(ax_net *net, int index, const void *delta, const voi
                    layer->in_shape.channels);
 }
 
+/* The weight gradient += l2 W, where l2 > 0. */
+static void add_l2(ax_net *net, int index, double l2)
+{
+    const ax_layer *layer = &net->layers[index];
+    if (l2 > 0.0)
+        AX_PROFILED(net, AX_PROFILE_L2, index, 2.0 * (double)layer->weight_count,
+                    OPS->axpy(net->backend, layer->weight_count, l2,
+                              ax_layer_weights(net, net->parameters, index),
+                              ax_layer_weights(net, net->gradients, index)));
+}
+
 static void conv_backward_weights(ax_net *net, int index, const void *delta, const void *x,
                                   double l2, int64_t rows)
 {
     const ax_layer *layer = &net->layers[index];
-    void *weight_gradient = ax_layer_weights(net, net->gradients, index);
     AX_PROFILED(net, AX_PROFILE_CONV_WEIGHT_GRADIENT, index,
                 conv_flops(layer, rows, AX_LAYER_WORK_WEIGHT_GRADIENT),
                 weight_products(net, index, delta, x, rows));
-    if (l2 > 0.0)
-        AX_PROFILED(net, AX_PROFILE_L2, index, 2.0 * (double)layer->weight_count,
-                    OPS->axpy(net->backend, layer->weight_count, l2,
-                              ax_layer_weights(net, net->parameters, index), weight_gradient));
+    add_l2(net, index, l2);
 }
 
 /* previous (rows, in) = col2im(delta W), a group of images at a time (the
@@ -525,11 +532,7 @@ static void conv_backward_weights_bias(ax_net *net, int index, const void *delta
         conv_backward_weights(net, index, delta, x, l2, rows);
         return;
     }
-    if (l2 > 0.0)
-        AX_PROFILED(net, AX_PROFILE_L2, index, 2.0 * (double)layer->weight_count,
-                    OPS->axpy(net->backend, layer->weight_count, l2,
-                              ax_layer_weights(net, net->parameters, index),
-                              ax_layer_weights(net, net->gradients, index)));
+    add_l2(net, index, l2);
 }
 
 const ax_layer_ops ax_layer_conv_ops = {

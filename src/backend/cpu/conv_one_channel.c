@@ -427,21 +427,16 @@ bool ax_conv_one_channel_weight_gradient(ax_conv_weight_scratch *scratch,
 {
     if (!ax_conv_one_channel_takes(geometry, filters))
         return false;
-    const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
-    const int64_t widest = slices ? (images + slices - 1) / slices : 0;
+    const int64_t widest = ax_cpu_conv_weight_widest(geometry, images);
     one_channel_product p = {geometry, filters, delta, x, round_bf16, widest, bias_gradient};
     const int64_t weights = filters * geometry->kernel_height * geometry->kernel_width;
-    const int64_t copied_images =
-        geometry->padding || round_bf16
-            ? widest * ax_window_read_height(geometry) * ax_window_read_width(geometry)
-            : 0;
-    const int64_t rounded_delta =
-        round_bf16 ? widest * geometry->out_height * geometry->out_width * filters : 0;
     const ax_conv_slice_product product = {
         .context = &p,
         .weights = weights,
         .partial_reals = weights + (bias_gradient ? filters : 0),
-        .thread_bytes = (size_t)(copied_images + rounded_delta) * sizeof(float),
+        .thread_bytes =
+            (size_t)ax_conv_direct_thread_reals(geometry, filters, widest, round_bf16) *
+            sizeof(float),
         .slice = gradient_slice,
         .finish = gradient_finish,
     };

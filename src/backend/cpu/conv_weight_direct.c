@@ -284,23 +284,17 @@ bool ax_conv_weight_direct(ax_conv_weight_scratch *scratch, const ax_window_geom
 {
     if (!ax_conv_weight_direct_takes(geometry, filters))
         return false;
-    const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
-    const int64_t widest = slices ? (images + slices - 1) / slices : 0;
+    const int64_t widest = ax_cpu_conv_weight_widest(geometry, images);
     direct_product p = {geometry, filters, delta, x, round_bf16, widest, bias_gradient};
     const int64_t weights =
         filters * geometry->channels * geometry->kernel_height * geometry->kernel_width;
-    const int64_t copied_images =
-        geometry->padding || round_bf16
-            ? widest * ax_window_read_height(geometry) * ax_window_read_width(geometry) *
-                  geometry->channels
-            : 0;
-    const int64_t rounded_delta =
-        round_bf16 ? widest * geometry->out_height * geometry->out_width * filters : 0;
     const ax_conv_slice_product product = {
         .context = &p,
         .weights = weights,
         .partial_reals = weights + (bias_gradient ? filters : 0),
-        .thread_bytes = (size_t)(copied_images + rounded_delta) * sizeof(float),
+        .thread_bytes =
+            (size_t)ax_conv_direct_thread_reals(geometry, filters, widest, round_bf16) *
+            sizeof(float),
         .slice = direct_slice,
         .finish = direct_finish,
     };

@@ -74,6 +74,12 @@ int64_t ax_cpu_conv_weight_slices(const ax_window_geometry *geometry, int64_t im
     return by_size > least ? by_size : least;
 }
 
+int64_t ax_cpu_conv_weight_widest(const ax_window_geometry *geometry, int64_t images)
+{
+    const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
+    return slices ? (images + slices - 1) / slices : 0;
+}
+
 /* Slice s of count over images: [first, end), sizes differing by one. */
 static int64_t slice_first(int64_t s, int64_t count, int64_t images)
 {
@@ -244,9 +250,7 @@ bool ax_cpu_conv_weight_gradient(ax_backend *backend, ax_conv_weight_scratch *sc
 {
     const int64_t patch = geometry->kernel_height * geometry->kernel_width * geometry->channels;
     const int64_t places = geometry->out_height * geometry->out_width;
-    const int64_t slices = ax_cpu_conv_weight_slices(geometry, images);
-    /* the images of the largest slice */
-    const int64_t widest = slices ? (images + slices - 1) / slices : 0;
+    const int64_t widest = ax_cpu_conv_weight_widest(geometry, images);
     if (round_bf16)
         columns = NULL; /* the forward pass's are unrounded float32 */
     gemm_product p = {

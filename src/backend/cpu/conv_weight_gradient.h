@@ -77,6 +77,23 @@ static inline int64_t ax_window_read_width(const ax_window_geometry *g)
     return (g->out_width - 1) * g->stride + g->kernel_width;
 }
 
+/* The images of a batch's largest slice (0 for no images). */
+int64_t ax_cpu_conv_weight_widest(const ax_window_geometry *geometry, int64_t images);
+
+/* The float32 values a thread's scratch needs for the direct kernels'
+ * slices of at most `widest` images (conv_one_channel.c,
+ * conv_weight_direct.c): the images with their padding made real, where
+ * padded or rounded, then the delta, where rounded to bf16. */
+static inline int64_t ax_conv_direct_thread_reals(const ax_window_geometry *g, int64_t filters,
+                                                  int64_t widest, bool round_bf16)
+{
+    const int64_t images = g->padding || round_bf16 ? widest * ax_window_read_height(g) *
+                                                          ax_window_read_width(g) * g->channels
+                                                    : 0;
+    const int64_t delta = round_bf16 ? widest * g->out_height * g->out_width * filters : 0;
+    return images + delta;
+}
+
 /* How many slices a batch of `images` is cut into (a function of the
  * images and the geometry only): for tests. */
 int64_t ax_cpu_conv_weight_slices(const ax_window_geometry *geometry, int64_t images);

@@ -236,6 +236,19 @@ static void slice_gemm_f32(ax_backend *backend, bool trans_a, bool trans_b, int6
         gemm_f32(backend, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+/* float32's weight gradient (and bias gradient, where not NULL) through
+ * axon's direct kernels, single-channel or several, where one takes the
+ * layer. */
+static bool direct_weight_gradient(cpu_backend *cpu, const ax_window_geometry *geometry,
+                                   int64_t filters, const void *delta, const void *x,
+                                   void *weight_gradient, void *bias_gradient, int64_t images)
+{
+    return ax_conv_one_channel_weight_gradient(&cpu->weight_scratch, geometry, filters, delta, x,
+                                               weight_gradient, bias_gradient, images, false) ||
+           ax_conv_weight_direct(&cpu->weight_scratch, geometry, filters, delta, x,
+                                 weight_gradient, bias_gradient, images, false);
+}
+
 /* The weight gradient over slices of the batch (conv_weight_gradient.c),
  * each slice's product through this backend's own GEMM. Only backends
  * made by ax_backend_cpu_create in float32 or float64 are cpu_backends
@@ -247,13 +260,8 @@ static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geome
     if (backend->precision != AX_PRECISION_F32 && backend->precision != AX_PRECISION_F64)
         return false;
     if (backend->precision == AX_PRECISION_F32 &&
-        ax_conv_one_channel_weight_gradient(&((cpu_backend *)backend)->weight_scratch, geometry,
-                                            filters, delta, x, weight_gradient, NULL, images,
-                                            false))
-        return true;
-    if (backend->precision == AX_PRECISION_F32 &&
-        ax_conv_weight_direct(&((cpu_backend *)backend)->weight_scratch, geometry, filters, delta,
-                              x, weight_gradient, NULL, images, false))
+        direct_weight_gradient((cpu_backend *)backend, geometry, filters, delta, x,
+                               weight_gradient, NULL, images))
         return true;
 #ifdef AXON_ONEDNN
     cpu_backend *cpu = (cpu_backend *)backend;
@@ -278,13 +286,9 @@ static bool cpu_conv_backward_weights_bias(ax_backend *backend, const ax_window_
                                            void *bias_gradient, int64_t images)
 {
     (void)columns;
-    if (backend->precision != AX_PRECISION_F32)
-        return false;
-    ax_conv_weight_scratch *scratch = &((cpu_backend *)backend)->weight_scratch;
-    return ax_conv_one_channel_weight_gradient(scratch, geometry, filters, delta, x,
-                                               weight_gradient, bias_gradient, images, false) ||
-           ax_conv_weight_direct(scratch, geometry, filters, delta, x, weight_gradient,
-                                 bias_gradient, images, false);
+    return backend->precision == AX_PRECISION_F32 &&
+           direct_weight_gradient((cpu_backend *)backend, geometry, filters, delta, x,
+                                  weight_gradient, bias_gradient, images);
 }
 
 /* The bf16 backend: float32 memory and kernels, bfloat16 GEMM operands
