@@ -254,6 +254,44 @@ cpuamx)  # issue 28: the GEMMs on oneDNN's matmul in fixed blocks (onednn_matmul
     step amx_bf16_2ep 150 $axon bench lenet --repeat 1 --precision bf16; figures amx_bf16_2ep
     step f32_2ep 150 $axon bench lenet --repeat 1; figures f32_2ep
     ;;
+cpu28)  # issue 28 on this host's CPU after the direct weight gradients (eighth session): the conv
+        # tests here, LeNet float32 / bf16 (native, rounded) / float32 without the direct kernels /
+        # PyTorch 2.x, alternating, default threads, OpenMP's waits as a user has them; profiles; bits
+    unset OMP_WAIT_POLICY
+    lscpu | grep -E "Model name|^CPU\(s\)" >> "$summary"
+    say "    flags: $(grep -o -w -E 'avx512f|avx512_bf16|amx_bf16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+    step cpu_peak 60 $axon info --peak; grep -iE "peak|GFLOP|conv" "$out/cpu_peak.txt" | head -12 >> "$summary"
+    step ctest_cpu28 200 ctest --test-dir "$build" -j8 -R "conv|bf16|onednn|weight|thread|pool" -E cuda --output-on-failure
+    grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest_cpu28.txt" | head -12 >> "$summary"
+    for round in 1 2 3; do
+        step "f32_r$round" 120 $axon bench lenet --quick --repeat 1; figures "f32_r$round"
+        step "bf16_r$round" 120 $axon bench lenet --quick --repeat 1 --precision bf16; figures "bf16_r$round"
+        AXON_ONEDNN_BF16=rounded step "bf16_rounded_r$round" 120 $axon bench lenet --quick --repeat 1 --precision bf16
+        figures "bf16_rounded_r$round"
+        AXON_CONV_DIRECT=off step "f32_nodirect_r$round" 120 $axon bench lenet --quick --repeat 1
+        figures "f32_nodirect_r$round"
+        step "torch_r$round" 120 env -u OPENBLAS_CORETYPE python3 bench/peers/lenet_torch.py --epochs 1 --threads "$(nproc)"
+        tail -1 "$out/torch_r$round.txt" | sed "s/^/    torch_r$round: /" >> "$summary"
+    done
+    lenet=(train --data fashion-mnist --epochs 1 --seed 5 --lr 0.01 --momentum 0.9
+           --layers conv:32x5x5:relu,maxpool:2,conv:64x5x5:relu,maxpool:2,1024:relu,10:softmax)
+    for p in f32 bf16; do
+        step "profile_$p" 120 $axon "${lenet[@]}" --precision $p --profile --out /dev/null
+        sed -n '/^profile/,$p' "$out/profile_$p.txt" | head -40 >> "$summary"
+    done
+    AXON_ONEDNN_BF16=rounded step profile_bf16_rounded 120 $axon "${lenet[@]}" --precision bf16 --profile --out /dev/null
+    sed -n '/^profile/,$p' "$out/profile_bf16_rounded.txt" | head -40 >> "$summary"
+    for p in f32 bf16; do
+        step "bits_${p}_t16" 120 $axon "${lenet[@]}" --precision $p --threads 16 --out /tmp/bits_${p}_16.safetensors
+        step "bits_${p}_t5" 120 $axon "${lenet[@]}" --precision $p --threads 5 --out /tmp/bits_${p}_5.safetensors
+        say "    thread bits $p: LeNet 16 vs 5 threads $(cmp -s /tmp/bits_${p}_16.safetensors /tmp/bits_${p}_5.safetensors && echo identical || echo DIFFER)"
+    done
+    ONEDNN_VERBOSE=1 step onednn_verbose_bf16 60 $axon "${lenet[@]}" --precision bf16 --out /dev/null
+    grep -E "^(onednn|dnnl)_verbose,exec" "$out/onednn_verbose_bf16.txt" | cut -d, -f4-7 | sort | uniq -c \
+        | sort -rn | head -8 | sed "s/^/    onednn bf16: /" >> "$summary"
+    step ctest_cuda 120 ctest --test-dir "$build" -R cuda --output-on-failure
+    grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest_cuda.txt" | head -6 >> "$summary"
+    ;;
 cpuprofile)  # where a LeNet epoch's time goes on this host's CPU
     for p in f32 bf16; do
         step "cpu_profile_lenet_$p" 120 $axon train --data fashion-mnist --epochs 1 --precision $p --profile \
