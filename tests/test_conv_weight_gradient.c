@@ -30,7 +30,9 @@
  *   conv_one_channel.c) do not take the layer; the entry checks run again
  *   with AXON_ONEDNN_BF16=native (oneDNN's bf16 primitive), with
  *   AXON_CONV_DIRECT=off (oneDNN's for every layer) and with that and
- *   AXON_ONEDNN_CONV=off (the GEMM product). */
+ *   AXON_ONEDNN_CONV=off (the GEMM product);
+ * - bf16's entry, layer and training runs again with AMX's tiles
+ *   (conv_weight_amx.c) in their emulation, AXON_CONV_AMX=emulate. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -511,9 +513,19 @@ int main(void)
     /* oneDNN's bf16 primitive (AVX512_BF16 or AMX, or oneDNN's emulation on
      * other AVX-512 CPUs; rounded float32 ones where it has neither) */
     setenv("AXON_ONEDNN_BF16", "native", 1);
+    setenv("AXON_CONV_AMX", "off", 1); /* AMX's tiles would take LeNet's layer first */
     check_entry(AX_PRECISION_BF16);
     check_training_threads(AX_PRECISION_BF16);
+    unsetenv("AXON_CONV_AMX");
     unsetenv("AXON_ONEDNN_BF16");
+    /* AMX's tiles (conv_weight_amx.c) take bf16's layers of channels and
+     * filters in 16s first, where the CPU has them: their emulation on any
+     * CPU, checked the same way */
+    setenv("AXON_CONV_AMX", "emulate", 1);
+    check_entry(AX_PRECISION_BF16);
+    check_layer_uses_entry(AX_PRECISION_BF16);
+    check_training_threads(AX_PRECISION_BF16);
+    unsetenv("AXON_CONV_AMX");
     /* The direct kernels (conv_weight_direct.c, conv_one_channel.c) take
      * float32's and rounded bf16's layers of filters in multiples of 16
      * first: off, oneDNN's primitive runs those too, and with oneDNN off

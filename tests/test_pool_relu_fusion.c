@@ -24,8 +24,9 @@
  * - the convolution's weight and bias gradients in one pass
  *   (conv_backward_weights_bias, version 13): taken for each convolution of
  *   16 or 32 filters below a max pooling over its ReLU output (float32, on
- *   AVX-512), never below tanh, for 8 filters, with dropout between, in
- *   float64 or bf16; the gradient with and without it equal bit for bit but
+ *   AVX-512; bf16 for 16 channels on AMX's tiles, or their emulation:
+ *   ctest runs this test again with AXON_CONV_AMX=emulate), never below
+ *   tanh, for 8 filters, with dropout between, or in float64; the gradient with and without it equal bit for bit but
  *   for those layers' bias gradients (another order of addition), which
  *   agree within 2^-16 of their largest. The other checks leave that
  *   entry out of both tables. */
@@ -34,6 +35,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/conv_weight_amx.h"
 #include "backend/cpu/cpu_features.h"
 #include "core/net.h"
 #include "test_util.h"
@@ -233,9 +235,13 @@ int main(void)
          * pooling (delta already pre-activation): float32 on AVX-512, the
          * direct kernels of one channel and of several, filters in 16s */
         const int64_t both = precisions[p] == AX_PRECISION_F32 && ax_cpu_kernels_avx512f();
+        /* and bf16 on AMX's tiles (or their emulation, AXON_CONV_AMX=emulate):
+         * layers of 16 channels, not the first of 2 */
+        const int64_t tiles =
+            precisions[p] == AX_PRECISION_BF16 && ax_conv_amx_mode_chosen() != AX_CONV_AMX_OFF;
         check_network(precisions[p],
                       "conv:16x3x3:relu,maxpool:2,conv:16x3x3:relu,maxpool:2,10:softmax", 0.0,
-                      2 * both, data, CONV_WEIGHTS_BIAS);
+                      2 * both + tiles, data, CONV_WEIGHTS_BIAS);
         check_network(precisions[p], "conv:16x3x3:relu,maxpool:2,conv:32x3x3:relu,10:softmax", 0.0,
                       both, gray, CONV_WEIGHTS_BIAS);
         /* not below a max pooling over ReLU, or 8 filters: the two passes */

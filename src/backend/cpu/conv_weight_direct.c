@@ -260,20 +260,22 @@ static bool direct_slice(void *context, int64_t first, int64_t count, void *own,
     return true;
 }
 
-/* (kh kw, channels, filters) to torch's (filters, channels, kh kw) */
+void ax_conv_weight_from_taps(const ax_window_geometry *g, int64_t filters, const float *sum,
+                              float *weight_gradient, float *bias_gradient)
+{
+    const int64_t area = g->kernel_height * g->kernel_width, c = g->channels;
+    for (int64_t t = 0; t < area; t++)
+        for (int64_t ch = 0; ch < c; ch++)
+            for (int64_t filter = 0; filter < filters; filter++)
+                weight_gradient[(filter * c + ch) * area + t] = sum[(t * c + ch) * filters + filter];
+    if (bias_gradient)
+        memcpy(bias_gradient, sum + area * c * filters, (size_t)filters * sizeof(float));
+}
+
 static bool direct_finish(void *context, const void *sum, void *weight_gradient)
 {
     const direct_product *p = context;
-    const ax_window_geometry *g = p->geometry;
-    const int64_t area = g->kernel_height * g->kernel_width, c = g->channels, f = p->filters;
-    const float *s = sum;
-    float *out = weight_gradient;
-    for (int64_t t = 0; t < area; t++)
-        for (int64_t ch = 0; ch < c; ch++)
-            for (int64_t filter = 0; filter < f; filter++)
-                out[(filter * c + ch) * area + t] = s[(t * c + ch) * f + filter];
-    if (p->bias_gradient)
-        memcpy(p->bias_gradient, s + area * c * f, (size_t)f * sizeof(float));
+    ax_conv_weight_from_taps(p->geometry, p->filters, sum, weight_gradient, p->bias_gradient);
     return true;
 }
 

@@ -39,4 +39,11 @@ bool ax_conv_weight_direct(ax_conv_weight_scratch *scratch, const ax_window_geom
                            float *weight_gradient, float *bias_gradient, int64_t images,
                            bool round_bf16);
 
+/* weight_gradient (filters, channels, kh, kw), torch's order, from sum
+ * (kh, kw, channels, filters), the direct kernels' order of their partial
+ * sums; bias_gradient (where not NULL) from the `filters` values after
+ * them. */
+void ax_conv_weight_from_taps(const ax_window_geometry *geometry, int64_t filters,
+                              const float *sum, float *weight_gradient, float *bias_gradient);
+
 #endif

@@ -13,6 +13,7 @@
 #include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/blas.h"
 #include "backend/cpu/conv_one_channel.h"
+#include "backend/cpu/conv_weight_amx.h"
 #include "backend/cpu/conv_weight_direct.h"
 #include "backend/cpu/conv_weight_gradient.h"
 #include "backend/cpu/cpu_image.h"
@@ -276,21 +277,6 @@ static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geome
         x, columns, weight_gradient, images, false);
 }
 
-/* The weight gradient and the bias gradient in one pass over delta, where
- * the direct kernels take the layer (float32; their weight gradient is
- * the one cpu_conv_backward_weights gives): the bias sums ride on the
- * slices' reads of delta, sparing the layer a pass over it. */
-static bool cpu_conv_backward_weights_bias(ax_backend *backend, const ax_window_geometry *geometry,
-                                           int64_t filters, const void *delta, const void *x,
-                                           const void *columns, void *weight_gradient,
-                                           void *bias_gradient, int64_t images)
-{
-    (void)columns;
-    return backend->precision == AX_PRECISION_F32 &&
-           direct_weight_gradient((cpu_backend *)backend, geometry, filters, delta, x,
-                                  weight_gradient, bias_gradient, images);
-}
-
 /* The bf16 backend: float32 memory and kernels, bfloat16 GEMM operands
  * with float32 sums, the scratch memory its packing needs and its own
  * weight-gradient scratch (its GEMM workspace is one, shared, so the
@@ -306,6 +292,23 @@ typedef struct cpu_bf16_backend {
 #endif
 } cpu_bf16_backend;
 
+/* AMX's tiles for bf16's weight gradient where this CPU has them, unless
+ * AXON_ONEDNN_BF16=rounded asks for float32 kernels on rounded operands;
+ * their emulation (AXON_CONV_AMX=emulate, for tests) always. */
+static bool bf16_amx_allowed(const cpu_bf16_backend *bf16)
+{
+    const ax_conv_amx_mode mode = ax_conv_amx_mode_chosen();
+    if (mode == AX_CONV_AMX_EMULATED)
+        return true;
+#ifdef AXON_ONEDNN
+    if (bf16->conv_mode == AX_ONEDNN_BF16_ROUNDED)
+        return false;
+#else
+    (void)bf16;
+#endif
+    return mode == AX_CONV_AMX_HARDWARE;
+}
+
 /* bf16 operands, float32 products (exact) and sums: axon's bf16 GEMM,
  * summed in the slices' order. */
 static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
@@ -320,6 +323,10 @@ static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
     if (ax_conv_one_channel_weight_gradient(&((cpu_bf16_backend *)backend)->weight_scratch,
                                             geometry, filters, delta, x, weight_gradient, NULL,
                                             images, true))
+        return true;
+    if (bf16_amx_allowed((cpu_bf16_backend *)backend) &&
+        ax_conv_weight_amx(&((cpu_bf16_backend *)backend)->weight_scratch, geometry, filters,
+                           delta, x, weight_gradient, NULL, images))
         return true;
 #ifdef AXON_ONEDNN
     /* as cpu_bf16_conv_forward below: native, else rounded for good, else
@@ -344,6 +351,27 @@ static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
     return ax_cpu_conv_weight_gradient(backend, &((cpu_bf16_backend *)backend)->weight_scratch,
                                        slice_gemm_f32, geometry, filters, delta, x, columns,
                                        weight_gradient, images, true);
+}
+
+/* The weight gradient and the bias gradient in one pass over delta, where
+ * the direct kernels (float32) or AMX's tiles (bf16) take the layer, their
+ * weight gradient the one conv_backward_weights gives: the bias sums ride
+ * on the slices' reads of delta, sparing the layer a pass over it. */
+static bool cpu_conv_backward_weights_bias(ax_backend *backend, const ax_window_geometry *geometry,
+                                           int64_t filters, const void *delta, const void *x,
+                                           const void *columns, void *weight_gradient,
+                                           void *bias_gradient, int64_t images)
+{
+    (void)columns;
+    if (backend->precision == AX_PRECISION_BF16) {
+        cpu_bf16_backend *bf16 = (cpu_bf16_backend *)backend;
+        return bf16_amx_allowed(bf16) &&
+               ax_conv_weight_amx(&bf16->weight_scratch, geometry, filters, delta, x,
+                                  weight_gradient, bias_gradient, images);
+    }
+    return backend->precision == AX_PRECISION_F32 &&
+           direct_weight_gradient((cpu_backend *)backend, geometry, filters, delta, x,
+                                  weight_gradient, bias_gradient, images);
 }
 
 /* The emulation's float32 product: gemm_f32's choice of kernels. */

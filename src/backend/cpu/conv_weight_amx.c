@@ -1,0 +1,426 @@
+/* conv_weight_amx.c: see conv_weight_amx.h. Each tap's (ky, kx) gradient
+ * is a product, dW_tap (channels x filters) = X_tap (channels x positions)
+ * times D (positions x filters), summed over the slice's positions. AMX's
+ * TDPBF16PS multiplies an A tile of 16 channels by up to 32 positions with
+ * a B tile of the same positions, in pairs, by 16 filters (consecutive
+ * positions interleaved) into a C tile of 16 x 16 float32 sums.
+ *
+ * With stride 1, a tap's window values over R whole output rows are
+ * contiguous in a copy of each channel's padded plane shifted left by kx
+ * and cut to the output width (made even): the kernel width's such copies
+ * of the slice's images (bf16, channel planes) make every A tile a plain
+ * strided load of R x width positions, R the most rows of at most 32
+ * positions that divide the output's height. The slice's delta is copied once,
+ * rounded, in B's interleaved layout over the same positions (zeros where
+ * the even width overhangs). Four C tiles (2
+ * channel blocks x 2 filter blocks) stay in the tile registers over the
+ * slice's positions; the other four hold the A and B tiles. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/bf16_round.h"
+#include "backend/cpu/conv_weight_amx.h"
+#include "backend/cpu/conv_weight_direct.h"
+#include "backend/cpu/cpu_features.h"
+
+enum {
+    MOST_WEIGHTS = 1 << 17, /* 512 KB of partial sums: within a core's L2 */
+    TILE = 16,              /* a tile's rows; and float32 columns */
+    MOST_K = 32,            /* bf16 values in a tile row (64 bytes) */
+};
+
+/* How a slice's positions meet the tiles: an A tile covers `rows` output
+ * rows of `width` positions (the output width made even), k of them. */
+typedef struct amx_layout {
+    int64_t width, rows, k;
+    int64_t groups;     /* A tiles down an image: out_height / rows */
+    int64_t plane_rows; /* a shifted plane's rows: the padded image's */
+    int64_t plane;      /* its values: plane_rows x width */
+    int64_t read_width; /* the padded image's columns */
+} amx_layout;
+
+static amx_layout layout_of(const ax_window_geometry *g)
+{
+    amx_layout l;
+    l.width = g->out_width + (g->out_width & 1);
+    /* whole groups of rows: an overhanging group's zero deltas would meet
+     * the image's next rows, and 0 x infinity is NaN */
+    l.rows = MOST_K / l.width;
+    while (g->out_height % l.rows)
+        l.rows--;
+    l.k = l.rows * l.width;
+    l.groups = g->out_height / l.rows;
+    l.plane_rows = ax_window_read_height(g);
+    l.plane = l.plane_rows * l.width;
+    l.read_width = ax_window_read_width(g);
+    return l;
+}
+
+/* bf16 values of a thread's scratch for slices of `widest` images: the
+ * shifted planes, the interleaved delta, one image's padded planes */
+static int64_t thread_values(const ax_window_geometry *g, int64_t filters, int64_t widest)
+{
+    const amx_layout l = layout_of(g);
+    return g->kernel_width * widest * g->channels * l.plane + widest * l.groups * l.k * filters +
+           g->channels * l.plane_rows * l.read_width;
+}
+
+/* ------------------------------------------------------------------ mode */
+
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+
+static bool granted = false;
+static pthread_once_t grant_once = PTHREAD_ONCE_INIT;
+
+/* AMX-TILE and AMX-BF16 (CPUID leaf 7, EDX bits 24 and 22), and Linux's
+ * grant of the tile state to this process (asked once; oneDNN asks too) */
+static void ask_grant(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 22)))
+        return;
+    granted = syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+}
+#else
+static bool granted = false;
+static pthread_once_t grant_once = PTHREAD_ONCE_INIT;
+static void ask_grant(void) {}
+#endif
+
+ax_conv_amx_mode ax_conv_amx_mode_chosen(void)
+{
+    const char *asked = getenv("AXON_CONV_AMX");
+    if (asked && strcmp(asked, "off") == 0)
+        return AX_CONV_AMX_OFF;
+    if (asked && strcmp(asked, "emulate") == 0)
+        return AX_CONV_AMX_EMULATED;
+    const char *direct = getenv("AXON_CONV_DIRECT"); /* axon's own kernels off */
+    if ((direct && strcmp(direct, "off") == 0) || ax_cpu_kernels_generic())
+        return AX_CONV_AMX_OFF;
+    pthread_once(&grant_once, ask_grant);
+    return granted ? AX_CONV_AMX_HARDWARE : AX_CONV_AMX_OFF;
+}
+
+bool ax_conv_weight_amx_takes(const ax_window_geometry *g, int64_t filters)
+{
+    return g->stride == 1 && g->channels > 0 && g->channels % TILE == 0 && filters > 0 &&
+           filters % TILE == 0 && g->kernel_height >= 1 && g->kernel_width >= 1 &&
+           g->padding >= 0 && g->out_height > 0 && g->out_width > 0 &&
+           g->out_width <= MOST_K &&
+           filters * g->channels * g->kernel_height * g->kernel_width <= MOST_WEIGHTS &&
+           ax_conv_amx_mode_chosen() != AX_CONV_AMX_OFF;
+}
+
+/* ------------------------------------------------------------ the tiles */
+
+/* One tap's C tiles over a slice: channel block(s) by filter block(s) of
+ * partial (kh, kw, channels, filters) = the sum over the slice's images
+ * and groups of rows of A (16 channel planes, stride apart) times B. */
+typedef struct block_source {
+    const uint16_t *a, *b;             /* the first image's first group, first blocks */
+    int64_t a_image, a_group, a_block; /* values to the next image, group, 16 channels */
+    int64_t b_image, b_group;          /* values to the next image, group */
+    int64_t a_stride, b_stride;        /* values between tile rows */
+    int64_t images, groups, k;
+    bool two_channel_blocks, two_filter_blocks;
+    float *c;         /* partial at the tap, first channel, first filter */
+    int64_t c_stride; /* filters: floats between the C tile's rows */
+} block_source;
+
+/* bf16 bits to float32, a subnormal as zero (AMX's DAZ) */
+static float bf16_value(uint16_t v)
+{
+    const uint32_t u = (v & 0x7f80u) ? (uint32_t)v << 16 : (uint32_t)(v & 0x8000u) << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The tiles' arithmetic in scalar C (AXON_CONV_AMX=emulate): each pair's
+ * two exact products added to the sum in turn, a subnormal sum flushed
+ * to zero (AMX's FTZ). */
+static void block_emulated(const block_source *s)
+{
+    static _Thread_local float sums[2][2][TILE][TILE];
+    memset(sums, 0, sizeof sums);
+    const int blocks_c = s->two_channel_blocks ? 2 : 1, blocks_f = s->two_filter_blocks ? 2 : 1;
+    for (int64_t i = 0; i < s->images; i++)
+        for (int64_t grp = 0; grp < s->groups; grp++)
+            for (int cb = 0; cb < blocks_c; cb++)
+                for (int fb = 0; fb < blocks_f; fb++) {
+                    const uint16_t *a = s->a + i * s->a_image + grp * s->a_group + cb * s->a_block;
+                    const uint16_t *b = s->b + i * s->b_image + grp * s->b_group + fb * 2 * TILE;
+                    for (int m = 0; m < TILE; m++)
+                        for (int n = 0; n < TILE; n++) {
+                            float sum = sums[cb][fb][m][n];
+                            for (int64_t pair = 0; pair < s->k / 2; pair++)
+                                for (int e = 0; e < 2; e++) {
+                                    sum = fmaf(bf16_value(a[m * s->a_stride + 2 * pair + e]),
+                                               bf16_value(b[pair * s->b_stride + 2 * n + e]), sum);
+                                    if (fabsf(sum) < 0x1p-126f)
+                                        sum = copysignf(0.0f, sum);
+                                }
+                            sums[cb][fb][m][n] = sum;
+                        }
+                }
+    for (int cb = 0; cb < blocks_c; cb++)
+        for (int fb = 0; fb < blocks_f; fb++)
+            for (int m = 0; m < TILE; m++)
+                memcpy(s->c + (cb * TILE + m) * s->c_stride + fb * TILE, sums[cb][fb][m],
+                       sizeof sums[cb][fb][m]);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* ldtilecfg's 64 bytes (palette 1) */
+typedef struct tile_config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t columns_bytes[16];
+    uint8_t rows[16];
+} tile_config;
+
+/* Tiles 0-3: C (16 x 16 float32); 4, 5: A (16 x k bf16); 6, 7: B (k/2
+ * pairs x 16 filters), for this thread until amx_end. */
+__attribute__((target("amx-tile"))) static void amx_begin(int64_t k)
+{
+    _Alignas(64) tile_config config;
+    memset(&config, 0, sizeof config);
+    config.palette = 1;
+    for (int t = 0; t < 8; t++) {
+        config.rows[t] = t < 6 ? TILE : (uint8_t)(k / 2);
+        config.columns_bytes[t] = t == 4 || t == 5 ? (uint16_t)(k * 2) : 4 * TILE;
+    }
+    _tile_loadconfig(&config);
+}
+
+__attribute__((target("amx-tile"))) static void amx_end(void) { _tile_release(); }
+
+__attribute__((target("amx-tile,amx-bf16"))) static void block_amx(const block_source *s)
+{
+    const bool two_c = s->two_channel_blocks, two_f = s->two_filter_blocks;
+    const int64_t as = s->a_stride * 2, bs = s->b_stride * 2, cs = s->c_stride * 4;
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    for (int64_t i = 0; i < s->images; i++)
+        for (int64_t grp = 0; grp < s->groups; grp++) {
+            const uint16_t *a = s->a + i * s->a_image + grp * s->a_group;
+            const uint16_t *b = s->b + i * s->b_image + grp * s->b_group;
+            _tile_loadd(4, a, as);
+            _tile_loadd(6, b, bs);
+            _tile_dpbf16ps(0, 4, 6);
+            if (two_f) {
+                _tile_loadd(7, b + 2 * TILE, bs);
+                _tile_dpbf16ps(1, 4, 7);
+            }
+            if (two_c) {
+                _tile_loadd(5, a + s->a_block, as);
+                _tile_dpbf16ps(2, 5, 6);
+                if (two_f)
+                    _tile_dpbf16ps(3, 5, 7);
+            }
+        }
+    _tile_stored(0, s->c, cs);
+    if (two_f)
+        _tile_stored(1, s->c + TILE, cs);
+    if (two_c) {
+        _tile_stored(2, s->c + TILE * s->c_stride, cs);
+        if (two_f)
+            _tile_stored(3, s->c + TILE * s->c_stride + TILE, cs);
+    }
+}
+#else
+static void amx_begin(int64_t k) { (void)k; }
+static void amx_end(void) {}
+static void block_amx(const block_source *s) { block_emulated(s); }
+#endif
+
+/* -------------------------------------------------------------- layouts */
+
+typedef struct amx_product {
+    const ax_window_geometry *geometry;
+    int64_t filters;
+    const float *delta, *x;
+    int64_t widest;
+    float *bias_gradient; /* NULL: none asked */
+    amx_layout layout;
+    bool hardware;
+} amx_product;
+
+static uint16_t bf16_of(float value)
+{
+    uint32_t u;
+    memcpy(&u, &value, sizeof u);
+    return (uint16_t)(ax_bf16_round_bits(u) >> 16);
+}
+
+/* shifted (kw, count, channels, plane_rows, width) at image i = the
+ * image's channel planes, padded (planes: channels, plane_rows,
+ * read_width, made here first), shifted left by kx, cut to the output
+ * width, zero beyond it */
+static void copy_shifted(const amx_product *p, const float *image, int64_t i, int64_t count,
+                         uint16_t *planes, uint16_t *shifted)
+{
+    const ax_window_geometry *g = p->geometry;
+    const amx_layout *l = &p->layout;
+    const int64_t c = g->channels;
+    for (int64_t row = 0; row < l->plane_rows; row++) {
+        const int64_t iy = row - g->padding;
+        for (int64_t col = 0; col < l->read_width; col++) {
+            const int64_t ix = col - g->padding;
+            const bool inside = iy >= 0 && iy < g->height && ix >= 0 && ix < g->width;
+            uint16_t *to = planes + row * l->read_width + col;
+            if (!inside) {
+                for (int64_t ch = 0; ch < c; ch++)
+                    to[ch * l->plane_rows * l->read_width] = 0;
+                continue;
+            }
+            const float *from = image + (iy * g->width + ix) * c;
+            for (int64_t ch = 0; ch < c; ch++)
+                to[ch * l->plane_rows * l->read_width] = bf16_of(from[ch]);
+        }
+    }
+    for (int64_t kx = 0; kx < g->kernel_width; kx++)
+        for (int64_t ch = 0; ch < c; ch++) {
+            const uint16_t *from = planes + ch * l->plane_rows * l->read_width + kx;
+            uint16_t *to = shifted + ((kx * count + i) * c + ch) * l->plane;
+            for (int64_t row = 0; row < l->plane_rows; row++, from += l->read_width) {
+                memcpy(to + row * l->width, from, (size_t)g->out_width * sizeof *to);
+                if (l->width > g->out_width)
+                    to[row * l->width + g->out_width] = 0;
+            }
+        }
+}
+
+/* pairs (count, groups x k / 2, filters, 2) = the slice's delta rounded,
+ * positions (row, column) of rows of the even width, two consecutive
+ * positions interleaved, zero where the width overhangs;
+ * bias (where not NULL) += the unrounded delta in position order */
+static void copy_pairs(const amx_product *p, const float *delta, int64_t count, uint16_t *pairs,
+                       float *bias)
+{
+    const ax_window_geometry *g = p->geometry;
+    const amx_layout *l = &p->layout;
+    const int64_t f = p->filters, rows = l->groups * l->rows;
+    for (int64_t i = 0; i < count; i++) {
+        const float *d = delta + i * g->out_height * g->out_width * f;
+        uint16_t *to = pairs + i * l->groups * l->k * f;
+        for (int64_t row = 0; row < rows; row++)
+            for (int64_t col = 0; col < l->width; col++) {
+                const int64_t place = row * l->width + col;
+                uint16_t *pair = to + (place / 2) * 2 * f + (place & 1);
+                if (row >= g->out_height || col >= g->out_width) {
+                    for (int64_t filter = 0; filter < f; filter++)
+                        pair[2 * filter] = 0;
+                    continue;
+                }
+                const float *values = d + (row * g->out_width + col) * f;
+                for (int64_t filter = 0; filter < f; filter++)
+                    pair[2 * filter] = bf16_of(values[filter]);
+                if (bias)
+                    for (int64_t filter = 0; filter < f; filter++)
+                        bias[filter] += values[filter];
+            }
+    }
+}
+
+/* partial (kh, kw, channels, filters), then the bias's sums where asked =
+ * the gradient of images [first, first + count) */
+static bool amx_slice(void *context, int64_t first, int64_t count, void *own, void *partial)
+{
+    const amx_product *p = context;
+    const ax_window_geometry *g = p->geometry;
+    const amx_layout *l = &p->layout;
+    const int64_t c = g->channels, f = p->filters;
+    const int64_t weights = f * c * g->kernel_height * g->kernel_width;
+    uint16_t *shifted = own;
+    uint16_t *pairs = shifted + g->kernel_width * p->widest * c * l->plane;
+    uint16_t *planes = pairs + p->widest * l->groups * l->k * f;
+    float *bias = p->bias_gradient ? (float *)partial + weights : NULL;
+    if (bias)
+        memset(bias, 0, (size_t)f * sizeof *bias);
+    for (int64_t i = 0; i < count; i++)
+        copy_shifted(p, p->x + (first + i) * g->height * g->width * c, i, count, planes, shifted);
+    copy_pairs(p, p->delta + first * g->out_height * g->out_width * f, count, pairs, bias);
+    block_source s = {
+        .a_image = c * l->plane,
+        .a_group = l->rows * l->width,
+        .a_block = TILE * l->plane,
+        .b_image = l->groups * l->k * f,
+        .b_group = l->k * f,
+        .a_stride = l->plane,
+        .b_stride = 2 * f,
+        .images = count,
+        .groups = l->groups,
+        .k = l->k,
+        .c_stride = f,
+    };
+    if (p->hardware)
+        amx_begin(l->k);
+    for (int64_t ky = 0; ky < g->kernel_height; ky++)
+        for (int64_t kx = 0; kx < g->kernel_width; kx++) {
+            float *tap = (float *)partial + (ky * g->kernel_width + kx) * c * f;
+            for (int64_t c0 = 0; c0 < c; c0 += 2 * TILE)
+                for (int64_t f0 = 0; f0 < f; f0 += 2 * TILE) {
+                    s.a = shifted + (kx * count * c + c0) * l->plane + ky * l->width;
+                    s.b = pairs + 2 * f0;
+                    s.two_channel_blocks = c - c0 >= 2 * TILE;
+                    s.two_filter_blocks = f - f0 >= 2 * TILE;
+                    s.c = tap + c0 * f + f0;
+                    if (p->hardware)
+                        block_amx(&s);
+                    else
+                        block_emulated(&s);
+                }
+        }
+    if (p->hardware)
+        amx_end();
+    return true;
+}
+
+static bool amx_finish(void *context, const void *sum, void *weight_gradient)
+{
+    const amx_product *p = context;
+    ax_conv_weight_from_taps(p->geometry, p->filters, sum, weight_gradient, p->bias_gradient);
+    return true;
+}
+
+bool ax_conv_weight_amx(ax_conv_weight_scratch *scratch, const ax_window_geometry *geometry,
+                        int64_t filters, const float *delta, const float *x,
+                        float *weight_gradient, float *bias_gradient, int64_t images)
+{
+    if (!ax_conv_weight_amx_takes(geometry, filters))
+        return false;
+    const int64_t widest = ax_cpu_conv_weight_widest(geometry, images);
+    const amx_product p = {
+        .geometry = geometry,
+        .filters = filters,
+        .delta = delta,
+        .x = x,
+        .widest = widest,
+        .bias_gradient = bias_gradient,
+        .layout = layout_of(geometry),
+        .hardware = ax_conv_amx_mode_chosen() == AX_CONV_AMX_HARDWARE,
+    };
+    const int64_t weights =
+        filters * geometry->channels * geometry->kernel_height * geometry->kernel_width;
+    const ax_conv_slice_product product = {
+        .context = (void *)&p,
+        .weights = weights,
+        .partial_reals = weights + (bias_gradient ? filters : 0),
+        .thread_bytes = (size_t)thread_values(geometry, filters, widest) * sizeof(uint16_t),
+        .slice = amx_slice,
+        .finish = amx_finish,
+    };
+    return ax_cpu_conv_weight_slices_sum(scratch, sizeof(float), geometry, images, &product,
+                                         weight_gradient);
+}
