@@ -198,7 +198,9 @@ __attribute__((target("amx-tile"))) static void amx_begin(int64_t k)
         config.rows[t] = t < 6 ? TILE : (uint8_t)(k / 2);
         config.columns_bytes[t] = t == 4 || t == 5 ? (uint16_t)(k * 2) : 4 * TILE;
     }
-    _tile_loadconfig(&config);
+    /* not _tile_loadconfig: GCC 12's asm names 8 bytes of its operand, so
+     * the compiler may drop the stores to the rest as dead */
+    __asm__ volatile("ldtilecfg %0" : : "m"(config) : "memory");
 }
 
 __attribute__((target("amx-tile"))) static void amx_end(void) { _tile_release(); }
@@ -207,6 +209,9 @@ __attribute__((target("amx-tile,amx-bf16"))) static void block_amx(const block_s
 {
     const bool two_c = s->two_channel_blocks, two_f = s->two_filter_blocks;
     const int64_t as = s->a_stride * 2, bs = s->b_stride * 2, cs = s->c_stride * 4;
+    /* GCC 12's tile loads and stores are asm that names no memory: the
+     * copies must be written before them, the sums read after */
+    __asm__ volatile("" : : : "memory");
     _tile_zero(0);
     _tile_zero(1);
     _tile_zero(2);
@@ -237,6 +242,7 @@ __attribute__((target("amx-tile,amx-bf16"))) static void block_amx(const block_s
         if (two_f)
             _tile_stored(3, s->c + TILE * s->c_stride + TILE, cs);
     }
+    __asm__ volatile("" : : : "memory");
 }
 #else
 static void amx_begin(int64_t k) { (void)k; }
