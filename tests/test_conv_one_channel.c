@@ -15,8 +15,9 @@
  * - in bf16 (the bf16 backend's): the same checks against the definition on
  *   operands rounded to bfloat16 here (bf16_round.h's rounding), whose
  *   float32 products are exact;
- * - the float32 and bf16 backends' conv_forward and conv_backward_weights
- *   run them (same bits), and AXON_CONV_DIRECT=off turns them off;
+ * - the float32 and bf16 backends' conv_forward, conv_backward_weights and
+ *   conv_backward_weights_bias run them (same bits), and
+ *   AXON_CONV_DIRECT=off turns them off;
  * - the forward pass with bias and activation (backend.h:
  *   conv_forward_bias_activation) has exactly the bits of the forward pass
  *   followed by the backend's bias_activation, for identity and ReLU, in
@@ -220,21 +221,17 @@ static void check_backend(ax_precision precision)
                                                   images, bf16));
         CHECK(b->ops->conv_backward_weights(b, &s.g, 32, delta, x, NULL, dw, images));
         CHECK(same_bits(dw, dw_direct, 800));
-        /* with the bias gradient: float32's runs the kernels; bf16's declines
-         * (its bias is of the unrounded delta, its layer's own pass) */
+        /* with the bias gradient (of the unrounded delta): both run the kernels */
         float bias[32], bias_direct[32];
         memset(bias, 0x7f, sizeof bias);
         memset(dw, 0x7f, sizeof dw);
         const bool taken = b->ops->conv_backward_weights_bias &&
                            b->ops->conv_backward_weights_bias(b, &s.g, 32, delta, x, NULL, dw,
                                                               bias, images);
-        CHECK(taken == !bf16);
-        if (taken) {
-            CHECK(ax_conv_one_channel_weight_gradient(&scratch, &s.g, 32, delta, x, dw_direct,
-                                                      bias_direct, images, false));
-            CHECK(same_bits(dw, dw_direct, 800) && same_bits(bias, bias_direct, 32));
-        } else
-            CHECK(bias[0] == bias[31] && dw[0] == dw[799] && !(bias[0] == 0.0f));
+        CHECK(taken);
+        CHECK(ax_conv_one_channel_weight_gradient(&scratch, &s.g, 32, delta, x, dw_direct,
+                                                  bias_direct, images, bf16));
+        CHECK(same_bits(dw, dw_direct, 800) && same_bits(bias, bias_direct, 32));
     }
     if (b)
         b->ops->destroy(b);

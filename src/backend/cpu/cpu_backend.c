@@ -354,7 +354,8 @@ static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
 }
 
 /* The weight gradient and the bias gradient in one pass over delta, where
- * the direct kernels (float32) or AMX's tiles (bf16) take the layer, their
+ * the direct kernels (float32; bf16's single-channel ones) or AMX's tiles
+ * (bf16) take the layer, their
  * weight gradient the one conv_backward_weights gives: the bias sums ride
  * on the slices' reads of delta, sparing the layer a pass over it. */
 static bool cpu_conv_backward_weights_bias(ax_backend *backend, const ax_window_geometry *geometry,
@@ -363,11 +364,14 @@ static bool cpu_conv_backward_weights_bias(ax_backend *backend, const ax_window_
                                            void *bias_gradient, int64_t images)
 {
     (void)columns;
-    if (backend->precision == AX_PRECISION_BF16) {
+    if (backend->precision == AX_PRECISION_BF16) { /* as cpu_bf16_conv_backward_weights */
         cpu_bf16_backend *bf16 = (cpu_bf16_backend *)backend;
-        return bf16_amx_allowed(bf16) &&
-               ax_conv_weight_amx(&bf16->weight_scratch, geometry, filters, delta, x,
-                                  weight_gradient, bias_gradient, images);
+        return ax_conv_one_channel_weight_gradient(&bf16->weight_scratch, geometry, filters,
+                                                   delta, x, weight_gradient, bias_gradient,
+                                                   images, true) ||
+               (bf16_amx_allowed(bf16) &&
+                ax_conv_weight_amx(&bf16->weight_scratch, geometry, filters, delta, x,
+                                   weight_gradient, bias_gradient, images));
     }
     return backend->precision == AX_PRECISION_F32 &&
            direct_weight_gradient((cpu_backend *)backend, geometry, filters, delta, x,
