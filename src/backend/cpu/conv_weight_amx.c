@@ -59,12 +59,13 @@ static amx_layout layout_of(const ax_window_geometry *g)
 }
 
 /* bf16 values of a thread's scratch for slices of `widest` images: the
- * shifted planes, the interleaved delta, one image's padded planes */
+ * shifted planes, the interleaved delta, one image's padded planes and
+ * the image packed */
 static int64_t thread_values(const ax_window_geometry *g, int64_t filters, int64_t widest)
 {
     const amx_layout l = layout_of(g);
     return g->kernel_width * widest * g->channels * l.plane + widest * l.groups * l.k * filters +
-           g->channels * l.plane_rows * l.read_width;
+           g->channels * l.plane_rows * l.read_width + g->height * g->width * g->channels;
 }
 
 /* ------------------------------------------------------------------ mode */
@@ -262,42 +263,36 @@ typedef struct amx_product {
     bool hardware;
 } amx_product;
 
-static uint16_t bf16_of(float value)
-{
-    uint32_t u;
-    memcpy(&u, &value, sizeof u);
-    return (uint16_t)(ax_bf16_round_bits(u) >> 16);
-}
-
 /* shifted (kw, count, channels, plane_rows, width) at image i = the
- * image's channel planes, padded (planes: channels, plane_rows,
- * read_width, made here first), shifted left by kx, cut to the output
- * width, zero beyond it */
+ * image's channel planes, padded, shifted left by kx, cut to the output
+ * width, zero beyond it. The image is packed to bf16 first (packed: its
+ * height x width x channels values, a vectorised loop), then its values
+ * go to their planes (planes: channels, plane_rows, read_width). */
 static void copy_shifted(const amx_product *p, const float *image, int64_t i, int64_t count,
-                         uint16_t *planes, uint16_t *shifted)
+                         uint16_t *packed, uint16_t *planes, uint16_t *shifted)
 {
     const ax_window_geometry *g = p->geometry;
     const amx_layout *l = &p->layout;
-    const int64_t c = g->channels;
+    const int64_t c = g->channels, plane_size = l->plane_rows * l->read_width;
+    ax_bf16_pack_values_serial(packed, image, g->height * g->width * c);
     for (int64_t row = 0; row < l->plane_rows; row++) {
         const int64_t iy = row - g->padding;
         for (int64_t col = 0; col < l->read_width; col++) {
             const int64_t ix = col - g->padding;
-            const bool inside = iy >= 0 && iy < g->height && ix >= 0 && ix < g->width;
             uint16_t *to = planes + row * l->read_width + col;
-            if (!inside) {
+            if (iy < 0 || iy >= g->height || ix < 0 || ix >= g->width) {
                 for (int64_t ch = 0; ch < c; ch++)
-                    to[ch * l->plane_rows * l->read_width] = 0;
+                    to[ch * plane_size] = 0;
                 continue;
             }
-            const float *from = image + (iy * g->width + ix) * c;
+            const uint16_t *from = packed + (iy * g->width + ix) * c;
             for (int64_t ch = 0; ch < c; ch++)
-                to[ch * l->plane_rows * l->read_width] = bf16_of(from[ch]);
+                to[ch * plane_size] = from[ch];
         }
     }
     for (int64_t kx = 0; kx < g->kernel_width; kx++)
         for (int64_t ch = 0; ch < c; ch++) {
-            const uint16_t *from = planes + ch * l->plane_rows * l->read_width + kx;
+            const uint16_t *from = planes + ch * plane_size + kx;
             uint16_t *to = shifted + ((kx * count + i) * c + ch) * l->plane;
             for (int64_t row = 0; row < l->plane_rows; row++, from += l->read_width) {
                 memcpy(to + row * l->width, from, (size_t)g->out_width * sizeof *to);
@@ -307,34 +302,43 @@ static void copy_shifted(const amx_product *p, const float *image, int64_t i, in
         }
 }
 
+/* pair (filters x 2) = first and second (NULL: zeros), rounded and
+ * interleaved: one 32-bit word a filter, the first in its low half */
+static void pack_pair(uint16_t *pair, const float *first, const float *second, int64_t filters)
+{
+    const uint32_t *a = (const uint32_t *)first, *b = (const uint32_t *)second;
+#pragma omp simd
+    for (int64_t f = 0; f < filters; f++) {
+        const uint32_t word = (ax_bf16_round_bits(a[f]) >> 16) |
+                              (b ? ax_bf16_round_bits(b[f]) & 0xffff0000u : 0u);
+        memcpy(pair + 2 * f, &word, sizeof word);
+    }
+}
+
 /* pairs (count, groups x k / 2, filters, 2) = the slice's delta rounded,
  * positions (row, column) of rows of the even width, two consecutive
- * positions interleaved, zero where the width overhangs;
- * bias (where not NULL) += the unrounded delta in position order */
+ * positions interleaved, zero where the width overhangs; bias (where not
+ * NULL) += the unrounded delta in position order */
 static void copy_pairs(const amx_product *p, const float *delta, int64_t count, uint16_t *pairs,
                        float *bias)
 {
     const ax_window_geometry *g = p->geometry;
     const amx_layout *l = &p->layout;
-    const int64_t f = p->filters, rows = l->groups * l->rows;
+    const int64_t f = p->filters, ow = g->out_width;
     for (int64_t i = 0; i < count; i++) {
-        const float *d = delta + i * g->out_height * g->out_width * f;
+        const float *d = delta + i * g->out_height * ow * f;
         uint16_t *to = pairs + i * l->groups * l->k * f;
-        for (int64_t row = 0; row < rows; row++)
-            for (int64_t col = 0; col < l->width; col++) {
-                const int64_t place = row * l->width + col;
-                uint16_t *pair = to + (place / 2) * 2 * f + (place & 1);
-                if (row >= g->out_height || col >= g->out_width) {
-                    for (int64_t filter = 0; filter < f; filter++)
-                        pair[2 * filter] = 0;
-                    continue;
-                }
-                const float *values = d + (row * g->out_width + col) * f;
-                for (int64_t filter = 0; filter < f; filter++)
-                    pair[2 * filter] = bf16_of(values[filter]);
+        for (int64_t row = 0; row < g->out_height; row++)
+            for (int64_t col = 0; col < l->width; col += 2) {
+                const float *first = d + (row * ow + col) * f;
+                const float *second = col + 1 < ow ? first + f : NULL;
+                pack_pair(to + (row * l->width + col) * f, first, second, f);
                 if (bias)
-                    for (int64_t filter = 0; filter < f; filter++)
-                        bias[filter] += values[filter];
+                    for (int64_t filter = 0; filter < f; filter++) {
+                        bias[filter] += first[filter];
+                        if (second)
+                            bias[filter] += second[filter];
+                    }
             }
     }
 }
@@ -351,11 +355,13 @@ static bool amx_slice(void *context, int64_t first, int64_t count, void *own, vo
     uint16_t *shifted = own;
     uint16_t *pairs = shifted + g->kernel_width * p->widest * c * l->plane;
     uint16_t *planes = pairs + p->widest * l->groups * l->k * f;
+    uint16_t *packed = planes + c * l->plane_rows * l->read_width;
     float *bias = p->bias_gradient ? (float *)partial + weights : NULL;
     if (bias)
         memset(bias, 0, (size_t)f * sizeof *bias);
     for (int64_t i = 0; i < count; i++)
-        copy_shifted(p, p->x + (first + i) * g->height * g->width * c, i, count, planes, shifted);
+        copy_shifted(p, p->x + (first + i) * g->height * g->width * c, i, count, packed, planes,
+                     shifted);
     copy_pairs(p, p->delta + first * g->out_height * g->out_width * f, count, pairs, bias);
     block_source s = {
         .a_image = c * l->plane,
