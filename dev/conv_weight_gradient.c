@@ -6,7 +6,7 @@
  * two shapes, batch 128:
  *   conv1 28x28x1 -> 32 filters 5x5 -> 24x24,
  *   conv2 12x12x32 -> 64 filters 5x5 -> 8x8,
- * float32 or float64 (argument 2), on the thread counts given (argument 1,
+ * float32, float64 or bf16 (argument 2), on the thread counts given (argument 1,
  * e.g. 1,2,16). Rounds alternate the two (the machine may be shared); each
  * round times the best of CALLS calls; printed: the median over the rounds
  * of each one's ms and GFLOP/s, the median of the per-round ratios
@@ -91,8 +91,9 @@ static double best_ms(ax_backend *b, int entry, const ax_window_geometry *g, int
 int main(int argc, char **argv)
 {
     const char *thread_list = argc > 1 ? argv[1] : "1,2";
-    const ax_precision precision =
-        argc > 2 && strcmp(argv[2], "f64") == 0 ? AX_PRECISION_F64 : AX_PRECISION_F32;
+    const ax_precision precision = argc > 2 && strcmp(argv[2], "f64") == 0    ? AX_PRECISION_F64
+                                   : argc > 2 && strcmp(argv[2], "bf16") == 0 ? AX_PRECISION_BF16
+                                                                              : AX_PRECISION_F32;
     const char *base = getenv("CONV_WG_BASE");
     if (base && strchr(base, '=') && strlen(base) < sizeof base_name) {
         snprintf(base_name, sizeof base_name, "%s", base);
@@ -107,7 +108,10 @@ int main(int argc, char **argv)
     }
     const size_t real = b->real_size;
     printf("%s, batch %d, best of %d calls, median of %d alternating rounds\n",
-           precision == AX_PRECISION_F64 ? "float64" : "float32", IMAGES, CALLS, ROUNDS);
+           precision == AX_PRECISION_F64    ? "float64"
+           : precision == AX_PRECISION_BF16 ? "bf16"
+                                            : "float32",
+           IMAGES, CALLS, ROUNDS);
     for (int l = 0; l < SHAPES; l++) {
         const ax_window_geometry *g = &geometries[l];
         const int64_t filters = filter_counts[l];

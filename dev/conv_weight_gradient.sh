@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# dev/conv_weight_gradient.sh [THREADS [f32|f64]]: builds dev/conv_weight_gradient.c
+# dev/conv_weight_gradient.sh [THREADS [f32|f64|bf16]]: builds dev/conv_weight_gradient.c
 # against the library of build/ (cmake --build build --target axon_static first) and
 # runs it: the CPU's weight-gradient entry against the layer's im2col + GEMM path at
 # LeNet's shapes, e.g. `dev/conv_weight_gradient.sh 1,2,16 f32` (docs/notes/conv.md).
