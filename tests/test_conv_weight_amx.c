@@ -37,27 +37,9 @@
 
 static uint64_t random_state = 2029;
 
-static shape make_shape(int64_t height, int64_t width, int64_t channels, int64_t kh, int64_t kw,
-                        int64_t stride, int64_t padding, int64_t filters)
-{
-    return (shape){with_outputs((ax_window_geometry){height, width, channels, kh, kw, stride,
-                                                      padding, 0, 0}),
-                   filters};
-}
-
 static float *random_floats(int64_t n)
 {
-    float *v = malloc((size_t)n * sizeof *v);
-    for (int64_t i = 0; i < n; i++)
-        v[i] = (float)test_random_uniform(&random_state, -1.0, 1.0);
-    return v;
-}
-
-static float *rounded_copy(const float *v, int64_t n)
-{
-    float *r = malloc((size_t)n * sizeof *r);
-    ax_bf16_round_values_serial(r, v, n);
-    return r;
+    return random_floats_from(&random_state, n);
 }
 
 /* dW (filters, channels, kh, kw) and sum |terms| in float64 by the
@@ -119,15 +101,6 @@ static bool within_bound(const shape *s, int64_t images, const float *dw, const 
         } else if (!(fabs(dw[i] - dw64[i]) <= gamma * dw_abs[i]))
             return false;
     }
-    return true;
-}
-
-/* the same bits, or both NaN */
-static bool same_values(const float *a, const float *b, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        if (memcmp(&a[i], &b[i], sizeof *a) != 0 && !(isnan(a[i]) && isnan(b[i])))
-            return false;
     return true;
 }
 

@@ -44,20 +44,9 @@
 
 static uint64_t random_state = 2028;
 
-static shape make_shape(int64_t height, int64_t width, int64_t channels, int64_t kh, int64_t kw,
-                        int64_t stride, int64_t padding, int64_t filters)
-{
-    return (shape){with_outputs((ax_window_geometry){height, width, channels, kh, kw, stride,
-                                                      padding, 0, 0}),
-                   filters};
-}
-
 static float *random_floats(int64_t n)
 {
-    float *v = malloc((size_t)n * sizeof *v);
-    for (int64_t i = 0; i < n; i++)
-        v[i] = (float)test_random_uniform(&random_state, -1.0, 1.0);
-    return v;
+    return random_floats_from(&random_state, n);
 }
 
 /* channel c of x's value under window tap (ky, kx) of output (oy, ox) of
@@ -109,22 +98,6 @@ static void references(const shape *s, int64_t images, const float *x, const flo
             dw[i] = slice == 0 ? part[i] : dw[i] + part[i];
     }
     free(part);
-}
-
-/* the same bits, or both NaN */
-static bool same_values(const float *a, const float *b, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        if (memcmp(&a[i], &b[i], sizeof *a) != 0 && !(isnan(a[i]) && isnan(b[i])))
-            return false;
-    return true;
-}
-
-static float *rounded_copy(const float *v, int64_t n)
-{
-    float *r = malloc((size_t)n * sizeof *r);
-    ax_bf16_round_values_serial(r, v, n);
-    return r;
 }
 
 static void describe(const shape *s, int64_t images, bool bf16, int threads, const char *what)

@@ -30,7 +30,16 @@
  *   between, or in float64; the gradient with and without it equal bit for bit but
  *   for those layers' bias gradients (another order of addition), which
  *   agree within 2^-16 of their largest. The other checks leave that
- *   entry out of both tables. */
+ *   entry out of both tables;
+ * - a first layer's weight and bias gradients straight from the max
+ *   pooling's delta above it (conv_backward_weights_bias_pooled, version
+ *   14): the whole gradient with and without it equal bit for bit (the
+ *   same kernels, the delta made a slice at a time), the entry taken once
+ *   for a first convolution of 16 or 32 filters below a max pooling over
+ *   its ReLU output, 2x2 or overlapping 3x3 windows (float32 on AVX-512,
+ *   one channel or several; bf16 for one), never for tanh, an average
+ *   pooling, dropout between, 8 filters or float64. The other checks leave
+ *   it out of both tables. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +57,12 @@ static double random_uniform(void)
 }
 
 /* The fused entry a check is about: counted in one table, NULL in the other. */
-typedef enum fused_entry { POOL_RELU, CONV_BIAS_ACTIVATION, CONV_WEIGHTS_BIAS } fused_entry;
+typedef enum fused_entry {
+    POOL_RELU,
+    CONV_BIAS_ACTIVATION,
+    CONV_WEIGHTS_BIAS,
+    CONV_POOLED
+} fused_entry;
 
 static int64_t fused_calls; /* calls the entry took */
 static const ax_backend_ops *wrapped;
@@ -76,6 +90,17 @@ static bool counted_weights_bias_entry(ax_backend *backend, const ax_window_geom
 {
     const bool taken = wrapped->conv_backward_weights_bias(
         backend, geometry, filters, delta, x, columns, weight_gradient, bias_gradient, images);
+    fused_calls += taken;
+    return taken;
+}
+
+static bool counted_pooled_entry(ax_backend *backend, const ax_window_geometry *geometry,
+                                 int64_t filters, const ax_window_geometry *pool, const void *y,
+                                 const void *dy, const void *x, void *weight_gradient,
+                                 void *bias_gradient, int64_t images)
+{
+    const bool taken = wrapped->conv_backward_weights_bias_pooled(
+        backend, geometry, filters, pool, y, dy, x, weight_gradient, bias_gradient, images);
     fused_calls += taken;
     return taken;
 }
@@ -157,9 +182,18 @@ static void check_network(ax_precision precision, const char *layers, double dro
         ax_backend_ops counting = *own, plain = *own;
         wrapped = own;
         /* each check about its own entry: the bias gradient's pass as it was */
-        if (entry != CONV_WEIGHTS_BIAS)
+        /* (the pooled entry's check keeps the bias entry in both: it
+         * replaces the pooling pass and that entry's call) */
+        if (entry != CONV_WEIGHTS_BIAS && entry != CONV_POOLED)
             counting.conv_backward_weights_bias = plain.conv_backward_weights_bias = NULL;
-        if (entry == CONV_WEIGHTS_BIAS) {
+        if (entry != CONV_POOLED)
+            counting.conv_backward_weights_bias_pooled = plain.conv_backward_weights_bias_pooled =
+                NULL;
+        if (entry == CONV_POOLED) {
+            if (own->conv_backward_weights_bias_pooled)
+                counting.conv_backward_weights_bias_pooled = counted_pooled_entry;
+            plain.conv_backward_weights_bias_pooled = NULL;
+        } else if (entry == CONV_WEIGHTS_BIAS) {
             if (own->conv_backward_weights_bias)
                 counting.conv_backward_weights_bias = counted_weights_bias_entry;
             plain.conv_backward_weights_bias = NULL;
@@ -254,6 +288,26 @@ int main(void)
                       CONV_WEIGHTS_BIAS);
         check_network(precisions[p], "conv:16x3x3:relu,maxpool:2,10:softmax", 0.25, 0, data,
                       CONV_WEIGHTS_BIAS);
+        /* a first layer's weight and bias gradients straight from the max
+         * pooling's delta above it (the same kernels, the delta made a slice
+         * at a time): all bits equal, the bias's too; float32's direct
+         * kernels of one channel and of several, bf16's of one */
+        check_network(precisions[p],
+                      "conv:16x3x3:relu,maxpool:2,conv:16x3x3:relu,maxpool:2,10:softmax", 0.0,
+                      both, data, CONV_POOLED);
+        check_network(precisions[p], "conv:16x3x3:relu,maxpool:2,10:softmax", 0.0, one, gray,
+                      CONV_POOLED);
+        check_network(precisions[p], "conv:32x5x5/p2:relu,maxpool:3/s2,10:softmax", 0.0, one,
+                      gray, CONV_POOLED);
+        /* not over ReLU, not max, dropout between, or 8 filters: the two passes */
+        check_network(precisions[p], "conv:16x3x3:tanh,maxpool:2,10:softmax", 0.0, 0, gray,
+                      CONV_POOLED);
+        check_network(precisions[p], "conv:16x3x3:relu,avgpool:2,10:softmax", 0.0, 0, gray,
+                      CONV_POOLED);
+        check_network(precisions[p], "conv:16x3x3:relu,maxpool:2,10:softmax", 0.25, 0, gray,
+                      CONV_POOLED);
+        check_network(precisions[p], "conv:8x3x3:relu,maxpool:2,10:softmax", 0.0, 0, gray,
+                      CONV_POOLED);
     }
     ax_dataset_free(data);
     ax_dataset_free(gray);

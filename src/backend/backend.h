@@ -43,7 +43,7 @@ typedef struct ax_window_geometry {
  * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
  * version before including them, to be compiled as a plugin of that
  * version would have been; nothing else does. */
-#define AX_BACKEND_TABLE_VERSION 13
+#define AX_BACKEND_TABLE_VERSION 14
 #ifndef AX_BACKEND_HEADERS_AS_OF
 #define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
 #endif
@@ -343,6 +343,25 @@ typedef struct ax_backend_ops {
                                        const void *columns, void *weight_gradient,
                                        void *bias_gradient, int64_t images);
     /* ---- entries above are valid for version 13 and later ---- */
+#endif
+#if AX_BACKEND_HEADERS_AS_OF >= 14
+    /* conv_backward_weights_bias of a convolution whose output y (images,
+     * out_height, out_width, filters; after its ReLU) a max pooling (pool:
+     * its geometry, y its input) reads, from the pooling's output gradient
+     * dy: the convolution's delta is max_pool_backward_relu's of y and dy,
+     * made a slice of the batch at a time where the weight gradient reads
+     * it, never written whole (optional: where it is NULL or declines,
+     * with nothing written, the layers run max_pool_backward_relu and then
+     * conv_backward_weights_bias or its fallback). Both gradients get
+     * exactly the bits of that pair of calls. For a network's first layer,
+     * whose input gradient nobody needs. */
+    bool (*conv_backward_weights_bias_pooled)(ax_backend *backend,
+                                              const ax_window_geometry *geometry, int64_t filters,
+                                              const ax_window_geometry *pool, const void *y,
+                                              const void *dy, const void *x,
+                                              void *weight_gradient, void *bias_gradient,
+                                              int64_t images);
+    /* ---- entries above are valid for version 14 and later ---- */
 #endif
 } ax_backend_ops;
 

@@ -69,7 +69,9 @@
  * convolution); 11 max_pool_backward_relu (pooling's input gradient and
  * the ReLU derivative below it in one pass); 12 conv_forward_bias_activation
  * (a convolution's forward pass with its bias and activation); 13
- * conv_backward_weights_bias (its weight and bias gradients in one pass). */
+ * conv_backward_weights_bias (its weight and bias gradients in one pass);
+ * 14 conv_backward_weights_bias_pooled (those of a first layer straight
+ * from the max pooling's output gradient above it). */
 #define AX_BACKEND_PLUGIN_ABI_OLDEST 4
 
 

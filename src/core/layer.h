@@ -148,6 +148,15 @@ struct ax_layer_ops {
      * skips backward_activation, whose only work would be that gradient. */
     void (*backward_weights_bias)(ax_net *net, int index, const void *delta, const void *x,
                                   double l2, int64_t rows);
+    /* Optional (NULL: none): for a first layer below a max pooling
+     * (pool_index) over its ReLU output, backward_weights_bias straight
+     * from the pooling's delta (pool_delta), the pooling's input gradient
+     * never made whole, where the backend has the pass (backend.h:
+     * conv_backward_weights_bias_pooled); false, with nothing done, where
+     * it does not: the caller then runs the two layers' passes. */
+    bool (*backward_weights_bias_pooled)(ax_net *net, int index, int pool_index,
+                                         const void *pool_delta, const void *x, double l2,
+                                         int64_t rows);
 
     /* --- capability: outputs linear in the weights ------------------------- */
     /* Kinds whose pre-activations are a product of the input and the

@@ -535,6 +535,36 @@ static void conv_backward_weights_bias(ax_net *net, int index, const void *delta
     add_l2(net, index, l2);
 }
 
+/* A first layer's weight and bias gradients straight from the delta of the
+ * max pooling over its ReLU output (layer pool_index) in the backend's one
+ * pass, where it takes them: the pooling's input gradient is made there a
+ * slice at a time, never whole (profiled as this layer's weight gradient,
+ * which then includes that pooling pass). False, with nothing done, where
+ * the backend does not take them. */
+static bool conv_backward_weights_bias_pooled(ax_net *net, int index, int pool_index,
+                                              const void *pool_delta, const void *x, double l2,
+                                              int64_t rows)
+{
+    if (!OPS->conv_backward_weights_bias_pooled)
+        return false;
+    ax_layer *layer = &net->layers[index];
+    const ax_window_geometry geometry = geometry_of(layer);
+    const ax_window_geometry pool = ax_pool_layer_geometry(&net->layers[pool_index]);
+    const int64_t f = layer->spec.conv.filters, positions_all = rows * places(layer);
+    const double flops = conv_flops(layer, rows, AX_LAYER_WORK_WEIGHT_GRADIENT) +
+                         (double)f * (double)(positions_all - 1);
+    bool taken = false;
+    AX_PROFILED_WHEN(net, AX_PROFILE_CONV_WEIGHT_GRADIENT, index, flops, taken,
+                     taken = OPS->conv_backward_weights_bias_pooled(
+                         net->backend, &geometry, f, &pool,
+                         ax_window_layer_input(net, pool_index), pool_delta, x,
+                         ax_layer_weights(net, net->gradients, index),
+                         ax_layer_bias(net, net->gradients, index), rows));
+    if (taken)
+        add_l2(net, index, l2);
+    return taken;
+}
+
 const ax_layer_ops ax_layer_conv_ops = {
     .kind = AX_LAYER_CONV,
     .name = "conv",
@@ -557,4 +587,5 @@ const ax_layer_ops ax_layer_conv_ops = {
     .backward_weights = conv_backward_weights,
     .backward_input = conv_backward_input,
     .backward_weights_bias = conv_backward_weights_bias,
+    .backward_weights_bias_pooled = conv_backward_weights_bias_pooled,
 };

@@ -181,7 +181,7 @@ static double pool_flops(const ax_layer *layer, int64_t rows, ax_layer_work work
     return work == AX_LAYER_WORK_TRAIN ? 2.0 * (double)rows * (double)layer->out * window : 0.0;
 }
 
-static ax_window_geometry geometry_of(const ax_layer *layer)
+ax_window_geometry ax_pool_layer_geometry(const ax_layer *layer)
 {
     return (ax_window_geometry){
         .height = layer->in_shape.height,
@@ -199,7 +199,7 @@ static ax_window_geometry geometry_of(const ax_layer *layer)
 static void pool_forward(ax_net *net, int index, const void *x, void *z, int64_t rows)
 {
     const ax_layer *layer = &net->layers[index];
-    const ax_window_geometry geometry = geometry_of(layer);
+    const ax_window_geometry geometry = ax_pool_layer_geometry(layer);
     AX_PROFILED(net, AX_PROFILE_POOL_FORWARD, index, 0.0,
                 OPS->pool_forward(net->backend, layer->spec.kind == AX_LAYER_MAX_POOL, &geometry,
                                   x, z, rows));
@@ -223,7 +223,7 @@ static void pool_backward_input(ax_net *net, int index, const void *delta, void 
                                 int64_t rows)
 {
     const ax_layer *layer = &net->layers[index];
-    const ax_window_geometry geometry = geometry_of(layer);
+    const ax_window_geometry geometry = ax_pool_layer_geometry(layer);
     AX_PROFILED(net, AX_PROFILE_POOL_BACKWARD, index, 0.0,
                 OPS->pool_backward(net->backend, layer->spec.kind == AX_LAYER_MAX_POOL,
                                    &geometry, ax_window_layer_input(net, index), delta, previous,
@@ -237,7 +237,7 @@ static bool max_pool_backward_input_relu(ax_net *net, int index, const void *del
 {
     if (!OPS->max_pool_backward_relu)
         return false;
-    const ax_window_geometry geometry = geometry_of(&net->layers[index]);
+    const ax_window_geometry geometry = ax_pool_layer_geometry(&net->layers[index]);
     AX_PROFILED(net, AX_PROFILE_POOL_BACKWARD, index, 0.0,
                 OPS->max_pool_backward_relu(net->backend, &geometry,
                                             ax_window_layer_input(net, index), delta, previous,

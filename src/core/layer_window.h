@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "axon.h"
+#include "backend/backend.h"
 #include "core/layer.h"
 
 /* Reads a whole number from *cursor into *value and moves *cursor past it;
@@ -25,5 +26,7 @@ ax_status ax_window_require_image(int index, const char *item, ax_layer_shape in
 /* The input of layer index for a backward pass: the previous layer's
  * outputs, or the loaded batch for the first layer. */
 const void *ax_window_layer_input(const ax_net *net, int index);
+/* A pooling layer's window geometry (its input and output images). */
+ax_window_geometry ax_pool_layer_geometry(const ax_layer *layer);
 
 #endif

@@ -206,6 +206,20 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
             break;
         void *previous = net->workspace.delta[1 - current];
         const double rate = dropout_before(net, regularization, l);
+        /* A first layer below a max pooling over its ReLU output: its
+         * gradients straight from this layer's delta where the backend has
+         * that pass (the pooling's input gradient is then never made) */
+        const ax_layer *below = &net->layers[0];
+        if (l == 1 && first_weights && rate == 0.0 && layer->ops->kind == AX_LAYER_MAX_POOL &&
+            below->activation == AX_ACT_RELU && below->ops->backward_weights_bias_pooled &&
+            below->ops->backward_weights_bias_pooled(net, 0, 1, net->workspace.delta[current],
+                                                     net->workspace.current_input, l2, rows)) {
+            if (l1 > 0.0)
+                AX_PROFILED(net, AX_PROFILE_L2, 0, 0.0, add_l1_gradient(net, 0, l1));
+            if (net->run.gradient_ready)
+                net->run.gradient_ready(net->run.gradient_ready_user, 0);
+            break;
+        }
         /* ReLU's derivative in this layer's pass where it has one (max
          * pooling): the layer below then has only its bias gradient to make */
         const bool through_relu = rate == 0.0 && net->layers[l - 1].activation == AX_ACT_RELU &&

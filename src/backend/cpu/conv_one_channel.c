@@ -351,6 +351,7 @@ typedef struct one_channel_product {
     bool round_bf16;
     int64_t widest;       /* images of the largest slice */
     float *bias_gradient; /* NULL: none asked */
+    const ax_pooled_delta *pooled; /* where not NULL, delta's stand-in */
 } one_channel_product;
 
 /* partial (kh, kw, filters) = the weight gradient of images [first, first +
@@ -364,6 +365,12 @@ static bool gradient_slice(void *context, int64_t first, int64_t count, void *ow
     int64_t image_size = g->height * g->width, image_width = g->width;
     const int64_t places = g->out_height * g->out_width;
     const float *delta = p->delta + first * places * p->filters;
+    if (p->pooled) { /* the slice's delta made last in the thread's scratch */
+        float *made = (float *)own + ax_conv_direct_thread_reals(g, p->filters, p->widest,
+                                                                 p->round_bf16, false);
+        ax_pooled_delta_make(p->pooled, first, count, made);
+        delta = made;
+    }
     /* the bias sums (filters) after the weights: in float32 the first tile
      * of each filter block adds them as it streams delta; in bf16, whose
      * tiles read a rounded copy, a pass over the unrounded delta here (the
@@ -419,27 +426,50 @@ static bool gradient_finish(void *context, const void *sum, void *weight_gradien
     return true;
 }
 
-bool ax_conv_one_channel_weight_gradient(ax_conv_weight_scratch *scratch,
-                                         const ax_window_geometry *geometry, int64_t filters,
-                                         const float *delta, const float *x,
-                                         float *weight_gradient, float *bias_gradient,
-                                         int64_t images, bool round_bf16)
+static bool gradient_over_slices(ax_conv_weight_scratch *scratch,
+                                 const ax_window_geometry *geometry, int64_t filters,
+                                 const float *delta, const ax_pooled_delta *pooled,
+                                 const float *x, float *weight_gradient, float *bias_gradient,
+                                 int64_t images, bool round_bf16)
 {
     if (!ax_conv_one_channel_takes(geometry, filters))
         return false;
     const int64_t widest = ax_cpu_conv_weight_widest(geometry, images);
-    one_channel_product p = {geometry, filters, delta, x, round_bf16, widest, bias_gradient};
+    one_channel_product p = {geometry, filters, delta,         x,
+                             round_bf16, widest, bias_gradient, pooled};
     const int64_t weights = filters * geometry->kernel_height * geometry->kernel_width;
     const ax_conv_slice_product product = {
         .context = &p,
         .weights = weights,
         .partial_reals = weights + (bias_gradient ? filters : 0),
         .thread_bytes =
-            (size_t)ax_conv_direct_thread_reals(geometry, filters, widest, round_bf16) *
+            (size_t)ax_conv_direct_thread_reals(geometry, filters, widest, round_bf16,
+                                                pooled != NULL) *
             sizeof(float),
         .slice = gradient_slice,
         .finish = gradient_finish,
     };
     return ax_cpu_conv_weight_slices_sum(scratch, sizeof(float), geometry, images, &product,
                                          weight_gradient);
+}
+
+bool ax_conv_one_channel_weight_gradient(ax_conv_weight_scratch *scratch,
+                                         const ax_window_geometry *geometry, int64_t filters,
+                                         const float *delta, const float *x,
+                                         float *weight_gradient, float *bias_gradient,
+                                         int64_t images, bool round_bf16)
+{
+    return gradient_over_slices(scratch, geometry, filters, delta, NULL, x, weight_gradient,
+                                bias_gradient, images, round_bf16);
+}
+
+bool ax_conv_one_channel_weight_gradient_pooled(ax_conv_weight_scratch *scratch,
+                                                const ax_window_geometry *geometry,
+                                                int64_t filters, const ax_pooled_delta *pooled,
+                                                const float *x, float *weight_gradient,
+                                                float *bias_gradient, int64_t images,
+                                                bool round_bf16)
+{
+    return gradient_over_slices(scratch, geometry, filters, NULL, pooled, x, weight_gradient,
+                                bias_gradient, images, round_bf16);
 }

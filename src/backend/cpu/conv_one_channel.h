@@ -58,4 +58,14 @@ bool ax_conv_one_channel_weight_gradient(ax_conv_weight_scratch *scratch,
                                          float *weight_gradient, float *bias_gradient,
                                          int64_t images, bool round_bf16);
 
+/* The same with the delta made slice by slice from a max pooling's output
+ * gradient (backend.h: conv_backward_weights_bias_pooled): the bits of
+ * max_pool_backward_relu, then the call above. */
+bool ax_conv_one_channel_weight_gradient_pooled(ax_conv_weight_scratch *scratch,
+                                                const ax_window_geometry *geometry,
+                                                int64_t filters, const ax_pooled_delta *pooled,
+                                                const float *x, float *weight_gradient,
+                                                float *bias_gradient, int64_t images,
+                                                bool round_bf16);
+
 #endif

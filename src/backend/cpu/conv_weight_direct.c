@@ -156,6 +156,7 @@ typedef struct direct_product {
     bool round_bf16;
     int64_t widest;       /* images of the largest slice */
     float *bias_gradient; /* NULL: none asked */
+    const ax_pooled_delta *pooled; /* where not NULL, delta's stand-in */
 } direct_product;
 
 /* bias (filters) += the unrounded delta of `positions` positions, each
@@ -213,6 +214,12 @@ static bool direct_slice(void *context, int64_t first, int64_t count, void *own,
     const float *images = p->x + first * g->height * g->width * c;
     int64_t image_rows = g->height, image_cols = g->width;
     const float *delta = p->delta + first * places * p->filters;
+    if (p->pooled) { /* the slice's delta made last in the thread's scratch */
+        float *made = (float *)own + ax_conv_direct_thread_reals(g, p->filters, p->widest,
+                                                                 p->round_bf16, false);
+        ax_pooled_delta_make(p->pooled, first, count, made);
+        delta = made;
+    }
     const float *unrounded = delta;
     if (g->padding || p->round_bf16) { /* the slice's images, padded, in the thread's scratch */
         image_rows = ax_window_read_height(g), image_cols = ax_window_read_width(g);
@@ -279,27 +286,47 @@ static bool direct_finish(void *context, const void *sum, void *weight_gradient)
     return true;
 }
 
-bool ax_conv_weight_direct(ax_conv_weight_scratch *scratch, const ax_window_geometry *geometry,
-                           int64_t filters, const float *delta, const float *x,
-                           float *weight_gradient, float *bias_gradient, int64_t images,
-                           bool round_bf16)
+static bool gradient_over_slices(ax_conv_weight_scratch *scratch,
+                                 const ax_window_geometry *geometry, int64_t filters,
+                                 const float *delta, const ax_pooled_delta *pooled,
+                                 const float *x, float *weight_gradient, float *bias_gradient,
+                                 int64_t images, bool round_bf16)
 {
     if (!ax_conv_weight_direct_takes(geometry, filters))
         return false;
     const int64_t widest = ax_cpu_conv_weight_widest(geometry, images);
-    direct_product p = {geometry, filters, delta, x, round_bf16, widest, bias_gradient};
+    direct_product p = {geometry, filters, delta, x, round_bf16, widest, bias_gradient, pooled};
     const int64_t weights =
         filters * geometry->channels * geometry->kernel_height * geometry->kernel_width;
     const ax_conv_slice_product product = {
         .context = &p,
         .weights = weights,
         .partial_reals = weights + (bias_gradient ? filters : 0),
-        .thread_bytes =
-            (size_t)ax_conv_direct_thread_reals(geometry, filters, widest, round_bf16) *
-            sizeof(float),
+        .thread_bytes = (size_t)ax_conv_direct_thread_reals(geometry, filters, widest,
+                                                            round_bf16, pooled != NULL) *
+                        sizeof(float),
         .slice = direct_slice,
         .finish = direct_finish,
     };
     return ax_cpu_conv_weight_slices_sum(scratch, sizeof(float), geometry, images, &product,
                                          weight_gradient);
+}
+
+bool ax_conv_weight_direct(ax_conv_weight_scratch *scratch, const ax_window_geometry *geometry,
+                           int64_t filters, const float *delta, const float *x,
+                           float *weight_gradient, float *bias_gradient, int64_t images,
+                           bool round_bf16)
+{
+    return gradient_over_slices(scratch, geometry, filters, delta, NULL, x, weight_gradient,
+                                bias_gradient, images, round_bf16);
+}
+
+bool ax_conv_weight_direct_pooled(ax_conv_weight_scratch *scratch,
+                                  const ax_window_geometry *geometry, int64_t filters,
+                                  const ax_pooled_delta *pooled, const float *x,
+                                  float *weight_gradient, float *bias_gradient, int64_t images,
+                                  bool round_bf16)
+{
+    return gradient_over_slices(scratch, geometry, filters, NULL, pooled, x, weight_gradient,
+                                bias_gradient, images, round_bf16);
 }

@@ -106,6 +106,18 @@ static bool scratch_reserve(ax_conv_weight_scratch *scratch, size_t bytes)
     return true;
 }
 
+void ax_pooled_delta_make(const ax_pooled_delta *pooled, int64_t first, int64_t count,
+                          float *delta)
+{
+    const ax_window_geometry *g = pooled->pool;
+    const int64_t in = g->height * g->width * g->channels;
+    const int64_t out = g->out_height * g->out_width * g->channels;
+    /* per image and exact (a select and a mask); its own OpenMP loop is
+     * inactive inside the slices' parallel region */
+    ax_cpu_max_pool_backward_relu_f32(NULL, g, pooled->y + first * in, pooled->dy + first * out,
+                                      delta, count);
+}
+
 /* sum (count) = sum (when carry) + parts[0] + parts[1] + ... + parts[n-1]
  * (stride values apart), left to right for every element, whatever thread
  * adds it. A block of elements at a time, partial by partial: one stream

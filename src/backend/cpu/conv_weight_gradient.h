@@ -83,16 +83,34 @@ int64_t ax_cpu_conv_weight_widest(const ax_window_geometry *geometry, int64_t im
 /* The float32 values a thread's scratch needs for the direct kernels'
  * slices of at most `widest` images (conv_one_channel.c,
  * conv_weight_direct.c): the images with their padding made real, where
- * padded or rounded, then the delta, where rounded to bf16. */
+ * padded or rounded, then the delta, where rounded to bf16, then the
+ * delta made from a pooling's output gradient (ax_pooled_delta), where
+ * pooled. */
 static inline int64_t ax_conv_direct_thread_reals(const ax_window_geometry *g, int64_t filters,
-                                                  int64_t widest, bool round_bf16)
+                                                  int64_t widest, bool round_bf16, bool pooled)
 {
     const int64_t images = g->padding || round_bf16 ? widest * ax_window_read_height(g) *
                                                           ax_window_read_width(g) * g->channels
                                                     : 0;
-    const int64_t delta = round_bf16 ? widest * g->out_height * g->out_width * filters : 0;
-    return images + delta;
+    const int64_t delta = widest * g->out_height * g->out_width * filters;
+    return images + (round_bf16 ? delta : 0) + (pooled ? delta : 0);
 }
+
+/* A max pooling's output gradient standing in for a convolution's delta
+ * (backend.h: conv_backward_weights_bias_pooled): y, the convolution's
+ * output after its ReLU (the pooling's input), and dy, the pooling's
+ * output gradient, both float32. */
+typedef struct ax_pooled_delta {
+    const ax_window_geometry *pool;
+    const float *y, *dy;
+} ax_pooled_delta;
+
+/* delta (count images of the convolution's output) = the delta of images
+ * [first, first + count): max_pool_backward_relu's values for them, on the
+ * calling thread (a parallel region's slice): the same bits as the whole
+ * batch's pass. */
+void ax_pooled_delta_make(const ax_pooled_delta *pooled, int64_t first, int64_t count,
+                          float *delta);
 
 /* How many slices a batch of `images` is cut into (a function of the
  * images and the geometry only): for tests. */

@@ -378,6 +378,37 @@ static bool cpu_conv_backward_weights_bias(ax_backend *backend, const ax_window_
                                   weight_gradient, bias_gradient, images);
 }
 
+/* A first layer's weight and bias gradients straight from the max
+ * pooling's output gradient above it, where the direct kernels take the
+ * layer (float32; bf16's single-channel ones): the kernels of
+ * cpu_conv_backward_weights_bias, each slice's delta made in the thread's
+ * scratch by max_pool_backward_relu's code, so the 9.4 MB of LeNet's
+ * first delta are never written whole nor read back. */
+static bool cpu_conv_backward_weights_bias_pooled(ax_backend *backend,
+                                                  const ax_window_geometry *geometry,
+                                                  int64_t filters, const ax_window_geometry *pool,
+                                                  const void *y, const void *dy, const void *x,
+                                                  void *weight_gradient, void *bias_gradient,
+                                                  int64_t images)
+{
+    if (pool->height != geometry->out_height || pool->width != geometry->out_width ||
+        pool->channels != filters || pool->padding != 0)
+        return false;
+    const ax_pooled_delta pooled = {pool, y, dy};
+    if (backend->precision == AX_PRECISION_BF16)
+        return ax_conv_one_channel_weight_gradient_pooled(
+            &((cpu_bf16_backend *)backend)->weight_scratch, geometry, filters, &pooled, x,
+            weight_gradient, bias_gradient, images, true);
+    if (backend->precision != AX_PRECISION_F32)
+        return false;
+    ax_conv_weight_scratch *scratch = &((cpu_backend *)backend)->weight_scratch;
+    return ax_conv_one_channel_weight_gradient_pooled(scratch, geometry, filters, &pooled, x,
+                                                      weight_gradient, bias_gradient, images,
+                                                      false) ||
+           ax_conv_weight_direct_pooled(scratch, geometry, filters, &pooled, x, weight_gradient,
+                                        bias_gradient, images, false);
+}
+
 /* The emulation's float32 product: gemm_f32's choice of kernels. */
 static void sgemm_for_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                            float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
@@ -547,6 +578,7 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
         .max_pool_backward_relu = ax_cpu_max_pool_backward_relu_##suffix, \
         .conv_forward_bias_activation = cpu_conv_forward_bias_activation, \
         .conv_backward_weights_bias = cpu_conv_backward_weights_bias, \
+        .conv_backward_weights_bias_pooled = cpu_conv_backward_weights_bias_pooled, \
     }
 
 /* oneDNN's convolutions in float32 and bf16 (onednn_conv.h): it has no
