@@ -40,12 +40,11 @@ static void phases(const char *name, ax_window_geometry g, int64_t filters, bool
     uint16_t *own = aligned_alloc(64, ((size_t)thread_values(&g, filters, IMAGES) * 2 + 63) & ~63ul);
     uint16_t *shifted = own, *pairs = shifted + g.kernel_width * IMAGES * c * l->plane;
     uint16_t *planes = pairs + IMAGES * l->groups * l->k * filters;
-    uint16_t *packed = planes + c * l->plane_rows * l->read_width;
     double shift = 1e30, pair = 1e30, whole = 1e30;
     for (int call = 0; call < CALLS; call++) {
         double start = omp_get_wtime();
         for (int64_t i = 0; i < IMAGES; i++)
-            copy_shifted(&p, x + i * g.height * g.width * c, i, IMAGES, packed, planes, shifted);
+            copy_shifted(&p, x + i * g.height * g.width * c, i, IMAGES, planes, shifted);
         best_us(&shift, start);
         start = omp_get_wtime();
         copy_pairs(&p, delta, IMAGES, pairs, NULL);

@@ -38,7 +38,6 @@ typedef struct amx_layout {
     int64_t groups;     /* A tiles down an image: out_height / rows */
     int64_t plane_rows; /* a shifted plane's rows: the padded image's */
     int64_t plane;      /* its values: plane_rows x width */
-    int64_t read_width; /* the padded image's columns */
 } amx_layout;
 
 static amx_layout layout_of(const ax_window_geometry *g)
@@ -54,18 +53,16 @@ static amx_layout layout_of(const ax_window_geometry *g)
     l.groups = g->out_height / l.rows;
     l.plane_rows = ax_window_read_height(g);
     l.plane = l.plane_rows * l.width;
-    l.read_width = ax_window_read_width(g);
     return l;
 }
 
 /* bf16 values of a thread's scratch for slices of `widest` images: the
- * shifted planes, the interleaved delta, one image's padded planes and
- * the image packed */
+ * shifted planes, the interleaved delta, one image's planes */
 static int64_t thread_values(const ax_window_geometry *g, int64_t filters, int64_t widest)
 {
     const amx_layout l = layout_of(g);
     return g->kernel_width * widest * g->channels * l.plane + widest * l.groups * l.k * filters +
-           g->channels * l.plane_rows * l.read_width + g->height * g->width * g->channels;
+           g->channels * g->height * g->width;
 }
 
 /* ------------------------------------------------------------------ mode */
@@ -263,43 +260,122 @@ typedef struct amx_product {
     bool hardware;
 } amx_product;
 
+/* planes (channels, pixels) = image (pixels, channels) rounded to bf16
+ * (bf16_round.h's rounding). With AVX-512, 16 pixels by 16 channels at a
+ * time transposed in registers and rounded 16 to a vector, a contiguous
+ * store to each plane; the pixels past a multiple of 16, and CPUs without
+ * AVX-512, one value at a time. */
+static void transpose_scalar(const float *image, int64_t first, int64_t pixels, int64_t channels,
+                             uint16_t *planes)
+{
+    const uint32_t *in = (const uint32_t *)image;
+    for (int64_t q = first; q < pixels; q++)
+        for (int64_t ch = 0; ch < channels; ch++)
+            planes[ch * pixels + q] = (uint16_t)(ax_bf16_round_bits(in[q * channels + ch]) >> 16);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* bf16_round.h's rounding of 16 values, their bf16 bits */
+__attribute__((target("avx512f"))) static inline __m256i bf16_bits(__m512 values)
+{
+    const __m512i u = _mm512_castps_si512(values);
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), odd);
+    const __m512i quiet = _mm512_or_si512(u, _mm512_set1_epi32(0x00400000));
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                  _mm512_set1_epi32(0x7f800000));
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_mask_blend_epi32(nan, rounded, quiet), 16));
+}
+
+/* out[c] = column c of the 16 x 16 block of floats at in (rows stride apart) */
+__attribute__((target("avx512f"))) static inline void transpose_16x16(const float *in, int64_t stride,
+                                                                      __m512 out[16])
+{
+    __m512 r[16], t[16], u[16], v[16];
+    for (int k = 0; k < 16; k++)
+        r[k] = _mm512_loadu_ps(in + k * stride);
+    for (int k = 0; k < 16; k += 2) {
+        t[k] = _mm512_unpacklo_ps(r[k], r[k + 1]);
+        t[k + 1] = _mm512_unpackhi_ps(r[k], r[k + 1]);
+    }
+    for (int k = 0; k < 16; k += 4) {
+        u[k] = _mm512_shuffle_ps(t[k], t[k + 2], 0x44);
+        u[k + 1] = _mm512_shuffle_ps(t[k], t[k + 2], 0xEE);
+        u[k + 2] = _mm512_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+        u[k + 3] = _mm512_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
+    }
+    for (int k = 0; k < 16; k += 8)
+        for (int j = 0; j < 4; j++) {
+            v[k + j] = _mm512_shuffle_f32x4(u[k + j], u[k + j + 4], 0x88);
+            v[k + j + 4] = _mm512_shuffle_f32x4(u[k + j], u[k + j + 4], 0xDD);
+        }
+    for (int j = 0; j < 8; j++) {
+        out[j] = _mm512_shuffle_f32x4(v[j], v[j + 8], 0x88);
+        out[j + 8] = _mm512_shuffle_f32x4(v[j], v[j + 8], 0xDD);
+    }
+}
+
+__attribute__((target("avx512f"))) static void transpose_rounded(const float *image, int64_t pixels,
+                                                                 int64_t channels, uint16_t *planes)
+{
+    if (!ax_cpu_kernels_avx512f()) {
+        transpose_scalar(image, 0, pixels, channels, planes);
+        return;
+    }
+    const int64_t blocks = pixels / TILE * TILE;
+    for (int64_t q = 0; q < blocks; q += TILE)
+        for (int64_t c0 = 0; c0 < channels; c0 += TILE) {
+            __m512 columns[TILE];
+            transpose_16x16(image + q * channels + c0, channels, columns);
+            for (int k = 0; k < TILE; k++)
+                _mm256_storeu_si256((__m256i *)(planes + (c0 + k) * pixels + q), bf16_bits(columns[k]));
+        }
+    transpose_scalar(image, blocks, pixels, channels, planes);
+}
+#else
+static void transpose_rounded(const float *image, int64_t pixels, int64_t channels,
+                              uint16_t *planes)
+{
+    transpose_scalar(image, 0, pixels, channels, planes);
+}
+#endif
+
 /* shifted (kw, count, channels, plane_rows, width) at image i = the
- * image's channel planes, padded, shifted left by kx, cut to the output
- * width, zero beyond it. The image is packed to bf16 first (packed: its
- * height x width x channels values, a vectorised loop), then its values
- * go to their planes (planes: channels, plane_rows, read_width). */
+ * image's channel planes (made in planes: channels, height x width),
+ * padded, shifted left by kx, cut to the output width, zero beyond it */
 static void copy_shifted(const amx_product *p, const float *image, int64_t i, int64_t count,
-                         uint16_t *packed, uint16_t *planes, uint16_t *shifted)
+                         uint16_t *planes, uint16_t *shifted)
 {
     const ax_window_geometry *g = p->geometry;
     const amx_layout *l = &p->layout;
-    const int64_t c = g->channels, plane_size = l->plane_rows * l->read_width;
-    ax_bf16_pack_values_serial(packed, image, g->height * g->width * c);
-    for (int64_t row = 0; row < l->plane_rows; row++) {
-        const int64_t iy = row - g->padding;
-        for (int64_t col = 0; col < l->read_width; col++) {
-            const int64_t ix = col - g->padding;
-            uint16_t *to = planes + row * l->read_width + col;
-            if (iy < 0 || iy >= g->height || ix < 0 || ix >= g->width) {
-                for (int64_t ch = 0; ch < c; ch++)
-                    to[ch * plane_size] = 0;
-                continue;
+    const int64_t c = g->channels, pixels = g->height * g->width, pad = g->padding;
+    transpose_rounded(image, pixels, c, planes);
+    for (int64_t kx = 0; kx < g->kernel_width; kx++) {
+        /* the output columns whose window column ix = e + kx - pad is inside */
+        const int64_t low = pad - kx > 0 ? pad - kx : 0;
+        const int64_t high = g->width + pad - kx < g->out_width ? g->width + pad - kx : g->out_width;
+        for (int64_t ch = 0; ch < c; ch++) {
+            const uint16_t *from = planes + ch * pixels;
+            uint16_t *to = shifted + ((kx * count + i) * c + ch) * l->plane;
+            for (int64_t row = 0; row < l->plane_rows; row++, to += l->width) {
+                const int64_t iy = row - pad;
+                if (iy < 0 || iy >= g->height || low >= high) {
+                    memset(to, 0, (size_t)l->width * sizeof *to);
+                    continue;
+                }
+                const uint16_t *line = from + iy * g->width + low + kx - pad;
+                if (low == 0 && high == 8 && l->width == 8) /* LeNet's: a constant-size copy */
+                    memcpy(to, line, 8 * sizeof *to);
+                else if (low == 0 && high == 16 && l->width == 16)
+                    memcpy(to, line, 16 * sizeof *to);
+                else {
+                    memset(to, 0, (size_t)low * sizeof *to);
+                    memcpy(to + low, line, (size_t)(high - low) * sizeof *to);
+                    memset(to + high, 0, (size_t)(l->width - high) * sizeof *to);
+                }
             }
-            const uint16_t *from = packed + (iy * g->width + ix) * c;
-            for (int64_t ch = 0; ch < c; ch++)
-                to[ch * plane_size] = from[ch];
         }
     }
-    for (int64_t kx = 0; kx < g->kernel_width; kx++)
-        for (int64_t ch = 0; ch < c; ch++) {
-            const uint16_t *from = planes + ch * plane_size + kx;
-            uint16_t *to = shifted + ((kx * count + i) * c + ch) * l->plane;
-            for (int64_t row = 0; row < l->plane_rows; row++, from += l->read_width) {
-                memcpy(to + row * l->width, from, (size_t)g->out_width * sizeof *to);
-                if (l->width > g->out_width)
-                    to[row * l->width + g->out_width] = 0;
-            }
-        }
 }
 
 /* pair (filters x 2) = first and second (NULL: zeros), rounded and
@@ -355,13 +431,11 @@ static bool amx_slice(void *context, int64_t first, int64_t count, void *own, vo
     uint16_t *shifted = own;
     uint16_t *pairs = shifted + g->kernel_width * p->widest * c * l->plane;
     uint16_t *planes = pairs + p->widest * l->groups * l->k * f;
-    uint16_t *packed = planes + c * l->plane_rows * l->read_width;
     float *bias = p->bias_gradient ? (float *)partial + weights : NULL;
     if (bias)
         memset(bias, 0, (size_t)f * sizeof *bias);
     for (int64_t i = 0; i < count; i++)
-        copy_shifted(p, p->x + (first + i) * g->height * g->width * c, i, count, packed, planes,
-                     shifted);
+        copy_shifted(p, p->x + (first + i) * g->height * g->width * c, i, count, planes, shifted);
     copy_pairs(p, p->delta + first * g->out_height * g->out_width * f, count, pairs, bias);
     block_source s = {
         .a_image = c * l->plane,
