@@ -103,7 +103,9 @@ ax_conv_amx_mode ax_conv_amx_mode_chosen(void)
     if ((direct && strcmp(direct, "off") == 0) || ax_cpu_kernels_generic())
         return AX_CONV_AMX_OFF;
     pthread_once(&grant_once, ask_grant);
-    return granted ? AX_CONV_AMX_HARDWARE : AX_CONV_AMX_OFF;
+    /* every AMX CPU has AVX-512, which the planes' transposes use; a CPU
+     * that reports AMX without it (an emulator's) is not trusted */
+    return granted && ax_cpu_kernels_avx512f() ? AX_CONV_AMX_HARDWARE : AX_CONV_AMX_OFF;
 }
 
 bool ax_conv_weight_amx_takes(const ax_window_geometry *g, int64_t filters)
