@@ -6,7 +6,8 @@
  * on AMX where the CPU has it, else their scalar emulation (then the third
  * figure means nothing). Best of 50 calls each, in microseconds.
  *
- * build (after building axon_static in build/), and run:
+ * build (after building axon_static in build/; for a lent GPU host, into build-gpu/amx_phases
+ * against build-gpu/libaxon.a, which dev/gpu_run.sh amx then runs), and run:
  *   gcc -std=c11 -D_GNU_SOURCE -O2 -fopenmp -Isrc -Iinclude dev/conv_weight_amx_phases.c \
  *       -o /tmp/amx_phases build/libaxon.a $(dnnl, BLAS as dev/conv_weight_gradient.sh) -lm
  *   /tmp/amx_phases */

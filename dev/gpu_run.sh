@@ -259,6 +259,12 @@ amx)    # issue 28: bf16's weight gradient on AMX's tiles (conv_weight_amx.c) on
         # float32, alternating, default threads, OpenMP's waits as a user has them; profile; bits
     unset OMP_WAIT_POLICY
     say "    flags: $(grep -o -w -E 'avx512_bf16|amx_bf16|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+    # where a slice's time goes, and the entry per call against oneDNN's AMX primitive, where
+    # built beside the bundle (dev/conv_weight_amx_phases.c; dev/conv_weight_gradient.sh with
+    # AXON_BUILD=build-gpu CONV_WEIGHT_GRADIENT_BENCH=build-gpu/conv_wg_bench)
+    [ -x "$build/amx_phases" ] && { step amx_phases 60 "$build/amx_phases"; sed "s/^/    /" "$out/amx_phases.txt" >> "$summary"; }
+    [ -x "$build/conv_wg_bench" ] && { CONV_WG_BASE=AXON_CONV_AMX=off step conv_wg_amx 120 "$build/conv_wg_bench" 1,16 bf16
+        grep -E "conv[0-9]" "$out/conv_wg_amx.txt" | sed "s/^/    /" >> "$summary"; }
     step test_amx 120 "$build/tests/test_conv_weight_amx"
     grep -E "conv_weight_amx|beyond|bits of|failed" "$out/test_amx.txt" | head -12 | sed "s/^/    /" >> "$summary"
     step ctest_amx 200 ctest --test-dir "$build" -j8 -R "conv|bf16|onednn|weight|thread|pool" -E cuda --output-on-failure
