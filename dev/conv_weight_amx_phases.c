@@ -8,7 +8,8 @@
  *
  * build (after building axon_static in build/; for a lent GPU host, into build-gpu/amx_phases
  * against build-gpu/libaxon.a, which dev/gpu_run.sh amx then runs), and run:
- *   gcc -std=c11 -D_GNU_SOURCE -O2 -fopenmp -Isrc -Iinclude dev/conv_weight_amx_phases.c \
+ *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=x86-64-v3 -fopenmp -Isrc -Iinclude \
+ *       dev/conv_weight_amx_phases.c \
  *       -o /tmp/amx_phases build/libaxon.a $(dnnl, BLAS as dev/conv_weight_gradient.sh) -lm
  *   /tmp/amx_phases */
 #include "../src/backend/cpu/conv_weight_amx.c"
