@@ -44,6 +44,14 @@ static inline float *random_floats_from(uint64_t *state, int64_t n)
     return v;
 }
 
+/* NaN and infinities among x (inputs values) and delta (outputs values) */
+static inline void put_specials(float *x, int64_t inputs, float *delta, int64_t outputs,
+                                int64_t filters)
+{
+    x[3] = NAN, x[inputs / 2] = INFINITY, delta[outputs - 1] = -INFINITY;
+    delta[filters + 1] = NAN;
+}
+
 /* v rounded to bfloat16 (bf16_round.h), in a new array */
 static inline float *rounded_copy(const float *v, int64_t n)
 {

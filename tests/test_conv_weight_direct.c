@@ -118,10 +118,8 @@ static void check_shape(const shape *s, int64_t images, bool bf16, bool with_spe
     const int64_t inputs = inputs_of(s, images), outputs = outputs_of(s, images);
     const int64_t weights = weights_of(s);
     float *x = random_floats(inputs), *delta = random_floats(outputs);
-    if (with_specials) {
-        x[3] = NAN, x[inputs / 2] = INFINITY, delta[outputs - 1] = -INFINITY;
-        delta[s->filters + 1] = NAN;
-    }
+    if (with_specials)
+        put_specials(x, inputs, delta, outputs, s->filters);
     float *dw = malloc((size_t)weights * sizeof *dw);
     float *expected = malloc((size_t)weights * sizeof *dw);
     double *dw64 = malloc((size_t)weights * sizeof *dw64);

@@ -189,12 +189,15 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
 
     /* the layer whose bias gradient waits for its weight gradient's pass */
     int bias_deferred = -1;
+    bool first_made = false; /* the first layer's gradients made from the pooling's delta */
     for (int l = last; l >= 0; l--) {
         const ax_layer *layer = &net->layers[l];
         const void *x = l > 0 ? net->workspace.outputs[l - 1] : net->workspace.current_input;
         if (l == 0 && !first_weights)
             break;
-        if (l == bias_deferred)
+        if (first_made)
+            ; /* made at layer 1, below */
+        else if (l == bias_deferred)
             layer->ops->backward_weights_bias(net, l, net->workspace.delta[current], x, l2, rows);
         else
             layer->ops->backward_weights(net, l, net->workspace.delta[current], x, l2, rows);
@@ -214,11 +217,8 @@ static double backward(ax_net *net, int64_t rows, const ax_regularization *regul
             below->activation == AX_ACT_RELU && below->ops->backward_weights_bias_pooled &&
             below->ops->backward_weights_bias_pooled(net, 0, 1, net->workspace.delta[current],
                                                      net->workspace.current_input, l2, rows)) {
-            if (l1 > 0.0)
-                AX_PROFILED(net, AX_PROFILE_L2, 0, 0.0, add_l1_gradient(net, 0, l1));
-            if (net->run.gradient_ready)
-                net->run.gradient_ready(net->run.gradient_ready_user, 0);
-            break;
+            first_made = true;
+            continue;
         }
         /* ReLU's derivative in this layer's pass where it has one (max
          * pooling): the layer below then has only its bias gradient to make */

@@ -108,14 +108,19 @@ ax_conv_amx_mode ax_conv_amx_mode_chosen(void)
     return granted && ax_cpu_kernels_avx512f() ? AX_CONV_AMX_HARDWARE : AX_CONV_AMX_OFF;
 }
 
-bool ax_conv_weight_amx_takes(const ax_window_geometry *g, int64_t filters)
+/* the layer's shape suits the kernel (ax_conv_weight_amx_takes less the mode) */
+static bool shape_taken(const ax_window_geometry *g, int64_t filters)
 {
     return g->stride == 1 && g->channels > 0 && g->channels % TILE == 0 && filters > 0 &&
            filters % TILE == 0 && g->kernel_height >= 1 && g->kernel_width >= 1 &&
            g->padding >= 0 && g->out_height > 0 && g->out_width > 0 &&
            g->out_width <= MOST_K &&
-           filters * g->channels * g->kernel_height * g->kernel_width <= MOST_WEIGHTS &&
-           ax_conv_amx_mode_chosen() != AX_CONV_AMX_OFF;
+           filters * g->channels * g->kernel_height * g->kernel_width <= MOST_WEIGHTS;
+}
+
+bool ax_conv_weight_amx_takes(const ax_window_geometry *g, int64_t filters)
+{
+    return shape_taken(g, filters) && ax_conv_amx_mode_chosen() != AX_CONV_AMX_OFF;
 }
 
 /* ------------------------------------------------------------ the tiles */
@@ -365,16 +370,10 @@ static void copy_shifted(const amx_product *p, const float *image, int64_t i, in
                     memset(to, 0, (size_t)l->width * sizeof *to);
                     continue;
                 }
-                const uint16_t *line = from + iy * g->width + low + kx - pad;
-                if (low == 0 && high == 8 && l->width == 8) /* LeNet's: a constant-size copy */
-                    memcpy(to, line, 8 * sizeof *to);
-                else if (low == 0 && high == 16 && l->width == 16)
-                    memcpy(to, line, 16 * sizeof *to);
-                else {
-                    memset(to, 0, (size_t)low * sizeof *to);
-                    memcpy(to + low, line, (size_t)(high - low) * sizeof *to);
-                    memset(to + high, 0, (size_t)(l->width - high) * sizeof *to);
-                }
+                memset(to, 0, (size_t)low * sizeof *to);
+                memcpy(to + low, from + iy * g->width + low + kx - pad,
+                       (size_t)(high - low) * sizeof *to);
+                memset(to + high, 0, (size_t)(l->width - high) * sizeof *to);
             }
         }
     }
@@ -486,7 +485,8 @@ bool ax_conv_weight_amx(ax_conv_weight_scratch *scratch, const ax_window_geometr
                         int64_t filters, const float *delta, const float *x,
                         float *weight_gradient, float *bias_gradient, int64_t images)
 {
-    if (!ax_conv_weight_amx_takes(geometry, filters))
+    const ax_conv_amx_mode mode = ax_conv_amx_mode_chosen(); /* read once a call */
+    if (mode == AX_CONV_AMX_OFF || !shape_taken(geometry, filters))
         return false;
     const int64_t widest = ax_cpu_conv_weight_widest(geometry, images);
     const amx_product p = {
@@ -497,7 +497,7 @@ bool ax_conv_weight_amx(ax_conv_weight_scratch *scratch, const ax_window_geometr
         .widest = widest,
         .bias_gradient = bias_gradient,
         .layout = layout_of(geometry),
-        .hardware = ax_conv_amx_mode_chosen() == AX_CONV_AMX_HARDWARE,
+        .hardware = mode == AX_CONV_AMX_HARDWARE,
     };
     const int64_t weights =
         filters * geometry->channels * geometry->kernel_height * geometry->kernel_width;
