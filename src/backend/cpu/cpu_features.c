@@ -51,7 +51,14 @@ bool ax_cpu_kernels_avx512vl(void)
            __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx512f") &&
            __builtin_cpu_supports("avx512vl");
 }
+
+bool ax_cpu_kernels_avx512bw(void)
+{
+    return !ax_cpu_kernels_generic() && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw");
+}
 #else
 bool ax_cpu_kernels_avx512f(void) { return false; }
 bool ax_cpu_kernels_avx512vl(void) { return false; }
+bool ax_cpu_kernels_avx512bw(void) { return false; }
 #endif

@@ -25,5 +25,8 @@ bool ax_cpu_kernels_avx512f(void);
 /* The CPU has AVX2, FMA, AVX-512F and AVX-512VL, and the kernels may use
  * them. */
 bool ax_cpu_kernels_avx512vl(void);
+/* The CPU has AVX-512F and AVX-512BW (16-bit lanes, e.g. masked bf16
+ * rows), and the kernels may use them. */
+bool ax_cpu_kernels_avx512bw(void);
 
 #endif
