@@ -18,6 +18,33 @@ static inline uint32_t ax_bf16_round_bits(uint32_t u)
     return (u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* ax_bf16_round_bits of 16 values at once (AVX-512F; the caller checks
+ * the CPU): float32 values holding their bfloat16 roundings. */
+__attribute__((target("avx512f"))) static inline __m512 ax_bf16_round16(__m512 values)
+{
+    const __m512i u = _mm512_castps_si512(values);
+    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i rounded = _mm512_and_si512(
+        _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), odd),
+        _mm512_set1_epi32((int)0xffff0000u));
+    const __m512i quiet =
+        _mm512_and_si512(_mm512_or_si512(u, _mm512_set1_epi32(0x00400000)),
+                         _mm512_set1_epi32((int)0xffff0000u));
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(
+        _mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+    return _mm512_castsi512_ps(_mm512_mask_blend_epi32(nan, rounded, quiet));
+}
+
+/* The same, the 16 bfloat16 values themselves (their bits). */
+__attribute__((target("avx512f"))) static inline __m256i ax_bf16_pack16(__m512 values)
+{
+    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(ax_bf16_round16(values)), 16));
+}
+#endif
+
 /* dst[i] = src[i] rounded to bfloat16, held in float32 (count values;
  * OpenMP threads for large counts, each value alone, so the bits do not
  * depend on the thread count). */

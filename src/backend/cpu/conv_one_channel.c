@@ -271,17 +271,26 @@ static bool forward_pass(const ax_window_geometry *g, int64_t filters, const flo
     if (!ax_conv_one_channel_takes(g, filters))
         return false;
     const int64_t kh = g->kernel_height, kw = g->kernel_width, area = kh * kw;
-    /* strips copied where padded or rounded, read in place otherwise */
-    const bool copied = g->padding || round_bf16;
+    /* strips copied where padded, read in place otherwise */
+    const bool copied = g->padding;
     const int64_t strip_width = copied ? ax_window_read_width(g) : g->width;
     const int threads = omp_get_max_threads();
     /* the weights as (kh, kw, filters): a tap's filters side by side */
     float *taps = malloc((size_t)(area * filters) * sizeof *taps);
     float *strips = copied ? malloc((size_t)(threads * kh * strip_width) * sizeof *strips) : NULL;
-    if (!taps || (copied && !strips)) {
+    /* bf16: the batch's images rounded once (vectors, all threads), not
+     * each value in kernel_height strips, one at a time */
+    float *rounded = round_bf16 ? malloc((size_t)(images * g->height * g->width) * sizeof *rounded)
+                                : NULL;
+    if (!taps || (copied && !strips) || (round_bf16 && !rounded)) {
         free(taps);
         free(strips);
+        free(rounded);
         return false;
+    }
+    if (round_bf16) {
+        ax_bf16_round_values(rounded, x, images * g->height * g->width);
+        x = rounded;
     }
     for (int64_t f = 0; f < filters; f++)
         for (int64_t t = 0; t < area; t++)
@@ -298,7 +307,7 @@ static bool forward_pass(const ax_window_geometry *g, int64_t filters, const flo
         if (copied) {
             float *own = strips + (int64_t)omp_get_thread_num() * kh * strip_width;
             copy_padded(image, g->height, g->width, oy * g->stride - g->padding, -g->padding, kh,
-                        strip_width, round_bf16, own);
+                        strip_width, false, own);
             strip = own;
         }
         float *out_row = z + r * g->out_width * filters;
@@ -313,6 +322,7 @@ static bool forward_pass(const ax_window_geometry *g, int64_t filters, const flo
     }
     free(taps);
     free(strips);
+    free(rounded);
     return true;
 }
 
@@ -343,6 +353,50 @@ bool ax_conv_one_channel_forward_bias_activation(const ax_window_geometry *geome
     return epilogue_of(activation, &finish) &&
            forward_pass(geometry, filters, x, weights, finish, bias, z, images, round_bf16);
 }
+
+/* rounded (positions, filters) = delta rounded to bfloat16; bias (where
+ * not NULL) = the sums of the unrounded delta over the positions, each a
+ * chain of additions in position order (the float32 tiles' bits), in the
+ * same pass. Filters in 16s (ax_conv_one_channel_takes). */
+static void round_delta_scalar(float *rounded, const float *delta, int64_t positions,
+                               int64_t filters, float *bias)
+{
+    if (bias) {
+        memset(bias, 0, (size_t)filters * sizeof *bias);
+        for (int64_t q = 0; q < positions; q++)
+            for (int64_t f = 0; f < filters; f++)
+                bias[f] += delta[q * filters + f];
+    }
+    ax_bf16_round_values_serial(rounded, delta, positions * filters);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx512f"))) static void round_delta(float *rounded, const float *delta,
+                                                           int64_t positions, int64_t filters,
+                                                           float *bias)
+{
+    if (!ax_cpu_kernels_avx512f() || filters % 16) {
+        round_delta_scalar(rounded, delta, positions, filters, bias);
+        return;
+    }
+    for (int64_t f0 = 0; f0 < filters; f0 += 16) {
+        __m512 sums = _mm512_setzero_ps();
+        for (int64_t q = 0; q < positions; q++) {
+            const __m512 values = _mm512_loadu_ps(delta + q * filters + f0);
+            sums = _mm512_add_ps(sums, values);
+            _mm512_storeu_ps(rounded + q * filters + f0, ax_bf16_round16(values));
+        }
+        if (bias)
+            _mm512_storeu_ps(bias + f0, sums);
+    }
+}
+#else
+static void round_delta(float *rounded, const float *delta, int64_t positions, int64_t filters,
+                        float *bias)
+{
+    round_delta_scalar(rounded, delta, positions, filters, bias);
+}
+#endif
 
 typedef struct one_channel_product {
     const ax_window_geometry *geometry;
@@ -376,12 +430,6 @@ static bool gradient_slice(void *context, int64_t first, int64_t count, void *ow
      * tiles read a rounded copy, a pass over the unrounded delta here (the
      * same chains of additions in position order) */
     float *bias = p->bias_gradient ? (float *)partial + kh * kw * p->filters : NULL;
-    if (bias && p->round_bf16) {
-        memset(bias, 0, (size_t)p->filters * sizeof *bias);
-        for (int64_t q = 0; q < count * places; q++)
-            for (int64_t f = 0; f < p->filters; f++)
-                bias[f] += delta[q * p->filters + f];
-    }
     if (g->padding || p->round_bf16) { /* the slice's images, padded, in the thread's scratch */
         const int64_t rows = ax_window_read_height(g), cols = ax_window_read_width(g);
         for (int64_t i = 0; i < count; i++)
@@ -393,7 +441,7 @@ static bool gradient_slice(void *context, int64_t first, int64_t count, void *ow
     }
     if (p->round_bf16) { /* and its delta, rounded, after the widest slice's images */
         float *rounded = (float *)own + p->widest * image_size;
-        ax_bf16_round_values_serial(rounded, delta, count * places * p->filters);
+        round_delta(rounded, delta, count * places, p->filters, bias);
         delta = rounded;
     }
     for (int64_t f0 = 0; f0 < p->filters; f0 += 32) {

@@ -282,18 +282,6 @@ static void transpose_scalar(const float *image, int64_t first, int64_t pixels, 
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* bf16_round.h's rounding of 16 values, their bf16 bits */
-__attribute__((target("avx512f"))) static inline __m256i bf16_bits(__m512 values)
-{
-    const __m512i u = _mm512_castps_si512(values);
-    const __m512i odd = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    const __m512i rounded = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), odd);
-    const __m512i quiet = _mm512_or_si512(u, _mm512_set1_epi32(0x00400000));
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                  _mm512_set1_epi32(0x7f800000));
-    return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_mask_blend_epi32(nan, rounded, quiet), 16));
-}
-
 /* out[c] = column c of the 16 x 16 block of floats at in (rows stride apart) */
 __attribute__((target("avx512f"))) static inline void transpose_16x16(const float *in, int64_t stride,
                                                                       __m512 out[16])
@@ -335,7 +323,7 @@ __attribute__((target("avx512f"))) static void transpose_rounded(const float *im
             __m512 columns[TILE];
             transpose_16x16(image + q * channels + c0, channels, columns);
             for (int k = 0; k < TILE; k++)
-                _mm256_storeu_si256((__m256i *)(planes + (c0 + k) * pixels + q), bf16_bits(columns[k]));
+                _mm256_storeu_si256((__m256i *)(planes + (c0 + k) * pixels + q), ax_bf16_pack16(columns[k]));
         }
     transpose_scalar(image, blocks, pixels, channels, planes);
 }
