@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/blas.h"
+#include "backend/cpu/conv_input_direct.h"
 #include "backend/cpu/conv_one_channel.h"
 #include "backend/cpu/conv_weight_amx.h"
 #include "backend/cpu/conv_weight_direct.h"
@@ -109,19 +110,25 @@ static bool cpu_conv_forward_bias_activation(ax_backend *backend,
                                                        backend->precision == AX_PRECISION_BF16);
 }
 
-#ifdef AXON_ONEDNN
+/* Float32 only: oneDNN's backward-data primitive where built and on, else
+ * stride-1 layers of channels in 16s through the direct kernel
+ * (conv_input_direct.h: on a 2-core AMX Xeon as fast as oneDNN's at
+ * LeNet's second layer, 0.9x at 3x3 with padding, and 1.5-3x the GEMM and
+ * col2im that a build without oneDNN took before; docs/notes/conv.md). */
 static bool cpu_conv_backward_input(ax_backend *backend, const ax_window_geometry *geometry,
                                     int64_t filters, const void *delta, const void *weights,
                                     void *previous, int64_t images)
 {
-    return backend->precision == AX_PRECISION_F32 && ((cpu_backend *)backend)->onednn &&
-           ax_onednn_conv_backward_input(&((cpu_backend *)backend)->convs, geometry, filters,
-                                         delta, weights, previous, images);
-}
-#define CPU_F32_CONV_BACKWARD_INPUT cpu_conv_backward_input
-#else
-#define CPU_F32_CONV_BACKWARD_INPUT NULL
+    if (backend->precision != AX_PRECISION_F32)
+        return false;
+#ifdef AXON_ONEDNN
+    if (((cpu_backend *)backend)->onednn &&
+        ax_onednn_conv_backward_input(&((cpu_backend *)backend)->convs, geometry, filters, delta,
+                                      weights, previous, images))
+        return true;
 #endif
+    return ax_conv_input_direct(geometry, filters, delta, weights, previous, images);
+}
 
 
 /* C (m, n) = alpha * a (m) b (n)^T, the k = 1 case of GEMM. */
@@ -584,7 +591,7 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
 /* oneDNN's convolutions in float32 and bf16 (onednn_conv.h): it has no
  * float64 convolutions. */
 static const ax_backend_ops cpu_ops_f32 =
-    CPU_OPS(f32, f32, cpu_backend_destroy, cpu_conv_forward, CPU_F32_CONV_BACKWARD_INPUT,
+    CPU_OPS(f32, f32, cpu_backend_destroy, cpu_conv_forward, cpu_conv_backward_input,
             cpu_conv_backward_weights);
 static const ax_backend_ops cpu_ops_f64 =
     CPU_OPS(f64, f64, cpu_backend_destroy, NULL, NULL, cpu_conv_backward_weights);
