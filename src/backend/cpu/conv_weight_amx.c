@@ -15,11 +15,11 @@
  * the even width overhangs). Four C tiles (2
  * channel blocks x 2 filter blocks) stay in the tile registers over the
  * slice's positions; the other four hold the A and B tiles. */
-#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/amx_tiles.h"
 #include "backend/cpu/bf16_round.h"
 #include "backend/cpu/conv_weight_amx.h"
 #include "backend/cpu/conv_weight_direct.h"
@@ -139,18 +139,8 @@ typedef struct block_source {
     int64_t c_stride; /* filters: floats between the C tile's rows */
 } block_source;
 
-/* bf16 bits to float32, a subnormal as zero (AMX's DAZ) */
-static float bf16_value(uint16_t v)
-{
-    const uint32_t u = (v & 0x7f80u) ? (uint32_t)v << 16 : (uint32_t)(v & 0x8000u) << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* The tiles' arithmetic in scalar C (AXON_CONV_AMX=emulate): each pair's
- * two exact products added to the sum in turn, a subnormal sum flushed
- * to zero (AMX's FTZ). */
+/* The tiles' arithmetic in scalar C (AXON_CONV_AMX=emulate), in the
+ * tiles' order. */
 static void block_emulated(const block_source *s)
 {
     static _Thread_local float sums[2][2][TILE][TILE];
@@ -159,22 +149,12 @@ static void block_emulated(const block_source *s)
     for (int64_t i = 0; i < s->images; i++)
         for (int64_t grp = 0; grp < s->groups; grp++)
             for (int cb = 0; cb < blocks_c; cb++)
-                for (int fb = 0; fb < blocks_f; fb++) {
-                    const uint16_t *a = s->a + i * s->a_image + grp * s->a_group + cb * s->a_block;
-                    const uint16_t *b = s->b + i * s->b_image + grp * s->b_group + fb * 2 * TILE;
-                    for (int m = 0; m < TILE; m++)
-                        for (int n = 0; n < TILE; n++) {
-                            float sum = sums[cb][fb][m][n];
-                            for (int64_t pair = 0; pair < s->k / 2; pair++)
-                                for (int e = 0; e < 2; e++) {
-                                    sum = fmaf(bf16_value(a[m * s->a_stride + 2 * pair + e]),
-                                               bf16_value(b[pair * s->b_stride + 2 * n + e]), sum);
-                                    if (fabsf(sum) < 0x1p-126f)
-                                        sum = copysignf(0.0f, sum);
-                                }
-                            sums[cb][fb][m][n] = sum;
-                        }
-                }
+                for (int fb = 0; fb < blocks_f; fb++)
+                    ax_amx_dpbf16ps_emulated(
+                        &sums[cb][fb][0][0], TILE,
+                        s->a + i * s->a_image + grp * s->a_group + cb * s->a_block, s->a_stride,
+                        s->b + i * s->b_image + grp * s->b_group + fb * 2 * TILE, s->b_stride,
+                        TILE, s->k);
     for (int cb = 0; cb < blocks_c; cb++)
         for (int fb = 0; fb < blocks_f; fb++)
             for (int m = 0; m < TILE; m++)
@@ -185,30 +165,20 @@ static void block_emulated(const block_source *s)
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
-/* ldtilecfg's 64 bytes (palette 1) */
-typedef struct tile_config {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t columns_bytes[16];
-    uint8_t rows[16];
-} tile_config;
-
 /* Tiles 0-3: C (16 x 16 float32); 4, 5: A (16 x k bf16); 6, 7: B (k/2
  * pairs x 16 filters), for this thread until amx_end. */
-__attribute__((target("amx-tile"))) static void amx_begin(int64_t k)
+static void amx_begin(int64_t k)
 {
-    _Alignas(64) tile_config config;
-    memset(&config, 0, sizeof config);
-    config.palette = 1;
-    for (int t = 0; t < 8; t++) {
-        config.rows[t] = t < 6 ? TILE : (uint8_t)(k / 2);
-        config.columns_bytes[t] = t == 4 || t == 5 ? (uint16_t)(k * 2) : 4 * TILE;
+    uint8_t rows[AX_AMX_TILES];
+    uint16_t bytes[AX_AMX_TILES];
+    for (int t = 0; t < AX_AMX_TILES; t++) {
+        rows[t] = t < 6 ? TILE : (uint8_t)(k / 2);
+        bytes[t] = t == 4 || t == 5 ? (uint16_t)(k * 2) : 4 * TILE;
     }
-    /* not _tile_loadconfig: GCC 12's asm names 8 bytes of its operand, so
-     * the compiler may drop the stores to the rest as dead */
-    __asm__ volatile("ldtilecfg %0" : : "m"(config) : "memory");
+    ax_amx_configure(rows, bytes);
 }
 
-__attribute__((target("amx-tile"))) static void amx_end(void) { _tile_release(); }
+static void amx_end(void) { ax_amx_release(); }
 
 __attribute__((target("amx-tile,amx-bf16"))) static void block_amx(const block_source *s)
 {

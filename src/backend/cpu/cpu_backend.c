@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/blas.h"
+#include "backend/cpu/conv_input_amx.h"
 #include "backend/cpu/conv_input_direct.h"
 #include "backend/cpu/conv_one_channel.h"
 #include "backend/cpu/conv_weight_amx.h"
@@ -493,7 +494,8 @@ static bool cpu_bf16_conv_forward(ax_backend *backend, const ax_window_geometry 
 #endif
 }
 
-#ifdef AXON_ONEDNN
+/* bf16's input gradient: AMX's tiles where this CPU has them (conv_input_amx.h,
+ * as the weight gradient's), else oneDNN's as cpu_bf16_conv_forward. */
 static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_geometry *geometry,
                                          int64_t filters, const void *delta, const void *weights,
                                          void *previous, int64_t images)
@@ -501,6 +503,10 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
     if (backend->precision != AX_PRECISION_BF16)
         return false;
     cpu_bf16_backend *bf16 = (cpu_bf16_backend *)backend;
+    if (bf16_amx_allowed(bf16) &&
+        ax_conv_input_amx(geometry, filters, delta, weights, previous, images))
+        return true;
+#ifdef AXON_ONEDNN
     if (bf16->conv_mode == AX_ONEDNN_BF16_NATIVE &&
         ax_onednn_conv_backward_input_bf16(&bf16->convs, bf16->conv_mode, geometry, filters,
                                            delta, weights, previous, images))
@@ -509,11 +515,10 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
         bf16->conv_mode = AX_ONEDNN_BF16_ROUNDED;
     return ax_onednn_conv_backward_input_bf16(&bf16->convs, bf16->conv_mode, geometry, filters,
                                               delta, weights, previous, images);
-}
-#define CPU_BF16_CONV_BACKWARD_INPUT cpu_bf16_conv_backward_input
 #else
-#define CPU_BF16_CONV_BACKWARD_INPUT NULL
+    return false;
 #endif
+}
 
 #define REAL float
 #define SUFFIX f32
@@ -596,7 +601,7 @@ static const ax_backend_ops cpu_ops_f32 =
 static const ax_backend_ops cpu_ops_f64 =
     CPU_OPS(f64, f64, cpu_backend_destroy, NULL, NULL, cpu_conv_backward_weights);
 static const ax_backend_ops cpu_ops_bf16 =
-    CPU_OPS(f32, bf16, cpu_backend_destroy, cpu_bf16_conv_forward, CPU_BF16_CONV_BACKWARD_INPUT,
+    CPU_OPS(f32, bf16, cpu_backend_destroy, cpu_bf16_conv_forward, cpu_bf16_conv_backward_input,
             cpu_bf16_conv_backward_weights);
 
 ax_backend *ax_backend_cpu_create(ax_precision precision)
