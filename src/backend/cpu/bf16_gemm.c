@@ -62,8 +62,7 @@ void ax_bf16_workspace_free(ax_bf16_workspace *workspace)
     workspace->bytes = 0;
 }
 
-/* The workspace at least bytes long, or NULL when that cannot be had. */
-static void *workspace_reserve(ax_bf16_workspace *workspace, size_t bytes)
+void *ax_bf16_workspace_reserve(ax_bf16_workspace *workspace, size_t bytes)
 {
     if (workspace->bytes >= bytes)
         return workspace->memory;
@@ -119,7 +118,7 @@ static void gemm_emulated(ax_bf16_workspace *workspace, ax_bf16_sgemm sgemm, boo
                           const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
     size_t a_count = (size_t)m * (size_t)k, b_count = (size_t)k * (size_t)n;
-    float *rounded = workspace_reserve(workspace, (a_count + b_count) * sizeof(float) + 64);
+    float *rounded = ax_bf16_workspace_reserve(workspace, (a_count + b_count) * sizeof(float) + 64);
     if (!rounded) {
         gemm_unpacked(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
@@ -454,7 +453,7 @@ void ax_bf16_gemm(ax_bf16_workspace *workspace, ax_bf16_sgemm sgemm, bool trans_
         size_t a_words = (size_t)(trans_a ? pairs * m16 : m * pairs);
         a_words = (a_words + 15) / 16 * 16; /* B's panels start 64-byte aligned */
         size_t b_words = (size_t)(panels * pairs * BF16_NR);
-        uint32_t *packed = workspace_reserve(workspace, (a_words + b_words) * sizeof(uint32_t));
+        uint32_t *packed = ax_bf16_workspace_reserve(workspace, (a_words + b_words) * sizeof(uint32_t));
         if (!packed) {
             gemm_unpacked(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
             return;

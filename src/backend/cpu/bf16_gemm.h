@@ -27,6 +27,9 @@ typedef struct ax_bf16_workspace {
 } ax_bf16_workspace;
 
 void ax_bf16_workspace_free(ax_bf16_workspace *workspace);
+/* The workspace at least bytes long (64-byte aligned; its contents
+ * dropped when it grows), or NULL when that cannot be had. */
+void *ax_bf16_workspace_reserve(ax_bf16_workspace *workspace, size_t bytes);
 
 /* A float32 GEMM with cblas_sgemm's arguments (row-major). */
 typedef void (*ax_bf16_sgemm)(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,

@@ -252,34 +252,6 @@ static void transpose_scalar(const float *image, int64_t first, int64_t pixels, 
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* out[c] = column c of the 16 x 16 block of floats at in (rows stride apart) */
-__attribute__((target("avx512f"))) static inline void transpose_16x16(const float *in, int64_t stride,
-                                                                      __m512 out[16])
-{
-    __m512 r[16], t[16], u[16], v[16];
-    for (int k = 0; k < 16; k++)
-        r[k] = _mm512_loadu_ps(in + k * stride);
-    for (int k = 0; k < 16; k += 2) {
-        t[k] = _mm512_unpacklo_ps(r[k], r[k + 1]);
-        t[k + 1] = _mm512_unpackhi_ps(r[k], r[k + 1]);
-    }
-    for (int k = 0; k < 16; k += 4) {
-        u[k] = _mm512_shuffle_ps(t[k], t[k + 2], 0x44);
-        u[k + 1] = _mm512_shuffle_ps(t[k], t[k + 2], 0xEE);
-        u[k + 2] = _mm512_shuffle_ps(t[k + 1], t[k + 3], 0x44);
-        u[k + 3] = _mm512_shuffle_ps(t[k + 1], t[k + 3], 0xEE);
-    }
-    for (int k = 0; k < 16; k += 8)
-        for (int j = 0; j < 4; j++) {
-            v[k + j] = _mm512_shuffle_f32x4(u[k + j], u[k + j + 4], 0x88);
-            v[k + j + 4] = _mm512_shuffle_f32x4(u[k + j], u[k + j + 4], 0xDD);
-        }
-    for (int j = 0; j < 8; j++) {
-        out[j] = _mm512_shuffle_f32x4(v[j], v[j + 8], 0x88);
-        out[j + 8] = _mm512_shuffle_f32x4(v[j], v[j + 8], 0xDD);
-    }
-}
-
 __attribute__((target("avx512f"))) static void transpose_rounded(const float *image, int64_t pixels,
                                                                  int64_t channels, uint16_t *planes)
 {
@@ -291,7 +263,7 @@ __attribute__((target("avx512f"))) static void transpose_rounded(const float *im
     for (int64_t q = 0; q < blocks; q += TILE)
         for (int64_t c0 = 0; c0 < channels; c0 += TILE) {
             __m512 columns[TILE];
-            transpose_16x16(image + q * channels + c0, channels, columns);
+            ax_transpose_16x16(image + q * channels + c0, channels, columns);
             for (int k = 0; k < TILE; k++)
                 _mm256_storeu_si256((__m256i *)(planes + (c0 + k) * pixels + q), ax_bf16_pack16(columns[k]));
         }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/amx_gemm.h"
 #include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/blas.h"
 #include "backend/cpu/conv_input_amx.h"
@@ -429,8 +430,13 @@ static void gemm_bf16(ax_backend *backend, bool trans_a, bool trans_b, int64_t m
                       int64_t k, double alpha, const void *a, int64_t lda, const void *b,
                       int64_t ldb, double beta, void *c, int64_t ldc)
 {
+    /* axon's AMX tiles where this CPU has them (amx_gemm.h), else oneDNN's
+     * matmul where it runs on AMX; where both decline, below */
+    if (ax_amx_gemm_takes(m, n, k) &&
+        ax_amx_gemm(&((cpu_bf16_backend *)backend)->workspace, trans_a, trans_b, m, n, k,
+                    (float)alpha, a, lda, b, ldb, (float)beta, c, ldc))
+        return;
 #ifdef AXON_ONEDNN
-    /* oneDNN's matmul where it runs on AMX; where it declines, below */
     if (ax_onednn_bf16_matmul_takes(m, n, k) &&
         ax_onednn_bf16_matmul(&((cpu_bf16_backend *)backend)->matmuls, trans_a, trans_b, m, n, k,
                               (float)alpha, a, lda, b, ldb, (float)beta, c, ldc))

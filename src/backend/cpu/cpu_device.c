@@ -1,15 +1,17 @@
 /* cpu_device.c: the CPU as a device: its properties for the device
  * enumeration (axon.h's ax_device_properties_get) and the public answers
  * about its bf16 GEMMs (ax_bf16_native, ax_bf16_support_get), which
- * bf16_gemm.c decides, unless oneDNN's matmul on AMX takes them
- * (onednn_matmul.h). */
+ * bf16_gemm.c decides, unless axon's AMX tiles (amx_gemm.h) or oneDNN's
+ * matmul on AMX (onednn_matmul.h) take them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/amx_gemm.h"
 #include "backend/cpu/bf16_gemm.h"
+#include "backend/cpu/conv_weight_amx.h"
 #ifdef AXON_ONEDNN
 #include "backend/cpu/onednn_matmul.h"
 #endif
@@ -17,6 +19,13 @@
 ax_bf16_support ax_bf16_support_get(void)
 {
     ax_bf16_choice choice = ax_bf16_cpu_choice();
+    /* axon's AMX tiles take the large products first (amx_gemm.h); AMX's
+     * rate is not probed (speed_ratio 0, as below) */
+    if (ax_amx_gemm_takes(INT64_C(1) << 10, INT64_C(1) << 10, INT64_C(1) << 10) &&
+        ax_conv_amx_mode_chosen() == AX_CONV_AMX_HARDWARE)
+        return (ax_bf16_support){choice.instructions, true, 0.0,
+                                 "native: axon's AMX tiles for products of 2^24 multiply-adds "
+                                 "or more, chosen as this CPU has AMX"};
 #ifdef AXON_ONEDNN
     /* AMX's rate is not probed: speed_ratio 0 makes the bf16 peak twice
      * float32's (perf/peak.c), VDPBF16PS's nominal rate, a floor for AMX.
