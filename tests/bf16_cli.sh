@@ -24,7 +24,7 @@ grep -qw avx512_bf16 /proc/cpuinfo && has_bf16=true
 echo "axon info names the bf16 kernel and why"
 "$axon" info > info.txt || fail "axon info failed"
 if $has_bf16; then
-    grep -qE "^  bf16 +(native: VDPBF16PS|native: oneDNN's bf16 matmul in fixed blocks, chosen as this CPU has AMX|native: axon's AMX tiles for products of 2\^24 multiply-adds or more, chosen as this CPU has AMX|emulated: this CPU has AVX512_BF16, but VDPBF16PS measured)" info.txt ||
+    grep -qE "^  bf16 +(native: VDPBF16PS|native: oneDNN's bf16 matmul in fixed blocks, chosen as this CPU has AMX|native: axon's AMX tiles for products of 2\^20 multiply-adds or more, chosen as this CPU has AMX|emulated: this CPU has AVX512_BF16, but VDPBF16PS measured)" info.txt ||
         { cat info.txt; fail "axon info does not report the AVX512_BF16 this CPU has"; }
 else
     grep -qE "^  bf16 +emulated: this CPU has no AVX512_BF16" info.txt ||

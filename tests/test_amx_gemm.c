@@ -16,7 +16,7 @@
  * - NaN and infinities in A reach their rows of C, as in float64;
  * - the bf16 backend's gemm runs the kernel where it is allowed (the same
  *   bits), not under AXON_CONV_AMX=off nor with a kernel named by
- *   AXON_BF16_KERNEL, nor for products under 2^24 multiply-adds (declined
+ *   AXON_BF16_KERNEL, nor for products under 2^20 multiply-adds (declined
  *   with nothing written). */
 #include <math.h>
 #include <stdint.h>
@@ -187,11 +187,11 @@ static void check_declines(void)
     setenv("AXON_CONV_AMX", "emulate", 1);
     float one = 7.0f;
     ax_bf16_workspace workspace = {0};
-    CHECK(!ax_amx_gemm_takes(64, 512, 511)); /* 2^24 - 2^15 */
-    CHECK(!ax_amx_gemm(&workspace, false, false, 64, 512, 511, 1.0f, &one, 511, &one, 512, 0.0f,
-                       &one, 512) &&
+    CHECK(!ax_amx_gemm_takes(64, 128, 127)); /* 2^20 - 2^13 */
+    CHECK(!ax_amx_gemm(&workspace, false, false, 64, 128, 127, 1.0f, &one, 127, &one, 128, 0.0f,
+                       &one, 128) &&
           one == 7.0f);
-    CHECK(ax_amx_gemm_takes(64, 512, 512));
+    CHECK(ax_amx_gemm_takes(64, 128, 128));
     setenv("AXON_BF16_KERNEL", "native", 1);
     CHECK(!ax_amx_gemm_takes(64, 512, 512));
     setenv("AXON_BF16_KERNEL", "auto", 1);

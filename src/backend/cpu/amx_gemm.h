@@ -16,7 +16,7 @@
 
 /* Whether the kernel takes a product of this size: an AMX mode other than
  * off, AXON_BF16_KERNEL unset, empty or auto (a kernel it names runs every
- * bf16 GEMM), and at least 2^24 multiply-adds (smaller ones keep
+ * bf16 GEMM), and at least 2^20 multiply-adds (smaller ones keep
  * bf16_gemm.c's kernels). */
 bool ax_amx_gemm_takes(int64_t m, int64_t n, int64_t k);
 

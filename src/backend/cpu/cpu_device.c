@@ -24,7 +24,7 @@ ax_bf16_support ax_bf16_support_get(void)
     if (ax_amx_gemm_takes(INT64_C(1) << 10, INT64_C(1) << 10, INT64_C(1) << 10) &&
         ax_conv_amx_mode_chosen() == AX_CONV_AMX_HARDWARE)
         return (ax_bf16_support){choice.instructions, true, 0.0,
-                                 "native: axon's AMX tiles for products of 2^24 multiply-adds "
+                                 "native: axon's AMX tiles for products of 2^20 multiply-adds "
                                  "or more, chosen as this CPU has AMX"};
 #ifdef AXON_ONEDNN
     /* AMX's rate is not probed: speed_ratio 0 makes the bf16 peak twice
