@@ -1,12 +1,13 @@
-/* conv_test_shapes.h: a convolution layer's shape for the CPU weight
- * gradient's tests, the sizes of its tensors, and the operands and
- * comparisons those tests share. */
+/* conv_test_shapes.h: a convolution layer's shape for the CPU kernels'
+ * tests, the sizes of its tensors, and the operands, comparisons, checks
+ * and AMX mode setting those tests share. */
 #ifndef AX_TESTS_CONV_TEST_SHAPES_H
 #define AX_TESTS_CONV_TEST_SHAPES_H
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,71 @@ static inline int64_t outputs_of(const shape *s, int64_t images)
 static inline int64_t weights_of(const shape *s)
 {
     return s->filters * s->g.channels * s->g.kernel_height * s->g.kernel_width;
+}
+
+/* AXON_CONV_AMX set to mode ("emulate", "off"), or unset for NULL (the
+ * tiles where the CPU has them): the AMX kernels read it at each call */
+static inline void use_amx_mode(const char *mode)
+{
+    if (mode)
+        setenv("AXON_CONV_AMX", mode, 1);
+    else
+        unsetenv("AXON_CONV_AMX");
+}
+
+/* A failed check of a shape's kernel run, named on stderr and counted. */
+static inline void describe_failure(const shape *s, int64_t images, const char *mode,
+                                    int threads, const char *what)
+{
+    const ax_window_geometry *g = &s->g;
+    fprintf(stderr, "%s: %lldx%lldx%lld kernel %lldx%lld padding %lld, %lld filters, %lld images, "
+                    "%d threads: %s\n",
+            mode, (long long)g->height, (long long)g->width, (long long)g->channels,
+            (long long)g->kernel_height, (long long)g->kernel_width, (long long)g->padding,
+            (long long)s->filters, (long long)images, threads, what);
+    test_failures++;
+}
+
+/* got within gamma_k sum |terms| of float64's sums (k products a value;
+ * Higham 3.1), NaN and infinities (with their signs) where float64's are */
+static inline bool within_float64_bound(const float *got, const double *sums,
+                                        const double *magnitudes, int64_t count, double k)
+{
+    const double gamma = k * 0x1p-24 / (1.0 - k * 0x1p-24);
+    for (int64_t i = 0; i < count; i++) {
+        if (isnan(sums[i]) || isinf(sums[i])) {
+            if (isnan(sums[i]) != isnan(got[i]) || isinf(sums[i]) != isinf(got[i]) ||
+                (isinf(sums[i]) && (sums[i] > 0) != (got[i] > 0)))
+                return false;
+        } else if (!(fabs(got[i] - sums[i]) <= gamma * magnitudes[i]))
+            return false;
+    }
+    return true;
+}
+
+/* An input-gradient kernel (conv_input_direct.h, conv_input_amx.h) and its
+ * test of a layer's shape */
+typedef bool (*input_gradient_kernel)(const ax_window_geometry *, int64_t, const float *,
+                                      const float *, float *, int64_t);
+typedef bool (*input_gradient_takes)(const ax_window_geometry *, int64_t);
+
+/* The kernel declines the layer (takes says so too) with nothing written. */
+static inline void check_input_gradient_declined(const shape *s, input_gradient_takes takes,
+                                                 input_gradient_kernel kernel, uint64_t *state)
+{
+    const int64_t images = 2, inputs = inputs_of(s, images);
+    float *delta = random_floats_from(state, outputs_of(s, images));
+    float *w = random_floats_from(state, weights_of(s));
+    float *previous = malloc((size_t)inputs * sizeof *previous);
+    for (int64_t i = 0; i < inputs; i++)
+        previous[i] = 7.0f;
+    CHECK(!takes(&s->g, s->filters));
+    CHECK(!kernel(&s->g, s->filters, delta, w, previous, images));
+    int64_t changed = 0;
+    for (int64_t i = 0; i < inputs; i++)
+        changed += previous[i] != 7.0f;
+    CHECK(changed == 0);
+    free(delta), free(w), free(previous);
 }
 
 #endif

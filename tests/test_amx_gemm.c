@@ -27,6 +27,7 @@
 #include "backend/cpu/amx_gemm.h"
 #include "backend/cpu/bf16_round.h"
 #include "backend/cpu/conv_weight_amx.h"
+#include "conv_test_shapes.h"
 #include "test_util.h"
 
 static uint64_t random_state = 2031;
@@ -76,10 +77,7 @@ static void check_case(const gemm_case *g, const char *mode, float alpha, float 
                        bool with_specials)
 {
     const char *name = mode ? mode : "AMX";
-    if (mode)
-        setenv("AXON_CONV_AMX", mode, 1);
-    else
-        unsetenv("AXON_CONV_AMX");
+    use_amx_mode(mode);
     const int64_t a_count = (g->trans_a ? g->k : g->m) * g->lda;
     const int64_t b_count = (g->trans_b ? g->n : g->k) * g->ldb, c_count = g->m * g->ldc;
     float *a = random_floats(a_count), *b = random_floats(b_count), *c0 = random_floats(c_count);
@@ -159,10 +157,7 @@ static void check_backend(const char *mode, const char *kernel, bool allowed)
     float *c = malloc((size_t)(g.m * g.ldc) * sizeof *c);
     float *direct = malloc((size_t)(g.m * g.ldc) * sizeof *c);
     ax_bf16_workspace workspace = {0};
-    if (mode)
-        setenv("AXON_CONV_AMX", mode, 1);
-    else
-        unsetenv("AXON_CONV_AMX");
+    use_amx_mode(mode);
     if (kernel)
         setenv("AXON_BF16_KERNEL", kernel, 1);
     for (int64_t i = 0; i < g.m * g.ldc; i++)

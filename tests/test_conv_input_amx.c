@@ -63,45 +63,12 @@ static void reference(const shape *s, int64_t images, const float *delta, const 
                     }
 }
 
-static void describe(const shape *s, int64_t images, const char *mode, int threads,
-                     const char *what)
-{
-    const ax_window_geometry *g = &s->g;
-    fprintf(stderr, "%s: %lldx%lldx%lld kernel %lldx%lld padding %lld, %lld filters, %lld images, "
-                    "%d threads: %s\n",
-            mode, (long long)g->height, (long long)g->width, (long long)g->channels,
-            (long long)g->kernel_height, (long long)g->kernel_width, (long long)g->padding,
-            (long long)s->filters, (long long)images, threads, what);
-    test_failures++;
-}
-
-/* got within the bound of float64's sums, NaN and infinities where
- * float64's are */
-static bool within_bound(const shape *s, int64_t images, const float *got, const double *sums,
-                         const double *magnitudes)
-{
-    const double k = (double)(s->g.kernel_height * s->g.kernel_width * s->filters);
-    const double gamma = k * 0x1p-24 / (1.0 - k * 0x1p-24);
-    for (int64_t i = 0; i < inputs_of(s, images); i++) {
-        if (isnan(sums[i]) || isinf(sums[i])) {
-            if (isnan(sums[i]) != isnan(got[i]) || isinf(sums[i]) != isinf(got[i]) ||
-                (isinf(sums[i]) && (sums[i] > 0) != (got[i] > 0)))
-                return false;
-        } else if (!(fabs(got[i] - sums[i]) <= gamma * magnitudes[i]))
-            return false;
-    }
-    return true;
-}
-
 /* mode: "emulate", or NULL for the tiles; with_specials: NaN and
  * infinities among delta */
 static void check_shape(const shape *s, int64_t images, const char *mode, bool with_specials)
 {
     const char *name = mode ? mode : "AMX";
-    if (mode)
-        setenv("AXON_CONV_AMX", mode, 1);
-    else
-        unsetenv("AXON_CONV_AMX");
+    use_amx_mode(mode);
     const int64_t inputs = inputs_of(s, images), outputs = outputs_of(s, images);
     float *delta = random_floats_from(&random_state, outputs);
     float *w = random_floats_from(&random_state, weights_of(s));
@@ -120,38 +87,21 @@ static void check_shape(const shape *s, int64_t images, const char *mode, bool w
         for (int64_t i = 0; i < inputs; i++)
             got[i] = NAN; /* every value must be written */
         if (!ax_conv_input_amx(&s->g, s->filters, delta, w, got, images)) {
-            describe(s, images, name, threads, "declined");
+            describe_failure(s, images, name, threads, "declined");
             continue;
         }
-        if (!within_bound(s, images, got, sums, magnitudes))
-            describe(s, images, name, threads, "outside the bound of float64's sums");
+        if (!within_float64_bound(got, sums, magnitudes, inputs,
+                                  (double)(s->g.kernel_height * s->g.kernel_width * s->filters)))
+            describe_failure(s, images, name, threads, "outside the bound of float64's sums");
         if (threads == 1)
             memcpy(first, got, (size_t)inputs * sizeof *got);
         else if (memcmp(first, got, (size_t)inputs * sizeof *got) != 0)
-            describe(s, images, name, threads, "bits unlike one thread's");
+            describe_failure(s, images, name, threads, "bits unlike one thread's");
     }
     CHECK_OK(ax_set_threads(0));
     unsetenv("AXON_CONV_AMX");
     free(delta), free(w), free(delta_op), free(w_op), free(sums), free(magnitudes), free(got),
         free(first);
-}
-
-/* Declined layers and modes: false, nothing written. */
-static void check_declined(const shape *s)
-{
-    const int64_t images = 2, inputs = inputs_of(s, images);
-    float *delta = random_floats_from(&random_state, outputs_of(s, images));
-    float *w = random_floats_from(&random_state, weights_of(s));
-    float *previous = malloc((size_t)inputs * sizeof *previous);
-    for (int64_t i = 0; i < inputs; i++)
-        previous[i] = 7.0f;
-    CHECK(!ax_conv_input_amx_takes(&s->g, s->filters));
-    CHECK(!ax_conv_input_amx(&s->g, s->filters, delta, w, previous, images));
-    int64_t changed = 0;
-    for (int64_t i = 0; i < inputs; i++)
-        changed += previous[i] != 7.0f;
-    CHECK(changed == 0);
-    free(delta), free(w), free(previous);
 }
 
 static void check_declines(void)
@@ -165,14 +115,17 @@ static void check_declines(void)
         make_shape(12, 12, 16, 3, 3, 1, 3, 32), /* padding as wide as the kernel */
     };
     for (size_t i = 0; i < sizeof declined / sizeof *declined; i++)
-        check_declined(&declined[i]);
+        check_input_gradient_declined(&declined[i], ax_conv_input_amx_takes, ax_conv_input_amx,
+                                      &random_state);
     const shape lenet = make_shape(12, 12, 32, 5, 5, 1, 0, 64);
     CHECK(ax_conv_input_amx_takes(&lenet.g, lenet.filters));
     setenv("AXON_CONV_AMX", "off", 1);
-    check_declined(&lenet);
+    check_input_gradient_declined(&lenet, ax_conv_input_amx_takes, ax_conv_input_amx,
+                                      &random_state);
     unsetenv("AXON_CONV_AMX");
     if (ax_conv_amx_mode_chosen() == AX_CONV_AMX_OFF)
-        check_declined(&lenet);
+        check_input_gradient_declined(&lenet, ax_conv_input_amx_takes, ax_conv_input_amx,
+                                      &random_state);
     /* an empty batch: true, nothing to write */
     setenv("AXON_CONV_AMX", "emulate", 1);
     float one = 7.0f;
@@ -190,10 +143,7 @@ static void check_backend(const char *mode, bool allowed)
     float *w = random_floats_from(&random_state, weights_of(&s));
     float *kernel = malloc((size_t)inputs * sizeof *kernel), *got = malloc((size_t)inputs * sizeof *got);
     ax_backend *b = ax_backend_cpu_create(AX_PRECISION_BF16);
-    if (mode)
-        setenv("AXON_CONV_AMX", mode, 1);
-    else
-        unsetenv("AXON_CONV_AMX");
+    use_amx_mode(mode);
     for (int64_t i = 0; i < inputs; i++)
         kernel[i] = NAN;
     const bool made = ax_conv_input_amx(&s.g, s.filters, delta, w, kernel, images);

@@ -74,45 +74,12 @@ static void reference(const shape *s, int64_t images, const float *x, const floa
             }
 }
 
-static void describe(const shape *s, int64_t images, const char *mode, int threads,
-                     const char *what)
-{
-    const ax_window_geometry *g = &s->g;
-    fprintf(stderr, "%s: %lldx%lldx%lld kernel %lldx%lld padding %lld, %lld filters, %lld images, "
-                    "%d threads: %s\n",
-            mode, (long long)g->height, (long long)g->width, (long long)g->channels,
-            (long long)g->kernel_height, (long long)g->kernel_width, (long long)g->padding,
-            (long long)s->filters, (long long)images, threads, what);
-    test_failures++;
-}
-
-/* dw within the bound of float64's sums, NaN and infinities where
- * float64's are */
-static bool within_bound(const shape *s, int64_t images, const float *dw, const double *dw64,
-                         const double *dw_abs)
-{
-    const double k = (double)(images * s->g.out_height * s->g.out_width);
-    const double gamma = k * 0x1p-24 / (1.0 - k * 0x1p-24);
-    for (int64_t i = 0; i < weights_of(s); i++) {
-        if (isnan(dw64[i]) || isinf(dw64[i])) {
-            if (isnan(dw64[i]) != isnan(dw[i]) || isinf(dw64[i]) != isinf(dw[i]) ||
-                (isinf(dw64[i]) && (dw64[i] > 0) != (dw[i] > 0)))
-                return false;
-        } else if (!(fabs(dw[i] - dw64[i]) <= gamma * dw_abs[i]))
-            return false;
-    }
-    return true;
-}
-
 /* mode: "emulate", or NULL for the tiles; with_specials: NaN and
  * infinities among x and delta */
 static void check_shape(const shape *s, int64_t images, const char *mode, bool with_specials)
 {
     const char *name = mode ? mode : "AMX";
-    if (mode)
-        setenv("AXON_CONV_AMX", mode, 1);
-    else
-        unsetenv("AXON_CONV_AMX");
+    use_amx_mode(mode);
     const int64_t inputs = inputs_of(s, images), outputs = outputs_of(s, images);
     const int64_t weights = weights_of(s);
     float *x = random_floats(inputs), *delta = random_floats(outputs);
@@ -130,12 +97,13 @@ static void check_shape(const shape *s, int64_t images, const char *mode, bool w
         CHECK_OK(ax_set_threads(threads));
         memset(dw, 0xff, (size_t)weights * sizeof *dw);
         CHECK(ax_conv_weight_amx(&scratch, &s->g, s->filters, delta, x, dw, NULL, images));
-        if (!within_bound(s, images, dw, dw64, dw_abs))
-            describe(s, images, name, threads, "beyond float64's bound");
+        if (!within_float64_bound(dw, dw64, dw_abs, weights_of(s),
+                                  (double)(images * s->g.out_height * s->g.out_width)))
+            describe_failure(s, images, name, threads, "beyond float64's bound");
         if (threads == 1)
             memcpy(first, dw, (size_t)weights * sizeof *dw);
         else if (!same_values(dw, first, weights))
-            describe(s, images, name, threads, "not the bits of 1 thread");
+            describe_failure(s, images, name, threads, "not the bits of 1 thread");
         if (with_specials)
             continue;
         /* with the bias gradient (of the unrounded delta): the same weight
@@ -221,10 +189,7 @@ static void check_backend(const char *mode, const char *onednn_mode, bool allowe
         setenv("AXON_ONEDNN_BF16", onednn_mode, 1); /* read when the backend is made */
     ax_backend *b = ax_backend_cpu_create(AX_PRECISION_BF16);
     unsetenv("AXON_ONEDNN_BF16");
-    if (mode)
-        setenv("AXON_CONV_AMX", mode, 1);
-    else
-        unsetenv("AXON_CONV_AMX");
+    use_amx_mode(mode);
     CHECK(b && b->ops->conv_backward_weights && b->ops->conv_backward_weights_bias);
     if (b && b->ops->conv_backward_weights && b->ops->conv_backward_weights_bias) {
         const bool kernel = ax_conv_weight_amx(&scratch, &s.g, 64, delta, x, dw_amx, bias_amx, images);
