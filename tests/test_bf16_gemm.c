@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/amx_gemm.h"
 #include "backend/cpu/bf16_gemm.h"
 #ifdef AXON_ONEDNN
 #include "backend/cpu/onednn_matmul.h"
@@ -145,7 +146,8 @@ static void check_ties(ax_bf16_workspace *workspace, const char *path)
 }
 
 /* The backend's bf16 table uses this GEMM: the same bits as a direct call
- * (oneDNN's matmul's, where it was chosen: on AMX, test_onednn_matmul). */
+ * (axon's AMX tiles' where the CPU has them, test_amx_gemm; else oneDNN's
+ * matmul's, where it was chosen: on AMX, test_onednn_matmul). */
 static void check_backend(void)
 {
     ax_backend *backend = ax_backend_cpu_create(AX_PRECISION_BF16);
@@ -163,9 +165,14 @@ static void check_backend(void)
     ax_bf16_workspace workspace = {0};
     backend->ops->gemm(backend, false, false, M, N, K, 1.0, a, K, b, N, 0.0, c1, N);
     bool direct = false;
+    if (ax_amx_gemm_takes(M, N, K)) {
+        printf("the bf16 backend's GEMMs run on axon's AMX tiles\n");
+        direct = ax_amx_gemm(&workspace, false, false, M, N, K, 1.0f, a, K, b, N, 0.0f, c2, N);
+        CHECK(direct);
+    }
 #ifdef AXON_ONEDNN
     ax_onednn_matmuls *matmuls = NULL;
-    if (ax_onednn_bf16_matmul_takes(M, N, K)) {
+    if (!direct && ax_onednn_bf16_matmul_takes(M, N, K)) {
         printf("the bf16 backend's GEMMs run on oneDNN's matmul\n");
         direct = ax_onednn_bf16_matmul(&matmuls, false, false, M, N, K, 1.0f, a, K, b, N, 0.0f, c2, N);
         CHECK(direct);

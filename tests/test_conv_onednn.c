@@ -12,7 +12,7 @@
  * - bits equal on 1, 2, 3 and 4 threads (the layer's promise across
  *   --threads), and after the shape's cached primitive was evicted by
  *   more shapes than the cache holds.
- * Skips (77) where the backend has no such entries (built without oneDNN). */
+ * Skips (77) in a build without oneDNN (AXON_ONEDNN undefined). */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -250,7 +250,13 @@ int main(void)
     CHECK(cpu != NULL);
     if (!cpu)
         return test_finish("test_conv_onednn");
+#ifndef AXON_ONEDNN
+    /* the table's entries are there without oneDNN too (axon's direct
+     * kernels), declining most of these shapes */
+    if (true) {
+#else
     if (!cpu->ops->conv_forward || !cpu->ops->conv_backward_input) {
+#endif
         cpu->ops->destroy(cpu);
         TEST_SKIP("this axon is built without oneDNN (AXON_ONEDNN=OFF, or no libdnnl-dev): "
                   "convolutions run im2col + GEMM only");

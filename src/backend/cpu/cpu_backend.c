@@ -294,6 +294,7 @@ typedef struct cpu_bf16_backend {
     ax_backend base;
     ax_bf16_workspace workspace;
     ax_conv_weight_scratch weight_scratch;
+    bool rounded_asked; /* AXON_ONEDNN_BF16=rounded at creation: float32 kernels */
 #ifdef AXON_ONEDNN
     ax_onednn_convs *convs;
     ax_onednn_bf16_mode conv_mode; /* AXON_ONEDNN_BF16's, at creation */
@@ -310,12 +311,10 @@ static bool bf16_amx_allowed(const cpu_bf16_backend *bf16)
     if (mode == AX_CONV_AMX_EMULATED)
         return true;
 #ifdef AXON_ONEDNN
-    if (bf16->conv_mode == AX_ONEDNN_BF16_ROUNDED)
+    if (bf16->conv_mode == AX_ONEDNN_BF16_ROUNDED) /* asked, or native refused */
         return false;
-#else
-    (void)bf16;
 #endif
-    return mode == AX_CONV_AMX_HARDWARE;
+    return !bf16->rounded_asked && mode == AX_CONV_AMX_HARDWARE;
 }
 
 /* bf16 operands, float32 products (exact) and sums: axon's bf16 GEMM,
@@ -620,6 +619,8 @@ ax_backend *ax_backend_cpu_create(ax_precision precision)
         bf16->base.ops = &cpu_ops_bf16;
         bf16->base.real_size = sizeof(float);
         bf16->base.host_memory = true;
+        const char *asked = getenv("AXON_ONEDNN_BF16");
+        bf16->rounded_asked = asked && strcmp(asked, "rounded") == 0;
 #ifdef AXON_ONEDNN
         bf16->conv_mode = ax_onednn_bf16_mode_chosen();
 #endif
