@@ -137,12 +137,15 @@ static void check_shape(const shape *s, int64_t images)
                         (int)images, (int)outside);
         }
     }
-    /* NaN and infinities among delta: as the definition's */
-    float x_unused[8] = {0};
-    put_specials(x_unused, 8, delta, outputs, s->filters);
-    definition(s, delta, w, expected, images);
-    CHECK(ax_conv_input_direct(&s->g, s->filters, delta, w, got, images));
-    CHECK(same_values(expected, got, inputs));
+    /* NaN and infinities among delta (where it has room for them: past
+     * its first position's filters): as the definition's */
+    if (outputs > s->filters + 1) {
+        float x_unused[8] = {0};
+        put_specials(x_unused, 8, delta, outputs, s->filters);
+        definition(s, delta, w, expected, images);
+        CHECK(ax_conv_input_direct(&s->g, s->filters, delta, w, got, images));
+        CHECK(same_values(expected, got, inputs));
+    }
     CHECK_OK(ax_set_threads(0));
     free(delta), free(w), free(expected), free(got), free(sums), free(magnitudes);
 }
