@@ -25,6 +25,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/amx_gemm.h"
+#include "backend/cpu/bf16_gemm.h"
 #include "backend/cpu/bf16_round.h"
 #include "backend/cpu/conv_weight_amx.h"
 #include "conv_test_shapes.h"
@@ -34,17 +35,7 @@ static uint64_t random_state = 2031;
 
 static float *random_floats(int64_t n)
 {
-    float *v = malloc((size_t)n * sizeof *v);
-    for (int64_t i = 0; i < n; i++)
-        v[i] = (float)test_random_uniform(&random_state, -1.0, 1.0);
-    return v;
-}
-
-static float rounded(float v)
-{
-    float r;
-    ax_bf16_round_values_serial(&r, &v, 1);
-    return r;
+    return random_floats_from(&random_state, n);
 }
 
 typedef struct gemm_case {
@@ -94,8 +85,8 @@ static void check_case(const gemm_case *g, const char *mode, float alpha, float 
         for (int64_t j = 0; j < g->n; j++) {
             double s = 0.0, mag = 0.0;
             for (int64_t kk = 0; kk < g->k; kk++) {
-                const double term = (double)rounded(op(a, g->trans_a, g->lda, i, kk)) *
-                                    rounded(op(b, g->trans_b, g->ldb, kk, j));
+                const double term = (double)ax_bf16_round(op(a, g->trans_a, g->lda, i, kk)) *
+                                    ax_bf16_round(op(b, g->trans_b, g->ldb, kk, j));
                 s += term;
                 mag += fabs(term);
             }
