@@ -1423,6 +1423,16 @@ AX_NODISCARD ax_status ax_machine_peak(ax_peak *out);
  * them (ax_bf16_native), f32_gflops times its measured speed ratio (twice
  * where it issues as often as an FMA); where they are emulated, f32_gflops. */
 double ax_peak_bf16_gflops(const ax_peak *peak);
+/* Raises peak's FMA pipes (and its float32 and float64 peaks) to the
+ * fewest that could have run f32_gflops, a rate this machine was seen to
+ * reach (an operation of a run, in float32 terms), when it is more than
+ * 10 % above the peak; true when it did. A virtual machine's cores drift
+ * between a fast state and one at half the FMA rate for seconds at a time,
+ * and a peak measured in the slow one reads one pipe for two: the reports
+ * then set every rate against half the machine (up to 137 % "of peak").
+ * False, peak unchanged, for a zeroed peak or a rate past 64 pipes a core. */
+bool ax_peak_at_least(ax_peak *peak, double f32_gflops);
+
 /* The GEMM rate (GFLOP/s) at the network's own training shapes for a batch,
  * with the BLAS in use: the ceiling a training run can approach. */
 AX_NODISCARD ax_status ax_net_gemm_rate(ax_net *net, int64_t batch, double *gflops);

@@ -157,6 +157,9 @@ static void check_peak(void)
     CHECK_NEAR(peak.f32_gflops, expected_f32, 1e-12);
     CHECK_NEAR(peak.f64_gflops, expected_f32 / 2.0, 1e-12);
     CHECK(isfinite(peak.measured_f32_gflops) && peak.measured_f32_gflops > 0.0);
+    /* the pipes read from the threads' rates together as well as the
+     * fastest one's: the loop never lies above the theory by half a pipe */
+    CHECK(peak.measured_f32_gflops < peak.f32_gflops * (peak.fma_units + 0.5) / peak.fma_units);
     const double bf16 = ax_peak_bf16_gflops(&peak);
     CHECK(isfinite(bf16) && bf16 > 0.0);
     CHECK(peak.method && peak.method[0]);
@@ -207,6 +210,39 @@ static void check_peak_widths(void)
         CHECK_FAILS(ax_machine_peak_at(widths[i], &peak), AX_STATUS_BAD_ARGUMENT,
                     "axon measures 256 (AVX2) or 512 (AVX-512)");
         CHECK(peak.vector_bits == 0 && peak.f32_gflops == 0.0);
+    }
+}
+
+/* A rate seen above the peak raises its pipes to the fewest that could
+ * have run it, past a 10 % slack for the clock's measurement. */
+static void check_peak_at_least(void)
+{
+    const ax_peak one_pipe = {.vector_bits = 512, .fma_units = 1, .clock_ghz = 2.5, .cores = 4,
+                              .f32_gflops = 320.0, .f64_gflops = 160.0, .measured_f32_gflops = 170.0};
+    ax_peak peak = one_pipe;
+    /* and rates no CPU runs: more than 64 pipes a core */
+    const double within[] = {0.0, 100.0, 320.0, 352.0, NAN, -1.0, INFINITY, 1e300, 64 * 320.0 * 1.2};
+    for (size_t i = 0; i < sizeof within / sizeof *within; i++) {
+        CHECK(!ax_peak_at_least(&peak, within[i]));
+        CHECK(peak.fma_units == 1 && peak.f32_gflops == 320.0 && peak.f64_gflops == 160.0);
+    }
+    CHECK(ax_peak_at_least(&peak, 353.0));
+    CHECK(peak.fma_units == 2);
+    CHECK_NEAR(peak.f32_gflops, 640.0, 1e-9);
+    CHECK_NEAR(peak.f64_gflops, 320.0, 1e-9);
+    CHECK(peak.measured_f32_gflops == 170.0 && peak.clock_ghz == 2.5 && peak.cores == 4);
+    CHECK(!ax_peak_at_least(&peak, 700.0)); /* within 10 % of 640 */
+    CHECK(ax_peak_at_least(&peak, 2000.0)); /* 2000 / (1.1 x 320) = 5.7 pipes */
+    CHECK(peak.fma_units == 6);
+    CHECK_NEAR(peak.f32_gflops, 1920.0, 1e-9);
+    ax_peak zeroed = {0}; /* a failed measurement's */
+    CHECK(!ax_peak_at_least(&zeroed, 100.0) && zeroed.fma_units == 0 && zeroed.f32_gflops == 0.0);
+    /* the invariant: the raised peak, with its slack, holds what was seen */
+    for (double seen = 400.0; seen < 5000.0; seen *= 1.37) {
+        peak = one_pipe;
+        CHECK(ax_peak_at_least(&peak, seen));
+        CHECK(1.1 * peak.f32_gflops >= seen);
+        CHECK(1.1 * (peak.f32_gflops - 320.0) < seen); /* and one pipe fewer would not */
     }
 }
 
@@ -319,6 +355,7 @@ int main(void)
     check_profile();
     check_peak();
     check_peak_widths();
+    check_peak_at_least();
     check_bf16_peak();
     check_gemm_rate();
     check_threads();

@@ -91,6 +91,19 @@ static bool cpu_has_width(int vector_bits)
                               : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
+/* One core's float32 GFLOP/s on one FMA pipe at the measured clock. */
+static double one_pipe_gflops(const ax_peak *peak)
+{
+    return peak->vector_bits / 32.0 * 2.0 * peak->clock_ghz;
+}
+
+static void set_fma_units(ax_peak *peak, int units)
+{
+    peak->fma_units = units < 1 ? 1 : units;
+    peak->f32_gflops = one_pipe_gflops(peak) * peak->fma_units * peak->cores;
+    peak->f64_gflops = peak->f32_gflops / 2.0;
+}
+
 /* The widest vectors the CPU has; one without AVX2 is refused at 256. */
 ax_status ax_machine_peak(ax_peak *out) { return ax_machine_peak_at(cpu_has_width(512) ? 512 : 256, out); }
 
@@ -113,8 +126,8 @@ ax_status ax_machine_peak_at(int vector_bits, ax_peak *out)
      * 2-core AMX Xeon: one run alone read one FMA pipe there, a peak of
      * 160 GFLOP/s for 317, and the runs' percentages of it up to 137 %) */
     const long iterations = 8000000;
-    double total = 0.0, single = 0.0;
-#pragma omp parallel num_threads(out->cores) reduction(+ : total)
+    double total = 0.0, fastest = 0.0;
+#pragma omp parallel num_threads(out->cores) reduction(+ : total) reduction(max : fastest)
     {
         double rate = 0.0;
         for (int run = 0; run < 3; run++) {
@@ -122,17 +135,17 @@ ax_status ax_machine_peak_at(int vector_bits, ax_peak *out)
             rate = r > rate ? r : rate;
         }
         total += rate;
-        if (omp_get_thread_num() == 0)
-            single = rate;
+        fastest = rate;
     }
-    const double lanes = out->vector_bits / 32.0;
     out->measured_f32_gflops = total * 1e-9;
-    /* FMA pipes per core: the measured per-core rate over one pipe's rate at this clock. */
-    out->fma_units = (int)lround(single / (lanes * 2.0 * out->clock_ghz * 1e9));
-    if (out->fma_units < 1)
-        out->fma_units = 1;
-    out->f32_gflops = lanes * 2.0 * out->fma_units * out->clock_ghz * out->cores;
-    out->f64_gflops = out->f32_gflops / 2.0;
+    /* FMA pipes per core: the fastest thread's rate over one pipe's rate at
+     * this clock, or the cores' together where that says more (the same
+     * machine once read one pipe on thread 0 while both threads together
+     * ran at 1.6 pipes a core: a theoretical peak below the loop's) */
+    const double pipe_gflops = one_pipe_gflops(out);
+    const long by_fastest = lround(fastest * 1e-9 / pipe_gflops);
+    const long by_total = lround(out->measured_f32_gflops / (pipe_gflops * out->cores));
+    set_fma_units(out, (int)(by_fastest > by_total ? by_fastest : by_total));
     out->method = "clock from dependent register additions; FMA pipes from the throughput of "
                   "12 independent vector FMA chains per core; peak = lanes x 2 x pipes x clock x cores";
     return AX_STATUS_OK;
@@ -147,4 +160,19 @@ double ax_peak_bf16_for(const ax_peak *peak, ax_bf16_support bf16)
     return bf16.native && bf16.speed_ratio > 0.0 ? bf16.speed_ratio * peak->f32_gflops
            : bf16.native                        ? 2.0 * peak->f32_gflops
                                                 : peak->f32_gflops;
+}
+
+bool ax_peak_at_least(ax_peak *peak, double f32_gflops)
+{
+    /* 10 % of slack for the clock's measurement, which can put an
+     * operation at the peak a little above it */
+    if (!(f32_gflops > 1.1 * peak->f32_gflops) || !(peak->clock_ghz > 0.0) || peak->cores < 1 ||
+        peak->vector_bits < 128)
+        return false;
+    /* more than 64 pipes a core is no CPU's: a rate mismeasured, not a peak */
+    const double units = ceil(f32_gflops / (1.1 * one_pipe_gflops(peak) * peak->cores));
+    if (!(units <= 64.0))
+        return false;
+    set_fma_units(peak, (int)units);
+    return true;
 }

@@ -14,6 +14,26 @@
 
 enum { MAX_ENTRIES = 512 };
 
+/* The fastest rate the run or the measurements after it reached, in
+ * float32's terms (float64 runs at half float32's peak; bf16's peak has
+ * its own ratio and AMX's tiles beyond it, so its rates say nothing of the
+ * FMA pipes): a lower bound on the machine's float32 peak. */
+static double fastest_seen(const ax_profile_entry *entries, int count, ax_precision precision,
+                           double gemm_rate, double conv_rate, const double conv_passes[3])
+{
+    if (precision == AX_PRECISION_BF16)
+        return 0.0;
+    double fastest = gemm_rate > conv_rate ? gemm_rate : conv_rate;
+    for (int i = 0; i < 3; i++)
+        fastest = conv_passes[i] > fastest ? conv_passes[i] : fastest;
+    for (int i = 0; i < count; i++)
+        if (entries[i].gflop > 0 && entries[i].total_seconds > 0) {
+            const double rate = entries[i].gflop / entries[i].total_seconds;
+            fastest = rate > fastest ? rate : fastest;
+        }
+    return precision == AX_PRECISION_F64 ? 2.0 * fastest : fastest;
+}
+
 int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, bool print,
                    const char *json_path)
 {
@@ -53,6 +73,9 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
         return report_failure(status, "--profile");
     const double achieved = summary->seconds > 0 ? summary->gflop / summary->seconds : 0.0;
     const ax_precision precision = config->precision;
+    const double measured_loop = peak.measured_f32_gflops, seen = fastest_seen(
+        entries, count, precision, gemm_rate, conv_rate, conv_passes);
+    const bool raised = ax_peak_at_least(&peak, seen);
     double peak_gflops = precision == AX_PRECISION_F64    ? peak.f64_gflops
                          : precision == AX_PRECISION_BF16 ? ax_peak_bf16_gflops(&peak)
                                                           : peak.f32_gflops;
@@ -91,6 +114,11 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
                "       at this network's shapes with batch %lld (%.1f GFLOP/s)\n",
                achieved, 100.0 * achieved / peak_gflops, whose, peak_gflops,
                gemm_rate > 0 ? 100.0 * achieved / gemm_rate : 0.0, (long long)batch, gemm_rate);
+        if (raised)
+            printf("  peak: the FMA loop reached %.0f GFLOP/s float32 after the run, but an operation\n"
+                   "       ran at %.0f (in float32's terms): %d FMA pipes a core, not fewer; the loop\n"
+                   "       ran in a slow moment (a virtual machine's cores drift between two rates)\n",
+                   measured_loop, seen, peak.fma_units);
         if (has_conv) {
             const double one_peak = peak_gflops / ranks, in_run = conv_seconds > 0 ? conv_gflop / conv_seconds : 0.0;
             printf("  convolutions: %.1f%% of the time, %.1f GFLOP/s while in them (%.1f%% of the peak);\n"
