@@ -28,12 +28,15 @@
  * The kernels need AVX-512: on a CPU without it (or AXON_CPU_KERNELS=generic)
  * only the declines are checked. */
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend/backend.h"
 #include "backend/cpu/bf16_round.h"
 #include "backend/cpu/conv_one_channel.h"
+#include "backend/cpu/conv_weight_gradient.h"
 #include "backend/cpu/cpu_features.h"
 #include "conv_bias_reference.h"
 #include "test_util.h"
@@ -281,6 +284,128 @@ static void check_fused(ax_precision precision)
     free(x), free(w), free(bias), free(fused), free(separate);
 }
 
+/* The forward pass with bias, ReLU and the 2x2 max pooling over it in one
+ * (backend.h: conv_forward_relu_max_pool), against the separate passes:
+ * y the fused forward pass's bits, pooled pool_forward's, and the codes
+ * such that the delta made from them (ax_pooled_delta_make) has
+ * max_pool_backward_relu's bits; ties (a constant image, a filter of
+ * zeros), NaN and infinities among the inputs; the same bits on 1 and 3
+ * threads; the backends' entries the same, the coded weight gradient the
+ * pooled one's. */
+static void check_max_pool_shape(const shape *s, int64_t images, ax_precision precision)
+{
+    const bool bf16 = precision == AX_PRECISION_BF16;
+    const ax_window_geometry *g = &s->g;
+    const int64_t f = s->filters, area = g->kernel_height * g->kernel_width;
+    const ax_window_geometry pool = {g->out_height, g->out_width, f, 2, 2, 2, 0,
+                                     g->out_height / 2, g->out_width / 2};
+    const int64_t inputs = images * g->height * g->width, outputs = images * g->out_height * g->out_width * f;
+    const int64_t pooled_count = outputs / 4;
+    float *x = random_floats(inputs), *w = random_floats(f * area), *bias = random_floats(f);
+    for (int64_t i = 0; i < g->height * g->width; i++)
+        x[i] = 0.5f; /* image 0 constant: equal sums, windows of ties */
+    for (int64_t t = 0; t < area; t++)
+        w[3 * area + t] = 0.0f; /* filter 3: the bias alone, ties again */
+    bias[3] = -bias[3] > 0 ? -bias[3] : bias[3]; /* and not above 0: no gradient */
+    if (images > 2) {
+        x[2 * g->height * g->width + 5] = NAN;
+        x[2 * g->height * g->width + 40] = INFINITY;
+        x[2 * g->height * g->width + 41] = -INFINITY;
+    }
+    float *y = malloc((size_t)outputs * sizeof *y), *y_ref = malloc((size_t)outputs * sizeof *y);
+    float *pooled = malloc((size_t)pooled_count * sizeof *pooled);
+    float *pooled_ref = malloc((size_t)pooled_count * sizeof *pooled);
+    uint8_t *codes = malloc((size_t)pooled_count), *codes_3 = malloc((size_t)pooled_count);
+    float *dy = random_floats(pooled_count);
+    float *delta = malloc((size_t)outputs * sizeof *delta);
+    float *delta_ref = malloc((size_t)outputs * sizeof *delta);
+    ax_backend *b = ax_backend_cpu_create(precision);
+    CHECK(b && b->ops->conv_forward_relu_max_pool && b->ops->conv_backward_weights_bias_coded);
+    if (b) {
+        CHECK(ax_conv_one_channel_forward_bias_activation(g, f, x, w, bias, AX_ACT_RELU, y_ref,
+                                                          images, bf16));
+        b->ops->pool_forward(b, true, &pool, y_ref, pooled_ref, images);
+        b->ops->max_pool_backward_relu(b, &pool, y_ref, dy, delta_ref, images);
+        omp_set_num_threads(1);
+        CHECK(ax_conv_one_channel_forward_relu_max_pool(g, f, &pool, x, w, bias, y, pooled, codes,
+                                                        images, bf16));
+        CHECK(same_bits(y, y_ref, outputs) && same_bits(pooled, pooled_ref, pooled_count));
+        const ax_pooled_delta coded = {&pool, NULL, dy, codes};
+        ax_pooled_delta_make(&coded, 0, images, delta);
+        CHECK(same_bits(delta, delta_ref, outputs));
+        int64_t counts[5] = {0}, beyond = 0;
+        for (int64_t i = 0; i < pooled_count; i++) {
+            if (codes[i] <= 4)
+                counts[codes[i]]++;
+            else
+                beyond++;
+        }
+        CHECK(beyond == 0 && counts[4] > 0 && counts[0] > 0 && counts[1] + counts[2] + counts[3] > 0);
+        omp_set_num_threads(3);
+        memset(y, 0, (size_t)outputs * sizeof *y);
+        CHECK(b->ops->conv_forward_relu_max_pool(b, g, f, &pool, x, w, bias, y, pooled, codes_3,
+                                                 images));
+        CHECK(same_bits(y, y_ref, outputs) && same_bits(pooled, pooled_ref, pooled_count));
+        CHECK(memcmp(codes, codes_3, (size_t)pooled_count) == 0);
+        omp_set_num_threads(2);
+        /* the weight and bias gradients from the codes: the pooled entry's bits */
+        float *dw = malloc((size_t)(f * area + f) * sizeof *dw);
+        float *dw_ref = malloc((size_t)(f * area + f) * sizeof *dw);
+        CHECK(b->ops->conv_backward_weights_bias_pooled(b, g, f, &pool, y_ref, dy, x, dw_ref,
+                                                        dw_ref + f * area, images));
+        CHECK(b->ops->conv_backward_weights_bias_coded(b, g, f, &pool, codes, dy, x, dw,
+                                                       dw + f * area, images));
+        CHECK(same_bits(dw, dw_ref, f * area + f));
+        free(dw), free(dw_ref);
+        b->ops->destroy(b);
+    }
+    free(x), free(w), free(bias), free(y), free(y_ref), free(pooled), free(pooled_ref);
+    free(codes), free(codes_3), free(dy), free(delta), free(delta_ref);
+}
+
+/* Poolings the fused pass does not take: declined, nothing written. */
+static void check_max_pool_declines(ax_precision precision)
+{
+    const shape s = make_shape(12, 12, 3, 3, 1, 0, 16); /* 10x10 out */
+    const ax_window_geometry good = {10, 10, 16, 2, 2, 2, 0, 5, 5};
+    ax_window_geometry bad[5];
+    for (int i = 0; i < 5; i++)
+        bad[i] = good;
+    bad[0].kernel_height = bad[0].kernel_width = 3, bad[0].out_height = bad[0].out_width = 4;
+    bad[1].stride = 1, bad[1].out_height = bad[1].out_width = 9; /* overlapping */
+    bad[2].channels = 32;
+    bad[3].padding = 1;
+    bad[4].height = bad[4].width = 9, bad[4].out_height = bad[4].out_width = 4; /* not its output */
+    float x[144] = {0}, w[144] = {0}, bias[16] = {0}, y[1600], pooled[400];
+    uint8_t codes[400];
+    ax_backend *b = ax_backend_cpu_create(precision);
+    for (int i = 0; i < 5; i++) {
+        memset(y, 0x7f, sizeof y), memset(pooled, 0x7f, sizeof pooled), memset(codes, 9, sizeof codes);
+        CHECK(!ax_conv_one_channel_forward_relu_max_pool(&s.g, 16, &bad[i], x, w, bias, y, pooled,
+                                                         codes, 1, precision == AX_PRECISION_BF16));
+        CHECK(b && !b->ops->conv_backward_weights_bias_coded(b, &s.g, 16, &bad[i], codes, pooled,
+                                                              x, w, bias, 1));
+        CHECK(y[0] == y[1599] && !(y[0] == 0.0f) && pooled[0] == pooled[399] && codes[0] == 9);
+    }
+    /* the backend's entry off under AXON_CONV_POOL=off; float64's has none to take */
+    setenv("AXON_CONV_POOL", "off", 1);
+    CHECK(b && !b->ops->conv_forward_relu_max_pool(b, &s.g, 16, &good, x, w, bias, y, pooled,
+                                                   codes, 1));
+    unsetenv("AXON_CONV_POOL");
+    CHECK(y[0] == y[1599] && codes[0] == 9);
+    CHECK(b && b->ops->conv_forward_relu_max_pool(b, &s.g, 16, &good, x, w, bias, y, pooled,
+                                                  codes, 1));
+    CHECK(y[0] == 0.0f && codes[0] == 4); /* zeros: ReLU's 0, no gradient */
+    if (b)
+        b->ops->destroy(b);
+    ax_backend *f64 = ax_backend_cpu_create(AX_PRECISION_F64);
+    double x64[144] = {0}, w64[144] = {0}, bias64[16] = {0}, y64[1600], pooled64[400];
+    CHECK(f64 && !f64->ops->conv_forward_relu_max_pool(f64, &s.g, 16, &good, x64, w64, bias64,
+                                                       y64, pooled64, codes, 1));
+    if (f64)
+        f64->ops->destroy(f64);
+}
+
 /* Layers the kernels do not take: declined, nothing written. */
 static void check_declines(void)
 {
@@ -333,5 +458,16 @@ int main(void)
     check_backend(AX_PRECISION_BF16);
     check_fused(AX_PRECISION_F32);
     check_fused(AX_PRECISION_BF16);
+    const shape pooled_shapes[] = {
+        make_shape(28, 28, 5, 5, 1, 0, 32),  /* LeNet's first layer: 12 windows a row */
+        make_shape(20, 19, 5, 4, 1, 1, 48),  /* padded, 18x18 out, filters 32 + 16 */
+        make_shape(16, 20, 3, 3, 2, 1, 16),  /* stride 2, 8x10 out: 2 + 3 windows */
+    };
+    for (int p = 0; p < 2; p++) {
+        const ax_precision precision = p ? AX_PRECISION_BF16 : AX_PRECISION_F32;
+        for (size_t i = 0; i < sizeof pooled_shapes / sizeof *pooled_shapes; i++)
+            check_max_pool_shape(&pooled_shapes[i], i == 0 ? 6 : 3, precision);
+        check_max_pool_declines(precision);
+    }
     return test_finish("conv_one_channel");
 }

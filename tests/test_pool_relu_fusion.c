@@ -40,7 +40,16 @@
  *   one channel or several; bf16 for one), never for tanh, an average
  *   pooling, dropout between, 8 filters or float64 (with an l2 term, which
  *   the layer adds after the entry). The other checks leave it out of
- *   both tables. */
+ *   both tables;
+ * - a first layer's forward pass and the 2x2 max pooling over it in one,
+ *   and its gradients from the window codes that pass keeps
+ *   (conv_forward_relu_max_pool and conv_backward_weights_bias_coded,
+ *   version 15): the whole gradient bit for bit the separate passes',
+ *   each entry taken once (single channel, 16 filters or more, float32 and
+ *   bf16 on AVX-512; padding, stride 2), never for an odd output side,
+ *   overlapping windows, tanh, an average pooling, dropout between, 8
+ *   filters, two channels or float64; and codes left from an earlier
+ *   forward pass are not read once the separate passes have run. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +71,8 @@ typedef enum fused_entry {
     POOL_RELU,
     CONV_BIAS_ACTIVATION,
     CONV_WEIGHTS_BIAS,
-    CONV_POOLED
+    CONV_POOLED,
+    CONV_MAX_POOL
 } fused_entry;
 
 static int64_t fused_calls; /* calls the entry took */
@@ -103,6 +113,29 @@ static bool counted_pooled_entry(ax_backend *backend, const ax_window_geometry *
     const bool taken = wrapped->conv_backward_weights_bias_pooled(
         backend, geometry, filters, pool, y, dy, x, weight_gradient, bias_gradient, images);
     fused_calls += taken;
+    return taken;
+}
+
+static int64_t coded_calls; /* conv_backward_weights_bias_coded's taken calls */
+static bool counted_max_pool_entry(ax_backend *backend, const ax_window_geometry *geometry,
+                                   int64_t filters, const ax_window_geometry *pool,
+                                   const void *x, const void *weights, const void *bias, void *y,
+                                   void *pooled, uint8_t *codes, int64_t images)
+{
+    const bool taken = wrapped->conv_forward_relu_max_pool(backend, geometry, filters, pool, x,
+                                                           weights, bias, y, pooled, codes, images);
+    fused_calls += taken;
+    return taken;
+}
+
+static bool counted_coded_entry(ax_backend *backend, const ax_window_geometry *geometry,
+                                int64_t filters, const ax_window_geometry *pool,
+                                const uint8_t *codes, const void *dy, const void *x,
+                                void *weight_gradient, void *bias_gradient, int64_t images)
+{
+    const bool taken = wrapped->conv_backward_weights_bias_coded(
+        backend, geometry, filters, pool, codes, dy, x, weight_gradient, bias_gradient, images);
+    coded_calls += taken;
     return taken;
 }
 
@@ -190,10 +223,20 @@ static void check_network(ax_precision precision, const char *layers, double dro
          * replaces the pooling pass and that entry's call) */
         if (entry != CONV_WEIGHTS_BIAS && entry != CONV_POOLED)
             counting.conv_backward_weights_bias = plain.conv_backward_weights_bias = NULL;
-        if (entry != CONV_POOLED)
+        if (entry != CONV_POOLED && entry != CONV_MAX_POOL)
             counting.conv_backward_weights_bias_pooled = plain.conv_backward_weights_bias_pooled =
                 NULL;
-        if (entry == CONV_POOLED) {
+        /* the forward pass with the pooling (and the codes' backward pass)
+         * in the table of its own check only */
+        plain.conv_forward_relu_max_pool = NULL;
+        plain.conv_backward_weights_bias_coded = NULL;
+        counting.conv_forward_relu_max_pool = NULL;
+        counting.conv_backward_weights_bias_coded = NULL;
+        if (entry == CONV_MAX_POOL && own->conv_forward_relu_max_pool) {
+            counting.conv_forward_relu_max_pool = counted_max_pool_entry;
+            if (own->conv_backward_weights_bias_coded)
+                counting.conv_backward_weights_bias_coded = counted_coded_entry;
+        } else if (entry == CONV_POOLED) {
             if (own->conv_backward_weights_bias_pooled)
                 counting.conv_backward_weights_bias_pooled = counted_pooled_entry;
             plain.conv_backward_weights_bias_pooled = NULL;
@@ -217,20 +260,42 @@ static void check_network(ax_precision precision, const char *layers, double dro
         CHECK_OK(ax_net_loss_gradient(net, data, 0, ax_dataset_rows(data), &regularization,
                                       &loss_with, with));
         b->ops = &counting;
-        fused_calls = 0;
+        fused_calls = coded_calls = 0;
         CHECK_OK(ax_net_loss_gradient(net, data, 0, ax_dataset_rows(data), &regularization,
                                       &loss_with, with));
         b->ops = &plain;
         CHECK_OK(ax_net_loss_gradient(net, data, 0, ax_dataset_rows(data), &regularization,
                                       &loss_without, without));
+        if (entry == CONV_MAX_POOL && own->conv_backward_weights_bias_coded) {
+            /* the codes of an earlier forward pass are stale once the two
+             * passes have run: the backward pass reads y again */
+            double *after = malloc((size_t)count * sizeof *after), loss_after = 0.0;
+            b->ops = &counting;
+            CHECK_OK(ax_net_loss_gradient(net, data, 0, ax_dataset_rows(data), &regularization,
+                                          &loss_after, after));
+            ax_backend_ops stale = plain;
+            stale.conv_backward_weights_bias_coded = counted_coded_entry;
+            b->ops = &stale;
+            const int64_t coded_before = coded_calls;
+            CHECK_OK(ax_net_loss_gradient(net, data, 0, ax_dataset_rows(data), &regularization,
+                                          &loss_after, after));
+            CHECK(coded_calls == coded_before && loss_after == loss_without && after &&
+                  memcmp(after, without, (size_t)count * sizeof *after) == 0);
+            free(after);
+            fused_calls /= 2, coded_calls /= 2; /* the counts of one call */
+        }
         b->ops = own;
         const bool agree = gradients_agree(net, with, without, count, entry);
-        if (fused_calls != expected || loss_with != loss_without || !agree) {
-            fprintf(stderr, "%s, %s, dropout %g: %lld fused calls (expected %lld), loss %.17g "
-                    "against %.17g, gradients %s\n", layers,
+        /* the codes' backward pass once for each forward pass that made them */
+        const int64_t coded_expected = entry == CONV_MAX_POOL ? fused_calls : 0;
+        if (fused_calls != expected || coded_calls != coded_expected ||
+            loss_with != loss_without || !agree) {
+            fprintf(stderr, "%s, %s, dropout %g: %lld fused calls (expected %lld), %lld coded, "
+                    "loss %.17g against %.17g, gradients %s\n", layers,
                     precision == AX_PRECISION_F64 ? "float64"
                     : precision == AX_PRECISION_BF16 ? "bf16" : "float32", dropout,
-                    (long long)fused_calls, (long long)expected, loss_with, loss_without,
+                    (long long)fused_calls, (long long)expected, (long long)coded_calls, loss_with,
+                    loss_without,
                     agree ? "agree" : "differ");
             CHECK(false);
         }
@@ -312,6 +377,34 @@ int main(void)
                       CONV_POOLED);
         check_network(precisions[p], "conv:8x3x3:relu,maxpool:2,10:softmax", 0.0, 0, gray,
                       CONV_POOLED);
+        /* a first layer's forward pass and the 2x2 max pooling over it in
+         * one, the backward pass from the window codes: single channel, 16
+         * filters or more in 16s, with or without padding, stride 1 or 2
+         * (one, as the direct kernels); the gradient bit for bit the two
+         * passes' */
+        check_network(precisions[p], "conv:16x3x3:relu,maxpool:2,conv:16x3x3:relu,10:softmax", 0.0,
+                      one, gray, CONV_MAX_POOL);
+        check_network(precisions[p], "conv:32x5x5/p2:relu,maxpool:2,10:softmax", 0.0, one, gray,
+                      CONV_MAX_POOL);
+        check_network(precisions[p], "conv:48x3x3/s2:relu,maxpool:2,10:softmax", 0.0, one, gray,
+                      CONV_MAX_POOL);
+        /* an odd side (windows that do not tile the output), overlapping
+         * windows, tanh, an average pooling, dropout between, 8 filters,
+         * two channels: the two passes */
+        check_network(precisions[p], "conv:16x4x4:relu,maxpool:2,10:softmax", 0.0, 0, gray,
+                      CONV_MAX_POOL);
+        check_network(precisions[p], "conv:16x3x3:relu,maxpool:3/s2,10:softmax", 0.0, 0, gray,
+                      CONV_MAX_POOL);
+        check_network(precisions[p], "conv:16x3x3:tanh,maxpool:2,10:softmax", 0.0, 0, gray,
+                      CONV_MAX_POOL);
+        check_network(precisions[p], "conv:16x3x3:relu,avgpool:2,10:softmax", 0.0, 0, gray,
+                      CONV_MAX_POOL);
+        check_network(precisions[p], "conv:16x3x3:relu,maxpool:2,10:softmax", 0.25, 0, gray,
+                      CONV_MAX_POOL);
+        check_network(precisions[p], "conv:8x3x3:relu,maxpool:2,10:softmax", 0.0, 0, gray,
+                      CONV_MAX_POOL);
+        check_network(precisions[p], "conv:16x3x3:relu,maxpool:2,10:softmax", 0.0, 0, data,
+                      CONV_MAX_POOL);
     }
     ax_dataset_free(data);
     ax_dataset_free(gray);

@@ -43,7 +43,7 @@ typedef struct ax_window_geometry {
  * (tests/plugin_fake_v4.c) defines AX_BACKEND_HEADERS_AS_OF to an older
  * version before including them, to be compiled as a plugin of that
  * version would have been; nothing else does. */
-#define AX_BACKEND_TABLE_VERSION 14
+#define AX_BACKEND_TABLE_VERSION 15
 #ifndef AX_BACKEND_HEADERS_AS_OF
 #define AX_BACKEND_HEADERS_AS_OF AX_BACKEND_TABLE_VERSION
 #endif
@@ -362,6 +362,30 @@ typedef struct ax_backend_ops {
                                               void *weight_gradient, void *bias_gradient,
                                               int64_t images);
     /* ---- entries above are valid for version 14 and later ---- */
+#endif
+#if AX_BACKEND_HEADERS_AS_OF >= 15
+    /* conv_forward_bias_activation with ReLU into y, and the 2x2 max
+     * pooling of stride 2 over y (pool: its geometry; its windows tile y)
+     * in the same pass: pooled gets pool_forward's bits, and codes (one
+     * byte per value of pooled) the window position, 0-3 in row order,
+     * that max_pool_backward_relu gives that value's gradient to, or 4 for
+     * none (a window whose maximum is not above 0, or holds a NaN); y gets
+     * conv_forward_bias_activation's bits (optional: where it is NULL or
+     * declines, with nothing written, the layers run the two passes). */
+    bool (*conv_forward_relu_max_pool)(ax_backend *backend, const ax_window_geometry *geometry,
+                                       int64_t filters, const ax_window_geometry *pool,
+                                       const void *x, const void *weights, const void *bias,
+                                       void *y, void *pooled, uint8_t *codes, int64_t images);
+    /* conv_backward_weights_bias_pooled with the codes that
+     * conv_forward_relu_max_pool wrote standing in for y (which it then
+     * never reads): the same bits (optional, as that entry). */
+    bool (*conv_backward_weights_bias_coded)(ax_backend *backend,
+                                             const ax_window_geometry *geometry, int64_t filters,
+                                             const ax_window_geometry *pool, const uint8_t *codes,
+                                             const void *dy, const void *x,
+                                             void *weight_gradient, void *bias_gradient,
+                                             int64_t images);
+    /* ---- entries above are valid for version 15 and later ---- */
 #endif
 } ax_backend_ops;
 

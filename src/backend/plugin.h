@@ -71,7 +71,10 @@
  * (a convolution's forward pass with its bias and activation); 13
  * conv_backward_weights_bias (its weight and bias gradients in one pass);
  * 14 conv_backward_weights_bias_pooled (those of a first layer straight
- * from the max pooling's output gradient above it). */
+ * from the max pooling's output gradient above it); 15
+ * conv_forward_relu_max_pool and conv_backward_weights_bias_coded (a first
+ * layer's forward pass and its max pooling in one, and its gradients from
+ * the windows' coded positions rather than its output). */
 #define AX_BACKEND_PLUGIN_ABI_OLDEST 4
 
 

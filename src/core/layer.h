@@ -157,6 +157,13 @@ struct ax_layer_ops {
     bool (*backward_weights_bias_pooled)(ax_net *net, int index, int pool_index,
                                          const void *pool_delta, const void *x, double l2,
                                          int64_t rows);
+    /* Optional (NULL: none): for a first layer with ReLU below a 2x2 max
+     * pooling (pool_index), the forward passes of both in one where the
+     * backend has it (backend.h: conv_forward_relu_max_pool), the window
+     * codes kept for backward_weights_bias_pooled, which then reads them
+     * instead of this layer's output; false, with nothing done, where it
+     * does not: the caller then runs the two layers' forward passes. */
+    bool (*forward_max_pool)(ax_net *net, int index, int pool_index, const void *x, int64_t rows);
 
     /* --- capability: outputs linear in the weights ------------------------- */
     /* Kinds whose pre-activations are a product of the input and the

@@ -394,6 +394,8 @@ static bool fused_forward(ax_net *net, int index, const void *x, void *z, int64_
 static void conv_forward(ax_net *net, int index, const void *x, void *z, int64_t rows)
 {
     const ax_layer *layer = &net->layers[index];
+    if (index == 0 && z == net->workspace.outputs[0])
+        net->workspace.pool_codes_valid = false; /* made for another output */
     if (fused_forward(net, index, x, z, rows))
         return;
     AX_PROFILED(net, AX_PROFILE_CONV_FORWARD, index,
@@ -545,7 +547,7 @@ static bool conv_backward_weights_bias_pooled(ax_net *net, int index, int pool_i
                                               const void *pool_delta, const void *x, double l2,
                                               int64_t rows)
 {
-    if (!OPS->conv_backward_weights_bias_pooled)
+    if (!OPS->conv_backward_weights_bias_pooled && !OPS->conv_backward_weights_bias_coded)
         return false;
     ax_layer *layer = &net->layers[index];
     const ax_window_geometry geometry = geometry_of(layer);
@@ -554,14 +556,69 @@ static bool conv_backward_weights_bias_pooled(ax_net *net, int index, int pool_i
     const double flops = conv_flops(layer, rows, AX_LAYER_WORK_WEIGHT_GRADIENT) +
                          (double)f * (double)(positions_all - 1);
     bool taken = false;
-    AX_PROFILED_WHEN(net, AX_PROFILE_CONV_WEIGHT_GRADIENT, index, flops, taken,
-                     taken = OPS->conv_backward_weights_bias_pooled(
-                         net->backend, &geometry, f, &pool,
-                         ax_window_layer_input(net, pool_index), pool_delta, x,
-                         ax_layer_weights(net, net->gradients, index),
-                         ax_layer_bias(net, net->gradients, index), rows));
+    /* the codes of this batch's forward pass where it made them */
+    const bool coded = index == 0 && net->workspace.pool_codes_valid &&
+                       OPS->conv_backward_weights_bias_coded;
+    if (coded)
+        AX_PROFILED_WHEN(net, AX_PROFILE_CONV_WEIGHT_GRADIENT, index, flops, taken,
+                         taken = OPS->conv_backward_weights_bias_coded(
+                             net->backend, &geometry, f, &pool, net->workspace.pool_codes,
+                             pool_delta, x, ax_layer_weights(net, net->gradients, index),
+                             ax_layer_bias(net, net->gradients, index), rows));
+    if (!taken && OPS->conv_backward_weights_bias_pooled)
+        AX_PROFILED_WHEN(net, AX_PROFILE_CONV_WEIGHT_GRADIENT, index, flops, taken,
+                         taken = OPS->conv_backward_weights_bias_pooled(
+                             net->backend, &geometry, f, &pool,
+                             ax_window_layer_input(net, pool_index), pool_delta, x,
+                             ax_layer_weights(net, net->gradients, index),
+                             ax_layer_bias(net, net->gradients, index), rows));
     if (taken)
         add_l2(net, index, l2);
+    return taken;
+}
+
+/* The forward passes of a first layer with ReLU and the 2x2 max pooling
+ * above it (layer pool_index) in the backend's one pass, where it takes
+ * them: the pooling's output and its window codes from the sums in
+ * registers, sparing the pooling a pass over this layer's output and the
+ * backward pass a read of it (profiled as this layer's forward pass, which
+ * then includes the pooling's). False, with nothing done, where the
+ * backend does not take them or the codes find no memory. */
+static bool conv_forward_max_pool(ax_net *net, int index, int pool_index, const void *x,
+                                  int64_t rows)
+{
+    ax_layer *layer = &net->layers[index];
+    const ax_layer *pool_layer = &net->layers[pool_index];
+    if (!OPS->conv_forward_relu_max_pool || layer->activation != AX_ACT_RELU ||
+        pool_layer->spec.kind != AX_LAYER_MAX_POOL)
+        return false;
+    ax_net_workspace *work = &net->workspace;
+    if (rows > work->pool_codes_rows) {
+        void *grown = NULL;
+        if (ax_backend_alloc(net->backend, (size_t)rows * (size_t)pool_layer->out,
+                             "the max pooling's window codes", &grown) != AX_STATUS_OK) {
+            ax_error_clear(); /* the two passes run instead */
+            return false;
+        }
+        OPS->free(net->backend, work->pool_codes);
+        work->pool_codes = grown;
+        work->pool_codes_rows = rows;
+    }
+    const ax_window_geometry geometry = geometry_of(layer);
+    const ax_window_geometry pool = ax_pool_layer_geometry(pool_layer);
+    const double flops = conv_flops(layer, rows, AX_LAYER_WORK_FORWARD_PRODUCT) +
+                         2.0 * (double)(rows * places(layer)) * (double)layer->spec.conv.filters;
+    bool taken = false;
+    AX_PROFILED_WHEN(net, AX_PROFILE_CONV_FORWARD, index, flops, taken,
+                     taken = OPS->conv_forward_relu_max_pool(
+                         net->backend, &geometry, layer->spec.conv.filters, &pool, x,
+                         ax_layer_weights(net, net->parameters, index),
+                         ax_layer_bias(net, net->parameters, index), work->outputs[index],
+                         work->outputs[pool_index], work->pool_codes, rows));
+    if (taken) {
+        layer->columns_input = NULL; /* no columns made: the weight gradient gathers its own */
+        work->pool_codes_valid = index == 0;
+    }
     return taken;
 }
 
@@ -588,4 +645,5 @@ const ax_layer_ops ax_layer_conv_ops = {
     .backward_input = conv_backward_input,
     .backward_weights_bias = conv_backward_weights_bias,
     .backward_weights_bias_pooled = conv_backward_weights_bias_pooled,
+    .forward_max_pool = conv_forward_max_pool,
 };

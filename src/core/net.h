@@ -43,6 +43,13 @@ typedef struct ax_net_workspace {
     int32_t *labels;                 /* (capacity) backend memory */
     bool batch_has_labels;           /* the loaded answers are labels, not targets */
     int32_t *predicted;              /* (capacity) host memory */
+    /* The first layer's max-pooling window codes (backend.h:
+     * conv_forward_relu_max_pool), grown on demand to codes_rows rows; valid
+     * while the first layer's output is the one they were made with (its
+     * other forward pass clears it). */
+    uint8_t *pool_codes;
+    int64_t pool_codes_rows;
+    bool pool_codes_valid;
 } ax_net_workspace;
 
 /* What a run attaches to the network while it trains or measures: none of

@@ -31,6 +31,10 @@ void ax_net_workspace_release(ax_net *net)
     work->scratch = NULL;
     work->scratch_reals = 0;
     backend->ops->free(backend, work->labels);
+    backend->ops->free(backend, work->pool_codes);
+    work->pool_codes = NULL;
+    work->pool_codes_rows = 0;
+    work->pool_codes_valid = false;
     free(work->predicted);
     work->input = work->delta[0] = work->delta[1] = work->targets = NULL;
     work->labels = work->predicted = NULL;

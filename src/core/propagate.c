@@ -66,7 +66,17 @@ ax_status ax_net_forward_from(ax_net *net, int64_t rows, const ax_regularization
     for (int l = first; l < net->layer_count; l++) {
         const ax_layer *layer = &net->layers[l];
         void *z = net->workspace.outputs[l];
-        layer->ops->forward(net, l, x, z, rows);
+        /* A first layer and the max pooling over it in one pass, where the
+         * backend has it and no dropout comes between them */
+        if (l == 0 && net->layer_count > 1 && layer->ops->forward_max_pool &&
+            dropout_before(net, regularization, 1) == 0.0 &&
+            layer->ops->forward_max_pool(net, 0, 1, x, rows)) {
+            l = 1;
+            layer = &net->layers[1];
+            z = net->workspace.outputs[1];
+        } else {
+            layer->ops->forward(net, l, x, z, rows);
+        }
         const double rate = dropout_before(net, regularization, l + 1);
         if (rate > 0.0)
             AX_PROFILED(net, AX_PROFILE_DROPOUT, l, 0.0,

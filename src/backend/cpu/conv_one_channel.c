@@ -153,6 +153,124 @@ forward_block(int vectors, int positions, int64_t stride, const float *strip, in
     }
 }
 
+/* The forward tile of two output rows (the two rows of a 2x2 max
+ * pooling's windows) by 2 x pairs positions, 16 x vectors filters, with
+ * bias and ReLU, then the pooling in registers: y (both rows) gets
+ * forward_tile's bits, pooled the max pooling's (the four values in
+ * window order, NaN winning), and codes, for each window and filter, the
+ * window position (0-3, row order) whose delta max_pool_backward_relu
+ * makes from the pooled gradient: the first equal to the maximum where
+ * that maximum is above 0 and no value is NaN, else none (4). */
+static inline __attribute__((always_inline, target("avx512f"))) void
+pool_tile(int vectors, int pairs, int64_t stride, const float *strip, int64_t strip_width,
+          int64_t kernel_height, int64_t kernel_width, const float *taps, int64_t filters,
+          const float *bias, float *y, int64_t y_row, float *pooled, uint8_t *codes)
+{
+    enum { MOST_PAIRS = TILE_POSITIONS / 4 };
+    __m512 sums[2][2][2 * MOST_PAIRS]; /* [vector][row][position] */
+    const int positions = 2 * pairs;
+    _Pragma("GCC unroll 12")
+    for (int v = 0; v < vectors; v++)
+        _Pragma("GCC unroll 12")
+        for (int r = 0; r < 2; r++)
+            _Pragma("GCC unroll 12")
+            for (int p = 0; p < positions; p++)
+                sums[v][r][p] = _mm512_setzero_ps();
+    for (int64_t ky = 0; ky < kernel_height; ky++) {
+        const float *row0 = strip + ky * strip_width, *row1 = row0 + stride * strip_width;
+        const float *tap = taps + ky * kernel_width * filters;
+        for (int64_t kx = 0; kx < kernel_width; kx++, tap += filters) {
+            const __m512 w0 = _mm512_loadu_ps(tap);
+            const __m512 w1 = vectors > 1 ? _mm512_loadu_ps(tap + 16) : w0;
+            _Pragma("GCC unroll 12")
+            for (int r = 0; r < 2; r++)
+                _Pragma("GCC unroll 12")
+                for (int p = 0; p < positions; p++) {
+                    const __m512 value = _mm512_set1_ps((r ? row1 : row0)[p * stride + kx]);
+                    sums[0][r][p] = _mm512_fmadd_ps(w0, value, sums[0][r][p]);
+                    if (vectors > 1)
+                        sums[1][r][p] = _mm512_fmadd_ps(w1, value, sums[1][r][p]);
+                }
+        }
+    }
+    const __m512 zero = _mm512_setzero_ps();
+    _Pragma("GCC unroll 12")
+    for (int v = 0; v < vectors; v++) {
+        const __m512 b = _mm512_loadu_ps(bias + 16 * v);
+        _Pragma("GCC unroll 12")
+        for (int r = 0; r < 2; r++)
+            _Pragma("GCC unroll 12")
+            for (int p = 0; p < positions; p++) {
+                const __m512 value = _mm512_add_ps(sums[v][r][p], b);
+                const __mmask16 kept = _mm512_cmp_ps_mask(value, zero, _CMP_GT_OQ) |
+                                       _mm512_cmp_ps_mask(value, value, _CMP_UNORD_Q);
+                sums[v][r][p] = _mm512_maskz_mov_ps(kept, value);
+                /* y is read back, if ever, long after: streamed past the
+                 * caches where aligned (no read of its lines first) */
+                float *at = y + r * y_row + p * filters + 16 * v;
+                if (((uintptr_t)at & 63) == 0)
+                    _mm512_stream_ps(at, sums[v][r][p]);
+                else
+                    _mm512_storeu_ps(at, sums[v][r][p]);
+            }
+        _Pragma("GCC unroll 12")
+        for (int j = 0; j < pairs; j++) {
+            const __m512 window[4] = {sums[v][0][2 * j], sums[v][0][2 * j + 1], sums[v][1][2 * j],
+                                      sums[v][1][2 * j + 1]};
+            __m512 most = window[0];
+            _Pragma("GCC unroll 12")
+            for (int k = 1; k < 4; k++)
+                most = _mm512_mask_mov_ps(most,
+                                          _mm512_cmp_ps_mask(window[k], most, _CMP_GT_OQ) |
+                                              _mm512_cmp_ps_mask(window[k], window[k], _CMP_UNORD_Q),
+                                          window[k]);
+            _mm512_storeu_ps(pooled + j * filters + 16 * v, most);
+            __m512i code = _mm512_set1_epi32(3);
+            _Pragma("GCC unroll 12")
+            for (int k = 2; k >= 0; k--)
+                code = _mm512_mask_mov_epi32(code, _mm512_cmp_ps_mask(window[k], most, _CMP_EQ_OQ),
+                                             _mm512_set1_epi32(k));
+            code = _mm512_mask_mov_epi32(_mm512_set1_epi32(4),
+                                         _mm512_cmp_ps_mask(most, zero, _CMP_GT_OQ), code);
+            _mm_storeu_si128((__m128i *)(codes + j * filters + 16 * v), _mm512_cvtepi32_epi8(code));
+        }
+    }
+}
+
+#define POOL_CASE(vectors, stride, pairs)                                                  \
+    case pairs:                                                                            \
+        pool_tile(vectors, pairs, stride, strip, strip_width, kernel_height, kernel_width, \
+                  taps, filters, bias, y, y_row, pooled, codes);                           \
+        break;
+#define POOL_SWITCH(vectors, stride)                                                       \
+    switch (pairs) {                                                                       \
+        POOL_CASE(vectors, stride, 1) POOL_CASE(vectors, stride, 2)                        \
+        POOL_CASE(vectors, stride, 3)                                                      \
+    }
+
+/* pool_tile's streamed stores of y, ordered before the stores after them
+ * (the parallel region's end, where other threads may read y) */
+static void order_streamed_stores(void) { _mm_sfence(); }
+
+/* pairs: at most 3 (24 sums: 2 vectors x 2 rows x 6 positions) */
+__attribute__((target("avx512f"))) static void
+pool_block(int vectors, int pairs, int64_t stride, const float *strip, int64_t strip_width,
+           int64_t kernel_height, int64_t kernel_width, const float *taps, int64_t filters,
+           const float *bias, float *y, int64_t y_row, float *pooled, uint8_t *codes)
+{
+    if (stride == 1) {
+        if (vectors == 2)
+            POOL_SWITCH(2, 1)
+        else
+            POOL_SWITCH(1, 1)
+    } else {
+        if (vectors == 2)
+            POOL_SWITCH(2, stride)
+        else
+            POOL_SWITCH(1, stride)
+    }
+}
+
 /* partial (taps, filters) at the tile's first tap and filter = the sums
  * over `count` images (the first at images, image_size apart) and their
  * output positions of delta (positions, filters) times the window values
@@ -252,6 +370,18 @@ static void forward_block(int vectors, int positions, int64_t stride, const floa
     (void)out;
 }
 
+static void order_streamed_stores(void) {}
+
+static void pool_block(int vectors, int pairs, int64_t stride, const float *strip,
+                       int64_t strip_width, int64_t kernel_height, int64_t kernel_width,
+                       const float *taps, int64_t filters, const float *bias, float *y,
+                       int64_t y_row, float *pooled, uint8_t *codes)
+{
+    (void)vectors, (void)pairs, (void)stride, (void)strip, (void)strip_width;
+    (void)kernel_height, (void)kernel_width, (void)taps, (void)filters, (void)bias, (void)y;
+    (void)y_row, (void)pooled, (void)codes;
+}
+
 static void gradient_block(int vectors, int rows, int width, const float *images,
                            int64_t image_size, int64_t image_width, int64_t stride,
                            const float *delta, int64_t delta_size, int64_t filters,
@@ -264,20 +394,68 @@ static void gradient_block(int vectors, int rows, int width, const float *images
 }
 #endif
 
+/* Where a 2x2 max pooling's outputs go when forward_pass makes them too
+ * (NULL: it does not). */
+typedef struct pool_output {
+    float *pooled;
+    uint8_t *codes;
+} pool_output;
+
+/* One output row (r: image n's row oy) by blocks of at most 12 positions,
+ * equal in size (24 as 12 + 12, 25 as 9 + 8 + 8). */
+static void forward_row(const ax_window_geometry *g, int64_t filters, const float *strip,
+                        int64_t strip_width, const float *taps, epilogue finish,
+                        const float *bias, float *out_row)
+{
+    const int64_t blocks = (g->out_width + TILE_POSITIONS - 1) / TILE_POSITIONS;
+    for (int64_t b = 0; b < blocks; b++) {
+        const int64_t first = b * g->out_width / blocks;
+        const int positions = (int)((b + 1) * g->out_width / blocks - first);
+        for (int64_t f0 = 0; f0 < filters; f0 += 32)
+            forward_block(filters - f0 >= 32 ? 2 : 1, positions, g->stride,
+                          strip + first * g->stride, strip_width, g->kernel_height,
+                          g->kernel_width, taps + f0, filters, finish, bias ? bias + f0 : NULL,
+                          out_row + first * filters + f0);
+    }
+}
+
+/* Two output rows (from image row oy and oy + 1) and the pooled row
+ * between them, in blocks of at most 3 windows (pool_tile). */
+static void pool_row(const ax_window_geometry *g, int64_t filters, const float *strip,
+                     int64_t strip_width, const float *taps, const float *bias, float *out_row,
+                     float *pooled_row, uint8_t *codes_row)
+{
+    const int64_t windows = g->out_width / 2, blocks = (windows + 2) / 3;
+    const int64_t y_row = g->out_width * filters;
+    for (int64_t b = 0; b < blocks; b++) {
+        const int64_t first = b * windows / blocks;
+        const int pairs = (int)((b + 1) * windows / blocks - first);
+        for (int64_t f0 = 0; f0 < filters; f0 += 32)
+            pool_block(filters - f0 >= 32 ? 2 : 1, pairs, g->stride,
+                       strip + 2 * first * g->stride, strip_width, g->kernel_height,
+                       g->kernel_width, taps + f0, filters, bias + f0,
+                       out_row + 2 * first * filters + f0, y_row,
+                       pooled_row + first * filters + f0, codes_row + first * filters + f0);
+    }
+}
+
 static bool forward_pass(const ax_window_geometry *g, int64_t filters, const float *x,
                          const float *weights, epilogue finish, const float *bias, float *z,
-                         int64_t images, bool round_bf16)
+                         int64_t images, bool round_bf16, const pool_output *pool)
 {
     if (!ax_conv_one_channel_takes(g, filters))
         return false;
     const int64_t kh = g->kernel_height, kw = g->kernel_width, area = kh * kw;
-    /* strips copied where padded, read in place otherwise */
+    /* strips copied where padded, read in place otherwise; a pooled pass's
+     * covers two output rows */
     const bool copied = g->padding;
     const int64_t strip_width = copied ? ax_window_read_width(g) : g->width;
+    const int64_t strip_rows = pool ? kh + g->stride : kh;
     const int threads = omp_get_max_threads();
     /* the weights as (kh, kw, filters): a tap's filters side by side */
     float *taps = malloc((size_t)(area * filters) * sizeof *taps);
-    float *strips = copied ? malloc((size_t)(threads * kh * strip_width) * sizeof *strips) : NULL;
+    float *strips =
+        copied ? malloc((size_t)(threads * strip_rows * strip_width) * sizeof *strips) : NULL;
     /* bf16: the batch's images rounded once (vectors, all threads), not
      * each value in kernel_height strips, one at a time */
     float *rounded = round_bf16 ? malloc((size_t)(images * g->height * g->width) * sizeof *rounded)
@@ -295,30 +473,28 @@ static bool forward_pass(const ax_window_geometry *g, int64_t filters, const flo
     for (int64_t f = 0; f < filters; f++)
         for (int64_t t = 0; t < area; t++)
             taps[t * filters + f] = operand(weights[f * area + t], round_bf16);
-    const int64_t rows = images * g->out_height;
-    /* equal blocks of at most 12 positions: 24 as 12 + 12, 25 as 9 + 8 + 8 */
-    const int64_t blocks = (g->out_width + TILE_POSITIONS - 1) / TILE_POSITIONS;
+    /* the parallel unit: an output row, or a pooled pass's pair of them */
+    const int64_t step = pool ? 2 : 1, rows = images * g->out_height / step;
 #pragma omp parallel for schedule(static) num_threads(threads) \
-    if (rows * g->out_width * filters * area >= 65536)
+    if (rows * step * g->out_width * filters * area >= 65536)
     for (int64_t r = 0; r < rows; r++) {
-        const int64_t n = r / g->out_height, oy = r % g->out_height;
+        const int64_t n = r * step / g->out_height, oy = r * step % g->out_height;
         const float *image = x + n * g->height * g->width;
         const float *strip = image + oy * g->stride * g->width;
         if (copied) {
-            float *own = strips + (int64_t)omp_get_thread_num() * kh * strip_width;
-            copy_padded(image, g->height, g->width, oy * g->stride - g->padding, -g->padding, kh,
-                        strip_width, false, own);
+            float *own = strips + (int64_t)omp_get_thread_num() * strip_rows * strip_width;
+            copy_padded(image, g->height, g->width, oy * g->stride - g->padding, -g->padding,
+                        strip_rows, strip_width, false, own);
             strip = own;
         }
-        float *out_row = z + r * g->out_width * filters;
-        for (int64_t b = 0; b < blocks; b++) {
-            const int64_t first = b * g->out_width / blocks;
-            const int positions = (int)((b + 1) * g->out_width / blocks - first);
-            for (int64_t f0 = 0; f0 < filters; f0 += 32)
-                forward_block(filters - f0 >= 32 ? 2 : 1, positions, g->stride,
-                              strip + first * g->stride, strip_width, kh, kw, taps + f0, filters,
-                              finish, bias ? bias + f0 : NULL, out_row + first * filters + f0);
-        }
+        float *out_row = z + r * step * g->out_width * filters;
+        if (pool) {
+            pool_row(g, filters, strip, strip_width, taps, bias, out_row,
+                     pool->pooled + r * g->out_width / 2 * filters,
+                     pool->codes + r * g->out_width / 2 * filters);
+            order_streamed_stores();
+        } else
+            forward_row(g, filters, strip, strip_width, taps, finish, bias, out_row);
     }
     free(taps);
     free(strips);
@@ -331,7 +507,7 @@ bool ax_conv_one_channel_forward(const ax_window_geometry *geometry, int64_t fil
                                  bool round_bf16)
 {
     return forward_pass(geometry, filters, x, weights, EPILOGUE_NONE, NULL, z, images,
-                        round_bf16);
+                        round_bf16, NULL);
 }
 
 /* the epilogue that gives bias_activation's bits, if any */
@@ -351,7 +527,24 @@ bool ax_conv_one_channel_forward_bias_activation(const ax_window_geometry *geome
 {
     epilogue finish;
     return epilogue_of(activation, &finish) &&
-           forward_pass(geometry, filters, x, weights, finish, bias, z, images, round_bf16);
+           forward_pass(geometry, filters, x, weights, finish, bias, z, images, round_bf16, NULL);
+}
+
+bool ax_conv_one_channel_forward_relu_max_pool(const ax_window_geometry *geometry,
+                                               int64_t filters, const ax_window_geometry *pool,
+                                               const float *x, const float *weights,
+                                               const float *bias, float *y, float *pooled,
+                                               uint8_t *codes, int64_t images, bool round_bf16)
+{
+    /* 2x2 windows of stride 2 that tile the convolution's output */
+    if (!(pool->kernel_height == 2 && pool->kernel_width == 2 && pool->stride == 2 &&
+          pool->padding == 0 && pool->channels == filters &&
+          pool->height == geometry->out_height && pool->width == geometry->out_width &&
+          pool->out_height * 2 == pool->height && pool->out_width * 2 == pool->width))
+        return false;
+    const pool_output output = {pooled, codes};
+    return forward_pass(geometry, filters, x, weights, EPILOGUE_BIAS_RELU, bias, y, images,
+                        round_bf16, &output);
 }
 
 /* rounded (positions, filters) = delta rounded to bfloat16; bias (where

@@ -46,6 +46,17 @@ bool ax_conv_one_channel_forward_bias_activation(const ax_window_geometry *geome
                                                  ax_activation activation, float *z,
                                                  int64_t images, bool round_bf16);
 
+/* backend.h's conv_forward_relu_max_pool, float32 or bf16 as above: the
+ * forward pass with bias and ReLU into y, and the 2x2 max pooling of
+ * stride 2 (pool: its geometry; it must tile y) into pooled and codes, from
+ * the sums in registers (each tile two output rows). False, with nothing
+ * written, for another pooling or where the forward pass declines. */
+bool ax_conv_one_channel_forward_relu_max_pool(const ax_window_geometry *geometry,
+                                               int64_t filters, const ax_window_geometry *pool,
+                                               const float *x, const float *weights,
+                                               const float *bias, float *y, float *pooled,
+                                               uint8_t *codes, int64_t images, bool round_bf16);
+
 /* backend.h's conv_backward_weights, float32 or bf16 as above, over the
  * weight gradient's slices (scratch: the backend's); where bias_gradient
  * is not NULL, also the sums of delta (unrounded) over the positions, in

@@ -106,12 +106,40 @@ static bool scratch_reserve(ax_conv_weight_scratch *scratch, size_t bytes)
     return true;
 }
 
+/* delta (images, 2 out_height, 2 out_width, channels) = dy at each 2x2
+ * window's coded position (0-3, row order), 0 at the others and in every
+ * position of a window coded 4 (none) */
+static void delta_from_codes(const ax_window_geometry *g, const uint8_t *codes, const float *dy,
+                             float *delta, int64_t images)
+{
+    const int64_t c = g->channels, row = g->width * c, windows = images * g->out_height * g->out_width;
+    for (int64_t w = 0; w < windows; w++) {
+        const int64_t band = w / g->out_width, ox = w % g->out_width;
+        float *restrict d00 = delta + band * 2 * row + ox * 2 * c, *restrict d01 = d00 + c;
+        float *restrict d10 = d00 + row, *restrict d11 = d10 + c;
+        const uint8_t *code = codes + w * c;
+        const float *top = dy + w * c;
+#pragma omp simd
+        for (int64_t ch = 0; ch < c; ch++) {
+            const float value = top[ch];
+            d00[ch] = code[ch] == 0 ? value : 0.0f;
+            d01[ch] = code[ch] == 1 ? value : 0.0f;
+            d10[ch] = code[ch] == 2 ? value : 0.0f;
+            d11[ch] = code[ch] == 3 ? value : 0.0f;
+        }
+    }
+}
+
 void ax_pooled_delta_make(const ax_pooled_delta *pooled, int64_t first, int64_t count,
                           float *delta)
 {
     const ax_window_geometry *g = pooled->pool;
     const int64_t in = g->height * g->width * g->channels;
     const int64_t out = g->out_height * g->out_width * g->channels;
+    if (pooled->codes) {
+        delta_from_codes(g, pooled->codes + first * out, pooled->dy + first * out, delta, count);
+        return;
+    }
     /* per image and exact (a select and a mask); its own OpenMP loop is
      * inactive inside the slices' parallel region */
     ax_cpu_max_pool_backward_relu_f32(NULL, g, pooled->y + first * in, pooled->dy + first * out,

@@ -99,16 +99,20 @@ static inline int64_t ax_conv_direct_thread_reals(const ax_window_geometry *g, i
 /* A max pooling's output gradient standing in for a convolution's delta
  * (backend.h: conv_backward_weights_bias_pooled): y, the convolution's
  * output after its ReLU (the pooling's input), and dy, the pooling's
- * output gradient, both float32. */
+ * output gradient, both float32; or, where codes is not NULL (backend.h:
+ * conv_backward_weights_bias_coded, 2x2 windows), the window positions
+ * that conv_forward_relu_max_pool wrote in y's stead. */
 typedef struct ax_pooled_delta {
     const ax_window_geometry *pool;
     const float *y, *dy;
+    const uint8_t *codes;
 } ax_pooled_delta;
 
 /* delta (count images of the convolution's output) = the delta of images
  * [first, first + count): max_pool_backward_relu's values for them, on the
  * calling thread (a parallel region's slice): the same bits as the whole
- * batch's pass. */
+ * batch's pass; from the codes, each window's dy at its coded position and
+ * 0 at the others, the same bits again. */
 void ax_pooled_delta_make(const ax_pooled_delta *pooled, int64_t first, int64_t count,
                           float *delta);
 

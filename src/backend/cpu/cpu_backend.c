@@ -112,6 +112,23 @@ static bool cpu_conv_forward_bias_activation(ax_backend *backend,
                                                        backend->precision == AX_PRECISION_BF16);
 }
 
+/* The forward pass with bias and ReLU and the 2x2 max pooling over it in
+ * one: single-channel layers in float32 and bf16 (conv_one_channel.h). */
+static bool cpu_conv_forward_relu_max_pool(ax_backend *backend, const ax_window_geometry *geometry,
+                                           int64_t filters, const ax_window_geometry *pool,
+                                           const void *x, const void *weights, const void *bias,
+                                           void *y, void *pooled, uint8_t *codes, int64_t images)
+{
+    if (backend->precision != AX_PRECISION_F32 && backend->precision != AX_PRECISION_BF16)
+        return false;
+    const char *asked = getenv("AXON_CONV_POOL"); /* off: the two passes (tests) */
+    if (asked && strcmp(asked, "off") == 0)
+        return false;
+    return ax_conv_one_channel_forward_relu_max_pool(geometry, filters, pool, x, weights, bias, y,
+                                                     pooled, codes, images,
+                                                     backend->precision == AX_PRECISION_BF16);
+}
+
 /* Float32 only: oneDNN's backward-data primitive where built and on, else
  * stride-1 layers of channels in 16s through the direct kernel
  * (conv_input_direct.h: on a 2-core AMX Xeon as fast as oneDNN's at
@@ -392,6 +409,29 @@ static bool cpu_conv_backward_weights_bias(ax_backend *backend, const ax_window_
  * cpu_conv_backward_weights_bias, each slice's delta made in the thread's
  * scratch by max_pool_backward_relu's code, so the 9.4 MB of LeNet's
  * first delta are never written whole nor read back. */
+static bool weights_bias_from_pooling(ax_backend *backend, const ax_window_geometry *geometry,
+                                      int64_t filters, const ax_pooled_delta *pooled,
+                                      const void *x, void *weight_gradient, void *bias_gradient,
+                                      int64_t images)
+{
+    const ax_window_geometry *pool = pooled->pool;
+    if (pool->height != geometry->out_height || pool->width != geometry->out_width ||
+        pool->channels != filters || pool->padding != 0)
+        return false;
+    if (backend->precision == AX_PRECISION_BF16)
+        return ax_conv_one_channel_weight_gradient_pooled(
+            &((cpu_bf16_backend *)backend)->weight_scratch, geometry, filters, pooled, x,
+            weight_gradient, bias_gradient, images, true);
+    if (backend->precision != AX_PRECISION_F32)
+        return false;
+    ax_conv_weight_scratch *scratch = &((cpu_backend *)backend)->weight_scratch;
+    return ax_conv_one_channel_weight_gradient_pooled(scratch, geometry, filters, pooled, x,
+                                                      weight_gradient, bias_gradient, images,
+                                                      false) ||
+           ax_conv_weight_direct_pooled(scratch, geometry, filters, pooled, x, weight_gradient,
+                                        bias_gradient, images, false);
+}
+
 static bool cpu_conv_backward_weights_bias_pooled(ax_backend *backend,
                                                   const ax_window_geometry *geometry,
                                                   int64_t filters, const ax_window_geometry *pool,
@@ -399,22 +439,26 @@ static bool cpu_conv_backward_weights_bias_pooled(ax_backend *backend,
                                                   void *weight_gradient, void *bias_gradient,
                                                   int64_t images)
 {
-    if (pool->height != geometry->out_height || pool->width != geometry->out_width ||
-        pool->channels != filters || pool->padding != 0)
+    const ax_pooled_delta pooled = {pool, y, dy, NULL};
+    return weights_bias_from_pooling(backend, geometry, filters, &pooled, x, weight_gradient,
+                                     bias_gradient, images);
+}
+
+/* The same from the codes of cpu_conv_forward_relu_max_pool: 2x2 windows
+ * of stride 2 that tile the layer's output, and nothing of y read. */
+static bool cpu_conv_backward_weights_bias_coded(ax_backend *backend,
+                                                 const ax_window_geometry *geometry,
+                                                 int64_t filters, const ax_window_geometry *pool,
+                                                 const uint8_t *codes, const void *dy,
+                                                 const void *x, void *weight_gradient,
+                                                 void *bias_gradient, int64_t images)
+{
+    if (!(pool->kernel_height == 2 && pool->kernel_width == 2 && pool->stride == 2 &&
+          pool->out_height * 2 == pool->height && pool->out_width * 2 == pool->width))
         return false;
-    const ax_pooled_delta pooled = {pool, y, dy};
-    if (backend->precision == AX_PRECISION_BF16)
-        return ax_conv_one_channel_weight_gradient_pooled(
-            &((cpu_bf16_backend *)backend)->weight_scratch, geometry, filters, &pooled, x,
-            weight_gradient, bias_gradient, images, true);
-    if (backend->precision != AX_PRECISION_F32)
-        return false;
-    ax_conv_weight_scratch *scratch = &((cpu_backend *)backend)->weight_scratch;
-    return ax_conv_one_channel_weight_gradient_pooled(scratch, geometry, filters, &pooled, x,
-                                                      weight_gradient, bias_gradient, images,
-                                                      false) ||
-           ax_conv_weight_direct_pooled(scratch, geometry, filters, &pooled, x, weight_gradient,
-                                        bias_gradient, images, false);
+    const ax_pooled_delta pooled = {pool, NULL, dy, codes};
+    return weights_bias_from_pooling(backend, geometry, filters, &pooled, x, weight_gradient,
+                                     bias_gradient, images);
 }
 
 /* The emulation's float32 product: gemm_f32's choice of kernels. */
@@ -596,6 +640,8 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
         .conv_forward_bias_activation = cpu_conv_forward_bias_activation, \
         .conv_backward_weights_bias = cpu_conv_backward_weights_bias, \
         .conv_backward_weights_bias_pooled = cpu_conv_backward_weights_bias_pooled, \
+        .conv_forward_relu_max_pool = cpu_conv_forward_relu_max_pool, \
+        .conv_backward_weights_bias_coded = cpu_conv_backward_weights_bias_coded, \
     }
 
 /* oneDNN's convolutions in float32 and bf16 (onednn_conv.h): it has no
