@@ -368,6 +368,14 @@ static void forward_products(ax_net *net, int index, const void *x, void *z, int
     layer->columns_rows = rows;
 }
 
+/* The forward product's FLOPs and the bias and activation's, for a pass
+ * that runs them together. */
+static double forward_bias_activation_flops(const ax_layer *layer, int64_t rows)
+{
+    return conv_flops(layer, rows, AX_LAYER_WORK_FORWARD_PRODUCT) +
+           2.0 * (double)(rows * places(layer)) * (double)layer->spec.conv.filters;
+}
+
 /* The forward pass, bias and activation in the backend's one pass where it
  * takes the layer (backend.h: conv_forward_bias_activation); profiled as
  * the forward product with the bias and activation's FLOPs, and only when
@@ -378,8 +386,7 @@ static bool fused_forward(ax_net *net, int index, const void *x, void *z, int64_
     if (!OPS->conv_forward_bias_activation)
         return false;
     const ax_window_geometry geometry = geometry_of(layer);
-    const double flops = conv_flops(layer, rows, AX_LAYER_WORK_FORWARD_PRODUCT) +
-                         2.0 * (double)(rows * places(layer)) * (double)layer->spec.conv.filters;
+    const double flops = forward_bias_activation_flops(layer, rows);
     bool taken = false;
     AX_PROFILED_WHEN(net, AX_PROFILE_CONV_FORWARD, index, flops, taken,
                      taken = OPS->conv_forward_bias_activation(
@@ -606,8 +613,7 @@ static bool conv_forward_max_pool(ax_net *net, int index, int pool_index, const 
     }
     const ax_window_geometry geometry = geometry_of(layer);
     const ax_window_geometry pool = ax_pool_layer_geometry(pool_layer);
-    const double flops = conv_flops(layer, rows, AX_LAYER_WORK_FORWARD_PRODUCT) +
-                         2.0 * (double)(rows * places(layer)) * (double)layer->spec.conv.filters;
+    const double flops = forward_bias_activation_flops(layer, rows);
     bool taken = false;
     AX_PROFILED_WHEN(net, AX_PROFILE_CONV_FORWARD, index, flops, taken,
                      taken = OPS->conv_forward_relu_max_pool(
