@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # dev/bf16_gemm.sh [rounds]: builds dev/bf16_gemm.c (axon's bf16 GEMM,
 # OpenBLAS sgemm, oneDNN's bf16 matmul, libxsmm's bf16 kernels) and runs it
-# with OpenBLAS's AVX-512 kernels (OPENBLAS_CORETYPE unset). Needs
+# with the CLI's OpenBLAS kernels (dev/blas_core.sh). Needs
 # libdnnl-dev and libxsmm-dev (not build dependencies of axon).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,8 +12,6 @@ gcc -std=c11 -D_GNU_SOURCE -O3 -march=x86-64-v3 -fopenmp -Isrc -Iinclude \
     -L$L/openblas-openmp -Wl,-rpath,$L/openblas-openmp -lopenblas -ldnnl \
     /usr/lib/libxsmmext.a /usr/lib/libxsmm.a -lpthread -lrt -ldl -lm
 uptime
-# OpenBLAS 0.3.21 does not know recent Xeons (Prescott kernels): name the AVX-512
-# kernels as axon does (tools/axon/blas_env.c).
-core=SkylakeX; grep -q avx512_bf16 /proc/cpuinfo && core=Cooperlake
-OPENBLAS_CORETYPE=$core GOMP_SPINCOUNT=1000 "$out" "${1:-7}"
+. dev/blas_core.sh # the CLI's OpenBLAS kernels
+GOMP_SPINCOUNT=1000 "$out" "${1:-7}"
 uptime

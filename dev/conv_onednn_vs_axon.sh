@@ -7,7 +7,7 @@
 # oneDNN with im2col + GEMM, point AXON_BUILD at a build configured with
 # -DAXON_ONEDNN=OFF (AXON_BUILD=build-off dev/conv_onednn_vs_axon.sh); with
 # oneDNN built in, its forward pass and input gradient are oneDNN's already.
-# OPENBLAS_CORETYPE is left as the caller has it (the axon CLI sets none).
+# OPENBLAS_CORETYPE as the axon CLI sets it (dev/blas_core.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${AXON_BUILD:-build}
@@ -17,4 +17,5 @@ blas=$(sed -n 's/^AXON_BLAS_LIBRARY:FILEPATH=//p' "$build/CMakeCache.txt")
 gcc -std=c11 -D_GNU_SOURCE -O2 -fopenmp -Isrc -Iinclude dev/conv_onednn_vs_axon.c \
     -o "$out" "$build/libaxon.a" -ldnnl "$blas" -Wl,-rpath,"$(dirname "$blas")" \
     $(pkg-config --libs libarchive libjpeg libpng 2>/dev/null) -lz -lm -ldl
+. dev/blas_core.sh
 "$out"

@@ -14,4 +14,5 @@ dnnl=$(sed -n 's/^AXON_ONEDNN_LIBRARY:FILEPATH=//p' "$build/CMakeCache.txt")
 gcc -std=c11 -D_GNU_SOURCE -O2 -fopenmp -Isrc -Iinclude dev/conv_weight_gradient.c \
     -o "$out" "$build/libaxon.a" $dnnl "$blas" -Wl,-rpath,"$(dirname "$blas")" \
     $(pkg-config --libs libarchive libjpeg libpng 2>/dev/null) -lz -lm -ldl
+. dev/blas_core.sh # the CLI's OpenBLAS kernels for the layer path
 "$out" "${1:-1,2}" "${2:-f32}"

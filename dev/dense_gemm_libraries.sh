@@ -6,8 +6,7 @@
 # BLIS at the dense layers' shapes of LeNet, B1 and B2, 1 and 2 threads,
 # and each one's bits on 1-4 threads (docs/notes/conv.md, "The dense
 # layer's GEMMs"). OPENBLAS_CORETYPE is the core the axon CLI picks
-# (tools/axon/blas_env.c: Cooperlake with AVX512_BF16, SkylakeX with
-# AVX-512, else unset): unset, OpenBLAS 0.3.21 took a 2-core AMX Xeon for a
+# (dev/blas_core.sh): unset, OpenBLAS 0.3.21 took a 2-core AMX Xeon for a
 # Prescott and ran 5x slower than the CLI does.
 #   ROUNDS=7 (default) rounds; SHAPES=lenet runs only shapes whose name
 #   contains that text; BITS_THREADS=64 compares bits up to 64 threads
@@ -25,12 +24,6 @@ gcc -std=c11 -D_GNU_SOURCE -O2 -fopenmp -Isrc -Iinclude dev/dense_gemm_libraries
     $(pkg-config --libs libarchive libjpeg libpng 2>/dev/null) -lz -lm -ldl
 uptime
 # GOMP_SPINCOUNT as the axon command sets it (docs/notes/blas-choice.md)
-core=
-grep -qw avx512f /proc/cpuinfo && core=SkylakeX
-grep -qw avx512_bf16 /proc/cpuinfo && core=Cooperlake
-if [ -n "$core" ]; then
-    OPENBLAS_CORETYPE=$core GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-1000} "$out"
-else
-    env -u OPENBLAS_CORETYPE GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-1000} "$out"
-fi
+. dev/blas_core.sh
+GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-1000} "$out"
 uptime
