@@ -346,6 +346,8 @@ static void check_max_pool_shape(const shape *s, int64_t images, ax_precision pr
         CHECK(b->ops->conv_forward_relu_max_pool(b, g, f, &pool, x, w, bias, y, pooled, codes_3,
                                                  images));
         CHECK(same_bits(y, y_ref, outputs) && same_bits(pooled, pooled_ref, pooled_count));
+        /* the same kernel on both sides (the backend's entry calls it), each
+         * output one thread's: bits, on any CPU */
         CHECK(memcmp(codes, codes_3, (size_t)pooled_count) == 0);
         omp_set_num_threads(2);
         /* the weight and bias gradients from the codes: the pooled entry's bits */

@@ -537,10 +537,8 @@ bool ax_conv_one_channel_forward_relu_max_pool(const ax_window_geometry *geometr
                                                uint8_t *codes, int64_t images, bool round_bf16)
 {
     /* 2x2 windows of stride 2 that tile the convolution's output */
-    if (!(pool->kernel_height == 2 && pool->kernel_width == 2 && pool->stride == 2 &&
-          pool->padding == 0 && pool->channels == filters &&
-          pool->height == geometry->out_height && pool->width == geometry->out_width &&
-          pool->out_height * 2 == pool->height && pool->out_width * 2 == pool->width))
+    if (!(ax_max_pool_2x2_tiles(pool) && pool->channels == filters &&
+          pool->height == geometry->out_height && pool->width == geometry->out_width))
         return false;
     const pool_output output = {pooled, codes};
     return forward_pass(geometry, filters, x, weights, EPILOGUE_BIAS_RELU, bias, y, images,

@@ -108,6 +108,15 @@ typedef struct ax_pooled_delta {
     const uint8_t *codes;
 } ax_pooled_delta;
 
+/* Whether pool's windows are 2x2 of stride 2 without padding and tile its
+ * input, as the window codes (one position of four) require. */
+static inline bool ax_max_pool_2x2_tiles(const ax_window_geometry *pool)
+{
+    return pool->kernel_height == 2 && pool->kernel_width == 2 && pool->stride == 2 &&
+           pool->padding == 0 && pool->out_height * 2 == pool->height &&
+           pool->out_width * 2 == pool->width;
+}
+
 /* delta (count images of the convolution's output) = the delta of images
  * [first, first + count): max_pool_backward_relu's values for them, on the
  * calling thread (a parallel region's slice): the same bits as the whole

@@ -453,8 +453,7 @@ static bool cpu_conv_backward_weights_bias_coded(ax_backend *backend,
                                                  const void *x, void *weight_gradient,
                                                  void *bias_gradient, int64_t images)
 {
-    if (!(pool->kernel_height == 2 && pool->kernel_width == 2 && pool->stride == 2 &&
-          pool->out_height * 2 == pool->height && pool->out_width * 2 == pool->width))
+    if (!ax_max_pool_2x2_tiles(pool))
         return false;
     const ax_pooled_delta pooled = {pool, NULL, dy, codes};
     return weights_bias_from_pooling(backend, geometry, filters, &pooled, x, weight_gradient,
