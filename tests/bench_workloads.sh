@@ -58,10 +58,15 @@ check_run() {
         /^  run [0-9]+: / {
             runs++
             # run N: S s per epoch (T s total, U s with the setup and upload), loss L, ...
+            # substr() and sub() leave strings, which awk compares as text
+            # ("10.017" < "9.738"): each number is checked as one, then
+            # taken with + 0
             seconds = $3; total = substr($7, 2); with_setup = $10; loss = $18; sub(/,$/, "", loss)
             gflops = $(NF - 1)
-            if (!(seconds > 0) || !(total > 0) || !(gflops > 0) || loss != loss + 0 || !(loss >= 0) ||
-                !(with_setup >= total)) {
+            numeric = "^[0-9]+([.][0-9]+)?$"
+            if (seconds !~ numeric || total !~ numeric || with_setup !~ numeric || loss !~ numeric ||
+                gflops !~ numeric || !(seconds + 0 > 0) || !(total + 0 > 0) || !(gflops + 0 > 0) ||
+                !(with_setup + 0 >= total + 0)) {
                 print name ": implausible run line: " $0; bad = 1
             }
             s += seconds; l += loss; g += gflops
