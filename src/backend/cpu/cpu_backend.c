@@ -15,6 +15,7 @@
 #include "backend/cpu/blas.h"
 #include "backend/cpu/conv_input_amx.h"
 #include "backend/cpu/conv_input_direct.h"
+#include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/conv_one_channel.h"
 #include "backend/cpu/conv_weight_amx.h"
 #include "backend/cpu/conv_weight_direct.h"
@@ -78,7 +79,9 @@ typedef struct cpu_backend {
 } cpu_backend;
 
 /* Float32 only: single-channel layers through the direct kernels
- * (conv_one_channel.h), the others through oneDNN where built. A table
+ * (conv_one_channel.h), 5x5 kernels of stride 1 by Winograd's F(4x4, 5x5)
+ * (conv_winograd.h: 1.5-3x oneDNN's direct kernels at LeNet's second
+ * layer), the others through oneDNN where built. A table
  * copied onto another backend (the test plugin copies one precision's table
  * for both float sizes) declines rather than handing them doubles. */
 static bool cpu_conv_forward(ax_backend *backend, const ax_window_geometry *geometry,
@@ -87,7 +90,8 @@ static bool cpu_conv_forward(ax_backend *backend, const ax_window_geometry *geom
 {
     if (backend->precision != AX_PRECISION_F32)
         return false;
-    if (ax_conv_one_channel_forward(geometry, filters, x, weights, z, images, false))
+    if (ax_conv_one_channel_forward(geometry, filters, x, weights, z, images, false) ||
+        ax_conv_winograd_forward(geometry, filters, x, weights, z, images))
         return true;
 #ifdef AXON_ONEDNN
     return ((cpu_backend *)backend)->onednn &&
@@ -129,7 +133,8 @@ static bool cpu_conv_forward_relu_max_pool(ax_backend *backend, const ax_window_
                                                      backend->precision == AX_PRECISION_BF16);
 }
 
-/* Float32 only: oneDNN's backward-data primitive where built and on, else
+/* Float32 only: 5x5 kernels of stride 1 by Winograd's F(4x4, 5x5)
+ * (conv_winograd.h), else oneDNN's backward-data primitive where built and on, else
  * stride-1 layers of channels in 16s through the direct kernel
  * (conv_input_direct.h: on a 2-core AMX Xeon as fast as oneDNN's at
  * LeNet's second layer, 0.9x at 3x3 with padding, and 1.5-3x the GEMM and
@@ -140,6 +145,8 @@ static bool cpu_conv_backward_input(ax_backend *backend, const ax_window_geometr
 {
     if (backend->precision != AX_PRECISION_F32)
         return false;
+    if (ax_conv_winograd_backward_input(geometry, filters, delta, weights, previous, images))
+        return true;
 #ifdef AXON_ONEDNN
     if (((cpu_backend *)backend)->onednn &&
         ax_onednn_conv_backward_input(&((cpu_backend *)backend)->convs, geometry, filters, delta,

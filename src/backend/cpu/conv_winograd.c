@@ -1,0 +1,383 @@
+/* conv_winograd.c: see conv_winograd.h. Both passes are one forward
+ * convolution, described by a plan: the input the tiles read (NHWC), the
+ * zeros before it (padding), the output, and how a filter's 5x5 taps are
+ * read from the weights (as they are, or flipped with filters and channels
+ * swapped for the input gradient).
+ *
+ * The matrices are those of the points 0, +-1, +-2, +-1/2 and infinity:
+ * A^T their powers 0-3, G their Lagrange weights, B^T what makes
+ * A^T [(G g) . (B^T d)] the correlation of g and d (Cook-Toom, as Lavin's
+ * wincnn derives them); the test checks them against a float64 direct
+ * convolution. As constants with the loops unrolled, the zero terms go.
+ *
+ * Work: the weights' transform U (64 positions, channels, filters) once a
+ * call; then threads take fixed blocks of tiles: each block's inputs are
+ * transformed into V (tile, position, channel), multiplied into
+ * M (tile, position, filter) = V U position by position, and M transformed
+ * into the output. A block's V and M stay within a core's L2. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/cpu/conv_winograd.h"
+#include "backend/cpu/cpu_features.h"
+
+enum { ALPHA = 8, TILE = 4, TAPS = 5, POSITIONS = ALPHA * ALPHA, MOST_CHANNELS = 512 };
+
+typedef struct winograd_plan {
+    int64_t images, in_height, in_width, in_channels; /* what the tiles read */
+    int64_t padding;                                  /* zeros before its rows and columns */
+    int64_t out_height, out_width, out_channels;
+    int64_t tiles_high, tiles_wide;                   /* the output's 4x4 tiles, edges partial */
+    bool input_gradient; /* weights flipped, their filters and channels swapped */
+} winograd_plan;
+
+static bool takes(const ax_window_geometry *g, int64_t in_channels, int64_t out_channels)
+{
+    if (!(g->kernel_height == TAPS && g->kernel_width == TAPS && g->stride == 1 &&
+          g->padding >= 0 && g->padding < TAPS && g->height > 0 && g->width > 0 &&
+          g->out_height > 0 && g->out_width > 0 && in_channels > 0 && in_channels % 16 == 0 &&
+          in_channels <= MOST_CHANNELS && out_channels > 0 && out_channels % 32 == 0 &&
+          out_channels <= MOST_CHANNELS && ax_cpu_kernels_avx512f()))
+        return false;
+    const char *asked = getenv("AXON_CONV_WINOGRAD");
+    return !(asked && strcmp(asked, "off") == 0);
+}
+
+bool ax_conv_winograd_forward_takes(const ax_window_geometry *g, int64_t filters)
+{
+    return takes(g, g->channels, filters);
+}
+
+bool ax_conv_winograd_input_takes(const ax_window_geometry *g, int64_t filters)
+{
+    return takes(g, filters, g->channels);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define KERNEL __attribute__((target("avx512f")))
+#define INLINE static inline __attribute__((always_inline, target("avx512f")))
+
+static const float AT[TILE][ALPHA] = {
+    {1, 1, 1, 1, 1, 1, 1, 0},
+    {0, 1, -1, 2, -2, 0.5f, -0.5f, 0},
+    {0, 1, 1, 4, 4, 0.25f, 0.25f, 0},
+    {0, 1, -1, 8, -8, 0.125f, -0.125f, 1},
+};
+static const float G[ALPHA][TAPS] = {
+    {-1, 0, 0, 0, 0},
+    {-2.f / 9, -2.f / 9, -2.f / 9, -2.f / 9, -2.f / 9},
+    {-2.f / 9, 2.f / 9, -2.f / 9, 2.f / 9, -2.f / 9},
+    {1.f / 90, 2.f / 90, 4.f / 90, 8.f / 90, 16.f / 90},
+    {1.f / 90, -2.f / 90, 4.f / 90, -8.f / 90, 16.f / 90},
+    {64.f / 90, 32.f / 90, 16.f / 90, 8.f / 90, 4.f / 90},
+    {64.f / 90, -32.f / 90, 16.f / 90, -8.f / 90, 4.f / 90},
+    {0, 0, 0, 0, 1},
+};
+static const float BT[ALPHA][ALPHA] = {
+    {-1, 0, 5.25f, 0, -5.25f, 0, 1, 0},
+    {0, 1, 1, -4.25f, -4.25f, 1, 1, 0},
+    {0, -1, 1, 4.25f, -4.25f, -1, 1, 0},
+    {0, 0.5f, 0.25f, -2.5f, -1.25f, 2, 1, 0},
+    {0, -0.5f, 0.25f, 2.5f, -1.25f, -2, 1, 0},
+    {0, 2, 4, -2.5f, -5, 0.5f, 1, 0},
+    {0, -2, 4, 2.5f, -5, -0.5f, 1, 0},
+    {0, -1, 0, 5.25f, 0, -5.25f, 0, 1},
+};
+
+/* One term of a row of a constant matrix times vectors: nothing for 0, an
+ * add or subtract for +-1. */
+INLINE __m512 term(__m512 sum, float coefficient, __m512 value)
+{
+    if (coefficient == 1)
+        return _mm512_add_ps(sum, value);
+    if (coefficient == -1)
+        return _mm512_sub_ps(sum, value);
+    if (coefficient != 0)
+        return _mm512_fmadd_ps(_mm512_set1_ps(coefficient), value, sum);
+    return sum;
+}
+
+INLINE void times_bt(const __m512 in[ALPHA], __m512 out[ALPHA])
+{
+#pragma GCC unroll 8
+    for (int a = 0; a < ALPHA; a++) {
+        __m512 sum = _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int r = 0; r < ALPHA; r++)
+            sum = term(sum, BT[a][r], in[r]);
+        out[a] = sum;
+    }
+}
+
+INLINE void times_at(const __m512 in[ALPHA], __m512 out[TILE])
+{
+#pragma GCC unroll 4
+    for (int i = 0; i < TILE; i++) {
+        __m512 sum = _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int a = 0; a < ALPHA; a++)
+            sum = term(sum, AT[i][a], in[a]);
+        out[i] = sum;
+    }
+}
+
+INLINE void times_g(const __m512 in[TAPS], __m512 out[ALPHA])
+{
+#pragma GCC unroll 8
+    for (int a = 0; a < ALPHA; a++) {
+        __m512 sum = _mm512_setzero_ps();
+#pragma GCC unroll 5
+        for (int i = 0; i < TAPS; i++)
+            sum = term(sum, G[a][i], in[i]);
+        out[a] = sum;
+    }
+}
+
+/* U (position, in channel, out channel) = G g G^T of each filter's taps,
+ * 16 out channels a vector; taps (in channel, tap, out channel) is
+ * scratch for the weights regathered. */
+static KERNEL void transform_weights(const winograd_plan *p, const float *weights, float *taps,
+                                     float *u)
+{
+    const int64_t in = p->in_channels, out = p->out_channels;
+    for (int64_t i = 0; i < in; i++)
+        for (int64_t o = 0; o < out; o++)
+            for (int t = 0; t < TAPS * TAPS; t++)
+                taps[(i * TAPS * TAPS + t) * out + o] =
+                    p->input_gradient ? weights[(i * out + o) * TAPS * TAPS + TAPS * TAPS - 1 - t]
+                                      : weights[(o * in + i) * TAPS * TAPS + t];
+    for (int64_t i = 0; i < in; i++)
+        for (int64_t o = 0; o < out; o += 16) {
+            __m512 columns[ALPHA][TAPS]; /* G g: row a, tap column j */
+            for (int j = 0; j < TAPS; j++) {
+                __m512 column[TAPS], transformed[ALPHA];
+                for (int r = 0; r < TAPS; r++)
+                    column[r] = _mm512_loadu_ps(taps + (i * TAPS * TAPS + r * TAPS + j) * out + o);
+                times_g(column, transformed);
+                for (int a = 0; a < ALPHA; a++)
+                    columns[a][j] = transformed[a];
+            }
+            for (int a = 0; a < ALPHA; a++) {
+                __m512 row[ALPHA];
+                times_g(columns[a], row);
+                for (int b = 0; b < ALPHA; b++)
+                    _mm512_storeu_ps(u + ((int64_t)(a * ALPHA + b) * in + i) * out + o, row[b]);
+            }
+        }
+}
+
+/* The block's tiles [first, first + count): V (tile, position, channel)
+ * = B^T d B of each 8x8 input tile, zeros outside the input. */
+static KERNEL void transform_inputs(const winograd_plan *p, const float *x, int64_t first,
+                                    int count, float *v)
+{
+    const int64_t channels = p->in_channels;
+    for (int tile = 0; tile < count; tile++) {
+        const int64_t id = first + tile, image = id / (p->tiles_high * p->tiles_wide);
+        const int64_t row0 = (id / p->tiles_wide) % p->tiles_high * TILE - p->padding;
+        const int64_t column0 = id % p->tiles_wide * TILE - p->padding;
+        const float *at = x + image * p->in_height * p->in_width * channels;
+        for (int64_t c = 0; c < channels; c += 16) {
+            __m512 columns[ALPHA][ALPHA]; /* columns[q]: B^T times the tile's column q */
+            for (int q = 0; q < ALPHA; q++) {
+                const int64_t column = column0 + q;
+                __m512 d[ALPHA];
+                for (int r = 0; r < ALPHA; r++) {
+                    const int64_t row = row0 + r;
+                    d[r] = row >= 0 && row < p->in_height && column >= 0 && column < p->in_width
+                               ? _mm512_loadu_ps(at + (row * p->in_width + column) * channels + c)
+                               : _mm512_setzero_ps();
+                }
+                times_bt(d, columns[q]);
+            }
+            for (int a = 0; a < ALPHA; a++) {
+                __m512 row[ALPHA], transformed[ALPHA];
+                for (int q = 0; q < ALPHA; q++)
+                    row[q] = columns[q][a];
+                times_bt(row, transformed);
+                for (int b = 0; b < ALPHA; b++)
+                    _mm512_storeu_ps(v + ((int64_t)tile * POSITIONS + a * ALPHA + b) * channels + c,
+                                     transformed[b]);
+            }
+        }
+    }
+}
+
+/* rows tiles x vectors x 16 out channels of M = V U at one position: each
+ * V value is broadcast once against the vectors of U's row. */
+INLINE void multiply_tile(const float *v, const float *u, float *m, int64_t in, int64_t out,
+                          int rows, int vectors)
+{
+    __m512 sums[12][4];
+#pragma GCC unroll 12
+    for (int r = 0; r < rows; r++)
+#pragma GCC unroll 4
+        for (int j = 0; j < vectors; j++)
+            sums[r][j] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < in; c++) {
+        __m512 b[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < vectors; j++)
+            b[j] = _mm512_loadu_ps(u + c * out + 16 * j);
+#pragma GCC unroll 12
+        for (int r = 0; r < rows; r++) {
+            const __m512 a = _mm512_set1_ps(v[r * POSITIONS * in + c]);
+#pragma GCC unroll 4
+            for (int j = 0; j < vectors; j++)
+                sums[r][j] = _mm512_fmadd_ps(a, b[j], sums[r][j]);
+        }
+    }
+#pragma GCC unroll 12
+    for (int r = 0; r < rows; r++)
+#pragma GCC unroll 4
+        for (int j = 0; j < vectors; j++)
+            _mm512_storeu_ps(m + r * POSITIONS * out + 16 * j, sums[r][j]);
+}
+
+/* M (tile, position, out channel) = V (tile, position, in channel) U
+ * (position, in channel, out channel): 6 tiles x 64 out channels at a time
+ * where they come in 64s (24 sums), else 12 tiles x 32. */
+static KERNEL void multiply(const winograd_plan *p, const float *v, const float *u, int count,
+                            float *m)
+{
+    const int64_t in = p->in_channels, out = p->out_channels;
+    for (int pos = 0; pos < POSITIONS; pos++) {
+        const float *vp = v + (int64_t)pos * in, *up = u + (int64_t)pos * in * out;
+        float *mp = m + (int64_t)pos * out;
+        if (out % 64 == 0)
+            for (int64_t o = 0; o < out; o += 64) {
+                int tile = 0;
+                for (; tile + 6 <= count; tile += 6)
+                    multiply_tile(vp + tile * POSITIONS * in, up + o, mp + tile * POSITIONS * out + o,
+                                  in, out, 6, 4);
+                for (; tile < count; tile++)
+                    multiply_tile(vp + tile * POSITIONS * in, up + o, mp + tile * POSITIONS * out + o,
+                                  in, out, 1, 4);
+            }
+        else
+            for (int64_t o = 0; o < out; o += 32) {
+                int tile = 0;
+                for (; tile + 12 <= count; tile += 12)
+                    multiply_tile(vp + tile * POSITIONS * in, up + o, mp + tile * POSITIONS * out + o,
+                                  in, out, 12, 2);
+                for (; tile < count; tile++)
+                    multiply_tile(vp + tile * POSITIONS * in, up + o, mp + tile * POSITIONS * out + o,
+                                  in, out, 1, 2);
+            }
+    }
+}
+
+/* The block's output tiles, A^T m A, the parts inside the output. */
+static KERNEL void transform_outputs(const winograd_plan *p, const float *m, int64_t first,
+                                     int count, float *y)
+{
+    const int64_t channels = p->out_channels;
+    for (int tile = 0; tile < count; tile++) {
+        const int64_t id = first + tile, image = id / (p->tiles_high * p->tiles_wide);
+        const int64_t row0 = (id / p->tiles_wide) % p->tiles_high * TILE;
+        const int64_t column0 = id % p->tiles_wide * TILE;
+        const int64_t rows = p->out_height - row0 < TILE ? p->out_height - row0 : TILE;
+        const int64_t columns = p->out_width - column0 < TILE ? p->out_width - column0 : TILE;
+        float *at = y + image * p->out_height * p->out_width * channels;
+        for (int64_t c = 0; c < channels; c += 16) {
+            __m512 halves[ALPHA][TILE]; /* halves[b]: A^T times column b of m */
+            for (int b = 0; b < ALPHA; b++) {
+                __m512 column[ALPHA];
+                for (int a = 0; a < ALPHA; a++)
+                    column[a] = _mm512_loadu_ps(
+                        m + ((int64_t)tile * POSITIONS + a * ALPHA + b) * channels + c);
+                times_at(column, halves[b]);
+            }
+            for (int i = 0; i < rows; i++) {
+                __m512 row[ALPHA], outputs[TILE];
+                for (int b = 0; b < ALPHA; b++)
+                    row[b] = halves[b][i];
+                times_at(row, outputs);
+                for (int j = 0; j < columns; j++)
+                    _mm512_storeu_ps(at + ((row0 + i) * p->out_width + column0 + j) * channels + c,
+                                     outputs[j]);
+            }
+        }
+    }
+}
+
+/* Tiles a thread takes at a time: V and M of a block within about 1 MB
+ * (a core's L2 holds 1-2 MB), in 12s, 12 to 48. */
+static int block_tiles(const winograd_plan *p)
+{
+    const int64_t fit = (1 << 18) / (POSITIONS * (p->in_channels + p->out_channels)) / 12 * 12;
+    return (int)(fit < 12 ? 12 : fit > 48 ? 48 : fit);
+}
+
+static bool run(const winograd_plan *p, const float *x, const float *weights, float *y)
+{
+    const int64_t in = p->in_channels, out = p->out_channels;
+    const int block = block_tiles(p), threads = omp_get_max_threads();
+    const size_t taps_floats = (size_t)(TAPS * TAPS * in * out);
+    const size_t u_floats = (size_t)(POSITIONS * in * out);
+    const size_t thread_floats = (size_t)block * POSITIONS * (size_t)(in + out);
+    float *memory = aligned_alloc(64, (taps_floats + u_floats + thread_floats * (size_t)threads) *
+                                          sizeof(float));
+    if (!memory)
+        return false;
+    float *taps = memory, *u = taps + taps_floats, *per_thread = u + u_floats;
+    transform_weights(p, weights, taps, u);
+    const int64_t tiles = p->images * p->tiles_high * p->tiles_wide;
+    const int64_t blocks = (tiles + block - 1) / block;
+#pragma omp parallel for schedule(static) if (blocks > 1)
+    for (int64_t b = 0; b < blocks; b++) {
+        float *v = per_thread + thread_floats * (size_t)omp_get_thread_num();
+        float *m = v + (size_t)block * POSITIONS * (size_t)in;
+        const int64_t first = b * block;
+        const int count = (int)(tiles - first < block ? tiles - first : block);
+        transform_inputs(p, x, first, count, v);
+        multiply(p, v, u, count, m);
+        transform_outputs(p, m, first, count, y);
+    }
+    free(memory);
+    return true;
+}
+#else
+static bool run(const winograd_plan *p, const float *x, const float *weights, float *y)
+{
+    (void)p, (void)x, (void)weights, (void)y;
+    return false;
+}
+#endif
+
+static void plan_tiles(winograd_plan *p)
+{
+    p->tiles_high = (p->out_height + TILE - 1) / TILE;
+    p->tiles_wide = (p->out_width + TILE - 1) / TILE;
+}
+
+bool ax_conv_winograd_forward(const ax_window_geometry *g, int64_t filters, const float *x,
+                              const float *weights, float *z, int64_t images)
+{
+    if (images <= 0 || !ax_conv_winograd_forward_takes(g, filters))
+        return false;
+    winograd_plan p = {.images = images, .in_height = g->height, .in_width = g->width,
+                       .in_channels = g->channels, .padding = g->padding,
+                       .out_height = g->out_height, .out_width = g->out_width,
+                       .out_channels = filters, .input_gradient = false};
+    plan_tiles(&p);
+    return run(&p, x, weights, z);
+}
+
+bool ax_conv_winograd_backward_input(const ax_window_geometry *g, int64_t filters,
+                                     const float *delta, const float *weights, float *previous,
+                                     int64_t images)
+{
+    if (images <= 0 || !ax_conv_winograd_input_takes(g, filters))
+        return false;
+    /* stride 1: the delta padded by 4 - padding gives the input's size back */
+    winograd_plan p = {.images = images, .in_height = g->out_height, .in_width = g->out_width,
+                       .in_channels = filters, .padding = TAPS - 1 - g->padding,
+                       .out_height = g->height, .out_width = g->width,
+                       .out_channels = g->channels, .input_gradient = true};
+    plan_tiles(&p);
+    return run(&p, delta, weights, previous);
+}
