@@ -13,8 +13,9 @@
  *   to 30 wide (tiles of 1 to 12 positions), filters not in 16s;
  * - the same bits on 1, 2 and 3 threads; NaN and infinities in delta as the
  *   definition's; every value of previous overwritten;
- * - the float32 backend's conv_backward_input runs it where oneDNN is off
- *   (AXON_ONEDNN_CONV=off; where built, oneDNN's comes first), and with
+ * - the float32 backend's conv_backward_input runs it where oneDNN and
+ *   Winograd's F(4x4, 5x5) are off (AXON_ONEDNN_CONV=off,
+ *   AXON_CONV_WINOGRAD=off; those come first where they take the layer), and with
  *   AXON_CONV_DIRECT=off as well it declines (the layer's GEMM and col2im
  *   then run, test_conv_gradients);
  * - layers it does not take (stride 2, 8 channels, padding as wide as the
@@ -162,6 +163,7 @@ static void check_backend(void)
     float *got = malloc((size_t)inputs * sizeof *got);
     CHECK(ax_conv_input_direct(&s.g, s.filters, delta, w, expected, images));
     setenv("AXON_ONEDNN_CONV", "off", 1); /* read when the backend is made */
+    setenv("AXON_CONV_WINOGRAD", "off", 1); /* read at each call: Winograd's comes first */
     ax_backend *b = ax_backend_cpu_create(AX_PRECISION_F32);
     unsetenv("AXON_ONEDNN_CONV");
     CHECK(b && b->ops->conv_backward_input);
@@ -178,6 +180,7 @@ static void check_backend(void)
             changed += got[i] != 7.0f;
         CHECK(changed == 0);
     }
+    unsetenv("AXON_CONV_WINOGRAD");
     if (b)
         b->ops->destroy(b);
     free(delta), free(w), free(expected), free(got);
