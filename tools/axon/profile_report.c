@@ -23,11 +23,17 @@ static double fastest_seen(const ax_profile_entry *entries, int count, ax_precis
 {
     if (precision == AX_PRECISION_BF16)
         return 0.0;
-    double fastest = gemm_rate > conv_rate ? gemm_rate : conv_rate;
+    /* float32's convolutions may run Winograd's fewer products: only their
+     * weight gradients' rates say something of the peak then */
+    const bool winograd = precision == AX_PRECISION_F32 && ax_conv_winograd_enabled();
+    double fastest = gemm_rate > conv_rate || winograd ? gemm_rate : conv_rate;
     for (int i = 0; i < 3; i++)
-        fastest = conv_passes[i] > fastest ? conv_passes[i] : fastest;
+        if (!winograd || i == 1)
+            fastest = conv_passes[i] > fastest ? conv_passes[i] : fastest;
     for (int i = 0; i < count; i++)
-        if (entries[i].gflop > 0 && entries[i].total_seconds > 0) {
+        if (entries[i].gflop > 0 && entries[i].total_seconds > 0 &&
+            !(winograd && (strstr(entries[i].name, " conv forward") ||
+                           strstr(entries[i].name, " conv input gradient")))) {
             const double rate = entries[i].gflop / entries[i].total_seconds;
             fastest = rate > fastest ? rate : fastest;
         }
@@ -60,9 +66,13 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
     /* The convolutions: their rate in the run (all passes, im2col and col2im
      * included) and measured alone at the batch. */
     const ax_net_config *config = ax_net_config_get(net);
-    bool has_conv = false;
-    for (int l = 0; l < config->layer_count; l++)
-        has_conv = has_conv || config->layers[l].kind == AX_LAYER_CONV;
+    bool has_conv = false, has_5x5 = false;
+    for (int l = 0; l < config->layer_count; l++) {
+        const ax_layer_spec *layer = &config->layers[l];
+        has_conv = has_conv || layer->kind == AX_LAYER_CONV;
+        has_5x5 = has_5x5 || (layer->kind == AX_LAYER_CONV && layer->conv.kernel_height == 5 &&
+                              layer->conv.kernel_width == 5 && layer->conv.stride == 1);
+    }
     double conv_seconds = 0.0, conv_gflop = 0.0, conv_rate = 0.0, conv_passes[3] = {0.0, 0.0, 0.0};
     for (int i = 0; i < count; i++)
         if (strstr(entries[i].name, " conv ")) {
@@ -128,6 +138,11 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
                    (long long)batch, conv_rate, 100.0 * conv_rate / one_peak, conv_passes[0],
                    100.0 * conv_passes[0] / one_peak, conv_passes[1], 100.0 * conv_passes[1] / one_peak,
                    conv_passes[2], 100.0 * conv_passes[2] / one_peak);
+            if (has_5x5 && precision == AX_PRECISION_F32 && ax_conv_winograd_enabled() &&
+                (config->device.backend[0] == '\0' || strcmp(config->device.backend, "cpu") == 0))
+                printf("       (5x5 convolutions of stride 1 may run Winograd's F(4x4, 5x5) forward and\n"
+                       "       backward to the input: their rates count a direct convolution's FLOPs,\n"
+                       "       3-6x the products made; AXON_CONV_WINOGRAD=off runs the direct kernels)\n");
         }
     }
     if (!json_path)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "axon.h"
 #include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/cpu_features.h"
 
@@ -32,16 +33,19 @@ typedef struct winograd_plan {
     bool input_gradient; /* weights flipped, their filters and channels swapped */
 } winograd_plan;
 
+bool ax_conv_winograd_enabled(void)
+{
+    const char *asked = getenv("AXON_CONV_WINOGRAD");
+    return ax_cpu_kernels_avx512f() && !(asked && strcmp(asked, "off") == 0);
+}
+
 static bool takes(const ax_window_geometry *g, int64_t in_channels, int64_t out_channels)
 {
-    if (!(g->kernel_height == TAPS && g->kernel_width == TAPS && g->stride == 1 &&
-          g->padding >= 0 && g->padding < TAPS && g->height > 0 && g->width > 0 &&
-          g->out_height > 0 && g->out_width > 0 && in_channels > 0 && in_channels % 16 == 0 &&
-          in_channels <= MOST_CHANNELS && out_channels > 0 && out_channels % 32 == 0 &&
-          out_channels <= MOST_CHANNELS && ax_cpu_kernels_avx512f()))
-        return false;
-    const char *asked = getenv("AXON_CONV_WINOGRAD");
-    return !(asked && strcmp(asked, "off") == 0);
+    return g->kernel_height == TAPS && g->kernel_width == TAPS && g->stride == 1 &&
+           g->padding >= 0 && g->padding < TAPS && g->height > 0 && g->width > 0 &&
+           g->out_height > 0 && g->out_width > 0 && in_channels > 0 && in_channels % 16 == 0 &&
+           in_channels <= MOST_CHANNELS && out_channels > 0 && out_channels % 32 == 0 &&
+           out_channels <= MOST_CHANNELS && ax_conv_winograd_enabled();
 }
 
 bool ax_conv_winograd_forward_takes(const ax_window_geometry *g, int64_t filters)
