@@ -104,41 +104,23 @@ INLINE __m512 term(__m512 sum, float coefficient, __m512 value)
     return sum;
 }
 
-INLINE void times_bt(const __m512 in[ALPHA], __m512 out[ALPHA])
+/* out = matrix (rows x columns) times in, vectors lane by lane; inlined
+ * with a constant matrix, the loops unroll and the zero terms go. */
+INLINE void times(const float *matrix, int rows, int columns, const __m512 *in, __m512 *out)
 {
 #pragma GCC unroll 8
-    for (int a = 0; a < ALPHA; a++) {
+    for (int r = 0; r < rows; r++) {
         __m512 sum = _mm512_setzero_ps();
 #pragma GCC unroll 8
-        for (int r = 0; r < ALPHA; r++)
-            sum = term(sum, BT[a][r], in[r]);
-        out[a] = sum;
+        for (int c = 0; c < columns; c++)
+            sum = term(sum, matrix[r * columns + c], in[c]);
+        out[r] = sum;
     }
 }
 
-INLINE void times_at(const __m512 in[ALPHA], __m512 out[TILE])
-{
-#pragma GCC unroll 4
-    for (int i = 0; i < TILE; i++) {
-        __m512 sum = _mm512_setzero_ps();
-#pragma GCC unroll 8
-        for (int a = 0; a < ALPHA; a++)
-            sum = term(sum, AT[i][a], in[a]);
-        out[i] = sum;
-    }
-}
-
-INLINE void times_g(const __m512 in[TAPS], __m512 out[ALPHA])
-{
-#pragma GCC unroll 8
-    for (int a = 0; a < ALPHA; a++) {
-        __m512 sum = _mm512_setzero_ps();
-#pragma GCC unroll 5
-        for (int i = 0; i < TAPS; i++)
-            sum = term(sum, G[a][i], in[i]);
-        out[a] = sum;
-    }
-}
+INLINE void times_bt(const __m512 in[ALPHA], __m512 out[ALPHA]) { times(&BT[0][0], ALPHA, ALPHA, in, out); }
+INLINE void times_at(const __m512 in[ALPHA], __m512 out[TILE]) { times(&AT[0][0], TILE, ALPHA, in, out); }
+INLINE void times_g(const __m512 in[TAPS], __m512 out[ALPHA]) { times(&G[0][0], ALPHA, TAPS, in, out); }
 
 /* U (position, in channel, out channel) = G g G^T of each filter's taps,
  * 16 out channels a vector; taps (in channel, tap, out channel) is
