@@ -33,7 +33,7 @@
 #include "bench_median.h"
 #include "perf/threads.h"
 
-enum { ALPHA = 8, OUT = 5, TAP = 4, POS = 64, SLICE_IMAGES = 32 };
+enum { ALPHA = 8, OUT = 5, TAP = 4, POS = 64, SLICE_IMAGES = 32, CHUNK = 8 };
 enum { N = 128, H = 12, W = 12, C = 32, K = 64, OH = 8, OW = 8, TILES_PER_IMAGE = 4 };
 
 static float AT[OUT][ALPHA], G[ALPHA][TAP], BT[ALPHA][ALPHA];
@@ -126,10 +126,55 @@ static void make_matrices(void)
             BT[a][b] = fabs(bt[a][b]) < 1e-9 ? 0.0f : (float)bt[a][b];
 }
 
-static inline void times(const float *m, int rows, int cols, const __m512 *in, __m512 *out)
+/* The solved matrices as constants (checked against them at startup), so
+ * that the unrolled products below lose their zero terms. */
+static const float AT_C[OUT][ALPHA] = {
+    {1, 1, 1, 1, 1, 1, 1, 0},           {0, 1, -1, 2, -2, 0.5f, -0.5f, 0},
+    {0, 1, 1, 4, 4, 0.25f, 0.25f, 0},   {0, 1, -1, 8, -8, 0.125f, -0.125f, 0},
+    {0, 1, 1, 16, 16, 0.0625f, 0.0625f, 1},
+};
+static const float G_C[ALPHA][TAP] = {
+    {-1, 0, 0, 0},
+    {-2.f / 9, -2.f / 9, -2.f / 9, -2.f / 9},
+    {-2.f / 9, 2.f / 9, -2.f / 9, 2.f / 9},
+    {1.f / 90, 2.f / 90, 4.f / 90, 8.f / 90},
+    {1.f / 90, -2.f / 90, 4.f / 90, -8.f / 90},
+    {64.f / 90, 32.f / 90, 16.f / 90, 8.f / 90},
+    {64.f / 90, -32.f / 90, 16.f / 90, -8.f / 90},
+    {0, 0, 0, 1},
+};
+static const float BT_C[ALPHA][ALPHA] = {
+    {-1, 0, 5.25f, 0, -5.25f, 0, 1, 0},      {0, 1, 1, -4.25f, -4.25f, 1, 1, 0},
+    {0, -1, 1, 4.25f, -4.25f, -1, 1, 0},     {0, 0.5f, 0.25f, -2.5f, -1.25f, 2, 1, 0},
+    {0, -0.5f, 0.25f, 2.5f, -1.25f, -2, 1, 0}, {0, 2, 4, -2.5f, -5, 0.5f, 1, 0},
+    {0, -2, 4, 2.5f, -5, -0.5f, 1, 0},       {0, -1, 0, 5.25f, 0, -5.25f, 0, 1},
+};
+
+static void check_constants(void)
 {
+    double worst = 0;
+    for (int i = 0; i < OUT; i++)
+        for (int j = 0; j < ALPHA; j++)
+            worst = fmax(worst, fabs(AT[i][j] - AT_C[i][j]));
+    for (int j = 0; j < ALPHA; j++)
+        for (int k = 0; k < TAP; k++)
+            worst = fmax(worst, fabs(G[j][k] - G_C[j][k]));
+    for (int a = 0; a < ALPHA; a++)
+        for (int b = 0; b < ALPHA; b++)
+            worst = fmax(worst, fabs(BT[a][b] - BT_C[a][b]));
+    if (worst > 1e-6) {
+        fprintf(stderr, "the constants are not the solved matrices (%.3g)\n", worst);
+        exit(1);
+    }
+}
+
+static inline __attribute__((always_inline)) void times(const float *m, int rows, int cols,
+                                                        const __m512 *in, __m512 *out)
+{
+#pragma GCC unroll 8
     for (int r = 0; r < rows; r++) {
         __m512 sum = _mm512_setzero_ps();
+#pragma GCC unroll 8
         for (int c = 0; c < cols; c++)
             if (m[r * cols + c] != 0)
                 sum = _mm512_fmadd_ps(_mm512_set1_ps(m[r * cols + c]), in[c], sum);
@@ -149,13 +194,13 @@ static void transform_inputs(const float *x, float *v, int first, int tiles)
                 __m512 d[ALPHA];
                 for (int r = 0; r < ALPHA; r++)
                     d[r] = _mm512_loadu_ps(x + ((y0 + r) * W + x0 + q) * C + c);
-                times(&BT[0][0], ALPHA, ALPHA, d, cols[q]);
+                times(&BT_C[0][0], ALPHA, ALPHA, d, cols[q]);
             }
             for (int a = 0; a < ALPHA; a++) {
                 __m512 row[ALPHA], out[ALPHA];
                 for (int q = 0; q < ALPHA; q++)
                     row[q] = cols[q][a];
-                times(&BT[0][0], ALPHA, ALPHA, row, out);
+                times(&BT_C[0][0], ALPHA, ALPHA, row, out);
                 for (int b = 0; b < ALPHA; b++)
                     _mm512_storeu_ps(v + ((size_t)(a * ALPHA + b) * tiles + first + t) * C + c, out[b]);
             }
@@ -174,13 +219,13 @@ static void transform_deltas(const float *dy, float *d, int first, int tiles)
                 __m512 g[TAP];
                 for (int r = 0; r < TAP; r++)
                     g[r] = _mm512_loadu_ps(dy + ((y0 + r) * OW + x0 + q) * K + k);
-                times(&G[0][0], ALPHA, TAP, g, cols[q]);
+                times(&G_C[0][0], ALPHA, TAP, g, cols[q]);
             }
             for (int a = 0; a < ALPHA; a++) {
                 __m512 row[TAP], out[ALPHA];
                 for (int q = 0; q < TAP; q++)
                     row[q] = cols[q][a];
-                times(&G[0][0], ALPHA, TAP, row, out);
+                times(&G_C[0][0], ALPHA, TAP, row, out);
                 for (int b = 0; b < ALPHA; b++)
                     _mm512_storeu_ps(d + ((size_t)(a * ALPHA + b) * tiles + first + t) * K + k, out[b]);
             }
@@ -195,6 +240,7 @@ static void accumulate(const float *d, const float *v, int tiles, float *m)
     for (int pos = 0; pos < POS; pos++)
         for (int k0 = 0; k0 < K; k0 += 8) {
             __m512 s[8][2];
+#pragma GCC unroll 8
             for (int r = 0; r < 8; r++) {
                 s[r][0] = _mm512_loadu_ps(m + (pos * K + k0 + r) * C);
                 s[r][1] = _mm512_loadu_ps(m + (pos * K + k0 + r) * C + 16);
@@ -203,12 +249,14 @@ static void accumulate(const float *d, const float *v, int tiles, float *m)
                 const __m512 v0 = _mm512_loadu_ps(v + ((size_t)pos * tiles + t) * C);
                 const __m512 v1 = _mm512_loadu_ps(v + ((size_t)pos * tiles + t) * C + 16);
                 const float *dk = d + ((size_t)pos * tiles + t) * K + k0;
-                for (int r = 0; r < 8; r++) {
+    #pragma GCC unroll 8
+            for (int r = 0; r < 8; r++) {
                     const __m512 a = _mm512_set1_ps(dk[r]);
                     s[r][0] = _mm512_fmadd_ps(a, v0, s[r][0]);
                     s[r][1] = _mm512_fmadd_ps(a, v1, s[r][1]);
                 }
             }
+#pragma GCC unroll 8
             for (int r = 0; r < 8; r++) {
                 _mm512_storeu_ps(m + (pos * K + k0 + r) * C, s[r][0]);
                 _mm512_storeu_ps(m + (pos * K + k0 + r) * C + 16, s[r][1]);
@@ -226,13 +274,13 @@ static void transform_back(const float *m, float *dw)
                 __m512 col[ALPHA];
                 for (int a = 0; a < ALPHA; a++)
                     col[a] = _mm512_loadu_ps(m + ((a * ALPHA + b) * K + k) * C + c);
-                times(&AT[0][0], OUT, ALPHA, col, cols[b]);
+                times(&AT_C[0][0], OUT, ALPHA, col, cols[b]);
             }
             for (int i = 0; i < OUT; i++) {
                 __m512 row[ALPHA], out[OUT];
                 for (int b = 0; b < ALPHA; b++)
                     row[b] = cols[b][i];
-                times(&AT[0][0], OUT, ALPHA, row, out);
+                times(&AT_C[0][0], OUT, ALPHA, row, out);
                 float lanes[OUT][16];
                 for (int j = 0; j < OUT; j++)
                     _mm512_storeu_ps(lanes[j], out[j]);
@@ -252,26 +300,30 @@ static void winograd_weight_gradient(const float *x, const float *dy, float *par
     const size_t m_floats = (size_t)POS * K * C;
 #pragma omp parallel
     {
-        float *v = malloc(sizeof(float) * TILES_PER_IMAGE * SLICE_IMAGES * POS * C);
-        float *d = malloc(sizeof(float) * TILES_PER_IMAGE * SLICE_IMAGES * POS * K);
+        float *v = malloc(sizeof(float) * TILES_PER_IMAGE * CHUNK * POS * C);
+        float *d = malloc(sizeof(float) * TILES_PER_IMAGE * CHUNK * POS * K);
 #pragma omp for schedule(static)
         for (int s = 0; s < slices; s++) {
             float *m = partials + (size_t)s * m_floats;
             memset(m, 0, m_floats * sizeof *m);
-            double t0 = timed ? ax_seconds_now() : 0;
-            for (int i = 0; i < SLICE_IMAGES; i++) {
-                const int n = s * SLICE_IMAGES + i;
-                transform_inputs(x + (size_t)n * H * W * C, v, i * TILES_PER_IMAGE, TILES_PER_IMAGE * SLICE_IMAGES);
-                transform_deltas(dy + (size_t)n * OH * OW * K, d, i * TILES_PER_IMAGE, TILES_PER_IMAGE * SLICE_IMAGES);
-            }
-            double t1 = timed ? ax_seconds_now() : 0;
-            accumulate(d, v, TILES_PER_IMAGE * SLICE_IMAGES, m);
-            if (timed) {
-                const double t2 = ax_seconds_now();
+            /* CHUNK images at a time, their V and D within L2 beside M: the
+             * tiles still added to M in the slice's order */
+            for (int first = 0; first < SLICE_IMAGES; first += CHUNK) {
+                const double t0 = timed ? ax_seconds_now() : 0;
+                for (int i = 0; i < CHUNK; i++) {
+                    const int n = s * SLICE_IMAGES + first + i;
+                    transform_inputs(x + (size_t)n * H * W * C, v, i * TILES_PER_IMAGE, TILES_PER_IMAGE * CHUNK);
+                    transform_deltas(dy + (size_t)n * OH * OW * K, d, i * TILES_PER_IMAGE, TILES_PER_IMAGE * CHUNK);
+                }
+                const double t1 = timed ? ax_seconds_now() : 0;
+                accumulate(d, v, TILES_PER_IMAGE * CHUNK, m);
+                if (timed) {
+                    const double t2 = ax_seconds_now();
 #pragma omp atomic
-                phase[0] += t1 - t0;
+                    phase[0] += t1 - t0;
 #pragma omp atomic
-                phase[1] += t2 - t1;
+                    phase[1] += t2 - t1;
+                }
             }
         }
         free(v), free(d);
@@ -303,6 +355,7 @@ static void fill(float *x, int64_t count, uint64_t state, float scale)
 int main(void)
 {
     make_matrices();
+    check_constants();
     const int rounds = getenv("ROUNDS") ? atoi(getenv("ROUNDS")) : 7;
     const int calls = getenv("CALLS") ? atoi(getenv("CALLS")) : 10;
     if (rounds < 1 || rounds > 64 || calls < 1)
