@@ -252,7 +252,8 @@ ax_bf16_support ax_bf16_support_get(void);
 bool ax_bf16_native(void);
 /* Whether the CPU backend's float32 convolutions with 5x5 kernels of
  * stride 1 (channels in 16s, filters in 32s; LeNet's second layer) run
- * Winograd's F(4x4, 5x5) in their forward pass and input gradient: on a
+ * Winograd's F(4x4, 5x5) in their forward pass and input gradient, and
+ * F(5x5, 4x4) in their weight gradient (filters in 16s): on a
  * CPU with AVX-512 whose kernels may be used, unless AXON_CONV_WINOGRAD is
  * "off". Their rates (--profile, axon info --peak) count a direct
  * convolution's FLOPs, 3-6x the products made, so they may pass the

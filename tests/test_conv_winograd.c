@@ -13,7 +13,11 @@
  * - layers it does not take (stride 2, a 3x3 kernel, 8 channels, filters
  *   not in 32s for the forward pass, padding 5, AXON_CONV_WINOGRAD=off)
  *   are declined with nothing written;
- * - the float32 backend's conv_forward and conv_backward_input run it.
+ * - the weight gradient by F(5x5, 4x4) within WEIGHT_GRADIENT_ERROR, 1 and
+ *   37 images (two slices of the batch), the same bits on 1-3 threads;
+ * - the float32 backend's conv_forward, conv_backward_input and
+ *   conv_backward_weights run them, and its weight-and-bias entry declines
+ *   such a layer (the layer then sums the bias itself).
  * The kernels need AVX-512: on a CPU without it (or
  * AXON_CPU_KERNELS=generic) only the declines are checked. */
 #include <math.h>
@@ -34,6 +38,9 @@
  * the tile's error. Measured up to 17.6 at these shapes (a direct float32
  * sum's bound is its count of products, 800 at LeNet's second layer). */
 enum { WINOGRAD_ERROR = 64 };
+/* The same for the weight gradient, F(5x5, 4x4), against the largest sum
+ * |x delta|: its sums run over every image's tiles. Measured up to 34.8. */
+enum { WEIGHT_GRADIENT_ERROR = 128 };
 
 static uint64_t random_state = 41;
 
@@ -68,6 +75,64 @@ static void float64_sums(const shape *s, const float *in, const float *w, bool i
                                 magnitudes[at] += fabs(p);
                             }
                         }
+}
+
+/* The weight gradient, F(5x5, 4x4): against float64 sums within
+ * WINOGRAD_ERROR u times the largest sum |x delta|, and the same bits on 1-3
+ * threads (batches past one slice of 32 images included). */
+static void check_weight_gradient(const shape *s, int64_t images)
+{
+    const ax_window_geometry *g = &s->g;
+    const int64_t count = weights_of(s);
+    float *x = random_floats_from(&random_state, inputs_of(s, images));
+    float *delta = random_floats_from(&random_state, outputs_of(s, images));
+    float *got = malloc((size_t)count * sizeof *got), *first = malloc((size_t)count * sizeof *first);
+    double *sums = calloc((size_t)count, sizeof *sums), *magnitudes = calloc((size_t)count, sizeof *magnitudes);
+    for (int64_t n = 0; n < images; n++)
+        for (int64_t oy = 0; oy < g->out_height; oy++)
+            for (int64_t ox = 0; ox < g->out_width; ox++)
+                for (int64_t ky = 0; ky < 5; ky++)
+                    for (int64_t kx = 0; kx < 5; kx++) {
+                        const int64_t iy = oy + ky - g->padding, ix = ox + kx - g->padding;
+                        if (iy < 0 || iy >= g->height || ix < 0 || ix >= g->width)
+                            continue;
+                        for (int64_t f = 0; f < s->filters; f++)
+                            for (int64_t c = 0; c < g->channels; c++) {
+                                const double p =
+                                    (double)delta[((n * g->out_height + oy) * g->out_width + ox) * s->filters + f] *
+                                    x[((n * g->height + iy) * g->width + ix) * g->channels + c];
+                                const int64_t at = ((f * g->channels + c) * 5 + ky) * 5 + kx;
+                                sums[at] += p;
+                                magnitudes[at] += fabs(p);
+                            }
+                    }
+    for (int threads = 1; threads <= 3; threads++) {
+        CHECK_OK(ax_set_threads(threads));
+        for (int64_t i = 0; i < count; i++)
+            got[i] = NAN;
+        if (!ax_conv_winograd_weight_gradient(g, s->filters, delta, x, got, images)) {
+            describe_failure(s, images, "weight gradient", threads, "declined");
+            continue;
+        }
+        if (threads == 1) {
+            double worst = 0.0, largest = 0.0;
+            for (int64_t i = 0; i < count; i++)
+                largest = magnitudes[i] > largest ? magnitudes[i] : largest;
+            for (int64_t i = 0; i < count; i++) {
+                const double error = fabs(got[i] - sums[i]) / (0x1p-24 * largest);
+                worst = error > worst || isnan(error) ? error : worst;
+            }
+            if (!(worst <= WEIGHT_GRADIENT_ERROR)) {
+                char what[96];
+                snprintf(what, sizeof what, "an error of %.3g u sum |x delta| against float64", worst);
+                describe_failure(s, images, "weight gradient", threads, what);
+            }
+            memcpy(first, got, (size_t)count * sizeof *got);
+        } else if (memcmp(first, got, (size_t)count * sizeof *got) != 0)
+            describe_failure(s, images, "weight gradient", threads, "other bits than on 1 thread");
+    }
+    CHECK_OK(ax_set_threads(0));
+    free(x), free(delta), free(got), free(first), free(sums), free(magnitudes);
 }
 
 typedef bool (*winograd_pass)(const ax_window_geometry *, int64_t, const float *, const float *,
@@ -199,8 +264,10 @@ static void check_backend(void)
     float *x = random_floats_from(&random_state, inputs);
     float *delta = random_floats_from(&random_state, outputs);
     float *w = random_floats_from(&random_state, weights_of(&s));
-    float *expected = malloc((size_t)inputs * sizeof *expected);
-    float *got = malloc((size_t)inputs * sizeof *got);
+    /* room for the largest of the three results: the weight gradient */
+    const int64_t room = weights_of(&s) > inputs ? weights_of(&s) : inputs;
+    float *expected = malloc((size_t)room * sizeof *expected);
+    float *got = malloc((size_t)room * sizeof *got);
     ax_backend *b = ax_backend_cpu_create(AX_PRECISION_F32);
     CHECK(b && b->ops->conv_forward && b->ops->conv_backward_input);
     if (b && b->ops->conv_forward && b->ops->conv_backward_input) {
@@ -210,6 +277,14 @@ static void check_backend(void)
         CHECK(ax_conv_winograd_backward_input(&s.g, s.filters, delta, w, expected, images));
         CHECK(b->ops->conv_backward_input(b, &s.g, s.filters, delta, w, got, images));
         CHECK(memcmp(expected, got, (size_t)inputs * sizeof *got) == 0);
+        const int64_t count = weights_of(&s);
+        CHECK(ax_conv_winograd_weight_gradient(&s.g, s.filters, delta, x, expected, images));
+        CHECK(b->ops->conv_backward_weights(b, &s.g, s.filters, delta, x, NULL, got, images));
+        CHECK(memcmp(expected, got, (size_t)count * sizeof *got) == 0);
+        float bias[64];
+        CHECK(b->ops->conv_backward_weights_bias &&
+              !b->ops->conv_backward_weights_bias(b, &s.g, s.filters, delta, x, NULL, got, bias,
+                                                  images));
     }
     if (b)
         b->ops->destroy(b);
@@ -248,6 +323,17 @@ int main(void)
             if (cases[i].input_gradient)
                 check_pass(s, batches[j], true);
         }
+    }
+    const shape weight_shapes[] = {
+        make_shape(12, 12, 32, 5, 5, 1, 0, 64), /* LeNet's second layer: 2x2 whole tiles */
+        make_shape(9, 10, 16, 5, 5, 1, 2, 32),  /* 9x10 out: edge tiles; 16 channels */
+        make_shape(6, 5, 48, 5, 5, 1, 4, 16),   /* 10x9 out; 32 + 16 channels */
+    };
+    const int64_t weight_batches[] = {1, 37}; /* 37: two slices, the second short */
+    for (size_t i = 0; i < sizeof weight_shapes / sizeof *weight_shapes; i++) {
+        CHECK(ax_conv_winograd_weights_takes(&weight_shapes[i].g, weight_shapes[i].filters));
+        for (size_t j = 0; j < sizeof weight_batches / sizeof *weight_batches; j++)
+            check_weight_gradient(&weight_shapes[i], weight_batches[j]);
     }
     const shape lenet = make_shape(12, 12, 32, 5, 5, 1, 0, 64);
     check_nan_spreads(&lenet, 0, 0);

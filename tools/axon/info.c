@@ -95,10 +95,9 @@ static int print_peak(bool json)
     /* (Winograd's passes count a direct convolution's FLOPs: they say
      * nothing of the peak) */
     const bool winograd = ax_conv_winograd_enabled();
-    double seen = winograd ? conv_passes[1] : conv;
-    for (int i = 0; i < 3; i++)
-        if (!winograd || i == 1)
-            seen = conv_passes[i] > seen ? conv_passes[i] : seen;
+    double seen = winograd ? 0.0 : conv;
+    for (int i = 0; i < 3 && !winograd; i++)
+        seen = conv_passes[i] > seen ? conv_passes[i] : seen;
     for (int r = 0; r < 2; r++) {
         seen = rates[r][0] > seen ? rates[r][0] : seen;
         seen = 2.0 * rates[r][1] > seen ? 2.0 * rates[r][1] : seen;
@@ -147,8 +146,8 @@ static int print_peak(bool json)
                conv_passes[1], 100.0 * conv_passes[1] / peak.f32_gflops, conv_passes[2],
                100.0 * conv_passes[2] / peak.f32_gflops);
         if (winograd)
-            printf("                (the second layer's forward pass and input gradient run Winograd's\n"
-                   "                F(4x4, 5x5): their rates count a direct convolution's FLOPs, 3-6x the\n"
+            printf("                (the second layer's three passes run Winograd's F(4x4, 5x5) and\n"
+                   "                F(5x5, 4x4): their rates count a direct convolution's FLOPs, 3-6x the\n"
                    "                products made; AXON_CONV_WINOGRAD=off runs the direct kernels)\n");
     }
     return CLI_EXIT_OK;

@@ -23,17 +23,15 @@ static double fastest_seen(const ax_profile_entry *entries, int count, ax_precis
 {
     if (precision == AX_PRECISION_BF16)
         return 0.0;
-    /* float32's convolutions may run Winograd's fewer products: only their
-     * weight gradients' rates say something of the peak then */
+    /* float32's convolutions may run Winograd's fewer products: their
+     * rates say nothing of the peak then */
     const bool winograd = precision == AX_PRECISION_F32 && ax_conv_winograd_enabled();
     double fastest = gemm_rate > conv_rate || winograd ? gemm_rate : conv_rate;
-    for (int i = 0; i < 3; i++)
-        if (!winograd || i == 1)
-            fastest = conv_passes[i] > fastest ? conv_passes[i] : fastest;
+    for (int i = 0; i < 3 && !winograd; i++)
+        fastest = conv_passes[i] > fastest ? conv_passes[i] : fastest;
     for (int i = 0; i < count; i++)
         if (entries[i].gflop > 0 && entries[i].total_seconds > 0 &&
-            !(winograd && (strstr(entries[i].name, " conv forward") ||
-                           strstr(entries[i].name, " conv input gradient")))) {
+            !(winograd && strstr(entries[i].name, " conv "))) {
             const double rate = entries[i].gflop / entries[i].total_seconds;
             fastest = rate > fastest ? rate : fastest;
         }
@@ -140,8 +138,8 @@ int profile_report(ax_net *net, const ax_train_summary *summary, int64_t batch, 
                    conv_passes[2], 100.0 * conv_passes[2] / one_peak);
             if (has_5x5 && precision == AX_PRECISION_F32 && ax_conv_winograd_enabled() &&
                 (config->device.backend[0] == '\0' || strcmp(config->device.backend, "cpu") == 0))
-                printf("       (5x5 convolutions of stride 1 may run Winograd's F(4x4, 5x5) forward and\n"
-                       "       backward to the input: their rates count a direct convolution's FLOPs,\n"
+                printf("       (5x5 convolutions of stride 1 may run Winograd's F(4x4, 5x5) and F(5x5, 4x4)\n"
+                       "       in all three passes: their rates count a direct convolution's FLOPs,\n"
                        "       3-6x the products made; AXON_CONV_WINOGRAD=off runs the direct kernels)\n");
         }
     }

@@ -23,7 +23,10 @@
 #include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/cpu_features.h"
 
-enum { ALPHA = 8, TILE = 4, TAPS = 5, POSITIONS = ALPHA * ALPHA, MOST_CHANNELS = 512 };
+/* MOST_PAIRS: filters x channels of the weight gradient's sums, 64 of them
+ * a pair a slice (4 MB at most). */
+enum { ALPHA = 8, TILE = 4, TAPS = 5, POSITIONS = ALPHA * ALPHA, MOST_CHANNELS = 512,
+       MOST_PAIRS = 1 << 14 };
 
 typedef struct winograd_plan {
     int64_t images, in_height, in_width, in_channels; /* what the tiles read */
@@ -91,6 +94,27 @@ static const float BT[ALPHA][ALPHA] = {
     {0, -1, 0, 5.25f, 0, -5.25f, 0, 1},
 };
 
+/* F(5x5, 4x4), the weight gradient's (the same points: B^T is the same):
+ * a 5x5 block of the weight gradient from an 8x8 input patch and the 4x4
+ * tile of the delta under it. */
+static const float AT5[TAPS][ALPHA] = {
+    {1, 1, 1, 1, 1, 1, 1, 0},
+    {0, 1, -1, 2, -2, 0.5f, -0.5f, 0},
+    {0, 1, 1, 4, 4, 0.25f, 0.25f, 0},
+    {0, 1, -1, 8, -8, 0.125f, -0.125f, 0},
+    {0, 1, 1, 16, 16, 0.0625f, 0.0625f, 1},
+};
+static const float G4[ALPHA][TILE] = {
+    {-1, 0, 0, 0},
+    {-2.f / 9, -2.f / 9, -2.f / 9, -2.f / 9},
+    {-2.f / 9, 2.f / 9, -2.f / 9, 2.f / 9},
+    {1.f / 90, 2.f / 90, 4.f / 90, 8.f / 90},
+    {1.f / 90, -2.f / 90, 4.f / 90, -8.f / 90},
+    {64.f / 90, 32.f / 90, 16.f / 90, 8.f / 90},
+    {64.f / 90, -32.f / 90, 16.f / 90, -8.f / 90},
+    {0, 0, 0, 1},
+};
+
 /* One term of a row of a constant matrix times vectors: nothing for 0, an
  * add or subtract for +-1. */
 INLINE __m512 term(__m512 sum, float coefficient, __m512 value)
@@ -121,6 +145,8 @@ INLINE void times(const float *matrix, int rows, int columns, const __m512 *in, 
 INLINE void times_bt(const __m512 in[ALPHA], __m512 out[ALPHA]) { times(&BT[0][0], ALPHA, ALPHA, in, out); }
 INLINE void times_at(const __m512 in[ALPHA], __m512 out[TILE]) { times(&AT[0][0], TILE, ALPHA, in, out); }
 INLINE void times_g(const __m512 in[TAPS], __m512 out[ALPHA]) { times(&G[0][0], ALPHA, TAPS, in, out); }
+INLINE void times_at5(const __m512 in[ALPHA], __m512 out[TAPS]) { times(&AT5[0][0], TAPS, ALPHA, in, out); }
+INLINE void times_g4(const __m512 in[TILE], __m512 out[ALPHA]) { times(&G4[0][0], ALPHA, TILE, in, out); }
 
 /* U (position, in channel, out channel) = G g G^T of each filter's taps,
  * 16 out channels a vector; taps (in channel, tap, out channel) is
@@ -326,10 +352,232 @@ static bool run(const winograd_plan *p, const float *x, const float *weights, fl
     free(memory);
     return true;
 }
+
+/* ---- the weight gradient by F(5x5, 4x4) ---- */
+
+/* The tiles' sums go into one partial sum per SLICE_IMAGES images, added
+ * in the slices' order: the bits depend on the batch, never the threads. */
+enum { SLICE_IMAGES = 32 };
+
+typedef struct gradient_plan {
+    const ax_window_geometry *g;
+    int64_t filters, tiles_high, tiles_wide;
+} gradient_plan;
+
+/* V (position, tile, channel) = B^T x B of the 8x8 input patches under
+ * one image's delta tiles, from tile `first` of a chunk of `tiles`. */
+static KERNEL void gradient_inputs(const gradient_plan *p, const float *image, int first,
+                                   int tiles, float *v)
+{
+    const ax_window_geometry *g = p->g;
+    const int64_t channels = g->channels;
+    for (int64_t ty = 0; ty < p->tiles_high; ty++)
+        for (int64_t tx = 0; tx < p->tiles_wide; tx++) {
+            const int64_t tile = first + ty * p->tiles_wide + tx;
+            const int64_t row0 = ty * TILE - g->padding, column0 = tx * TILE - g->padding;
+            for (int64_t c = 0; c < channels; c += 16) {
+                __m512 columns[ALPHA][ALPHA];
+                for (int q = 0; q < ALPHA; q++) {
+                    const int64_t column = column0 + q;
+                    __m512 d[ALPHA];
+                    for (int r = 0; r < ALPHA; r++) {
+                        const int64_t row = row0 + r;
+                        d[r] = row >= 0 && row < g->height && column >= 0 && column < g->width
+                                   ? _mm512_loadu_ps(image + (row * g->width + column) * channels + c)
+                                   : _mm512_setzero_ps();
+                    }
+                    times_bt(d, columns[q]);
+                }
+                for (int a = 0; a < ALPHA; a++) {
+                    __m512 row[ALPHA], transformed[ALPHA];
+                    for (int q = 0; q < ALPHA; q++)
+                        row[q] = columns[q][a];
+                    times_bt(row, transformed);
+                    for (int b = 0; b < ALPHA; b++)
+                        _mm512_storeu_ps(v + ((int64_t)(a * ALPHA + b) * tiles + tile) * channels + c,
+                                         transformed[b]);
+                }
+            }
+        }
+}
+
+/* D (position, tile, filter) = G d G^T of one image's 4x4 delta tiles
+ * (zeros past the output's edge), 16 filters a vector. */
+static KERNEL void gradient_deltas(const gradient_plan *p, const float *delta, int first, int tiles,
+                                   float *d)
+{
+    const ax_window_geometry *g = p->g;
+    const int64_t filters = p->filters;
+    for (int64_t ty = 0; ty < p->tiles_high; ty++)
+        for (int64_t tx = 0; tx < p->tiles_wide; tx++) {
+            const int64_t tile = first + ty * p->tiles_wide + tx;
+            for (int64_t k = 0; k < filters; k += 16) {
+                __m512 columns[TILE][ALPHA];
+                for (int q = 0; q < TILE; q++) {
+                    const int64_t column = tx * TILE + q;
+                    __m512 values[TILE];
+                    for (int r = 0; r < TILE; r++) {
+                        const int64_t row = ty * TILE + r;
+                        values[r] = row < g->out_height && column < g->out_width
+                                        ? _mm512_loadu_ps(delta + (row * g->out_width + column) * filters + k)
+                                        : _mm512_setzero_ps();
+                    }
+                    times_g4(values, columns[q]);
+                }
+                for (int a = 0; a < ALPHA; a++) {
+                    __m512 row[TILE], transformed[ALPHA];
+                    for (int q = 0; q < TILE; q++)
+                        row[q] = columns[q][a];
+                    times_g4(row, transformed);
+                    for (int b = 0; b < ALPHA; b++)
+                        _mm512_storeu_ps(d + ((int64_t)(a * ALPHA + b) * tiles + tile) * filters + k,
+                                         transformed[b]);
+                }
+            }
+        }
+}
+
+/* 8 filters x vectors x 16 channels of M at one position, the chunk's
+ * tiles added in order onto the sums so far. */
+INLINE void gradient_tile(const float *d, const float *v, int tiles, int64_t filters,
+                          int64_t channels, float *m, int vectors)
+{
+    __m512 sums[8][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; r++)
+#pragma GCC unroll 2
+        for (int j = 0; j < vectors; j++)
+            sums[r][j] = _mm512_loadu_ps(m + r * channels + 16 * j);
+    for (int t = 0; t < tiles; t++) {
+        __m512 x[2];
+#pragma GCC unroll 2
+        for (int j = 0; j < vectors; j++)
+            x[j] = _mm512_loadu_ps(v + t * channels + 16 * j);
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++) {
+            const __m512 a = _mm512_set1_ps(d[t * filters + r]);
+#pragma GCC unroll 2
+            for (int j = 0; j < vectors; j++)
+                sums[r][j] = _mm512_fmadd_ps(a, x[j], sums[r][j]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; r++)
+#pragma GCC unroll 2
+        for (int j = 0; j < vectors; j++)
+            _mm512_storeu_ps(m + r * channels + 16 * j, sums[r][j]);
+}
+
+/* M (position, filter, channel) += D^T V over the chunk's tiles. */
+static KERNEL void gradient_products(const float *d, const float *v, int tiles, int64_t filters,
+                                     int64_t channels, float *m)
+{
+    for (int pos = 0; pos < POSITIONS; pos++) {
+        const float *dp = d + (int64_t)pos * tiles * filters, *vp = v + (int64_t)pos * tiles * channels;
+        float *mp = m + (int64_t)pos * filters * channels;
+        for (int64_t k = 0; k < filters; k += 8)
+            for (int64_t c = 0; c < channels; c += 32) {
+                if (channels - c >= 32)
+                    gradient_tile(dp + k, vp + c, tiles, filters, channels, mp + k * channels + c, 2);
+                else
+                    gradient_tile(dp + k, vp + c, tiles, filters, channels, mp + k * channels + c, 1);
+            }
+    }
+}
+
+/* weight_gradient (filters, channels, 5, 5) = A^T M A, 16 channels a
+ * vector, one filter's rows per call. */
+static KERNEL void gradient_back(const float *m, int64_t filters, int64_t channels, int64_t k,
+                                 float *weight_gradient)
+{
+    for (int64_t c = 0; c < channels; c += 16) {
+        __m512 columns[ALPHA][TAPS];
+        for (int b = 0; b < ALPHA; b++) {
+            __m512 column[ALPHA];
+            for (int a = 0; a < ALPHA; a++)
+                column[a] = _mm512_loadu_ps(m + ((int64_t)(a * ALPHA + b) * filters + k) * channels + c);
+            times_at5(column, columns[b]);
+        }
+        for (int i = 0; i < TAPS; i++) {
+            __m512 row[ALPHA], out[TAPS];
+            for (int b = 0; b < ALPHA; b++)
+                row[b] = columns[b][i];
+            times_at5(row, out);
+            float lanes[TAPS][16];
+            for (int j = 0; j < TAPS; j++)
+                _mm512_storeu_ps(lanes[j], out[j]);
+            for (int l = 0; l < 16; l++)
+                for (int j = 0; j < TAPS; j++)
+                    weight_gradient[((k * channels + c + l) * TAPS + i) * TAPS + j] = lanes[j][l];
+        }
+    }
+}
+
+static bool gradient_run(const gradient_plan *p, const float *delta, const float *x,
+                         float *weight_gradient, int64_t images)
+{
+    const ax_window_geometry *g = p->g;
+    const int64_t filters = p->filters, channels = g->channels;
+    const int64_t tiles_per_image = p->tiles_high * p->tiles_wide;
+    /* images transformed at a time: their V and D within about 1 MB, beside
+     * the slice's sums in L2 (the tiles' order is the same whatever it is) */
+    int64_t chunk = (1 << 18) / (POSITIONS * (channels + filters)) / tiles_per_image;
+    chunk = chunk < 1 ? 1 : chunk > SLICE_IMAGES ? SLICE_IMAGES : chunk;
+    const int64_t slices = (images + SLICE_IMAGES - 1) / SLICE_IMAGES;
+    const size_t sums = (size_t)POSITIONS * (size_t)(filters * channels);
+    const size_t chunk_floats = (size_t)(chunk * tiles_per_image * POSITIONS * (channels + filters));
+    const int threads = omp_get_max_threads();
+    float *memory = aligned_alloc(64, (sums * (size_t)slices + chunk_floats * (size_t)threads) * sizeof(float));
+    if (!memory)
+        return false;
+    float *partials = memory, *scratch = memory + sums * (size_t)slices;
+#pragma omp parallel for schedule(static) if (slices > 1)
+    for (int64_t s = 0; s < slices; s++) {
+        float *v = scratch + chunk_floats * (size_t)omp_get_thread_num();
+        float *m = partials + sums * (size_t)s;
+        memset(m, 0, sums * sizeof *m);
+        const int64_t end = (s + 1) * SLICE_IMAGES < images ? (s + 1) * SLICE_IMAGES : images;
+        for (int64_t first = s * SLICE_IMAGES; first < end; first += chunk) {
+            const int64_t count = end - first < chunk ? end - first : chunk;
+            const int tiles = (int)(count * tiles_per_image);
+            float *d = v + (size_t)tiles * POSITIONS * (size_t)channels;
+            for (int64_t i = 0; i < count; i++) {
+                gradient_inputs(p, x + (first + i) * g->height * g->width * channels,
+                                (int)(i * tiles_per_image), tiles, v);
+                gradient_deltas(p, delta + (first + i) * g->out_height * g->out_width * filters,
+                                (int)(i * tiles_per_image), tiles, d);
+            }
+            gradient_products(d, v, tiles, filters, channels, m);
+        }
+    }
+    for (int64_t s = 1; s < slices; s++) {
+        const float *from = partials + sums * (size_t)s;
+#pragma omp parallel for schedule(static) if (sums >= 65536)
+        for (size_t i = 0; i < sums; i++)
+            partials[i] += from[i];
+    }
+#pragma omp parallel for schedule(static) if (filters >= 16)
+    for (int64_t k = 0; k < filters; k++)
+        gradient_back(partials, filters, channels, k, weight_gradient);
+    free(memory);
+    return true;
+}
 #else
 static bool run(const winograd_plan *p, const float *x, const float *weights, float *y)
 {
     (void)p, (void)x, (void)weights, (void)y;
+    return false;
+}
+
+typedef struct gradient_plan {
+    const ax_window_geometry *g;
+    int64_t filters, tiles_high, tiles_wide;
+} gradient_plan;
+
+static bool gradient_run(const gradient_plan *p, const float *delta, const float *x,
+                         float *weight_gradient, int64_t images)
+{
+    (void)p, (void)delta, (void)x, (void)weight_gradient, (void)images;
     return false;
 }
 #endif
@@ -366,4 +614,24 @@ bool ax_conv_winograd_backward_input(const ax_window_geometry *g, int64_t filter
                        .out_channels = g->channels, .input_gradient = true};
     plan_tiles(&p);
     return run(&p, delta, weights, previous);
+}
+
+bool ax_conv_winograd_weights_takes(const ax_window_geometry *g, int64_t filters)
+{
+    return g->kernel_height == TAPS && g->kernel_width == TAPS && g->stride == 1 &&
+           g->padding >= 0 && g->padding < TAPS && g->height > 0 && g->width > 0 &&
+           g->out_height > 0 && g->out_width > 0 && g->channels > 0 && g->channels % 16 == 0 &&
+           filters > 0 && filters % 16 == 0 && filters * g->channels <= MOST_PAIRS &&
+           ax_conv_winograd_enabled();
+}
+
+bool ax_conv_winograd_weight_gradient(const ax_window_geometry *g, int64_t filters,
+                                      const float *delta, const float *x, float *weight_gradient,
+                                      int64_t images)
+{
+    if (images <= 0 || !ax_conv_winograd_weights_takes(g, filters))
+        return false;
+    const gradient_plan p = {g, filters, (g->out_height + TILE - 1) / TILE,
+                             (g->out_width + TILE - 1) / TILE};
+    return gradient_run(&p, delta, x, weight_gradient, images);
 }

@@ -51,4 +51,22 @@ bool ax_conv_winograd_backward_input(const ax_window_geometry *geometry, int64_t
                                      const float *delta, const float *weights, float *previous,
                                      int64_t images);
 
+/* Whether the weight gradient of this layer goes here: a 5x5 kernel of
+ * stride 1, padding at most 4, channels and filters in 16s, filters times
+ * channels at most 2^14, a CPU with AVX-512, AXON_CONV_WINOGRAD not "off". */
+bool ax_conv_winograd_weights_takes(const ax_window_geometry *geometry, int64_t filters);
+
+/* backend.h's conv_backward_weights in float32 by F(5x5, 4x4): weight_gradient
+ * (filters, channels, 5, 5) = the sum over the images and positions of
+ * delta (images, out_height, out_width, filters) times the input x
+ * (images, height, width, channels) under each position, overwritten. Each
+ * 4x4 tile of the delta and the 8x8 input patch under it make 64
+ * transformed products per (filter, channel); the tiles are summed in
+ * slices of 32 images, in order, and the slices added in order, so the bits
+ * depend on the batch, never on the thread count. False, with nothing
+ * written, when this does not take the layer or memory runs out. */
+bool ax_conv_winograd_weight_gradient(const ax_window_geometry *geometry, int64_t filters,
+                                      const float *delta, const float *x, float *weight_gradient,
+                                      int64_t images);
+
 #endif

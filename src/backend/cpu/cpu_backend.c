@@ -294,8 +294,9 @@ static bool cpu_conv_backward_weights(ax_backend *backend, const ax_window_geome
     if (backend->precision != AX_PRECISION_F32 && backend->precision != AX_PRECISION_F64)
         return false;
     if (backend->precision == AX_PRECISION_F32 &&
-        direct_weight_gradient((cpu_backend *)backend, geometry, filters, delta, x,
-                               weight_gradient, NULL, images))
+        (ax_conv_winograd_weight_gradient(geometry, filters, delta, x, weight_gradient, images) ||
+         direct_weight_gradient((cpu_backend *)backend, geometry, filters, delta, x,
+                                weight_gradient, NULL, images)))
         return true;
 #ifdef AXON_ONEDNN
     cpu_backend *cpu = (cpu_backend *)backend;
@@ -405,7 +406,11 @@ static bool cpu_conv_backward_weights_bias(ax_backend *backend, const ax_window_
                 ax_conv_weight_amx(&bf16->weight_scratch, geometry, filters, delta, x,
                                    weight_gradient, bias_gradient, images));
     }
+    /* float32's layers that Winograd's F(5x5, 4x4) takes decline here: the
+     * layer sums the bias in its own pass and calls conv_backward_weights
+     * (2.5x the direct tiles at LeNet's second layer, conv_winograd.h) */
     return backend->precision == AX_PRECISION_F32 &&
+           !ax_conv_winograd_weights_takes(geometry, filters) &&
            direct_weight_gradient((cpu_backend *)backend, geometry, filters, delta, x,
                                   weight_gradient, bias_gradient, images);
 }
