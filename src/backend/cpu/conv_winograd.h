@@ -1,6 +1,7 @@
 /* conv_winograd.h: 5x5 convolutions of stride 1 by Winograd's minimal
- * filtering F(4x4, 5x5) (Lavin and Gray 2016), float32, forward pass and
- * input gradient (conv_winograd.c).
+ * filtering (Lavin and Gray 2016), float32: F(4x4, 5x5) for the forward
+ * pass and the input gradient, F(5x5, 4x4) for the weight gradient
+ * (conv_winograd.c; the weight gradient's own comments are below).
  *
  * Each 4x4 tile of outputs comes from an 8x8 tile of inputs with 64
  * products per (tile, channel, filter) where a direct convolution makes
