@@ -78,8 +78,10 @@ static void float64_sums(const shape *s, const float *in, const float *w, bool i
 }
 
 /* The weight gradient, F(5x5, 4x4): against float64 sums within
- * WINOGRAD_ERROR u times the largest sum |x delta|, and the same bits on 1-3
- * threads (batches past one slice of 32 images included). */
+ * WEIGHT_GRADIENT_ERROR u times the largest sum |x delta|, and the same
+ * bits on 1-3 threads (batches past one slice of 32 images included): one
+ * kernel against itself, its slices fixed by the images (32 each) and
+ * added in order, whatever the threads, on any CPU. */
 static void check_weight_gradient(const shape *s, int64_t images)
 {
     const ax_window_geometry *g = &s->g;
@@ -138,7 +140,10 @@ static void check_weight_gradient(const shape *s, int64_t images)
 typedef bool (*winograd_pass)(const ax_window_geometry *, int64_t, const float *, const float *,
                               float *, int64_t);
 
-/* One pass of one shape: against float64, and the same bits on 1-3 threads. */
+/* One pass of one shape: against float64, and the same bits on 1-3 threads.
+ * The bit check compares one kernel with itself, on any CPU: each output
+ * is one thread's, and its chain of transforms and FMAs is fixed by the
+ * tile, never by the blocking or the thread that takes it. */
 static void check_pass(const shape *s, int64_t images, bool input_gradient)
 {
     const winograd_pass pass =
@@ -256,7 +261,11 @@ static void check_declines(void)
     unsetenv("AXON_CONV_WINOGRAD");
 }
 
-/* The float32 backend's entries run these kernels, bit for bit. */
+/* The float32 backend's entries run these kernels, bit for bit: exact on
+ * any CPU, since the entries call the same functions (Winograd comes first
+ * in each, and the single-channel kernels before it decline 32 channels)
+ * with the same operands; only the thread count could differ, and it does
+ * not move the bits (check_pass, check_weight_gradient). */
 static void check_backend(void)
 {
     const shape s = make_shape(12, 12, 32, 5, 5, 1, 0, 64);

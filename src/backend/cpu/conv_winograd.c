@@ -181,6 +181,34 @@ static KERNEL void transform_weights(const winograd_plan *p, const float *weight
         }
 }
 
+/* B^T d B of the 8x8 patch of image (height x width x channels) from
+ * (row0, column0), channels [c, c + 16), zeros outside the image; the 64
+ * positions stored at out + position * stride. */
+INLINE void transform_patch(const float *image, int64_t height, int64_t width, int64_t channels,
+                            int64_t row0, int64_t column0, int64_t c, float *out, int64_t stride)
+{
+    __m512 columns[ALPHA][ALPHA]; /* columns[q]: B^T times the patch's column q */
+    for (int q = 0; q < ALPHA; q++) {
+        const int64_t column = column0 + q;
+        __m512 d[ALPHA];
+        for (int r = 0; r < ALPHA; r++) {
+            const int64_t row = row0 + r;
+            d[r] = row >= 0 && row < height && column >= 0 && column < width
+                       ? _mm512_loadu_ps(image + (row * width + column) * channels + c)
+                       : _mm512_setzero_ps();
+        }
+        times_bt(d, columns[q]);
+    }
+    for (int a = 0; a < ALPHA; a++) {
+        __m512 row[ALPHA], transformed[ALPHA];
+        for (int q = 0; q < ALPHA; q++)
+            row[q] = columns[q][a];
+        times_bt(row, transformed);
+        for (int b = 0; b < ALPHA; b++)
+            _mm512_storeu_ps(out + (a * ALPHA + b) * stride, transformed[b]);
+    }
+}
+
 /* The block's tiles [first, first + count): V (tile, position, channel)
  * = B^T d B of each 8x8 input tile, zeros outside the input. */
 static KERNEL void transform_inputs(const winograd_plan *p, const float *x, int64_t first,
@@ -192,29 +220,9 @@ static KERNEL void transform_inputs(const winograd_plan *p, const float *x, int6
         const int64_t row0 = (id / p->tiles_wide) % p->tiles_high * TILE - p->padding;
         const int64_t column0 = id % p->tiles_wide * TILE - p->padding;
         const float *at = x + image * p->in_height * p->in_width * channels;
-        for (int64_t c = 0; c < channels; c += 16) {
-            __m512 columns[ALPHA][ALPHA]; /* columns[q]: B^T times the tile's column q */
-            for (int q = 0; q < ALPHA; q++) {
-                const int64_t column = column0 + q;
-                __m512 d[ALPHA];
-                for (int r = 0; r < ALPHA; r++) {
-                    const int64_t row = row0 + r;
-                    d[r] = row >= 0 && row < p->in_height && column >= 0 && column < p->in_width
-                               ? _mm512_loadu_ps(at + (row * p->in_width + column) * channels + c)
-                               : _mm512_setzero_ps();
-                }
-                times_bt(d, columns[q]);
-            }
-            for (int a = 0; a < ALPHA; a++) {
-                __m512 row[ALPHA], transformed[ALPHA];
-                for (int q = 0; q < ALPHA; q++)
-                    row[q] = columns[q][a];
-                times_bt(row, transformed);
-                for (int b = 0; b < ALPHA; b++)
-                    _mm512_storeu_ps(v + ((int64_t)tile * POSITIONS + a * ALPHA + b) * channels + c,
-                                     transformed[b]);
-            }
-        }
+        for (int64_t c = 0; c < channels; c += 16)
+            transform_patch(at, p->in_height, p->in_width, channels, row0, column0, c,
+                            v + (int64_t)tile * POSITIONS * channels + c, channels);
     }
 }
 
@@ -375,29 +383,9 @@ static KERNEL void gradient_inputs(const gradient_plan *p, const float *image, i
         for (int64_t tx = 0; tx < p->tiles_wide; tx++) {
             const int64_t tile = first + ty * p->tiles_wide + tx;
             const int64_t row0 = ty * TILE - g->padding, column0 = tx * TILE - g->padding;
-            for (int64_t c = 0; c < channels; c += 16) {
-                __m512 columns[ALPHA][ALPHA];
-                for (int q = 0; q < ALPHA; q++) {
-                    const int64_t column = column0 + q;
-                    __m512 d[ALPHA];
-                    for (int r = 0; r < ALPHA; r++) {
-                        const int64_t row = row0 + r;
-                        d[r] = row >= 0 && row < g->height && column >= 0 && column < g->width
-                                   ? _mm512_loadu_ps(image + (row * g->width + column) * channels + c)
-                                   : _mm512_setzero_ps();
-                    }
-                    times_bt(d, columns[q]);
-                }
-                for (int a = 0; a < ALPHA; a++) {
-                    __m512 row[ALPHA], transformed[ALPHA];
-                    for (int q = 0; q < ALPHA; q++)
-                        row[q] = columns[q][a];
-                    times_bt(row, transformed);
-                    for (int b = 0; b < ALPHA; b++)
-                        _mm512_storeu_ps(v + ((int64_t)(a * ALPHA + b) * tiles + tile) * channels + c,
-                                         transformed[b]);
-                }
-            }
+            for (int64_t c = 0; c < channels; c += 16)
+                transform_patch(image, g->height, g->width, channels, row0, column0, c,
+                                v + tile * channels + c, tiles * channels);
         }
 }
 
