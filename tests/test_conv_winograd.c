@@ -333,6 +333,10 @@ int main(void)
                 check_pass(s, batches[j], true);
         }
     }
+    /* 23 images of LeNet's: three blocks of whole images for the input
+     * gradient's overlapping patches, split across the threads */
+    check_pass(&cases[0].s, 23, false);
+    check_pass(&cases[0].s, 23, true);
     const shape weight_shapes[] = {
         make_shape(12, 12, 32, 5, 5, 1, 0, 64), /* LeNet's second layer: 2x2 whole tiles */
         make_shape(9, 10, 16, 5, 5, 1, 2, 32),  /* 9x10 out: edge tiles; 16 channels */

@@ -1,8 +1,10 @@
-/* conv_winograd.c: see conv_winograd.h. Both passes are one forward
- * convolution, described by a plan: the input the tiles read (NHWC), the
- * zeros before it (padding), the output, and how a filter's 5x5 taps are
- * read from the weights (as they are, or flipped with filters and channels
- * swapped for the input gradient).
+/* conv_winograd.c: see conv_winograd.h. The forward pass and the input
+ * gradient share a plan: the tensor the tiles read (NHWC), the padding,
+ * the tensor written, and the weights' transform U (as they are, or with
+ * filters and channels swapped for the input gradient). The input
+ * gradient is the forward algorithm transposed: A d A^T of each 4x4
+ * delta tile, the products with U^T, and B m B^T of each, an 8x8 patch
+ * added where the forward pass read its input tile.
  *
  * The matrices are those of the points 0, +-1, +-2, +-1/2 and infinity:
  * A^T their powers 0-3, G their Lagrange weights, B^T what makes
@@ -33,7 +35,10 @@ typedef struct winograd_plan {
     int64_t padding;                                  /* zeros before its rows and columns */
     int64_t out_height, out_width, out_channels;
     int64_t tiles_high, tiles_wide;                   /* the output's 4x4 tiles, edges partial */
-    bool input_gradient; /* weights flipped, their filters and channels swapped */
+    /* the input gradient, the forward pass's transpose: the tiles read
+     * the delta (in: filters) and add 8x8 patches into the input's
+     * gradient (out: channels); the weights' filters and channels swapped */
+    bool input_gradient;
 } winograd_plan;
 
 bool ax_conv_winograd_enabled(void)
@@ -145,6 +150,23 @@ INLINE void times(const float *matrix, int rows, int columns, const __m512 *in, 
 INLINE void times_bt(const __m512 in[ALPHA], __m512 out[ALPHA]) { times(&BT[0][0], ALPHA, ALPHA, in, out); }
 INLINE void times_at(const __m512 in[ALPHA], __m512 out[TILE]) { times(&AT[0][0], TILE, ALPHA, in, out); }
 INLINE void times_g(const __m512 in[TAPS], __m512 out[ALPHA]) { times(&G[0][0], ALPHA, TAPS, in, out); }
+/* out = the transpose of matrix (rows x columns) times in: the input
+ * gradient's A and B, from A^T and B^T. */
+INLINE void times_transposed(const float *matrix, int rows, int columns, const __m512 *in,
+                             __m512 *out)
+{
+#pragma GCC unroll 8
+    for (int c = 0; c < columns; c++) {
+        __m512 sum = _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int r = 0; r < rows; r++)
+            sum = term(sum, matrix[r * columns + c], in[r]);
+        out[c] = sum;
+    }
+}
+
+INLINE void times_a(const __m512 in[TILE], __m512 out[ALPHA]) { times_transposed(&AT[0][0], TILE, ALPHA, in, out); }
+INLINE void times_b(const __m512 in[ALPHA], __m512 out[ALPHA]) { times_transposed(&BT[0][0], ALPHA, ALPHA, in, out); }
 INLINE void times_at5(const __m512 in[ALPHA], __m512 out[TAPS]) { times(&AT5[0][0], TAPS, ALPHA, in, out); }
 INLINE void times_g4(const __m512 in[TILE], __m512 out[ALPHA]) { times(&G4[0][0], ALPHA, TILE, in, out); }
 
@@ -159,7 +181,7 @@ static KERNEL void transform_weights(const winograd_plan *p, const float *weight
         for (int64_t o = 0; o < out; o++)
             for (int t = 0; t < TAPS * TAPS; t++)
                 taps[(i * TAPS * TAPS + t) * out + o] =
-                    p->input_gradient ? weights[(i * out + o) * TAPS * TAPS + TAPS * TAPS - 1 - t]
+                    p->input_gradient ? weights[(i * out + o) * TAPS * TAPS + t]
                                       : weights[(o * in + i) * TAPS * TAPS + t];
     for (int64_t i = 0; i < in; i++)
         for (int64_t o = 0; o < out; o += 16) {
@@ -324,12 +346,99 @@ static KERNEL void transform_outputs(const winograd_plan *p, const float *m, int
     }
 }
 
+/* The input gradient's: D (tile, position, filter) = A d A^T of the
+ * block's 4x4 delta tiles (zeros past the delta's edge), 16 filters a
+ * vector: the forward pass's A^T m A, transposed. */
+static KERNEL void transform_deltas(const winograd_plan *p, const float *delta, int64_t first,
+                                    int count, float *d)
+{
+    const int64_t filters = p->in_channels;
+    for (int tile = 0; tile < count; tile++) {
+        const int64_t id = first + tile, image = id / (p->tiles_high * p->tiles_wide);
+        const int64_t row0 = (id / p->tiles_wide) % p->tiles_high * TILE;
+        const int64_t column0 = id % p->tiles_wide * TILE;
+        const float *at = delta + image * p->in_height * p->in_width * filters;
+        for (int64_t k = 0; k < filters; k += 16) {
+            __m512 columns[TILE][ALPHA]; /* columns[q]: A times the tile's column q */
+            for (int q = 0; q < TILE; q++) {
+                const int64_t column = column0 + q;
+                __m512 values[TILE];
+                for (int r = 0; r < TILE; r++)
+                    values[r] = row0 + r < p->in_height && column < p->in_width
+                                    ? _mm512_loadu_ps(at + ((row0 + r) * p->in_width + column) * filters + k)
+                                    : _mm512_setzero_ps();
+                times_a(values, columns[q]);
+            }
+            for (int a = 0; a < ALPHA; a++) {
+                __m512 row[TILE], transformed[ALPHA];
+                for (int q = 0; q < TILE; q++)
+                    row[q] = columns[q][a];
+                times_a(row, transformed);
+                for (int b = 0; b < ALPHA; b++)
+                    _mm512_storeu_ps(d + ((int64_t)tile * POSITIONS + a * ALPHA + b) * filters + k,
+                                     transformed[b]);
+            }
+        }
+    }
+}
+
+/* The input gradient's: B m B^T of each of the block's tiles (the forward
+ * pass's B^T d B, transposed), an 8x8 patch added into previous where
+ * it lies inside: neighbouring patches overlap, so a block holds whole
+ * images, their gradient zeroed first, and the patches are added in the
+ * tiles' order. */
+static KERNEL void transform_patches_back(const winograd_plan *p, const float *m, int64_t first,
+                                          int count, float *previous)
+{
+    const int64_t channels = p->out_channels, per_image = p->tiles_high * p->tiles_wide;
+    const int64_t image_values = p->out_height * p->out_width * channels;
+    memset(previous + first / per_image * image_values, 0,
+           (size_t)(count / per_image * image_values) * sizeof *previous);
+    for (int tile = 0; tile < count; tile++) {
+        const int64_t id = first + tile, image = id / per_image;
+        const int64_t row0 = (id / p->tiles_wide) % p->tiles_high * TILE - p->padding;
+        const int64_t column0 = id % p->tiles_wide * TILE - p->padding;
+        float *at = previous + image * image_values;
+        for (int64_t c = 0; c < channels; c += 16) {
+            __m512 columns[ALPHA][ALPHA]; /* columns[b]: B times column b of m */
+            for (int b = 0; b < ALPHA; b++) {
+                __m512 column[ALPHA];
+                for (int a = 0; a < ALPHA; a++)
+                    column[a] = _mm512_loadu_ps(
+                        m + ((int64_t)tile * POSITIONS + a * ALPHA + b) * channels + c);
+                times_b(column, columns[b]);
+            }
+            for (int i = 0; i < ALPHA; i++) {
+                const int64_t row = row0 + i;
+                if (row < 0 || row >= p->out_height)
+                    continue;
+                __m512 values[ALPHA], patch[ALPHA];
+                for (int b = 0; b < ALPHA; b++)
+                    values[b] = columns[b][i];
+                times_b(values, patch);
+                for (int j = 0; j < ALPHA; j++) {
+                    const int64_t column = column0 + j;
+                    if (column < 0 || column >= p->out_width)
+                        continue;
+                    float *to = at + (row * p->out_width + column) * channels + c;
+                    _mm512_storeu_ps(to, _mm512_add_ps(_mm512_loadu_ps(to), patch[j]));
+                }
+            }
+        }
+    }
+}
+
 /* Tiles a thread takes at a time: V and M of a block within about 1 MB
- * (a core's L2 holds 1-2 MB), in 12s, 12 to 48. */
+ * (a core's L2 holds 1-2 MB), in 12s, 12 to 48; whole images for the
+ * input gradient (at least one). */
 static int block_tiles(const winograd_plan *p)
 {
     const int64_t fit = (1 << 18) / (POSITIONS * (p->in_channels + p->out_channels)) / 12 * 12;
-    return (int)(fit < 12 ? 12 : fit > 48 ? 48 : fit);
+    const int64_t tiles = fit < 12 ? 12 : fit > 48 ? 48 : fit;
+    if (!p->input_gradient)
+        return (int)tiles;
+    const int64_t per_image = p->tiles_high * p->tiles_wide;
+    return (int)(tiles < per_image ? per_image : tiles / per_image * per_image);
 }
 
 static bool run(const winograd_plan *p, const float *x, const float *weights, float *y)
@@ -353,9 +462,15 @@ static bool run(const winograd_plan *p, const float *x, const float *weights, fl
         float *m = v + (size_t)block * POSITIONS * (size_t)in;
         const int64_t first = b * block;
         const int count = (int)(tiles - first < block ? tiles - first : block);
-        transform_inputs(p, x, first, count, v);
+        if (p->input_gradient)
+            transform_deltas(p, x, first, count, v);
+        else
+            transform_inputs(p, x, first, count, v);
         multiply(p, v, u, count, m);
-        transform_outputs(p, m, first, count, y);
+        if (p->input_gradient)
+            transform_patches_back(p, m, first, count, y);
+        else
+            transform_outputs(p, m, first, count, y);
     }
     free(memory);
     return true;
@@ -595,12 +710,13 @@ bool ax_conv_winograd_backward_input(const ax_window_geometry *g, int64_t filter
 {
     if (images <= 0 || !ax_conv_winograd_input_takes(g, filters))
         return false;
-    /* stride 1: the delta padded by 4 - padding gives the input's size back */
+    /* the forward pass's tiles, over the delta; the patches' padding */
     winograd_plan p = {.images = images, .in_height = g->out_height, .in_width = g->out_width,
-                       .in_channels = filters, .padding = TAPS - 1 - g->padding,
+                       .in_channels = filters, .padding = g->padding,
                        .out_height = g->height, .out_width = g->width,
                        .out_channels = g->channels, .input_gradient = true};
-    plan_tiles(&p);
+    p.tiles_high = (g->out_height + TILE - 1) / TILE;
+    p.tiles_wide = (g->out_width + TILE - 1) / TILE;
     return run(&p, delta, weights, previous);
 }
 

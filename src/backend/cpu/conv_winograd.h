@@ -16,7 +16,8 @@
  * of transformed products, about 4x the direct sum's rounding error (at
  * LeNet's second layer, 7e-6 of the largest output against 2e-6;
  * tests/test_conv_winograd.c bounds it against float64). Each output
- * value is one thread's, computed the same way whatever the blocking, so
+ * value is one thread's, computed the same way whatever the blocking
+ * (the input gradient's: the same patches added in the same order), so
  * the bits do not depend on the thread count. AXON_CONV_WINOGRAD=off
  * leaves these passes to oneDNN's (or the direct) kernels. */
 #ifndef AX_BACKEND_CPU_CONV_WINOGRAD_H
@@ -45,9 +46,13 @@ bool ax_conv_winograd_forward(const ax_window_geometry *geometry, int64_t filter
 
 /* backend.h's conv_backward_input in float32: previous (images, height,
  * width, channels) from delta (images, out_height, out_width, filters) and
- * the same weights, overwritten: the forward pass of the delta padded by
- * 4 - padding through the weights flipped, their filters and channels
- * swapped. False, with nothing written, as above. */
+ * the same weights, overwritten: the forward algorithm transposed, over
+ * the forward pass's tiles (the delta's 4x4 tiles, each giving an 8x8
+ * patch of the input gradient; overlapping patches are added in the
+ * tiles' order, each image by one thread): at LeNet's second layer 4
+ * tiles an image where the forward pass of the delta padded by 4 -
+ * padding takes 9 (2.25x the products). False, with nothing written, as
+ * above. */
 bool ax_conv_winograd_backward_input(const ax_window_geometry *geometry, int64_t filters,
                                      const float *delta, const float *weights, float *previous,
                                      int64_t images);
