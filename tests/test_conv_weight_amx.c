@@ -190,6 +190,7 @@ static void check_backend(const char *mode, const char *onednn_mode, bool allowe
     ax_backend *b = ax_backend_cpu_create(AX_PRECISION_BF16);
     unsetenv("AXON_ONEDNN_BF16");
     use_amx_mode(mode);
+    setenv("AXON_CONV_WINOGRAD", "off", 1); /* read at each call: Winograd's comes first */
     CHECK(b && b->ops->conv_backward_weights && b->ops->conv_backward_weights_bias);
     if (b && b->ops->conv_backward_weights && b->ops->conv_backward_weights_bias) {
         const bool kernel = ax_conv_weight_amx(&scratch, &s.g, 64, delta, x, dw_amx, bias_amx, images);
@@ -209,6 +210,7 @@ static void check_backend(const char *mode, const char *onednn_mode, bool allowe
             CHECK(bias[0] == bias[63] && dw[0] == dw[weights - 1] && !(bias[0] == 0.0f));
     }
     unsetenv("AXON_CONV_AMX");
+    unsetenv("AXON_CONV_WINOGRAD");
     if (b)
         b->ops->destroy(b);
     ax_conv_weight_scratch_free(&scratch);

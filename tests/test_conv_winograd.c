@@ -17,7 +17,9 @@
  *   37 images (two slices of the batch), the same bits on 1-3 threads;
  * - the float32 backend's conv_forward, conv_backward_input and
  *   conv_backward_weights run them, and its weight-and-bias entry declines
- *   such a layer (the layer then sums the bias itself).
+ *   such a layer (the layer then sums the bias itself); the bf16 backend's
+ *   and the _bf16 kernels give their bits on operands rounded to bf16
+ *   beforehand.
  * The kernels need AVX-512: on a CPU without it (or
  * AXON_CPU_KERNELS=generic) only the declines are checked. */
 #include <math.h>
@@ -261,35 +263,53 @@ static void check_declines(void)
     unsetenv("AXON_CONV_WINOGRAD");
 }
 
-/* The float32 backend's entries run these kernels, bit for bit: exact on
- * any CPU, since the entries call the same functions (Winograd comes first
- * in each, and the single-channel kernels before it decline 32 channels)
- * with the same operands; only the thread count could differ, and it does
- * not move the bits (check_pass, check_weight_gradient). */
-static void check_backend(void)
+/* The backend's entries run these kernels, bit for bit: exact on any CPU,
+ * since the entries call the same functions (Winograd comes first in each,
+ * and the single-channel kernels before it decline 32 channels) with the
+ * same operands; only the thread count could differ, and it does not move
+ * the bits (check_pass, check_weight_gradient). bf16's entries and the
+ * _bf16 kernels give the float32 kernels' bits on operands rounded
+ * beforehand: the rounding is the only difference. */
+static void check_backend(ax_precision precision)
 {
+    const bool bf16 = precision == AX_PRECISION_BF16;
     const shape s = make_shape(12, 12, 32, 5, 5, 1, 0, 64);
     const int64_t images = 3, inputs = inputs_of(&s, images), outputs = outputs_of(&s, images);
+    const int64_t count = weights_of(&s);
     float *x = random_floats_from(&random_state, inputs);
     float *delta = random_floats_from(&random_state, outputs);
-    float *w = random_floats_from(&random_state, weights_of(&s));
+    float *w = random_floats_from(&random_state, count);
+    /* what the float32 kernels read: bf16's operands rounded */
+    float *xr = bf16 ? rounded_copy(x, inputs) : x, *deltar = bf16 ? rounded_copy(delta, outputs) : delta;
+    float *wr = bf16 ? rounded_copy(w, count) : w;
     /* room for the largest of the three results: the weight gradient */
-    const int64_t room = weights_of(&s) > inputs ? weights_of(&s) : inputs;
+    const int64_t room = count > inputs ? count : inputs;
     float *expected = malloc((size_t)room * sizeof *expected);
     float *got = malloc((size_t)room * sizeof *got);
-    ax_backend *b = ax_backend_cpu_create(AX_PRECISION_F32);
+    ax_backend *b = ax_backend_cpu_create(precision);
     CHECK(b && b->ops->conv_forward && b->ops->conv_backward_input);
     if (b && b->ops->conv_forward && b->ops->conv_backward_input) {
-        CHECK(ax_conv_winograd_forward(&s.g, s.filters, x, w, expected, images));
+        CHECK(ax_conv_winograd_forward(&s.g, s.filters, xr, wr, expected, images));
         CHECK(b->ops->conv_forward(b, &s.g, s.filters, x, w, got, images));
         CHECK(memcmp(expected, got, (size_t)outputs * sizeof *got) == 0);
-        CHECK(ax_conv_winograd_backward_input(&s.g, s.filters, delta, w, expected, images));
+        if (bf16) {
+            CHECK(ax_conv_winograd_forward_bf16(&s.g, s.filters, x, w, got, images));
+            CHECK(memcmp(expected, got, (size_t)outputs * sizeof *got) == 0);
+        }
+        CHECK(ax_conv_winograd_backward_input(&s.g, s.filters, deltar, wr, expected, images));
         CHECK(b->ops->conv_backward_input(b, &s.g, s.filters, delta, w, got, images));
         CHECK(memcmp(expected, got, (size_t)inputs * sizeof *got) == 0);
-        const int64_t count = weights_of(&s);
-        CHECK(ax_conv_winograd_weight_gradient(&s.g, s.filters, delta, x, expected, images));
+        if (bf16) {
+            CHECK(ax_conv_winograd_backward_input_bf16(&s.g, s.filters, delta, w, got, images));
+            CHECK(memcmp(expected, got, (size_t)inputs * sizeof *got) == 0);
+        }
+        CHECK(ax_conv_winograd_weight_gradient(&s.g, s.filters, deltar, xr, expected, images));
         CHECK(b->ops->conv_backward_weights(b, &s.g, s.filters, delta, x, NULL, got, images));
         CHECK(memcmp(expected, got, (size_t)count * sizeof *got) == 0);
+        if (bf16) {
+            CHECK(ax_conv_winograd_weight_gradient_bf16(&s.g, s.filters, delta, x, got, images));
+            CHECK(memcmp(expected, got, (size_t)count * sizeof *got) == 0);
+        }
         float bias[64];
         CHECK(b->ops->conv_backward_weights_bias &&
               !b->ops->conv_backward_weights_bias(b, &s.g, s.filters, delta, x, NULL, got, bias,
@@ -297,6 +317,8 @@ static void check_backend(void)
     }
     if (b)
         b->ops->destroy(b);
+    if (bf16)
+        free(xr), free(deltar), free(wr);
     free(x), free(delta), free(w), free(expected), free(got);
 }
 
@@ -352,6 +374,7 @@ int main(void)
     check_nan_spreads(&lenet, 0, 0);
     check_nan_spreads(&lenet, 6, 9);
     check_nan_spreads(&cases[3].s, 5, 4);
-    check_backend();
+    check_backend(AX_PRECISION_F32);
+    check_backend(AX_PRECISION_BF16);
     return test_finish("conv_winograd");
 }

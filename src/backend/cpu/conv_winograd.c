@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "axon.h"
+#include "backend/cpu/bf16_round.h"
 #include "backend/cpu/conv_winograd.h"
 #include "backend/cpu/cpu_features.h"
 
@@ -42,6 +43,7 @@ typedef struct winograd_plan {
      * the delta (in: filters) and add 8x8 patches into the input's
      * gradient (out: channels); the weights' filters and channels swapped */
     bool input_gradient;
+    bool bf16; /* the operands rounded to bfloat16 as they are read */
 } winograd_plan;
 
 bool ax_conv_winograd_enabled(void)
@@ -173,6 +175,13 @@ INLINE void times_b(const __m512 in[ALPHA], __m512 out[ALPHA]) { times_transpose
 INLINE void times_at5(const __m512 in[ALPHA], __m512 out[TAPS]) { times(&AT5[0][0], TAPS, ALPHA, in, out); }
 INLINE void times_g4(const __m512 in[TILE], __m512 out[ALPHA]) { times(&G4[0][0], ALPHA, TILE, in, out); }
 
+/* 16 operands from at, rounded to bfloat16 for bf16's passes. */
+INLINE __m512 operand(const float *at, bool bf16)
+{
+    const __m512 values = _mm512_loadu_ps(at);
+    return bf16 ? ax_bf16_round16(values) : values;
+}
+
 /* U (position, in channel, out channel) = G g G^T of each filter's taps,
  * 16 out channels a vector; taps (in channel, tap, out channel) is
  * scratch for the weights regathered. */
@@ -186,6 +195,8 @@ static KERNEL void transform_weights(const winograd_plan *p, const float *weight
                 taps[(i * TAPS * TAPS + t) * out + o] =
                     p->input_gradient ? weights[(i * out + o) * TAPS * TAPS + t]
                                       : weights[(o * in + i) * TAPS * TAPS + t];
+    if (p->bf16)
+        ax_bf16_round_values_serial(taps, taps, TAPS * TAPS * in * out);
     for (int64_t i = 0; i < in; i++)
         for (int64_t o = 0; o < out; o += 16) {
             __m512 columns[ALPHA][TAPS]; /* G g: row a, tap column j */
@@ -210,7 +221,8 @@ static KERNEL void transform_weights(const winograd_plan *p, const float *weight
  * (row0, column0), channels [c, c + 16), zeros outside the image; the 64
  * positions stored at out + position * stride. */
 INLINE void transform_patch(const float *image, int64_t height, int64_t width, int64_t channels,
-                            int64_t row0, int64_t column0, int64_t c, float *out, int64_t stride)
+                            int64_t row0, int64_t column0, int64_t c, float *out, int64_t stride,
+                            bool bf16)
 {
     __m512 columns[ALPHA][ALPHA]; /* columns[q]: B^T times the patch's column q */
     for (int q = 0; q < ALPHA; q++) {
@@ -219,7 +231,7 @@ INLINE void transform_patch(const float *image, int64_t height, int64_t width, i
         for (int r = 0; r < ALPHA; r++) {
             const int64_t row = row0 + r;
             d[r] = row >= 0 && row < height && column >= 0 && column < width
-                       ? _mm512_loadu_ps(image + (row * width + column) * channels + c)
+                       ? operand(image + (row * width + column) * channels + c, bf16)
                        : _mm512_setzero_ps();
         }
         times_bt(d, columns[q]);
@@ -248,7 +260,7 @@ static KERNEL void transform_inputs(const winograd_plan *p, const float *x, int6
         const float *at = x + image * p->in_height * p->in_width * channels;
         for (int64_t c = 0; c < channels; c += 16)
             transform_patch(at, p->in_height, p->in_width, channels, row0, column0, c,
-                            v + (int64_t)tile * channels + c, rows * channels);
+                            v + (int64_t)tile * channels + c, rows * channels, p->bf16);
     }
 }
 
@@ -369,7 +381,7 @@ static KERNEL void transform_deltas(const winograd_plan *p, const float *delta, 
                 __m512 values[TILE];
                 for (int r = 0; r < TILE; r++)
                     values[r] = row0 + r < p->in_height && column < p->in_width
-                                    ? _mm512_loadu_ps(at + ((row0 + r) * p->in_width + column) * filters + k)
+                                    ? operand(at + ((row0 + r) * p->in_width + column) * filters + k, p->bf16)
                                     : _mm512_setzero_ps();
                 times_a(values, columns[q]);
             }
@@ -489,6 +501,7 @@ enum { SLICE_IMAGES = 32 };
 typedef struct gradient_plan {
     const ax_window_geometry *g;
     int64_t filters, tiles_high, tiles_wide;
+    bool bf16; /* the operands rounded to bfloat16 as they are read */
 } gradient_plan;
 
 /* V (position, tile, channel) = B^T x B of the 8x8 input patches under
@@ -504,7 +517,7 @@ static KERNEL void gradient_inputs(const gradient_plan *p, const float *image, i
             const int64_t row0 = ty * TILE - g->padding, column0 = tx * TILE - g->padding;
             for (int64_t c = 0; c < channels; c += 16)
                 transform_patch(image, g->height, g->width, channels, row0, column0, c,
-                                v + tile * channels + c, tiles * channels);
+                                v + tile * channels + c, tiles * channels, p->bf16);
         }
 }
 
@@ -526,7 +539,7 @@ static KERNEL void gradient_deltas(const gradient_plan *p, const float *delta, i
                     for (int r = 0; r < TILE; r++) {
                         const int64_t row = ty * TILE + r;
                         values[r] = row < g->out_height && column < g->out_width
-                                        ? _mm512_loadu_ps(delta + (row * g->out_width + column) * filters + k)
+                                        ? operand(delta + (row * g->out_width + column) * filters + k, p->bf16)
                                         : _mm512_setzero_ps();
                     }
                     times_g4(values, columns[q]);
@@ -679,6 +692,7 @@ static bool run(const winograd_plan *p, const float *x, const float *weights, fl
 typedef struct gradient_plan {
     const ax_window_geometry *g;
     int64_t filters, tiles_high, tiles_wide;
+    bool bf16; /* the operands rounded to bfloat16 as they are read */
 } gradient_plan;
 
 static bool gradient_run(const gradient_plan *p, const float *delta, const float *x,
@@ -695,22 +709,33 @@ static void plan_tiles(winograd_plan *p)
     p->tiles_wide = (p->out_width + TILE - 1) / TILE;
 }
 
-bool ax_conv_winograd_forward(const ax_window_geometry *g, int64_t filters, const float *x,
-                              const float *weights, float *z, int64_t images)
+static bool forward(const ax_window_geometry *g, int64_t filters, const float *x,
+                    const float *weights, float *z, int64_t images, bool bf16)
 {
     if (images <= 0 || !ax_conv_winograd_forward_takes(g, filters))
         return false;
     winograd_plan p = {.images = images, .in_height = g->height, .in_width = g->width,
                        .in_channels = g->channels, .padding = g->padding,
                        .out_height = g->out_height, .out_width = g->out_width,
-                       .out_channels = filters, .input_gradient = false};
+                       .out_channels = filters, .input_gradient = false, .bf16 = bf16};
     plan_tiles(&p);
     return run(&p, x, weights, z);
 }
 
-bool ax_conv_winograd_backward_input(const ax_window_geometry *g, int64_t filters,
-                                     const float *delta, const float *weights, float *previous,
-                                     int64_t images)
+bool ax_conv_winograd_forward(const ax_window_geometry *g, int64_t filters, const float *x,
+                              const float *weights, float *z, int64_t images)
+{
+    return forward(g, filters, x, weights, z, images, false);
+}
+
+bool ax_conv_winograd_forward_bf16(const ax_window_geometry *g, int64_t filters, const float *x,
+                                   const float *weights, float *z, int64_t images)
+{
+    return forward(g, filters, x, weights, z, images, true);
+}
+
+static bool backward_input(const ax_window_geometry *g, int64_t filters, const float *delta,
+                           const float *weights, float *previous, int64_t images, bool bf16)
 {
     if (images <= 0 || !ax_conv_winograd_input_takes(g, filters))
         return false;
@@ -718,10 +743,24 @@ bool ax_conv_winograd_backward_input(const ax_window_geometry *g, int64_t filter
     winograd_plan p = {.images = images, .in_height = g->out_height, .in_width = g->out_width,
                        .in_channels = filters, .padding = g->padding,
                        .out_height = g->height, .out_width = g->width,
-                       .out_channels = g->channels, .input_gradient = true};
+                       .out_channels = g->channels, .input_gradient = true, .bf16 = bf16};
     p.tiles_high = (g->out_height + TILE - 1) / TILE;
     p.tiles_wide = (g->out_width + TILE - 1) / TILE;
     return run(&p, delta, weights, previous);
+}
+
+bool ax_conv_winograd_backward_input(const ax_window_geometry *g, int64_t filters,
+                                     const float *delta, const float *weights, float *previous,
+                                     int64_t images)
+{
+    return backward_input(g, filters, delta, weights, previous, images, false);
+}
+
+bool ax_conv_winograd_backward_input_bf16(const ax_window_geometry *g, int64_t filters,
+                                          const float *delta, const float *weights,
+                                          float *previous, int64_t images)
+{
+    return backward_input(g, filters, delta, weights, previous, images, true);
 }
 
 bool ax_conv_winograd_weights_takes(const ax_window_geometry *g, int64_t filters)
@@ -733,13 +772,26 @@ bool ax_conv_winograd_weights_takes(const ax_window_geometry *g, int64_t filters
            ax_conv_winograd_enabled();
 }
 
-bool ax_conv_winograd_weight_gradient(const ax_window_geometry *g, int64_t filters,
-                                      const float *delta, const float *x, float *weight_gradient,
-                                      int64_t images)
+static bool weights_pass(const ax_window_geometry *g, int64_t filters, const float *delta,
+                         const float *x, float *gradient, int64_t images, bool bf16)
 {
     if (images <= 0 || !ax_conv_winograd_weights_takes(g, filters))
         return false;
     const gradient_plan p = {g, filters, (g->out_height + TILE - 1) / TILE,
-                             (g->out_width + TILE - 1) / TILE};
-    return gradient_run(&p, delta, x, weight_gradient, images);
+                             (g->out_width + TILE - 1) / TILE, bf16};
+    return gradient_run(&p, delta, x, gradient, images);
+}
+
+bool ax_conv_winograd_weight_gradient(const ax_window_geometry *g, int64_t filters,
+                                      const float *delta, const float *x, float *weight_gradient,
+                                      int64_t images)
+{
+    return weights_pass(g, filters, delta, x, weight_gradient, images, false);
+}
+
+bool ax_conv_winograd_weight_gradient_bf16(const ax_window_geometry *g, int64_t filters,
+                                           const float *delta, const float *x,
+                                           float *weight_gradient, int64_t images)
+{
+    return weights_pass(g, filters, delta, x, weight_gradient, images, true);
 }

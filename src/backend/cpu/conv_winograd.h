@@ -75,4 +75,22 @@ bool ax_conv_winograd_weight_gradient(const ax_window_geometry *geometry, int64_
                                       const float *delta, const float *x, float *weight_gradient,
                                       int64_t images);
 
+/* The three passes above for bf16 (AX_PRECISION_BF16): the same
+ * arithmetic on the operands (x, delta, weights) rounded to bfloat16 as
+ * they are read (bf16_round.h), the transforms and sums in float32, as
+ * the bf16 backend's "rounded" kernels (onednn_conv_bf16.h): the results
+ * are the float32 pass's on operands rounded beforehand, bit for bit
+ * (tests/test_conv_winograd.c). Not AMX's bf16 products: the transformed
+ * values rounded to bf16 gave 38x a direct bf16 convolution's error at
+ * LeNet's second layer (docs/notes/conv.md). */
+bool ax_conv_winograd_forward_bf16(const ax_window_geometry *geometry, int64_t filters,
+                                   const float *x, const float *weights, float *z,
+                                   int64_t images);
+bool ax_conv_winograd_backward_input_bf16(const ax_window_geometry *geometry, int64_t filters,
+                                          const float *delta, const float *weights,
+                                          float *previous, int64_t images);
+bool ax_conv_winograd_weight_gradient_bf16(const ax_window_geometry *geometry, int64_t filters,
+                                           const float *delta, const float *x,
+                                           float *weight_gradient, int64_t images);
+
 #endif

@@ -343,7 +343,9 @@ static bool bf16_amx_allowed(const cpu_bf16_backend *bf16)
 }
 
 /* bf16 operands, float32 products (exact) and sums: axon's bf16 GEMM,
- * summed in the slices' order. */
+ * summed in the slices' order; before it, as the forward pass (below):
+ * the direct kernels, Winograd's F(5x5, 4x4) on rounded operands, AMX's
+ * tiles. */
 static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
                                            const ax_window_geometry *geometry, int64_t filters,
                                            const void *delta, const void *x, const void *columns,
@@ -355,7 +357,8 @@ static bool cpu_bf16_conv_backward_weights(ax_backend *backend,
      * the forward pass, below) */
     if (ax_conv_one_channel_weight_gradient(&((cpu_bf16_backend *)backend)->weight_scratch,
                                             geometry, filters, delta, x, weight_gradient, NULL,
-                                            images, true))
+                                            images, true) ||
+        ax_conv_winograd_weight_gradient_bf16(geometry, filters, delta, x, weight_gradient, images))
         return true;
     if (bf16_amx_allowed((cpu_bf16_backend *)backend) &&
         ax_conv_weight_amx(&((cpu_bf16_backend *)backend)->weight_scratch, geometry, filters,
@@ -402,7 +405,7 @@ static bool cpu_conv_backward_weights_bias(ax_backend *backend, const ax_window_
         return ax_conv_one_channel_weight_gradient(&bf16->weight_scratch, geometry, filters,
                                                    delta, x, weight_gradient, bias_gradient,
                                                    images, true) ||
-               (bf16_amx_allowed(bf16) &&
+               (bf16_amx_allowed(bf16) && !ax_conv_winograd_weights_takes(geometry, filters) &&
                 ax_conv_weight_amx(&bf16->weight_scratch, geometry, filters, delta, x,
                                    weight_gradient, bias_gradient, images));
     }
@@ -525,7 +528,10 @@ static void cpu_backend_destroy(ax_backend *backend)
 }
 
 /* bf16 convolutions: single-channel layers through the direct kernels on
- * rounded operands (conv_one_channel.h), the others through oneDNN where
+ * rounded operands (conv_one_channel.h), the 5x5 ones Winograd takes
+ * through it on rounded operands (float32's F(4x4, 5x5) beat oneDNN's bf16
+ * kernels and AMX's direct tiles at LeNet's second layer, conv_winograd.h),
+ * the others through oneDNN where
  * built (onednn_conv.h): natively where oneDNN has bf16 kernels, else its
  * float32 ones on rounded operands. A native primitive oneDNN refuses
  * turns the backend to rounded ones for good (a refused creation costs as
@@ -537,7 +543,8 @@ static bool cpu_bf16_conv_forward(ax_backend *backend, const ax_window_geometry 
 {
     if (backend->precision != AX_PRECISION_BF16)
         return false;
-    if (ax_conv_one_channel_forward(geometry, filters, x, weights, z, images, true))
+    if (ax_conv_one_channel_forward(geometry, filters, x, weights, z, images, true) ||
+        ax_conv_winograd_forward_bf16(geometry, filters, x, weights, z, images))
         return true;
 #ifdef AXON_ONEDNN
     cpu_bf16_backend *bf16 = (cpu_bf16_backend *)backend;
@@ -563,8 +570,9 @@ static bool cpu_bf16_conv_backward_input(ax_backend *backend, const ax_window_ge
     if (backend->precision != AX_PRECISION_BF16)
         return false;
     cpu_bf16_backend *bf16 = (cpu_bf16_backend *)backend;
-    if (bf16_amx_allowed(bf16) &&
-        ax_conv_input_amx(geometry, filters, delta, weights, previous, images))
+    if (ax_conv_winograd_backward_input_bf16(geometry, filters, delta, weights, previous, images) ||
+        (bf16_amx_allowed(bf16) &&
+         ax_conv_input_amx(geometry, filters, delta, weights, previous, images)))
         return true;
 #ifdef AXON_ONEDNN
     if (bf16->conv_mode == AX_ONEDNN_BF16_NATIVE &&
