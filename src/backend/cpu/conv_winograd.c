@@ -13,14 +13,14 @@
  * convolution. As constants with the loops unrolled, the zero terms go.
  *
  * Work: the weights' transform U (64 positions, channels, filters) once a
- * call; then threads take fixed blocks of tiles: each block's inputs are
- * transformed into V (position, tile, channel), multiplied into
- * M (position, tile, filter) = V U position by position, and M transformed
- * into the output (each thread an equal run of tiles, in blocks). A
- * block's V and M stay within a core's L2, position
- * by position in runs (rows the block's size): the products read tiles a
- * row apart, not 8 KB (a tile's 64 positions), which all fall in one of
- * L1's sets (1.02-1.05x a pass alone on the AMX Xeon). */
+ * call; then each thread takes an equal run of tiles, in blocks: each
+ * block's inputs are transformed into V (position, tile, channel),
+ * multiplied into M (position, tile, filter) = V U position by position,
+ * and M transformed into the output. A block's V and M stay within a
+ * core's L2, position by position in runs (rows the block's size): the
+ * products read tiles a row apart, not 8 KB (a tile's 64 positions),
+ * which all fall in one of L1's sets (1.02-1.05x a pass alone on the AMX
+ * Xeon). */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
