@@ -46,6 +46,21 @@ enum { WEIGHT_GRADIENT_ERROR = 128 };
 
 static uint64_t random_state = 41;
 
+/* The largest error of got against float64 sums, in units of u = 2^-24
+ * times the largest sum of |products| (NaN where any value is NaN). */
+static double worst_error(const float *got, const double *sums, const double *magnitudes,
+                          int64_t count)
+{
+    double worst = 0.0, largest = 0.0;
+    for (int64_t i = 0; i < count; i++)
+        largest = magnitudes[i] > largest ? magnitudes[i] : largest;
+    for (int64_t i = 0; i < count; i++) {
+        const double error = fabs(got[i] - sums[i]) / (0x1p-24 * largest);
+        worst = error > worst || isnan(error) ? error : worst;
+    }
+    return worst;
+}
+
 /* float64 sums and sums of |products| of the forward pass (input_gradient
  * false: out = z) or the input gradient (out = previous), both read off
  * the forward pass's windows. */
@@ -119,13 +134,7 @@ static void check_weight_gradient(const shape *s, int64_t images)
             continue;
         }
         if (threads == 1) {
-            double worst = 0.0, largest = 0.0;
-            for (int64_t i = 0; i < count; i++)
-                largest = magnitudes[i] > largest ? magnitudes[i] : largest;
-            for (int64_t i = 0; i < count; i++) {
-                const double error = fabs(got[i] - sums[i]) / (0x1p-24 * largest);
-                worst = error > worst || isnan(error) ? error : worst;
-            }
+            const double worst = worst_error(got, sums, magnitudes, count);
             if (!(worst <= WEIGHT_GRADIENT_ERROR)) {
                 char what[96];
                 snprintf(what, sizeof what, "an error of %.3g u sum |x delta| against float64", worst);
@@ -169,13 +178,7 @@ static void check_pass(const shape *s, int64_t images, bool input_gradient)
             continue;
         }
         if (threads == 1) {
-            double worst = 0.0, largest = 0.0;
-            for (int64_t i = 0; i < out_count; i++)
-                largest = magnitudes[i] > largest ? magnitudes[i] : largest;
-            for (int64_t i = 0; i < out_count; i++) {
-                const double error = fabs(got[i] - sums[i]) / (0x1p-24 * largest);
-                worst = error > worst || isnan(error) ? error : worst;
-            }
+            const double worst = worst_error(got, sums, magnitudes, out_count);
             if (!(worst <= WINOGRAD_ERROR)) {
                 char what[96];
                 snprintf(what, sizeof what, "an error of %.3g u sum |x w| against float64", worst);

@@ -39,13 +39,23 @@ typedef struct winograd_plan {
     int64_t images, in_height, in_width, in_channels; /* what the tiles read */
     int64_t padding;                                  /* zeros before its rows and columns */
     int64_t out_height, out_width, out_channels;
-    int64_t tiles_high, tiles_wide;                   /* the output's 4x4 tiles, edges partial */
+    int64_t tiles_high, tiles_wide;                   /* the layer output's 4x4 tiles (the delta's) */
     /* the input gradient, the forward pass's transpose: the tiles read
      * the delta (in: filters) and add 8x8 patches into the input's
      * gradient (out: channels); the weights' filters and channels swapped */
     bool input_gradient;
     bool bf16; /* the operands rounded to bfloat16 as they are read */
 } winograd_plan;
+
+/* The weight gradient's: the layer and its delta's 4x4 tiles. */
+typedef struct gradient_plan {
+    const ax_window_geometry *g;
+    int64_t filters, tiles_high, tiles_wide;
+    bool bf16; /* the operands rounded to bfloat16 as they are read */
+} gradient_plan;
+
+/* 4x4 tiles over n outputs, the last partial */
+static int64_t tiles_over(int64_t n) { return (n + TILE - 1) / TILE; }
 
 bool ax_conv_winograd_enabled(void)
 {
@@ -139,42 +149,31 @@ INLINE __m512 term(__m512 sum, float coefficient, __m512 value)
     return sum;
 }
 
-/* out = matrix (rows x columns) times in, vectors lane by lane; inlined
- * with a constant matrix, the loops unroll and the zero terms go. */
-INLINE void times(const float *matrix, int rows, int columns, const __m512 *in, __m512 *out)
+/* out = matrix (rows x columns) times in, or its transpose (columns x
+ * rows: the input gradient's A and B from A^T and B^T), vectors lane by
+ * lane, each output a chain over the inputs in order; inlined with a
+ * constant matrix, the loops unroll and the zero terms go. */
+INLINE void times(const float *matrix, int rows, int columns, bool transposed, const __m512 *in,
+                  __m512 *out)
 {
+    const int outputs = transposed ? columns : rows, inputs = transposed ? rows : columns;
 #pragma GCC unroll 8
-    for (int r = 0; r < rows; r++) {
+    for (int i = 0; i < outputs; i++) {
         __m512 sum = _mm512_setzero_ps();
 #pragma GCC unroll 8
-        for (int c = 0; c < columns; c++)
-            sum = term(sum, matrix[r * columns + c], in[c]);
-        out[r] = sum;
+        for (int j = 0; j < inputs; j++)
+            sum = term(sum, transposed ? matrix[j * columns + i] : matrix[i * columns + j], in[j]);
+        out[i] = sum;
     }
 }
 
-INLINE void times_bt(const __m512 in[ALPHA], __m512 out[ALPHA]) { times(&BT[0][0], ALPHA, ALPHA, in, out); }
-INLINE void times_at(const __m512 in[ALPHA], __m512 out[TILE]) { times(&AT[0][0], TILE, ALPHA, in, out); }
-INLINE void times_g(const __m512 in[TAPS], __m512 out[ALPHA]) { times(&G[0][0], ALPHA, TAPS, in, out); }
-/* out = the transpose of matrix (rows x columns) times in: the input
- * gradient's A and B, from A^T and B^T. */
-INLINE void times_transposed(const float *matrix, int rows, int columns, const __m512 *in,
-                             __m512 *out)
-{
-#pragma GCC unroll 8
-    for (int c = 0; c < columns; c++) {
-        __m512 sum = _mm512_setzero_ps();
-#pragma GCC unroll 8
-        for (int r = 0; r < rows; r++)
-            sum = term(sum, matrix[r * columns + c], in[r]);
-        out[c] = sum;
-    }
-}
-
-INLINE void times_a(const __m512 in[TILE], __m512 out[ALPHA]) { times_transposed(&AT[0][0], TILE, ALPHA, in, out); }
-INLINE void times_b(const __m512 in[ALPHA], __m512 out[ALPHA]) { times_transposed(&BT[0][0], ALPHA, ALPHA, in, out); }
-INLINE void times_at5(const __m512 in[ALPHA], __m512 out[TAPS]) { times(&AT5[0][0], TAPS, ALPHA, in, out); }
-INLINE void times_g4(const __m512 in[TILE], __m512 out[ALPHA]) { times(&G4[0][0], ALPHA, TILE, in, out); }
+INLINE void times_bt(const __m512 in[ALPHA], __m512 out[ALPHA]) { times(&BT[0][0], ALPHA, ALPHA, false, in, out); }
+INLINE void times_at(const __m512 in[ALPHA], __m512 out[TILE]) { times(&AT[0][0], TILE, ALPHA, false, in, out); }
+INLINE void times_g(const __m512 in[TAPS], __m512 out[ALPHA]) { times(&G[0][0], ALPHA, TAPS, false, in, out); }
+INLINE void times_a(const __m512 in[TILE], __m512 out[ALPHA]) { times(&AT[0][0], TILE, ALPHA, true, in, out); }
+INLINE void times_b(const __m512 in[ALPHA], __m512 out[ALPHA]) { times(&BT[0][0], ALPHA, ALPHA, true, in, out); }
+INLINE void times_at5(const __m512 in[ALPHA], __m512 out[TAPS]) { times(&AT5[0][0], TAPS, ALPHA, false, in, out); }
+INLINE void times_g4(const __m512 in[TILE], __m512 out[ALPHA]) { times(&G4[0][0], ALPHA, TILE, false, in, out); }
 
 /* 16 operands from at, rounded to bfloat16 for bf16's passes. */
 INLINE __m512 operand(const float *at, bool bf16)
@@ -505,12 +504,6 @@ static bool run(const winograd_plan *p, const float *x, const float *weights, fl
  * in the slices' order: the bits depend on the batch, never the threads. */
 enum { SLICE_IMAGES = 32 };
 
-typedef struct gradient_plan {
-    const ax_window_geometry *g;
-    int64_t filters, tiles_high, tiles_wide;
-    bool bf16; /* the operands rounded to bfloat16 as they are read */
-} gradient_plan;
-
 /* V (position, tile, channel) = B^T x B of the 8x8 input patches under
  * one image's delta tiles, from tile `first` of a chunk of `tiles`. */
 static KERNEL void gradient_inputs(const gradient_plan *p, const float *image, int first,
@@ -696,12 +689,6 @@ static bool run(const winograd_plan *p, const float *x, const float *weights, fl
     return false;
 }
 
-typedef struct gradient_plan {
-    const ax_window_geometry *g;
-    int64_t filters, tiles_high, tiles_wide;
-    bool bf16; /* the operands rounded to bfloat16 as they are read */
-} gradient_plan;
-
 static bool gradient_run(const gradient_plan *p, const float *delta, const float *x,
                          float *weight_gradient, int64_t images)
 {
@@ -709,12 +696,6 @@ static bool gradient_run(const gradient_plan *p, const float *delta, const float
     return false;
 }
 #endif
-
-static void plan_tiles(winograd_plan *p)
-{
-    p->tiles_high = (p->out_height + TILE - 1) / TILE;
-    p->tiles_wide = (p->out_width + TILE - 1) / TILE;
-}
 
 static bool forward(const ax_window_geometry *g, int64_t filters, const float *x,
                     const float *weights, float *z, int64_t images, bool bf16)
@@ -724,8 +705,8 @@ static bool forward(const ax_window_geometry *g, int64_t filters, const float *x
     winograd_plan p = {.images = images, .in_height = g->height, .in_width = g->width,
                        .in_channels = g->channels, .padding = g->padding,
                        .out_height = g->out_height, .out_width = g->out_width,
-                       .out_channels = filters, .input_gradient = false, .bf16 = bf16};
-    plan_tiles(&p);
+                       .out_channels = filters, .input_gradient = false, .bf16 = bf16,
+                       .tiles_high = tiles_over(g->out_height), .tiles_wide = tiles_over(g->out_width)};
     return run(&p, x, weights, z);
 }
 
@@ -750,9 +731,8 @@ static bool backward_input(const ax_window_geometry *g, int64_t filters, const f
     winograd_plan p = {.images = images, .in_height = g->out_height, .in_width = g->out_width,
                        .in_channels = filters, .padding = g->padding,
                        .out_height = g->height, .out_width = g->width,
-                       .out_channels = g->channels, .input_gradient = true, .bf16 = bf16};
-    p.tiles_high = (g->out_height + TILE - 1) / TILE;
-    p.tiles_wide = (g->out_width + TILE - 1) / TILE;
+                       .out_channels = g->channels, .input_gradient = true, .bf16 = bf16,
+                       .tiles_high = tiles_over(g->out_height), .tiles_wide = tiles_over(g->out_width)};
     return run(&p, delta, weights, previous);
 }
 
@@ -784,8 +764,7 @@ static bool weights_pass(const ax_window_geometry *g, int64_t filters, const flo
 {
     if (images <= 0 || !ax_conv_winograd_weights_takes(g, filters))
         return false;
-    const gradient_plan p = {g, filters, (g->out_height + TILE - 1) / TILE,
-                             (g->out_width + TILE - 1) / TILE, bf16};
+    const gradient_plan p = {g, filters, tiles_over(g->out_height), tiles_over(g->out_width), bf16};
     return gradient_run(&p, delta, x, gradient, images);
 }
 
